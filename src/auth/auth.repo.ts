@@ -1,0 +1,38 @@
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { companyMembers, platformPermissions, serviceKeys, userTokens, users } from '../db/schema/index.ts';
+
+/** SQL for resolving credentials. */
+export function authRepo(db: Db) {
+  return {
+    async findServiceKeyByHash(hash: string) {
+      const [row] = await db.select().from(serviceKeys).where(eq(serviceKeys.hash, hash)).limit(1);
+      return row ?? null;
+    },
+
+    async findUserTokenByHash(hash: string) {
+      const [row] = await db
+        .select({ token: userTokens, user: users })
+        .from(userTokens)
+        .innerJoin(users, eq(users.id, userTokens.userId))
+        .where(eq(userTokens.hash, hash))
+        .limit(1);
+      return row ?? null;
+    },
+
+    async findActiveMemberships(userId: string) {
+      return db
+        .select({ companyId: companyMembers.companyId, role: companyMembers.role })
+        .from(companyMembers)
+        .where(and(eq(companyMembers.userId, userId), isNull(companyMembers.disabledAt)));
+    },
+
+    async findPermissions(userId: string) {
+      const rows = await db
+        .select({ permission: platformPermissions.permission })
+        .from(platformPermissions)
+        .where(eq(platformPermissions.userId, userId));
+      return rows.map((r) => r.permission);
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import type { Db } from '../db/client.ts';
+import { AppError } from '../errors.ts';
+import type { Actor, CompanyRole, ServiceActor, UserActor } from './actor.ts';
+import { authRepo } from './auth.repo.ts';
+import { classifySecret, hashSecret, type Scope } from './credentials.ts';
+
+/** Where the credential came from, for error messages. */
+export interface PresentedCredential {
+  secret: string;
+  scheme: 'bearer' | 'api-key';
+}
+
+/** Reads `Authorization: Bearer …` or `X-API-Key: …`; null when neither is present. */
+export function readCredential(headers: Record<string, string | string[] | undefined>): PresentedCredential | null {
+  const apiKey = headers['x-api-key'];
+  if (typeof apiKey === 'string' && apiKey.length > 0) return { secret: apiKey.trim(), scheme: 'api-key' };
+  const authorization = headers.authorization;
+  if (typeof authorization !== 'string' || authorization.length === 0) return null;
+  const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
+  if (!match?.[1]) throw new AppError('INVALID_CREDENTIAL', { message: 'Authorization must be "Bearer <token>".' });
+  return { secret: match[1].trim(), scheme: 'bearer' };
+}
+
+/** Resolves presented secrets into Actors. */
+export function createAuthService(deps: { db: Db; now?: () => Date }) {
+  const repo = authRepo(deps.db);
+  const now = deps.now ?? (() => new Date());
+
+  return {
+    /** An organization service key → ServiceActor; 401 when malformed, unknown, expired or revoked. */
+    async authenticateServiceKey(secret: string): Promise<ServiceActor> {
+      if (classifySecret(secret) !== 'service') {
+        throw new AppError('INVALID_CREDENTIAL', { message: 'This endpoint takes an organization service key (vgl_sk_…).' });
+      }
+      const key = await repo.findServiceKeyByHash(hashSecret(secret));
+      if (!key) throw new AppError('INVALID_CREDENTIAL', { message: 'Unknown service key.' });
+      if (key.revokedAt) throw new AppError('INVALID_CREDENTIAL', { message: 'This service key has been revoked.' });
+      if (key.expiresAt && key.expiresAt <= now()) {
+        throw new AppError('INVALID_CREDENTIAL', { message: 'This service key has expired.' });
+      }
+      return {
+        kind: 'service',
+        credentialId: key.id,
+        organizationId: key.companyId,
+        scopes: new Set(key.scopes as Scope[]),
+      };
+    },
+
+    /** A user API token → UserActor; 401 when malformed, unknown, expired, revoked or disabled. */
+    async authenticateUserToken(secret: string): Promise<UserActor> {
+      if (classifySecret(secret) !== 'user') {
+        throw new AppError('INVALID_CREDENTIAL', { message: 'This endpoint takes a user API token (vgl_u_…).' });
+      }
+      const row = await repo.findUserTokenByHash(hashSecret(secret));
+      if (!row) throw new AppError('INVALID_CREDENTIAL', { message: 'Unknown token.' });
+      if (row.token.revokedAt) throw new AppError('INVALID_CREDENTIAL', { message: 'This token has been revoked.' });
+      if (row.token.expiresAt <= now()) throw new AppError('INVALID_CREDENTIAL', { message: 'This token has expired.' });
+      if (row.user.disabledAt || row.user.deletedAt) {
+        throw new AppError('INVALID_CREDENTIAL', { message: 'This user is disabled.' });
+      }
+      const [memberships, permissions] = await Promise.all([
+        repo.findActiveMemberships(row.user.id),
+        repo.findPermissions(row.user.id),
+      ]);
+      return {
+        kind: 'user',
+        credentialId: row.token.id,
+        userId: row.user.id,
+        username: row.user.username,
+        companies: new Map(memberships.map((m) => [m.companyId, m.role as CompanyRole])),
+        permissions: new Set(permissions),
+      };
+    },
+  };
+}
+
+export type AuthService = ReturnType<typeof createAuthService>;
+export type { Actor };

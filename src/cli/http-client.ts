@@ -1,0 +1,63 @@
+/** Options every command that talks to a running server takes. */
+export interface ServerOptions {
+  url?: string;
+  token?: string;
+  json?: boolean;
+}
+
+export class CliError extends Error {
+  override name = 'CliError';
+}
+
+/** Calls the API and returns the parsed body; throws a CliError saying what went wrong and what to do. */
+export async function callApi(
+  options: ServerOptions,
+  env: Record<string, string | undefined>,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
+  const base = (options.url ?? env.VIGIL_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
+  const token = options.token ?? env.VIGIL_TOKEN;
+  if (!token) throw new CliError('No token: pass --token or set VIGIL_TOKEN (the admin token printed at first start).');
+  let response: Response;
+  try {
+    response = await fetch(base + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new CliError(`Cannot reach ${base}: ${(err as Error).message}. Is the server running (npm start)? Set --url or VIGIL_URL.`);
+  }
+  const text = await response.text();
+  const parsed: unknown = text ? JSON.parse(text) : null;
+  if (!response.ok) {
+    const message = (parsed as { msg?: string; error?: string } | null)?.msg ?? (parsed as { error?: string } | null)?.error ?? text;
+    throw new CliError(`${method} ${path} failed with ${response.status}: ${message}`);
+  }
+  return parsed;
+}
+
+/** Prints rows as an aligned table (people) or JSON (scripts). */
+export function printResult(value: unknown, json: boolean | undefined, columns?: string[]): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    return;
+  }
+  const rows = Array.isArray(value) ? value : [value];
+  if (rows.length === 0) {
+    process.stdout.write('(none)\n');
+    return;
+  }
+  const records = rows as Array<Record<string, unknown>>;
+  const keys = columns ?? Object.keys(records[0] ?? {});
+  const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  const widths = keys.map((k) => Math.max(k.length, ...records.map((r) => cell(r[k]).length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const out = [line(keys), line(widths.map((w) => '-'.repeat(w))), ...records.map((r) => line(keys.map((k) => cell(r[k]))))];
+  process.stdout.write(`${out.join('\n')}\n`);
+}

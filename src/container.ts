@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import { createAuthService } from './auth/auth.service.ts';
+import { createSecretBox, type SecretBox } from './auth/secret-box.ts';
+import { type Config, ConfigError, parseSecretKey } from './config.ts';
+import { type Database, migrateDatabase, openDatabase } from './db/client.ts';
+import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './http/rate-limit.ts';
+import { jobDefinitions } from './jobs/definitions.ts';
+import { createJobQueue, type JobQueue } from './jobs/queue.ts';
+import { createAdminService } from './platform/admin/admin.service.ts';
+import { createIntegrationsService } from './platform/integrations/integrations.service.ts';
+import { createServiceKeysService } from './platform/service-keys/service-keys.service.ts';
+import { createCreditsService } from './scanner/credits/credits.service.ts';
+
+export interface ContainerOptions {
+  /** Apply migrations while opening (start, serve, worker, tests). Default true. */
+  migrate?: boolean;
+  /** Supplied logger (tests pass a silent one). */
+  log?: Logger;
+  /** Open a database the caller already opened (tests share one per file). */
+  database?: Database;
+}
+
+/** Creates the process logger with secrets redacted. */
+export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
+  return pino({
+    level: config.logLevel,
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers["x-api-key"]',
+        'req.headers.cookie',
+        '*.token',
+        '*.secret',
+        '*.password',
+        '*.apiToken',
+        '*.apiKey',
+        '*.credentials',
+        '*.authorization',
+      ],
+      censor: '[redacted]',
+    },
+  });
+}
+
+/**
+ * The secret key: `VIGIL_SECRET_KEY`, else (embedded default only) a key generated once into
+ * `<dataDir>/secret.key`. A server deployment must set it so that every process shares it.
+ */
+async function resolveSecretKey(config: Config): Promise<Buffer> {
+  if (config.secretKey) return config.secretKey;
+  if (config.database.kind === 'postgres') {
+    throw new ConfigError(
+      'VIGIL_SECRET_KEY is required with DATABASE_URL: every process must share it. Generate one with: openssl rand -hex 32',
+    );
+  }
+  if (config.database.dataDir === null) return randomBytes(32);
+  const file = path.join(config.dataDir, 'secret.key');
+  try {
+    return parseSecretKey((await readFile(file, 'utf8')).trim());
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  await mkdir(config.dataDir, { recursive: true });
+  const key = randomBytes(32);
+  await writeFile(file, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' }).catch(async (err) => {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  });
+  await chmod(file, 0o600);
+  return parseSecretKey((await readFile(file, 'utf8')).trim());
+}
+
+/** Builds everything a process needs: database, queue, services. The composition root. */
+export async function createContainer(config: Config, options: ContainerOptions = {}) {
+  const log = options.log ?? createLogger(config);
+  const database = options.database ?? (await openDatabase(config.database));
+  if (options.migrate !== false) await migrateDatabase(database);
+  const secretBox: SecretBox = createSecretBox(await resolveSecretKey(config));
+  const rateLimiter: RateLimiter = config.redisUrl
+    ? createRedisRateLimiter(new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }), config.rateLimit)
+    : createMemoryRateLimiter(config.rateLimit);
+
+  const db = database.db;
+  const credits = createCreditsService({ database, costs: config.scanCosts });
+  const services = {
+    auth: createAuthService({ db }),
+    admin: createAdminService({ database, credits }),
+    serviceKeys: createServiceKeysService({ database }),
+    integrations: createIntegrationsService({ database, secretBox }),
+    credits,
+  };
+  const queue: JobQueue = createJobQueue({
+    database,
+    definitions: jobDefinitions(),
+    log,
+    leaseSeconds: config.jobs.leaseSeconds,
+  });
+
+  return {
+    config,
+    log,
+    database,
+    secretBox,
+    rateLimiter,
+    queue,
+    services,
+    /** Closes the queue, the rate limiter and (when it opened it) the database. */
+    async close() {
+      await queue.stop({ timeoutMs: config.shutdownTimeoutMs });
+      await rateLimiter.close();
+      if (!options.database) await database.close();
+    },
+  };
+}
+
+export type Container = Awaited<ReturnType<typeof createContainer>>;

@@ -1,0 +1,193 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite, type Transaction as PgliteTransaction } from '@electric-sql/pglite';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
+import * as schema from './schema/index.ts';
+
+export type Schema = typeof schema;
+/** A Drizzle database or transaction handle; the same type for PGlite and node-postgres. */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+
+/** Runs one SQL text with positional parameters; the shape pg-boss expects of a connection. */
+export type ExecuteSql = (text: string, values?: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
+
+/** What a transaction callback receives: Drizzle bound to the transaction, and raw SQL on it. */
+export interface Tx {
+  db: Db;
+  executeSql: ExecuteSql;
+}
+
+export interface TransactionOptions {
+  isolation?: 'read committed' | 'repeatable read' | 'serializable';
+}
+
+/** The one database of a process: PGlite in-process, or a PostgreSQL server through a pool. */
+export interface Database {
+  readonly kind: 'pglite' | 'postgres';
+  /** Drizzle outside any transaction. */
+  readonly db: Db;
+  /** Raw SQL outside any transaction (used by pg-boss). */
+  executeSql: ExecuteSql;
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /** True when a trivial query answers. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export type DatabaseConfig =
+  | { kind: 'pglite'; dataDir: string | null }
+  | { kind: 'postgres'; url: string; poolSize: number };
+
+const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+function pgliteExecutor(client: PGlite | PgliteTransaction): ExecuteSql {
+  return async (text, values) => {
+    // pg-boss sends multi-statement scripts without parameters; only exec() runs those.
+    if (!values || values.length === 0) {
+      const results = await client.exec(text);
+      const last = results[results.length - 1];
+      return { rows: (last?.rows ?? []) as Record<string, unknown>[] };
+    }
+    const result = await client.query<Record<string, unknown>>(text, values);
+    return { rows: result.rows };
+  };
+}
+
+async function openPglite(dataDir: string | null): Promise<Database> {
+  if (dataDir) await mkdir(dataDir, { recursive: true });
+  const client = dataDir ? await PGlite.create({ dataDir }) : await PGlite.create();
+  const db = drizzlePglite({ client, schema }) as unknown as Db;
+  return {
+    kind: 'pglite',
+    db,
+    executeSql: pgliteExecutor(client),
+    async transaction(fn, options) {
+      // PGlite is one connection: its transaction() holds the connection exclusively, so
+      // transactions are serial and every isolation level behaves as serializable.
+      return client.transaction(async (t) => {
+        if (options?.isolation) await t.exec(`set transaction isolation level ${options.isolation}`);
+        const txDb = drizzlePglite({ client: t as unknown as PGlite, schema }) as unknown as Db;
+        return fn({ db: txDb, executeSql: pgliteExecutor(t) });
+      });
+    },
+    async ping() {
+      try {
+        await client.query('select 1');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      if (!client.closed) await client.close();
+    },
+  };
+}
+
+function openPostgres(url: string, poolSize: number): Database {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
+  // An idle client that loses its connection emits 'error'; without a listener the process dies.
+  pool.on('error', () => {});
+  const db = drizzlePg({ client: pool, schema }) as unknown as Db;
+  const executeSql: ExecuteSql = async (text, values) => {
+    const result = await pool.query(text, values as unknown[] | undefined);
+    return { rows: result.rows };
+  };
+  return {
+    kind: 'postgres',
+    db,
+    executeSql,
+    async transaction(fn, options) {
+      const client = await pool.connect();
+      try {
+        await client.query(options?.isolation ? `begin isolation level ${options.isolation}` : 'begin');
+        const txDb = drizzlePg({ client, schema }) as unknown as Db;
+        const result = await fn({
+          db: txDb,
+          executeSql: async (text, values) => ({ rows: (await client.query(text, values as unknown[])).rows }),
+        });
+        await client.query('commit');
+        return result;
+      } catch (err) {
+        await client.query('rollback').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async ping() {
+      try {
+        await pool.query('select 1');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+/** Opens the configured database (without migrating it). */
+export async function openDatabase(config: DatabaseConfig): Promise<Database> {
+  return config.kind === 'pglite' ? openPglite(config.dataDir) : openPostgres(config.url, config.poolSize);
+}
+
+/**
+ * Applies the committed migrations. On a server, an advisory lock makes concurrent starts of
+ * several processes apply them once.
+ */
+export async function migrateDatabase(database: Database): Promise<void> {
+  if (database.kind === 'pglite') {
+    await migratePglite(database.db as unknown as Parameters<typeof migratePglite>[0], { migrationsFolder });
+    return;
+  }
+  await database.transaction(async (tx) => {
+    await tx.executeSql('select pg_advisory_xact_lock(7310431)');
+    await migratePg(tx.db as unknown as Parameters<typeof migratePg>[0], { migrationsFolder });
+  });
+}
+
+/** True for PostgreSQL's unique-violation error (23505), optionally of one constraint. */
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = findPgError(err);
+  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
+}
+
+/** True for errors that mean the database cannot be reached right now. */
+export function isConnectionError(err: unknown): boolean {
+  const e = findPgError(err);
+  const code = e?.code ?? '';
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '53300', '08006', '08001'].includes(
+      code,
+    ) ||
+    /Connection terminated|timeout exceeded when trying to connect|Cannot use a pool after calling end|PGlite is closed/i.test(
+      e?.message ?? '',
+    )
+  );
+}
+
+interface PgErrorLike {
+  code?: string;
+  constraint?: string;
+  message?: string;
+}
+
+function findPgError(err: unknown): PgErrorLike | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const candidate = current as PgErrorLike & { cause?: unknown };
+    if (typeof candidate.code === 'string') return candidate;
+    current = candidate.cause;
+  }
+  return current && typeof current === 'object' ? (current as PgErrorLike) : undefined;
+}

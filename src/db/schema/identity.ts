@@ -1,0 +1,151 @@
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
+
+/** Organization = company. */
+export const companies = pgTable('companies', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  name: text('name').notNull(),
+  handle: text('handle').notNull().unique(),
+  logo: text('logo'),
+  website: text('website'),
+  sourcehost: text('sourcehost'),
+  microblog: text('microblog'),
+  createdAt: createdAt(),
+});
+
+export const users = pgTable(
+  'users',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    username: text('username').notNull(),
+    name: text('name').notNull(),
+    email: text('email'),
+    avatar: text('avatar'),
+    isGeneratedAvatar: boolean('is_generated_avatar').notNull().default(true),
+    isBot: boolean('is_bot').notNull().default(false),
+    isActivated: boolean('is_activated').notNull().default(true),
+    chatA: text('chat_a'),
+    chatB: text('chat_b'),
+    timezone: text('timezone'),
+    reputation: integer('reputation').notNull().default(0),
+    verifiedProfile: boolean('verified_profile').notNull().default(false),
+    isNdaSigned: boolean('is_nda_signed').notNull().default(false),
+    skills: text('skills').array().notNull().default(sql`'{}'::text[]`),
+    tagline: text('tagline'),
+    bio: text('bio'),
+    website: text('website'),
+    sourcehost: text('sourcehost'),
+    microblog: text('microblog'),
+    guildId: uuid('guild_id'),
+    disabledAt: timestamp('disabled_at', { withTimezone: true }),
+    deletedAt: timestamp('deleted_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('users_username_lower_key').on(sql`lower(${t.username})`)],
+);
+
+/** A user's membership of a company: `manager` or `member`; invited users have no `joinedAt` yet. */
+export const companyMembers = pgTable(
+  'company_members',
+  {
+    companyId: uuid('company_id')
+      .notNull()
+      .references(() => companies.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    role: text('role', { enum: ['manager', 'member'] }).notNull(),
+    invitedAt: timestamp('invited_at', { withTimezone: true }).notNull().defaultNow(),
+    joinedAt: timestamp('joined_at', { withTimezone: true }),
+    disabledAt: timestamp('disabled_at', { withTimezone: true }),
+  },
+  (t) => [primaryKey({ columns: [t.companyId, t.userId] }), index('company_members_user_idx').on(t.userId)],
+);
+
+/** Platform-wide permissions such as `read_all_companies`. */
+export const platformPermissions = pgTable(
+  'platform_permissions',
+  {
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    permission: text('permission').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.permission] })],
+);
+
+/** User API tokens (v0). Only the SHA-256 hash is stored. */
+export const userTokens = pgTable(
+  'user_tokens',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull().default('api'),
+    prefix: text('prefix').notNull(),
+    hash: text('hash').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('user_tokens_hash_key').on(t.hash), index('user_tokens_user_idx').on(t.userId)],
+);
+
+/** Organization service keys (v1). Only the SHA-256 hash is stored. */
+export const serviceKeys = pgTable(
+  'service_keys',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    companyId: uuid('company_id')
+      .notNull()
+      .references(() => companies.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    prefix: text('prefix').notNull(),
+    hash: text('hash').notNull(),
+    scopes: text('scopes').array().notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('service_keys_hash_key').on(t.hash), index('service_keys_company_idx').on(t.companyId)],
+);
+
+/**
+ * A company's connection to an outside service (`tracker_a`, `tracker_b`, `sourcehost`).
+ * `site` distinguishes several connections of one provider (tracker_b sites); '' when single.
+ * Secrets live only in `credentialsEnc` (AES-256-GCM); `settings` holds what may be shown.
+ */
+export const integrations = pgTable(
+  'integrations',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    companyId: uuid('company_id')
+      .notNull()
+      .references(() => companies.id, { onDelete: 'cascade' }),
+    provider: text('provider', { enum: ['tracker_a', 'tracker_b', 'sourcehost'] }).notNull(),
+    site: text('site').notNull().default(''),
+    credentialsEnc: text('credentials_enc').notNull(),
+    settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
+    createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('integrations_company_provider_site_key').on(t.companyId, t.provider, t.site)],
+);

@@ -1,0 +1,434 @@
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import { companies, users } from './identity.ts';
+import { scans, workspaces } from './scanner.ts';
+
+const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
+
+export const findingStatuses = [
+  'new',
+  'in_review',
+  'disputed',
+  'rejected',
+  'spam',
+  'duplicate',
+  'confirmed',
+  'acknowledged',
+  'fixed',
+  'withdrawn',
+] as const;
+export const severities = ['critical', 'high', 'medium', 'low', 'informational', 'gas_optimization'] as const;
+export const repositoryRoles = ['client', 'reviewer', 'judge', 'triager', 'admin'] as const;
+
+export const guilds = pgTable('guilds', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  name: text('name').notNull().unique(),
+  createdAt: createdAt(),
+});
+
+/** A review project of a company (v0 "repository"). Money columns are numeric, rendered as strings. */
+export const repositories = pgTable(
+  'repositories',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    companyId: uuid('company_id')
+      .notNull()
+      .references(() => companies.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    url: text('url').notNull().default(''),
+    currencyCode: text('currency_code').notNull().default('USD'),
+    kycRequired: boolean('kyc_required').notNull().default(false),
+    timeframeStart: timestamp('timeframe_start', { withTimezone: true }),
+    timeframeEnd: timestamp('timeframe_end', { withTimezone: true }),
+    totalRewardPot: numeric('total_reward_pot').notNull().default('0'),
+    submissionFee: numeric('submission_fee').notNull().default('0'),
+    reward: numeric('reward').notNull().default('0'),
+    instructions: text('instructions').notNull().default(''),
+    requiredCtfAddress: text('required_ctf_address').notNull().default(''),
+    allowedSeverities: text('allowed_severities')
+      .array()
+      .notNull()
+      .default(sql`'{critical,high,medium,low,informational,gas_optimization}'::text[]`),
+    /** Whether any user may join (joinable) or only invited members. */
+    isPublic: boolean('is_public').notNull().default(false),
+    showAllFindings: boolean('show_all_findings').notNull().default(false),
+    /** Last finding number allocated; bumped under the row lock so numbers have no gaps. */
+    findingSeq: integer('finding_seq').notNull().default(0),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('repositories_company_idx').on(t.companyId)],
+);
+
+export const repositoryMembers = pgTable(
+  'repository_members',
+  {
+    repositoryId: uuid('repository_id')
+      .notNull()
+      .references(() => repositories.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    role: text('role', { enum: repositoryRoles }).notNull(),
+    teamId: uuid('team_id'),
+    pingsLeft: integer('pings_left').notNull().default(3),
+    joinedAt: timestamp('joined_at', { withTimezone: true }).notNull().defaultNow(),
+    deletedAt: timestamp('deleted_at', { withTimezone: true }),
+  },
+  (t) => [primaryKey({ columns: [t.repositoryId, t.userId] }), index('repository_members_user_idx').on(t.userId)],
+);
+
+/** Asset groups; a row with `parentId` is a sub-group. */
+export const assetGroups = pgTable(
+  'asset_groups',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    repositoryId: uuid('repository_id')
+      .notNull()
+      .references(() => repositories.id, { onDelete: 'cascade' }),
+    parentId: uuid('parent_id'),
+    name: text('name').notNull(),
+    description: text('description').notNull().default(''),
+    outOfScope: boolean('out_of_scope').notNull().default(false),
+    rewards: jsonb('rewards').$type<Array<{ minReward: string; maxReward: string }>>().notNull().default([]),
+    position: integer('position').notNull().default(0),
+  },
+  (t) => [index('asset_groups_repository_idx').on(t.repositoryId)],
+);
+
+export const assets = pgTable(
+  'assets',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    assetGroupId: uuid('asset_group_id')
+      .notNull()
+      .references(() => assetGroups.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    description: text('description').notNull().default(''),
+    reference: text('reference').notNull().default(''),
+  },
+  (t) => [index('assets_group_idx').on(t.assetGroupId)],
+);
+
+export const safeHarbors = pgTable('safe_harbors', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  repositoryId: uuid('repository_id')
+    .notNull()
+    .unique()
+    .references(() => repositories.id, { onDelete: 'cascade' }),
+  description: text('description').notNull().default(''),
+  reward: text('reward').notNull().default('0'),
+  cap: text('cap').notNull().default('0'),
+  returnAddresses: jsonb('return_addresses').$type<Array<{ id: string; address: string }>>().notNull().default([]),
+  assets: jsonb('assets').$type<Array<{ id: string; name: string; description: string }>>().notNull().default([]),
+});
+
+export const labels = pgTable(
+  'labels',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    repositoryId: uuid('repository_id').references(() => repositories.id, { onDelete: 'cascade' }),
+    companyId: uuid('company_id')
+      .notNull()
+      .references(() => companies.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    description: text('description').notNull().default(''),
+    isSystem: boolean('is_system').notNull().default(false),
+    reviewerRead: boolean('reviewer_read').notNull().default(true),
+    reviewerUse: boolean('reviewer_use').notNull().default(false),
+    archivedAt: timestamp('archived_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('labels_repository_name_key').on(t.repositoryId, t.name)],
+);
+
+/**
+ * Findings of both APIs. A finding always belongs to a company; to a repository when filed on one
+ * (v0, `number` unique per repository); to a workspace when the scanner made it, where it is a
+ * draft (`published = false`) identified by its `fingerprint`.
+ */
+export const findings = pgTable(
+  'findings',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    companyId: uuid('company_id')
+      .notNull()
+      .references(() => companies.id, { onDelete: 'cascade' }),
+    repositoryId: uuid('repository_id').references(() => repositories.id, { onDelete: 'cascade' }),
+    number: integer('number'),
+    workspaceId: uuid('workspace_id').references(() => workspaces.id, { onDelete: 'set null' }),
+    fingerprint: text('fingerprint'),
+    ruleId: text('rule_id'),
+    published: boolean('published').notNull().default(true),
+    title: text('title').notNull(),
+    description: text('description').notNull().default(''),
+    status: text('status', { enum: findingStatuses }).notNull().default('new'),
+    severity: text('severity', { enum: severities }).notNull(),
+    category: text('category'),
+    confidence: text('confidence'),
+    identifiers: jsonb('identifiers').$type<Array<{ type: string; name: string; value: string }>>().notNull().default([]),
+    location: jsonb('location').$type<{ file: string; startLine: number; endLine: number } | null>(),
+    details: jsonb('details').$type<Record<string, unknown>>().notNull().default({}),
+    createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
+    attributedTo: uuid('attributed_to'),
+    assignedTo: uuid('assigned_to').references(() => users.id, { onDelete: 'set null' }),
+    assetGroupId: uuid('asset_group_id').references(() => assetGroups.id, { onDelete: 'set null' }),
+    duplicateOf: uuid('duplicate_of'),
+    duplicateGroupDescription: text('duplicate_group_description'),
+    reward: numeric('reward'),
+    fixedBy: text('fixed_by').array().notNull().default(sql`'{}'::text[]`),
+    note: text('note'),
+    paymentId: uuid('payment_id'),
+    locked: boolean('locked').notNull().default(false),
+    safeHarborAssetIds: text('safe_harbor_asset_ids').array().notNull().default(sql`'{}'::text[]`),
+    lastCommentAt: timestamp('last_comment_at', { withTimezone: true }),
+    createdAt: createdAt(),
+    lastUpdatedAt: timestamp('last_updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('findings_repository_number_key').on(t.repositoryId, t.number),
+    uniqueIndex('findings_workspace_fingerprint_key')
+      .on(t.workspaceId, t.fingerprint)
+      .where(sql`${t.fingerprint} is not null`),
+    index('findings_company_idx').on(t.companyId),
+    index('findings_repository_created_idx').on(t.repositoryId, t.createdAt),
+    index('findings_created_by_idx').on(t.createdBy),
+  ],
+);
+
+/** Which findings a scan reported (a finding found again by a later scan is linked again). */
+export const scanFindings = pgTable(
+  'scan_findings',
+  {
+    scanId: uuid('scan_id')
+      .notNull()
+      .references(() => scans.id, { onDelete: 'cascade' }),
+    findingId: uuid('finding_id')
+      .notNull()
+      .references(() => findings.id, { onDelete: 'cascade' }),
+    location: jsonb('location').$type<{ file: string; startLine: number; endLine: number }>().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scanId, t.findingId] })],
+);
+
+export const findingRelatedFiles = pgTable(
+  'finding_related_files',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    findingId: uuid('finding_id')
+      .notNull()
+      .references(() => findings.id, { onDelete: 'cascade' }),
+    path: text('path').notNull(),
+    startLine: integer('start_line'),
+    endLine: integer('end_line'),
+    language: text('language'),
+    relevantContent: text('relevant_content'),
+  },
+  (t) => [index('finding_related_files_finding_idx').on(t.findingId), index('finding_related_files_path_idx').on(t.path)],
+);
+
+export const findingLabels = pgTable(
+  'finding_labels',
+  {
+    findingId: uuid('finding_id')
+      .notNull()
+      .references(() => findings.id, { onDelete: 'cascade' }),
+    labelId: uuid('label_id')
+      .notNull()
+      .references(() => labels.id, { onDelete: 'cascade' }),
+  },
+  (t) => [primaryKey({ columns: [t.findingId, t.labelId] }), index('finding_labels_label_idx').on(t.labelId)],
+);
+
+export const comments = pgTable(
+  'comments',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    findingId: uuid('finding_id')
+      .notNull()
+      .references(() => findings.id, { onDelete: 'cascade' }),
+    parentId: uuid('parent_id'),
+    authorId: uuid('author_id').references(() => users.id, { onDelete: 'set null' }),
+    content: text('content').notNull(),
+    visibility: text('visibility', { enum: ['public', 'private', 'internal', 'hidden'] })
+      .notNull()
+      .default('public'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('comments_finding_idx').on(t.findingId, t.createdAt)],
+);
+
+/** The last time a user read a finding's comments; comments after it are unread. */
+export const commentReads = pgTable(
+  'comment_reads',
+  {
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    findingId: uuid('finding_id')
+      .notNull()
+      .references(() => findings.id, { onDelete: 'cascade' }),
+    readAt: timestamp('read_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.findingId] })],
+);
+
+export const notifications = pgTable(
+  'notifications',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    kind: text('kind').notNull(),
+    payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+    readAt: timestamp('read_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [index('notifications_user_idx').on(t.userId, t.createdAt)],
+);
+
+export const findingViews = pgTable('finding_views', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  repositoryId: uuid('repository_id')
+    .notNull()
+    .references(() => repositories.id, { onDelete: 'cascade' }),
+  userId: uuid('user_id')
+    .notNull()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  personal: boolean('personal').notNull(),
+  name: text('name').notNull(),
+  filter: text('filter').notNull(),
+  description: text('description'),
+  columns: text('columns').array(),
+  createdAt: createdAt(),
+});
+
+/** Repository change log: one row per update, with old and new values of the changed fields. */
+export const repositoryEvents = pgTable(
+  'repository_events',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    repositoryId: uuid('repository_id')
+      .notNull()
+      .references(() => repositories.id, { onDelete: 'cascade' }),
+    oldValue: jsonb('old_value').$type<Record<string, unknown>>().notNull(),
+    newValue: jsonb('new_value').$type<Record<string, unknown>>().notNull(),
+    updatedBy: uuid('updated_by').references(() => users.id, { onDelete: 'set null' }),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('repository_events_repository_idx').on(t.repositoryId, t.updatedAt)],
+);
+
+export const auditActions = [
+  'user_invited',
+  'user_auto_joined',
+  'user_disabled',
+  'user_reenabled',
+  'company_role_changed',
+  'sourcehost_integration_added',
+  'sourcehost_integration_removed',
+] as const;
+
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    companyId: uuid('company_id')
+      .notNull()
+      .references(() => companies.id, { onDelete: 'cascade' }),
+    action: text('action', { enum: auditActions }).notNull(),
+    targetUserId: uuid('target_user_id').references(() => users.id, { onDelete: 'set null' }),
+    performedBy: uuid('performed_by').references(() => users.id, { onDelete: 'set null' }),
+    sourcehostAccountName: text('sourcehost_account_name'),
+    details: jsonb('details').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: createdAt(),
+  },
+  (t) => [index('audit_log_company_created_idx').on(t.companyId, t.createdAt, t.id)],
+);
+
+export const ssoEnforcementRules = pgTable(
+  'sso_enforcement_rules',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    companyId: uuid('company_id')
+      .notNull()
+      .references(() => companies.id, { onDelete: 'cascade' }),
+    domain: text('domain').notNull(),
+    createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('sso_rules_domain_key').on(sql`lower(${t.domain})`)],
+);
+
+export const reports = pgTable(
+  'reports',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    companyId: uuid('company_id')
+      .notNull()
+      .references(() => companies.id, { onDelete: 'cascade' }),
+    repositoryId: uuid('repository_id').references(() => repositories.id, { onDelete: 'set null' }),
+    engagementId: uuid('engagement_id'),
+    guildId: uuid('guild_id').references(() => guilds.id, { onDelete: 'set null' }),
+    isPrivate: boolean('is_private').notNull().default(true),
+    projectTitle: text('project_title').notNull(),
+    clientName: text('client_name').notNull(),
+    clientLogo: text('client_logo').notNull().default(''),
+    clientWebsite: text('client_website').notNull().default(''),
+    seoTitle: text('seo_title').notNull().default(''),
+    seoDescription: text('seo_description').notNull().default(''),
+    description: text('description').notNull().default(''),
+    reportPdfLink: text('report_pdf_link').notNull().default(''),
+    repositoryLinks: text('repository_links').array().notNull().default(sql`'{}'::text[]`),
+    commitHashes: text('commit_hashes').array().notNull().default(sql`'{}'::text[]`),
+    typeOfProject: text('type_of_project').array().notNull().default(sql`'{}'::text[]`),
+    engagementStartDate: timestamp('engagement_start_date', { withTimezone: true }),
+    engagementEndDate: timestamp('engagement_end_date', { withTimezone: true }),
+    /** Team, findings and statistics as they were when the report was made. */
+    snapshot: jsonb('snapshot').$type<Record<string, unknown>>().notNull().default({}),
+    createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
+    createdAt: createdAt(),
+    publishedAt: timestamp('published_at', { withTimezone: true }),
+  },
+  (t) => [index('reports_published_idx').on(t.publishedAt, t.id)],
+);
+
+export const aiConversations = pgTable('ai_conversations', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  repositoryId: uuid('repository_id')
+    .notNull()
+    .references(() => repositories.id, { onDelete: 'cascade' }),
+  userId: uuid('user_id')
+    .notNull()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  createdAt: createdAt(),
+});
+
+export const aiMessages = pgTable(
+  'ai_messages',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    conversationId: uuid('conversation_id')
+      .notNull()
+      .references(() => aiConversations.id, { onDelete: 'cascade' }),
+    role: text('role', { enum: ['user', 'assistant'] }).notNull(),
+    content: text('content').notNull(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: createdAt(),
+  },
+  (t) => [index('ai_messages_conversation_idx').on(t.conversationId, t.createdAt)],
+);

@@ -1,0 +1,9 @@
+import type { JobDefinition } from './queue.ts';
+
+/**
+ * Every job definition of the service. Domain modules declare their definitions next to their
+ * services and list them here so that the queue creates their queues at start.
+ */
+export function jobDefinitions(): JobDefinition[] {
+  return [];
+}

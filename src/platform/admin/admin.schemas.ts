@@ -1,0 +1,68 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+
+export const CreateCompanyRequestSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    handle: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,62}$', description: 'lower-case letters, digits and dashes' }),
+    logo: Type.Optional(Type.String({ maxLength: 2048 })),
+    website: Type.Optional(Type.String({ maxLength: 2048 })),
+    sourcehost: Type.Optional(Type.String({ maxLength: 200 })),
+    microblog: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+export type CreateCompanyRequest = Static<typeof CreateCompanyRequestSchema>;
+
+export const CompanySchema = Type.Object({
+  id: UuidSchema,
+  name: Type.String(),
+  handle: Type.String(),
+  logo: Nullable(Type.String()),
+  website: Nullable(Type.String()),
+  sourcehost: Nullable(Type.String()),
+  microblog: Nullable(Type.String()),
+  createdAt: DateTimeSchema,
+});
+
+export const CreateUserRequestSchema = Type.Object(
+  {
+    username: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{1,38}$' }),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
+    companyId: Type.Optional(UuidSchema),
+    companyRole: Type.Optional(Type.Union([Type.Literal('manager'), Type.Literal('member')])),
+    permissions: Type.Optional(Type.Array(Type.Union([Type.Literal('admin'), Type.Literal('read_all_companies')]))),
+  },
+  { additionalProperties: false },
+);
+
+export const AdminUserSchema = Type.Object({
+  id: UuidSchema,
+  username: Type.String(),
+  name: Type.String(),
+  email: Nullable(Type.String()),
+  companyId: Nullable(UuidSchema),
+  companyRole: Nullable(Type.String()),
+  createdAt: DateTimeSchema,
+});
+
+export const CreateTokenRequestSchema = Type.Object(
+  {
+    expiresAt: Type.Optional(DateTimeSchema),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+export const CreatedTokenSchema = Type.Object({
+  id: UuidSchema,
+  token: Type.String({ description: 'Shown once; only its hash is stored.' }),
+  prefix: Type.String(),
+  expiresAt: DateTimeSchema,
+});
+
+export const GrantCreditsRequestSchema = Type.Object(
+  { amount: Type.Integer({ minimum: 1, maximum: 1_000_000 }), note: Type.Optional(Type.String({ maxLength: 500 })) },
+  { additionalProperties: false },
+);

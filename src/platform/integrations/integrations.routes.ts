@@ -1,0 +1,92 @@
+import { Type } from '@sinclair/typebox';
+import type { App } from '../../app.ts';
+import { DateTimeSchema, UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { INTEGRATION_PROVIDERS, type IntegrationsService } from './integrations.service.ts';
+
+const ProviderSchema = Type.Union(INTEGRATION_PROVIDERS.map((p) => Type.Literal(p)));
+const IntegrationSchema = Type.Object({
+  id: UuidSchema,
+  provider: ProviderSchema,
+  site: Type.String({ description: 'The site of a tracker_b connection; empty for single connections' }),
+  settings: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'Base URLs and destination routing; never secrets',
+  }),
+  credentialFields: Type.Array(Type.String(), { description: 'Names of the stored credential fields' }),
+  createdAt: DateTimeSchema,
+  updatedAt: DateTimeSchema,
+});
+const tags = ['extension', 'integrations'];
+const security = [{ UserBearer: [] }];
+
+/** Company integrations (extension; company managers and platform admins). */
+export function registerIntegrationRoutes(app: App, service: IntegrationsService): void {
+  app.put(
+    '/api/v0/companies/:companyId/integrations/:provider',
+    {
+      schema: {
+        operationId: 'putIntegration',
+        tags,
+        security,
+        summary: 'Connect or update an integration (credentials are stored encrypted and never returned)',
+        description: [
+          '`tracker_a`: credentials `apiKey` (sent raw) or `accessToken` (Bearer); settings `baseUrl`, `workspaceUrlKey`, `appUrl`, `destination: {teamId, labelIds?, priority?}`.',
+          '`tracker_b`: `site` (https://SITE); credentials `email` + `apiToken` (Basic) or `accessToken` (Bearer); settings `baseUrl` (gateway), `destination: {projectKey, issueType}`.',
+          '`sourcehost`: credentials `token`; settings `baseUrl`, `accountName`.',
+        ].join('\n\n'),
+        params: Type.Object({ companyId: UuidSchema, provider: ProviderSchema }),
+        body: Type.Object(
+          {
+            site: Type.Optional(Type.String({ maxLength: 2048 })),
+            credentials: Type.Record(Type.String(), Type.String({ maxLength: 8192 })),
+            settings: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: IntegrationSchema, 201: IntegrationSchema, ...v0Errors(404) },
+      },
+    },
+    async (request, reply) => {
+      const { view, created } = await service.putIntegration(
+        request.actor,
+        request.params.companyId,
+        request.params.provider,
+        request.body,
+      );
+      return reply.code(created ? 201 : 200).send(view);
+    },
+  );
+
+  app.get(
+    '/api/v0/companies/:companyId/integrations',
+    {
+      schema: {
+        operationId: 'listIntegrations',
+        tags,
+        security,
+        summary: 'List connected integrations (without secrets)',
+        params: Type.Object({ companyId: UuidSchema }),
+        response: { 200: Type.Object({ items: Type.Array(IntegrationSchema) }), ...v0Errors(404) },
+      },
+    },
+    async (request) => ({ items: await service.listIntegrations(request.actor, request.params.companyId) }),
+  );
+
+  app.delete(
+    '/api/v0/companies/:companyId/integrations/:provider',
+    {
+      schema: {
+        operationId: 'deleteIntegration',
+        tags,
+        security,
+        summary: 'Disconnect an integration (one site with ?site=, else every connection of the provider)',
+        params: Type.Object({ companyId: UuidSchema, provider: ProviderSchema }),
+        querystring: Type.Object({ site: Type.Optional(Type.String()) }, { additionalProperties: false }),
+        response: { 204: Type.Null(), ...v0Errors(404) },
+      },
+    },
+    async (request, reply) => {
+      await service.deleteIntegration(request.actor, request.params.companyId, request.params.provider, request.query.site);
+      return reply.code(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,172 @@
+import { and, asc, eq } from 'drizzle-orm';
+import { type Actor, requireCompanyManager } from '../../auth/actor.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
+import type { Database } from '../../db/client.ts';
+import { companies, integrations } from '../../db/schema/index.ts';
+import { AppError } from '../../errors.ts';
+import { appendAuditEntry } from '../audit/audit.repo.ts';
+
+export const INTEGRATION_PROVIDERS = ['tracker_a', 'tracker_b', 'sourcehost'] as const;
+export type IntegrationProvider = (typeof INTEGRATION_PROVIDERS)[number];
+
+/** Which credential fields each provider takes; at least one must be given. */
+const CREDENTIAL_FIELDS: Record<IntegrationProvider, string[]> = {
+  tracker_a: ['apiKey', 'accessToken'],
+  tracker_b: ['email', 'apiToken', 'accessToken'],
+  sourcehost: ['token'],
+};
+
+export interface IntegrationInput {
+  /** Several connections of one provider are told apart by site (tracker_b: the site URL). */
+  site?: string;
+  credentials: Record<string, string>;
+  settings?: Record<string, unknown>;
+}
+
+export interface IntegrationView {
+  id: string;
+  provider: IntegrationProvider;
+  site: string;
+  settings: Record<string, unknown>;
+  credentialFields: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A connection with its secrets opened, for the adapters; never rendered to a client. */
+export interface ConnectedIntegration extends IntegrationView {
+  credentials: Record<string, string>;
+}
+
+function normalizeSite(provider: IntegrationProvider, site: string | undefined, settings: Record<string, unknown>): string {
+  const raw = site ?? (provider === 'tracker_b' ? (settings.siteUrl as string | undefined) : undefined) ?? '';
+  if (!raw) return '';
+  try {
+    const url = new URL(raw);
+    return `${url.protocol}//${url.host}`.toLowerCase();
+  } catch {
+    throw new AppError('VALIDATION_FAILED', { message: 'site must be a URL such as https://acme.example.net.', details: { field: 'site' } });
+  }
+}
+
+function validateCredentials(provider: IntegrationProvider, credentials: Record<string, string>): void {
+  const allowed = CREDENTIAL_FIELDS[provider];
+  const given = Object.keys(credentials);
+  const unknown = given.filter((k) => !allowed.includes(k));
+  if (unknown.length > 0) {
+    throw new AppError('VALIDATION_FAILED', {
+      message: `Unknown credential field for ${provider}: ${unknown.join(', ')} (allowed: ${allowed.join(', ')}).`,
+      details: { field: 'credentials' },
+    });
+  }
+  if (given.length === 0 || given.some((k) => typeof credentials[k] !== 'string' || credentials[k] === '')) {
+    throw new AppError('VALIDATION_FAILED', { message: `credentials needs one of: ${allowed.join(', ')}.`, details: { field: 'credentials' } });
+  }
+  if (provider === 'tracker_b' && credentials.apiToken && !credentials.email) {
+    throw new AppError('VALIDATION_FAILED', { message: 'tracker_b apiToken needs the account email.', details: { field: 'credentials.email' } });
+  }
+}
+
+/**
+ * Company integrations: credentials stored encrypted (AES-256-GCM) and never returned; settings
+ * (base URLs, destination routing) returned as given. Sourcehost changes are audited.
+ */
+export function createIntegrationsService(deps: { database: Database; secretBox: SecretBox }) {
+  const { database, secretBox } = deps;
+
+  function toView(row: typeof integrations.$inferSelect): IntegrationView {
+    const credentialFields = Object.keys(JSON.parse(secretBox.open(row.credentialsEnc)) as Record<string, string>).sort();
+    return {
+      id: row.id,
+      provider: row.provider,
+      site: row.site,
+      settings: row.settings,
+      credentialFields,
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+    };
+  }
+
+  async function requireCompany(actor: Actor, companyId: string) {
+    const user = requireCompanyManager(actor, companyId);
+    const [company] = await database.db.select({ id: companies.id }).from(companies).where(eq(companies.id, companyId));
+    if (!company) throw new AppError('NOT_FOUND', { message: 'Company not found.' });
+    return user;
+  }
+
+  return {
+    /** Creates or replaces the connection of (provider, site). */
+    async putIntegration(actor: Actor, companyId: string, provider: IntegrationProvider, input: IntegrationInput) {
+      const user = await requireCompany(actor, companyId);
+      validateCredentials(provider, input.credentials);
+      const settings = input.settings ?? {};
+      const site = normalizeSite(provider, input.site, settings);
+      const credentialsEnc = secretBox.seal(JSON.stringify(input.credentials));
+      return database.transaction(async (tx) => {
+        const [existing] = await tx.db
+          .select({ id: integrations.id })
+          .from(integrations)
+          .where(and(eq(integrations.companyId, companyId), eq(integrations.provider, provider), eq(integrations.site, site)));
+        const [row] = await tx.db
+          .insert(integrations)
+          .values({ companyId, provider, site, credentialsEnc, settings, createdBy: user.userId })
+          .onConflictDoUpdate({
+            target: [integrations.companyId, integrations.provider, integrations.site],
+            set: { credentialsEnc, settings, updatedAt: new Date() },
+          })
+          .returning();
+        if (provider === 'sourcehost' && !existing) {
+          await appendAuditEntry(tx.db, {
+            companyId,
+            action: 'sourcehost_integration_added',
+            performedBy: user.userId,
+            sourcehostAccountName: typeof settings.accountName === 'string' ? settings.accountName : null,
+          });
+        }
+        return { view: toView(row!), created: !existing };
+      });
+    },
+
+    async listIntegrations(actor: Actor, companyId: string): Promise<IntegrationView[]> {
+      await requireCompany(actor, companyId);
+      const rows = await database.db
+        .select()
+        .from(integrations)
+        .where(eq(integrations.companyId, companyId))
+        .orderBy(asc(integrations.provider), asc(integrations.site));
+      return rows.map(toView);
+    },
+
+    /** Disconnects one site of a provider, or every connection of it when no site is given. */
+    async deleteIntegration(actor: Actor, companyId: string, provider: IntegrationProvider, site?: string) {
+      const user = await requireCompany(actor, companyId);
+      return database.transaction(async (tx) => {
+        const conditions = [eq(integrations.companyId, companyId), eq(integrations.provider, provider)];
+        if (site !== undefined) conditions.push(eq(integrations.site, normalizeSite(provider, site, {})));
+        const rows = await tx.db.delete(integrations).where(and(...conditions)).returning();
+        if (rows.length === 0) throw new AppError('NOT_FOUND', { message: `No ${provider} integration is connected.` });
+        if (provider === 'sourcehost') {
+          await appendAuditEntry(tx.db, {
+            companyId,
+            action: 'sourcehost_integration_removed',
+            performedBy: user.userId,
+            sourcehostAccountName: typeof rows[0]!.settings.accountName === 'string' ? (rows[0]!.settings.accountName as string) : null,
+          });
+        }
+        return rows.length;
+      });
+    },
+
+    /** Every connection of a provider with its secrets opened (for outbound adapters only). */
+    async getConnections(companyId: string, provider: IntegrationProvider): Promise<ConnectedIntegration[]> {
+      const rows = await database.db
+        .select()
+        .from(integrations)
+        .where(and(eq(integrations.companyId, companyId), eq(integrations.provider, provider)))
+        .orderBy(asc(integrations.site));
+      return rows.map((row) => ({ ...toView(row), credentials: JSON.parse(secretBox.open(row.credentialsEnc)) as Record<string, string> }));
+    },
+  };
+}
+
+export type IntegrationsService = ReturnType<typeof createIntegrationsService>;

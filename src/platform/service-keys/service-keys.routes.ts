@@ -1,0 +1,85 @@
+import { Type } from '@sinclair/typebox';
+import type { App } from '../../app.ts';
+import { SCOPES } from '../../auth/credentials.ts';
+import { DateTimeSchema, Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
+import type { ServiceKeysService } from './service-keys.service.ts';
+
+const ScopeSchema = Type.Union(SCOPES.map((s) => Type.Literal(s)));
+const ServiceKeySchema = Type.Object({
+  id: UuidSchema,
+  name: Type.String(),
+  prefix: Type.String(),
+  scopes: Type.Array(ScopeSchema),
+  expiresAt: Nullable(DateTimeSchema),
+  revokedAt: Nullable(DateTimeSchema),
+  createdAt: DateTimeSchema,
+});
+const tags = ['extension', 'service-keys'];
+const security = [{ UserBearer: [] }];
+const params = Type.Object({ companyId: UuidSchema });
+
+/** Company service keys (extension; company managers and platform admins). */
+export function registerServiceKeyRoutes(app: App, keys: ServiceKeysService): void {
+  app.post(
+    '/api/v0/companies/:companyId/service-keys',
+    {
+      schema: {
+        operationId: 'createServiceKey',
+        tags,
+        security,
+        summary: 'Create an organization service key (the key is shown once)',
+        description:
+          'Without `scopes` the key gets every scope except `findings:write`, which must be granted explicitly.',
+        params,
+        body: Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 100 }),
+            scopes: Type.Optional(Type.Array(ScopeSchema, { minItems: 1, uniqueItems: true })),
+            expiresAt: Type.Optional(DateTimeSchema),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Type.Composite([ServiceKeySchema, Type.Object({ key: Type.String() })]), ...v0Errors(404) },
+      },
+    },
+    async (request, reply) => {
+      const { name, scopes, expiresAt } = request.body;
+      const created = await keys.createKey(request.actor, request.params.companyId, {
+        name,
+        scopes,
+        expiresAt: expiresAt ? new Date(expiresAt) : undefined,
+      });
+      return reply.code(201).send(created);
+    },
+  );
+
+  app.get(
+    '/api/v0/companies/:companyId/service-keys',
+    {
+      schema: {
+        operationId: 'listServiceKeys',
+        tags,
+        security,
+        summary: 'List the organization service keys (without secrets)',
+        params,
+        response: { 200: Type.Object({ items: Type.Array(ServiceKeySchema) }), ...v0Errors(404) },
+      },
+    },
+    async (request) => ({ items: await keys.listKeys(request.actor, request.params.companyId) }),
+  );
+
+  app.delete(
+    '/api/v0/companies/:companyId/service-keys/:keyId',
+    {
+      schema: {
+        operationId: 'revokeServiceKey',
+        tags,
+        security,
+        summary: 'Revoke a service key (repeating it is safe)',
+        params: Type.Object({ companyId: UuidSchema, keyId: UuidSchema }),
+        response: { 200: ServiceKeySchema, ...v0Errors(404) },
+      },
+    },
+    async (request) => keys.revokeKey(request.actor, request.params.companyId, request.params.keyId),
+  );
+}

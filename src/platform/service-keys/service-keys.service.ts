@@ -1,0 +1,97 @@
+import { and, desc, eq, isNull } from 'drizzle-orm';
+import { type Actor, requireCompanyManager } from '../../auth/actor.ts';
+import { DEFAULT_SCOPES, issueSecret, SCOPES, type Scope } from '../../auth/credentials.ts';
+import type { Database } from '../../db/client.ts';
+import { companies, serviceKeys } from '../../db/schema/index.ts';
+import { AppError } from '../../errors.ts';
+
+export interface ServiceKeyView {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  expiresAt: string | null;
+  revokedAt: string | null;
+  createdAt: string;
+}
+
+function toView(row: typeof serviceKeys.$inferSelect): ServiceKeyView {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes as Scope[],
+    expiresAt: row.expiresAt?.toISOString() ?? null,
+    revokedAt: row.revokedAt?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/** Organization service keys: create (shown once), list, revoke. */
+export function createServiceKeysService(deps: { database: Database; now?: () => Date }) {
+  const { database } = deps;
+  const now = deps.now ?? (() => new Date());
+
+  async function requireCompany(actor: Actor, companyId: string) {
+    const user = requireCompanyManager(actor, companyId);
+    const [company] = await database.db.select({ id: companies.id }).from(companies).where(eq(companies.id, companyId));
+    if (!company) throw new AppError('NOT_FOUND', { message: 'Company not found.' });
+    return user;
+  }
+
+  return {
+    async createKey(actor: Actor, companyId: string, input: { name: string; scopes?: string[]; expiresAt?: Date }) {
+      const user = await requireCompany(actor, companyId);
+      const scopes = [...new Set(input.scopes ?? DEFAULT_SCOPES)];
+      const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+      if (unknown.length > 0) {
+        throw new AppError('VALIDATION_FAILED', { message: `Unknown scope: ${unknown.join(', ')}.`, details: { field: 'scopes' } });
+      }
+      if (input.expiresAt && input.expiresAt.getTime() <= now().getTime()) {
+        throw new AppError('VALIDATION_FAILED', { message: 'expiresAt must be in the future.', details: { field: 'expiresAt' } });
+      }
+      const issued = issueSecret('service');
+      const [row] = await database.db
+        .insert(serviceKeys)
+        .values({
+          companyId,
+          name: input.name,
+          prefix: issued.prefix,
+          hash: issued.hash,
+          scopes,
+          expiresAt: input.expiresAt ?? null,
+          createdBy: user.userId,
+        })
+        .returning();
+      return { ...toView(row!), key: issued.secret };
+    },
+
+    async listKeys(actor: Actor, companyId: string): Promise<ServiceKeyView[]> {
+      await requireCompany(actor, companyId);
+      const rows = await database.db
+        .select()
+        .from(serviceKeys)
+        .where(eq(serviceKeys.companyId, companyId))
+        .orderBy(desc(serviceKeys.createdAt));
+      return rows.map(toView);
+    },
+
+    async revokeKey(actor: Actor, companyId: string, keyId: string): Promise<ServiceKeyView> {
+      await requireCompany(actor, companyId);
+      const [row] = await database.db
+        .update(serviceKeys)
+        .set({ revokedAt: now() })
+        .where(and(eq(serviceKeys.id, keyId), eq(serviceKeys.companyId, companyId), isNull(serviceKeys.revokedAt)))
+        .returning();
+      if (row) return toView(row);
+      const [existing] = await database.db
+        .select()
+        .from(serviceKeys)
+        .where(and(eq(serviceKeys.id, keyId), eq(serviceKeys.companyId, companyId)));
+      if (!existing) throw new AppError('NOT_FOUND', { message: 'Service key not found.' });
+      return toView(existing);
+    },
+  };
+}
+
+export type ServiceKeysService = ReturnType<typeof createServiceKeysService>;

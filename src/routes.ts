@@ -1,0 +1,15 @@
+import type { App } from './app.ts';
+import type { Container } from './container.ts';
+import { registerAdminRoutes } from './platform/admin/admin.routes.ts';
+import { registerIntegrationRoutes } from './platform/integrations/integrations.routes.ts';
+import { registerServiceKeyRoutes } from './platform/service-keys/service-keys.routes.ts';
+import { registerCreditsRoutes } from './scanner/credits/credits.routes.ts';
+
+/** Registers every module's routes. Explicit: a module not listed here has no routes. */
+export async function registerRouteModules(app: App, container: Container): Promise<void> {
+  const { services } = container;
+  registerAdminRoutes(app, services.admin);
+  registerServiceKeyRoutes(app, services.serviceKeys);
+  registerIntegrationRoutes(app, services.integrations);
+  registerCreditsRoutes(app, services.credits);
+}

@@ -1,0 +1,23 @@
+import type { App } from '../../app.ts';
+import type { ServiceActor } from '../../auth/actor.ts';
+import { v1Errors } from '../../http/schemas.ts';
+import { CreditBalancesSchema } from './credits.schemas.ts';
+import type { CreditsService } from './credits.service.ts';
+
+/** getCreditBalances. */
+export function registerCreditsRoutes(app: App, credits: CreditsService): void {
+  app.get(
+    '/api/scanner/v1/credits',
+    {
+      schema: {
+        operationId: 'getCreditBalances',
+        tags: ['credits'],
+        summary: 'Credit balances and availability per scan type',
+        security: [{ ServiceBearer: [] }, { ServiceApiKey: [] }],
+        response: { 200: CreditBalancesSchema, ...v1Errors() },
+      },
+      config: { auth: { kind: 'service', scope: 'credits:read' } },
+    },
+    async (request) => credits.getBalances((request.actor as ServiceActor).organizationId),
+  );
+}

@@ -1,0 +1,110 @@
+import type { Database, Tx } from '../../db/client.ts';
+import { scanTypes } from '../../db/schema/index.ts';
+import { AppError } from '../../errors.ts';
+import { creditsRepo } from './credits.repo.ts';
+
+export type ScanType = (typeof scanTypes)[number];
+
+export interface CreditBalances {
+  purchased: number;
+  used: number;
+  reserved: number;
+  remaining: number;
+  asOf: string;
+  scanTypes: Record<ScanType, { available: boolean; cost: number; reason?: string }>;
+}
+
+/**
+ * Scan credits: an append-only ledger (grant, reserve, release, consume, refund) and a per-company
+ * account row that serializes changes. Balances never go below zero: a reservation checks and
+ * takes in one statement.
+ */
+export function createCreditsService(deps: { database: Database; costs: Record<ScanType, number> }) {
+  const { database, costs } = deps;
+
+  function toBalances(row: { purchased: number; used: number; reserved: number }): CreditBalances {
+    const remaining = row.purchased - row.used - row.reserved;
+    const types = {} as CreditBalances['scanTypes'];
+    for (const type of scanTypes) {
+      const cost = costs[type];
+      types[type] =
+        remaining >= cost
+          ? { available: true, cost }
+          : { available: false, cost, reason: `Needs ${cost} credits; ${remaining} remain.` };
+    }
+    return { purchased: row.purchased, used: row.used, reserved: row.reserved, remaining, asOf: new Date().toISOString(), scanTypes: types };
+  }
+
+  return {
+    costOf(type: ScanType): number {
+      return costs[type];
+    },
+
+    /** Adds purchased credits (admin). */
+    async grant(companyId: string, amount: number, note?: string): Promise<CreditBalances> {
+      if (!Number.isInteger(amount) || amount <= 0) {
+        throw new AppError('VALIDATION_FAILED', { message: 'amount must be a positive integer.' });
+      }
+      return database.transaction(async (tx) => {
+        const repo = creditsRepo(tx.db);
+        await repo.lockAccount(companyId);
+        await repo.append({ companyId, kind: 'grant', amount, note });
+        await repo.adjust(companyId, { purchased: amount });
+        return toBalances(await repo.getAccount(companyId));
+      });
+    },
+
+    async getBalances(companyId: string): Promise<CreditBalances> {
+      return toBalances(await creditsRepo(database.db).getAccount(companyId));
+    },
+
+    /** Balances recomputed from the ledger (for checks: they equal getBalances). */
+    async getLedgerBalances(companyId: string): Promise<CreditBalances> {
+      return toBalances(await creditsRepo(database.db).sumLedger(companyId));
+    },
+
+    /** Reserves a scan's cost inside the caller's transaction; 402 when too little remains. */
+    async reserveInTx(tx: Tx, companyId: string, scanId: string, amount: number): Promise<void> {
+      const repo = creditsRepo(tx.db);
+      await repo.ensureAccount(companyId);
+      if (!(await repo.reserveIfAvailable(companyId, amount))) {
+        const account = await repo.getAccount(companyId);
+        const remaining = account.purchased - account.used - account.reserved;
+        throw new AppError('INSUFFICIENT_CREDITS', {
+          message: `This scan costs ${amount} credits; ${remaining} remain.`,
+          details: { cost: amount, remaining },
+        });
+      }
+      await repo.append({ companyId, kind: 'reserve', amount, scanId });
+    },
+
+    /** Turns a scan's reservation into use; a second call changes nothing. */
+    async consumeInTx(tx: Tx, companyId: string, scanId: string): Promise<void> {
+      const repo = creditsRepo(tx.db);
+      await repo.lockAccount(companyId);
+      const entries = await repo.scanEntries(scanId);
+      const reserved = entries.get('reserve');
+      if (reserved === undefined || entries.has('release') || entries.has('consume')) return;
+      await repo.append({ companyId, kind: 'consume', amount: reserved, scanId });
+      await repo.adjust(companyId, { reserved: -reserved, used: reserved });
+    },
+
+    /** Returns a scan's credits: releases an unconsumed reservation or refunds consumed credits. */
+    async returnInTx(tx: Tx, companyId: string, scanId: string): Promise<void> {
+      const repo = creditsRepo(tx.db);
+      await repo.lockAccount(companyId);
+      const entries = await repo.scanEntries(scanId);
+      const reserved = entries.get('reserve');
+      if (reserved === undefined || entries.has('release') || entries.has('refund')) return;
+      if (entries.has('consume')) {
+        await repo.append({ companyId, kind: 'refund', amount: reserved, scanId });
+        await repo.adjust(companyId, { used: -reserved });
+      } else {
+        await repo.append({ companyId, kind: 'release', amount: reserved, scanId });
+        await repo.adjust(companyId, { reserved: -reserved });
+      }
+    },
+  };
+}
+
+export type CreditsService = ReturnType<typeof createCreditsService>;
