@@ -1,0 +1,114 @@
+/**
+ * The local file system object store: one file per key under a root directory. Bodies are
+ * written to `<root>/.tmp/<uuid>.part`, flushed to disk, then renamed over the target, so readers
+ * see either the old object or the complete new one, never a partial file.
+ */
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { AppError } from '../../errors.ts';
+import { assertObjectKey, createByteLimiter, type ObjectStore } from './object-store.ts';
+
+/** Options of {@link createFsObjectStore}. */
+export interface FsObjectStoreOptions {
+  /** Directory holding the objects; created on first write. Default `./data/objects`. */
+  root?: string;
+}
+
+/** The staging folder; object keys cannot start with a dot, so it never collides with one. */
+const STAGING_DIR = '.tmp';
+
+/** Creates the file system object store rooted at `options.root`. */
+export function createFsObjectStore(options: FsObjectStoreOptions = {}): ObjectStore {
+  const root = resolve(options.root ?? './data/objects');
+
+  const pathOf = (key: string): string => {
+    assertObjectKey(key);
+    return join(root, ...key.split('/'));
+  };
+
+  return {
+    kind: 'fs',
+
+    async putStream(key, body, { maxBytes }) {
+      const target = pathOf(key);
+      const staging = join(root, STAGING_DIR, `${randomUUID()}.part`);
+      await mkdir(dirname(staging), { recursive: true });
+      let sizeBytes = 0;
+      try {
+        await pipeline(
+          body,
+          createByteLimiter(maxBytes, (n) => {
+            sizeBytes = n;
+          }),
+          createWriteStream(staging, { flags: 'wx' }),
+        );
+        // The rename is only atomic for data already on disk; without the sync a crash could
+        // leave the new name pointing at an empty file.
+        const handle = await open(staging, 'r');
+        try {
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        await mkdir(dirname(target), { recursive: true });
+        await rename(staging, target);
+      } catch (err) {
+        await rm(staging, { force: true });
+        throw err;
+      }
+      return { sizeBytes };
+    },
+
+    async getStream(key) {
+      const path = pathOf(key);
+      // Opening first turns a missing object into NOT_FOUND here rather than a stream error later.
+      const handle = await open(path, 'r').catch((err: unknown) => {
+        if (isMissing(err)) throw notFound(key);
+        throw err;
+      });
+      const info = await handle.stat();
+      if (!info.isFile()) {
+        await handle.close();
+        throw notFound(key);
+      }
+      return handle.createReadStream();
+    },
+
+    async head(key) {
+      try {
+        const info = await stat(pathOf(key));
+        return info.isFile() ? { sizeBytes: info.size } : null;
+      } catch (err) {
+        if (isMissing(err)) return null;
+        throw err;
+      }
+    },
+
+    async delete(key) {
+      await rm(pathOf(key), { force: true });
+    },
+
+    async deletePrefix(prefix) {
+      await rm(pathOf(prefix.replace(/\/+$/, '')), { recursive: true, force: true });
+    },
+
+    async presignPut() {
+      return null;
+    },
+
+    async close() {},
+  };
+}
+
+function isMissing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR';
+}
+
+function notFound(key: string): AppError {
+  return new AppError('NOT_FOUND', { message: `No object with key "${key}".`, details: { key } });
+}

@@ -1,0 +1,179 @@
+/**
+ * The S3 object store (AWS S3 or any S3-protocol server: MinIO, Ceph, s3rver).
+ *
+ * `putStream` spools the body to a local temporary file first: S3 needs the length of a
+ * single-request PUT up front, and spooling lets the size limit be enforced before anything is
+ * sent, so an oversized or broken body never reaches the bucket. Large client uploads go
+ * straight to the bucket through `presignPut` instead.
+ */
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { AppError } from '../../errors.ts';
+import { assertObjectKey, createByteLimiter, type ObjectStore } from './object-store.ts';
+
+/** Options of {@link createS3ObjectStore}. */
+export interface S3ObjectStoreOptions {
+  bucket: string;
+  /** Endpoint of an S3-compatible server, e.g. `http://127.0.0.1:9000`. Default: AWS. */
+  endpoint?: string;
+  /** Default `us-east-1`. */
+  region?: string;
+  /** Address buckets as `endpoint/bucket/key`; most S3-compatible servers need it. */
+  forcePathStyle?: boolean;
+  /** Static credentials; without them the SDK's default chain (environment, profile, role) is used. */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** Prepended to every key (`vigil/` → `vigil/uploads/…`), to share a bucket. */
+  keyPrefix?: string;
+  /** Where `putStream` spools bodies. Default: the OS temporary directory. */
+  spoolDir?: string;
+}
+
+/** S3 refuses presigned URLs valid for longer than 7 days. */
+const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
+
+/** Creates the S3 object store. */
+export function createS3ObjectStore(options: S3ObjectStoreOptions): ObjectStore {
+  const config: S3ClientConfig = {
+    region: options.region ?? 'us-east-1',
+    forcePathStyle: options.forcePathStyle ?? false,
+    // The SDK's default adds CRC32 checksums and aws-chunked bodies, which many S3-compatible
+    // servers store verbatim or refuse, and it bakes an empty-body checksum into presigned PUT
+    // URLs. Checksums only where the API requires them keeps every server working.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    ...(options.credentials ? { credentials: options.credentials } : {}),
+  };
+  const client = new S3Client(config);
+  const bucket = options.bucket;
+  const keyPrefix = options.keyPrefix ? `${options.keyPrefix.replace(/\/+$/, '')}/` : '';
+  const spoolDir = options.spoolDir ?? tmpdir();
+
+  const s3Key = (key: string): string => {
+    assertObjectKey(key);
+    return keyPrefix + key;
+  };
+
+  return {
+    kind: 's3',
+
+    async putStream(key, body, { maxBytes }) {
+      const objectKey = s3Key(key);
+      await mkdir(spoolDir, { recursive: true });
+      const spool = join(spoolDir, `vigil-spool-${randomUUID()}.part`);
+      let sizeBytes = 0;
+      try {
+        await pipeline(
+          body,
+          createByteLimiter(maxBytes, (n) => {
+            sizeBytes = n;
+          }),
+          createWriteStream(spool, { flags: 'wx' }),
+        );
+        await client.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: objectKey,
+            Body: createReadStream(spool),
+            ContentLength: sizeBytes,
+          }),
+        );
+      } finally {
+        await rm(spool, { force: true });
+      }
+      return { sizeBytes };
+    },
+
+    async getStream(key) {
+      try {
+        const result = await client.send(new GetObjectCommand({ Bucket: bucket, Key: s3Key(key) }));
+        if (!(result.Body instanceof Readable)) {
+          throw new Error(`The S3 response body for "${key}" is not a Node stream.`);
+        }
+        return result.Body;
+      } catch (err) {
+        if (isS3NotFound(err)) {
+          throw new AppError('NOT_FOUND', { message: `No object with key "${key}".`, details: { key } });
+        }
+        throw err;
+      }
+    },
+
+    async head(key) {
+      try {
+        const result = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: s3Key(key) }));
+        return { sizeBytes: result.ContentLength ?? 0 };
+      } catch (err) {
+        if (isS3NotFound(err)) return null;
+        throw err;
+      }
+    },
+
+    async delete(key) {
+      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: s3Key(key) }));
+    },
+
+    async deletePrefix(prefix) {
+      const listPrefix = `${s3Key(prefix.replace(/\/+$/, ''))}/`;
+      let continuationToken: string | undefined;
+      do {
+        const page = await client.send(
+          new ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: listPrefix,
+            ContinuationToken: continuationToken,
+          }),
+        );
+        // One DELETE per object rather than DeleteObjects: that call needs a Content-MD5 or a
+        // checksum header that not every S3-compatible server accepts, and prefixes here are small.
+        for (const object of page.Contents ?? []) {
+          if (object.Key) await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: object.Key }));
+        }
+        continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (continuationToken);
+    },
+
+    async presignPut(key, { expiresAt, contentLength }) {
+      const seconds = Math.ceil((expiresAt.getTime() - Date.now()) / 1000);
+      const expiresIn = Math.min(Math.max(seconds, 1), MAX_PRESIGN_SECONDS);
+      const command = new PutObjectCommand({
+        Bucket: bucket,
+        Key: s3Key(key),
+        ...(contentLength === undefined ? {} : { ContentLength: contentLength }),
+      });
+      const url = await getSignedUrl(client, command, {
+        expiresIn,
+        // Signing the length makes the bucket refuse a body of any other size.
+        ...(contentLength === undefined ? {} : { signableHeaders: new Set(['content-length']) }),
+      });
+      const headers: Record<string, string> = {};
+      if (contentLength !== undefined) headers['content-length'] = String(contentLength);
+      return { url, headers };
+    },
+
+    async close() {
+      client.destroy();
+    },
+  };
+}
+
+function isS3NotFound(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const { name, $metadata } = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return name === 'NoSuchKey' || name === 'NotFound' || $metadata?.httpStatusCode === 404;
+}
