@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { type App, buildApp } from '../../src/app.ts';
+import { type Config, loadConfig } from '../../src/config.ts';
+import { type Container, createContainer } from '../../src/container.ts';
+import { openDatabase } from '../../src/db/client.ts';
+import { workerRegistrations } from '../../src/jobs/worker.ts';
+import { createTestDatabaseConfig } from './database.ts';
+
+export interface TestApp {
+  app: App;
+  container: Container;
+  config: Config;
+  /** The platform admin's token. */
+  adminToken: string;
+  /** Starts the job workers in this process (off by default). */
+  startWorker(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  /** Run the job workers in this process. */
+  worker?: boolean;
+  /** Reuse another test app's database (two replicas on one database). */
+  shareDatabaseWith?: TestApp;
+}
+
+/**
+ * The real app on a fresh database, for tests that talk HTTP through `app.inject()`.
+ * Configuration comes from `env` as in production (rate limits, costs …).
+ */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'vigil-test-'));
+  const shared = options.shareDatabaseWith;
+  const { config: dbConfig, drop } = shared
+    ? { config: shared.config.database, drop: async () => {} }
+    : await createTestDatabaseConfig();
+  const config: Config = {
+    ...loadConfig(
+      {
+        VIGIL_DATA_DIR: dataDir,
+        VIGIL_SECRET_KEY: shared ? shared.config.secretKey!.toString('hex') : randomBytes(32).toString('hex'),
+        VIGIL_JOB_POLL_SECONDS: '1',
+        LOG_LEVEL: 'silent',
+        ...options.env,
+      },
+      dataDir,
+    ),
+    database: dbConfig,
+  };
+  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  // PGlite is in-process: a second "replica" shares the same instance; on a server each app has its own pool.
+  const database =
+    shared && dbConfig.kind === 'pglite' ? shared.container.database : await openDatabase(dbConfig);
+  const container = await createContainer(config, { log, database });
+  await container.queue.start({ supervise: Boolean(options.worker) });
+  const adminToken = `vgl_u_${randomBytes(30).toString('base64url').replace(/[-_]/g, 'x').slice(0, 40)}`;
+  if (!shared) await container.services.admin.bootstrapAdmin({ token: adminToken });
+  const app = await buildApp(container);
+  await app.ready();
+  let workerStarted = false;
+  const startWorker = async () => {
+    if (workerStarted) return;
+    workerStarted = true;
+    await container.queue.work(workerRegistrations(container), { concurrency: 1, pollingSeconds: 1 });
+  };
+  if (options.worker) await startWorker();
+  return {
+    app,
+    container,
+    config,
+    adminToken: shared ? shared.adminToken : adminToken,
+    startWorker,
+    async close() {
+      await app.close();
+      await container.close();
+      if (!(shared && dbConfig.kind === 'pglite')) await database.close();
+      await drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
