@@ -1,0 +1,90 @@
+/** Turning a rule match into an `EngineVulnerability` with a stable fingerprint. */
+import { createHash } from 'node:crypto';
+import type { Confidence, EngineVulnerability, RuleMeta, Severity } from './types.ts';
+
+export interface MatchInput {
+  meta: RuleMeta;
+  file: string;
+  startLine: number;
+  endLine: number;
+  snippet: string;
+  contract?: string;
+  function?: string;
+  message?: string;
+  severity?: Severity;
+  confidence?: Confidence;
+}
+
+const MAX_SNIPPET = 400;
+
+/** Whitespace-insensitive form of a snippet: what the fingerprint hashes. */
+export function normalizeSnippet(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * sha256 over rule id, file, contract, function and the normalized snippet — never the line —
+ * so that a finding keeps its identity when code above it moves. `occurrence` separates identical
+ * snippets in one function.
+ */
+export function fingerprintOf(parts: {
+  ruleId: string;
+  file: string;
+  contract?: string;
+  function?: string;
+  snippet: string;
+  occurrence: number;
+}): string {
+  const h = createHash('sha256');
+  h.update(
+    [parts.ruleId, parts.file, parts.contract ?? '', parts.function ?? '', normalizeSnippet(parts.snippet), String(parts.occurrence)].join(
+      '\u0000',
+    ),
+  );
+  return h.digest('hex');
+}
+
+/**
+ * Collects the matches of one file: drops exact duplicates (same rule, same lines) and numbers
+ * identical snippets so that fingerprints stay unique.
+ */
+export class FindingCollector {
+  private readonly seen = new Set<string>();
+  private readonly occurrences = new Map<string, number>();
+  readonly vulnerabilities: EngineVulnerability[] = [];
+
+  add(m: MatchInput): EngineVulnerability | undefined {
+    const dedupe = `${m.meta.id}\u0000${m.file}\u0000${m.startLine}\u0000${m.endLine}`;
+    if (this.seen.has(dedupe)) return undefined;
+    this.seen.add(dedupe);
+    const snippet = m.snippet.length > MAX_SNIPPET ? `${m.snippet.slice(0, MAX_SNIPPET)}…` : m.snippet;
+    const key = [m.meta.id, m.file, m.contract ?? '', m.function ?? '', normalizeSnippet(snippet)].join('\u0000');
+    const occurrence = (this.occurrences.get(key) ?? 0) + 1;
+    this.occurrences.set(key, occurrence);
+    const v: EngineVulnerability = {
+      ruleId: m.meta.id,
+      title: m.meta.title,
+      description: m.message ?? m.meta.description,
+      remediation: m.meta.remediation,
+      severity: m.severity ?? m.meta.severity,
+      confidence: m.confidence ?? m.meta.confidence,
+      category: m.meta.category,
+      location: { file: m.file, startLine: m.startLine, endLine: m.endLine },
+      fingerprint: fingerprintOf({
+        ruleId: m.meta.id,
+        file: m.file,
+        contract: m.contract,
+        function: m.function,
+        snippet,
+        occurrence,
+      }),
+      snippet,
+    };
+    if (m.meta.swc) v.swc = m.meta.swc;
+    if (m.meta.cwe) v.cwe = m.meta.cwe;
+    if (m.contract) v.contract = m.contract;
+    if (m.function) v.function = m.function;
+    this.vulnerabilities.push(v);
+    return v;
+  }
+}

@@ -1,0 +1,435 @@
+/**
+ * Per-function facts over the CFG (calls, state reads and writes, conditions) and the
+ * inter-procedural summaries rules share: which functions write state, make external calls that
+ * can re-enter, or check the caller's identity — following internal calls and modifiers.
+ */
+import { ancestor, callArgs, descendants, field, unwrap, walk } from './ast.ts';
+import { Cfg, type CfgNode } from './cfg.ts';
+import {
+  baseIdentifier,
+  type CallInfo,
+  type ContractInfo,
+  FileIndex,
+  type FunctionInfo,
+  type Scope,
+  type SolFile,
+  type VarInfo,
+} from './model.ts';
+import type { AstNode } from './parser.ts';
+
+export interface CallSite {
+  info: CallInfo;
+  node: CfgNode;
+}
+
+export interface StateAccess {
+  name: string;
+  ast: AstNode;
+  node: CfgNode;
+}
+
+export interface FunctionAnalysis {
+  fn: FunctionInfo;
+  contract: ContractInfo;
+  scope: Scope;
+  cfg: Cfg;
+  calls: CallSite[];
+  stateWrites: StateAccess[];
+  stateReads: StateAccess[];
+  /** Internal calls resolved to a function of the contract's lineage. */
+  internalCalls: Array<{ callee: FunctionInfo; site: CallSite }>;
+  /** Condition expressions (require/assert arguments, if/loop conditions) with their node. */
+  conditions: Array<{ expr: AstNode; node: CfgNode; kind: 'require' | 'if' | 'loop' }>;
+  /** Modifiers resolved to their definitions. */
+  modifiers: FunctionInfo[];
+}
+
+const BLOCK_RANDOM = /^(block\.(timestamp|number|difficulty|coinbase|gaslimit|prevrandao|blockhash)|now)$/;
+
+/** What the rules of one file share: the index, lazily built analyses and summaries. */
+export class FileAnalysis {
+  readonly index: FileIndex;
+  private analyses = new Map<FunctionInfo, FunctionAnalysis>();
+  private writesMemo = new Map<FunctionInfo, boolean>();
+  private reentrantMemo = new Map<FunctionInfo, CallSite | null>();
+  private callerCheckMemo = new Map<FunctionInfo, boolean>();
+
+  constructor(readonly file: SolFile) {
+    this.index = new FileIndex(file);
+  }
+
+  text(n: AstNode): string {
+    return this.file.text(n);
+  }
+
+  /** Functions and modifiers declared in the file, each with the contract declaring it. */
+  *ownFunctions(): Generator<FunctionInfo> {
+    for (const c of this.file.contracts) {
+      yield* c.functions;
+    }
+  }
+
+  analyze(fn: FunctionInfo): FunctionAnalysis {
+    const cached = this.analyses.get(fn);
+    if (cached) return cached;
+    const contract = fn.contract;
+    const scope = this.index.scope(contract, fn);
+    const cfg = new Cfg(
+      fn.body,
+      (n) => this.file.text(n),
+      (name) => scope.locals.has(name),
+      fn.params.map((p) => p.name),
+    );
+    const a: FunctionAnalysis = {
+      fn,
+      contract,
+      scope,
+      cfg,
+      calls: [],
+      stateWrites: [],
+      stateReads: [],
+      internalCalls: [],
+      conditions: [],
+      modifiers: fn.modifiers
+        .map((m) => this.index.modifierOf(contract, m.name))
+        .filter((m): m is FunctionInfo => m !== undefined),
+    };
+    this.analyses.set(fn, a);
+    for (const node of cfg.nodes) {
+      if (!node.ast) continue;
+      if (node.kind === 'cond') a.conditions.push({ expr: node.ast, node, kind: node.loops.length && isLoopCond(node) ? 'loop' : 'if' });
+      this.collect(a, node, node.ast);
+    }
+    return a;
+  }
+
+  private collect(a: FunctionAnalysis, node: CfgNode, ast: AstNode): void {
+    const { scope } = a;
+    const writeTargets = new Set<AstNode>();
+    walk(ast, (x) => {
+      switch (x.type) {
+        case 'call_expression': {
+          const info = this.file.classifyCall(x, scope);
+          // The inner `a.call.value(x)` of `a.call.value(x)()` is part of the outer call.
+          const parentCall = x.parent && x.field === 'function' && x.parent.type === 'call_expression';
+          const isOption = parentCall && info.kind === 'other' && (info.name === 'value' || info.name === 'gas');
+          if (!isOption) a.calls.push({ info, node });
+          if (info.kind === 'internal') {
+            const callee = this.resolveInternal(a.contract, info.name, info.args.length);
+            if (callee) a.internalCalls.push({ callee, site: { info, node } });
+          }
+          if (info.kind === 'builtin' && (info.name === 'require' || info.name === 'assert')) {
+            const arg = info.args[0];
+            if (arg) a.conditions.push({ expr: arg, node, kind: 'require' });
+          }
+          if (info.kind === 'other' && info.target && (info.name === 'push' || info.name === 'pop')) {
+            this.recordWrite(a, node, info.target, writeTargets);
+          }
+          break;
+        }
+        case 'assignment_expression':
+        case 'augmented_assignment_expression': {
+          const left = field(x, 'left');
+          if (left) {
+            const l = unwrap(left);
+            const targets = l.type === 'tuple_expression' ? l.children.map(unwrap) : [l];
+            for (const t of targets) this.recordWrite(a, node, t, writeTargets);
+          }
+          break;
+        }
+        case 'update_expression':
+        case 'unary_expression': {
+          if (x.type === 'unary_expression' && x.op !== 'delete') break;
+          const arg = field(x, 'argument');
+          if (arg) this.recordWrite(a, node, unwrap(arg), writeTargets);
+          break;
+        }
+        case 'identifier': {
+          if (x.field === 'property') break;
+          const name = this.text(x);
+          if (scope.isStateVar(name)) a.stateReads.push({ name, ast: x, node });
+          break;
+        }
+      }
+      return undefined;
+    });
+  }
+
+  private recordWrite(a: FunctionAnalysis, node: CfgNode, target: AstNode, seen: Set<AstNode>): void {
+    if (seen.has(target)) return;
+    seen.add(target);
+    const base = baseIdentifier(target);
+    if (!base) return;
+    const name = this.text(base);
+    if (a.scope.isStateVar(name)) {
+      a.stateWrites.push({ name, ast: target, node });
+      return;
+    }
+    // Writes through a storage pointer (`Account storage acc = accounts[i]; acc.x = 1`).
+    const local = a.scope.locals.get(name);
+    if (local && base !== unwrap(target) && isStoragePointer(local, this.file)) {
+      const origin = local.initializer ? baseIdentifier(local.initializer) : undefined;
+      a.stateWrites.push({ name: origin ? this.text(origin) : name, ast: target, node });
+    }
+  }
+
+  resolveInternal(contract: ContractInfo, name: string, argc: number): FunctionInfo | undefined {
+    const fns = this.index.functionsOf(contract).filter((f) => f.name === name && f.kind === 'function');
+    return fns.find((f) => f.params.length === argc) ?? fns[0];
+  }
+
+  /** Whether the function (its modifiers and the internal functions it reaches) writes state. */
+  writesState(fn: FunctionInfo): boolean {
+    const m = this.writesMemo.get(fn);
+    if (m !== undefined) return m;
+    this.writesMemo.set(fn, false);
+    const a = this.analyze(fn);
+    const r =
+      a.stateWrites.length > 0 ||
+      a.calls.some((c) => c.info.kind === 'builtin' && (c.info.name === 'selfdestruct' || c.info.name === 'suicide')) ||
+      a.internalCalls.some((c) => this.writesState(c.callee)) ||
+      a.modifiers.some((mod) => this.analyze(mod).stateWrites.length > 0);
+    this.writesMemo.set(fn, r);
+    return r;
+  }
+
+  /**
+   * The first call through which the function (directly or via internal calls) hands control to
+   * code that may call back: low-level calls forwarding gas, and calls on contracts whose address
+   * the caller controls. `transfer`/`send` forward only 2,300 gas and are not counted.
+   */
+  reentrantCall(fn: FunctionInfo): CallSite | undefined {
+    const m = this.reentrantMemo.get(fn);
+    if (m !== undefined) return m ?? undefined;
+    this.reentrantMemo.set(fn, null);
+    const a = this.analyze(fn);
+    let found: CallSite | undefined = a.calls.find((c) => this.isReentrantCall(a, c));
+    if (!found) {
+      for (const ic of a.internalCalls) {
+        if (this.reentrantCall(ic.callee)) {
+          found = ic.site;
+          break;
+        }
+      }
+    }
+    this.reentrantMemo.set(fn, found ?? null);
+    return found;
+  }
+
+  isReentrantCall(a: FunctionAnalysis, c: CallSite): boolean {
+    const { info } = c;
+    if (info.kind === 'call' || info.kind === 'callcode') {
+      // A fixed small gas stipend (`.gas(2300)`) cannot re-enter meaningfully.
+      if (info.gas && /^\d+$/.test(this.text(info.gas)) && Number(this.text(info.gas)) <= 2300) return false;
+      return true;
+    }
+    if (info.kind === 'external' && info.target) {
+      const t = unwrap(info.target);
+      if (this.text(t) === 'this') return false;
+      return this.isCallerControlledAddress(a, t);
+    }
+    return false;
+  }
+
+  /** `Bank(msg.sender)`, a parameter, or an element of a parameter: an address the caller chooses. */
+  isCallerControlledAddress(a: FunctionAnalysis, n: AstNode): boolean {
+    const e = unwrap(n);
+    if (e.type === 'call_expression') {
+      const arg = callArgs(e)[0];
+      return arg ? this.isCallerControlledAddress(a, arg) : false;
+    }
+    const t = this.text(e).replace(/\s+/g, '');
+    if (t === 'msg.sender' || t === 'tx.origin') return true;
+    const base = baseIdentifier(e);
+    if (!base) return false;
+    const v = a.scope.locals.get(this.text(base));
+    return v !== undefined && v.kind === 'param';
+  }
+
+  /**
+   * Whether the function restricts its caller: a modifier, a condition or an internal call that
+   * compares `msg.sender`/`tx.origin` with stored state or looks it up in a role map.
+   */
+  checksCaller(fn: FunctionInfo): boolean {
+    const m = this.callerCheckMemo.get(fn);
+    if (m !== undefined) return m;
+    this.callerCheckMemo.set(fn, false);
+    const a = this.analyze(fn);
+    let r = a.conditions.some((c) => this.isCallerCheck(c.expr, a));
+    if (!r) {
+      for (const mod of fn.modifiers) {
+        const def = this.index.modifierOf(fn.contract, mod.name);
+        if (def ? this.checksCaller(def) : /only|auth|owner|admin|role|govern|restricted/i.test(mod.name)) {
+          r = true;
+          break;
+        }
+      }
+    }
+    if (!r) r = a.internalCalls.some((c) => c.callee.visibility !== 'public' && this.checksCaller(c.callee));
+    if (!r) r = a.internalCalls.some((c) => c.callee.kind === 'function' && this.checksCaller(c.callee) && !c.callee.params.length);
+    this.callerCheckMemo.set(fn, r);
+    return r;
+  }
+
+  /** A condition that compares the caller's identity (not a per-caller balance). */
+  isCallerCheck(expr: AstNode, a: FunctionAnalysis): boolean {
+    let hit = false;
+    walk(expr, (x) => {
+      if (hit) return false;
+      if (x.type !== 'member_expression') return undefined;
+      const t = this.text(x).replace(/\s+/g, '');
+      if (t !== 'msg.sender' && t !== 'tx.origin') return undefined;
+      // Walk up to the condition root: a relational/arithmetic operator makes it a balance check.
+      let p: AstNode | null = x.parent;
+      let identity = false;
+      let numeric = false;
+      let child: AstNode = x;
+      while (p && child !== expr) {
+        if (p.type === 'binary_expression') {
+          if (p.op === '==' || p.op === '!=') {
+            const other = field(p, 'left') === child ? field(p, 'right') : field(p, 'left');
+            if (other && !this.isParamDerived(other, a)) identity = true;
+          } else if (p.op && /^(<|>|<=|>=|\+|-|\*|\/|%)$/.test(p.op)) numeric = true;
+        }
+        if (p.type === 'array_access' && child.field === 'index') identity = true;
+        if (p.type === 'call_expression' && child.type === 'call_argument') identity = true;
+        child = p;
+        p = p.parent;
+      }
+      if (identity && !numeric) hit = true;
+      return undefined;
+    });
+    return hit;
+  }
+
+  isParamDerived(n: AstNode, a: FunctionAnalysis): boolean {
+    const base = baseIdentifier(n);
+    if (!base) return false;
+    const v = a.scope.locals.get(this.text(base));
+    return v !== undefined && v.kind === 'param';
+  }
+
+  /** Identifiers of local/param variables, `msg.value`, `msg.data` under `n`. */
+  isUserInput(n: AstNode, a: FunctionAnalysis): boolean {
+    let hit = false;
+    walk(n, (x) => {
+      if (hit) return false;
+      if (x.type === 'identifier' && x.field !== 'property' && a.scope.isParam(this.text(x))) hit = true;
+      if (x.type === 'member_expression') {
+        const t = this.text(x).replace(/\s+/g, '');
+        if (t === 'msg.value' || t === 'msg.data') hit = true;
+      }
+      return undefined;
+    });
+    return hit;
+  }
+
+  /** Whether an expression reads a block value usable as entropy or time. */
+  readsBlockValue(n: AstNode, pattern: RegExp = BLOCK_RANDOM): boolean {
+    let hit = false;
+    walk(n, (x) => {
+      if (hit) return false;
+      if (x.type === 'member_expression' || (x.type === 'identifier' && x.field !== 'property')) {
+        if (pattern.test(this.text(x).replace(/\s+/g, ''))) hit = true;
+      }
+      if (x.type === 'call_expression') {
+        const f = field(x, 'function');
+        const name = f ? this.text(unwrap(f)).replace(/\s+/g, '') : '';
+        if (name === 'blockhash' || name === 'block.blockhash') hit = pattern === BLOCK_RANDOM || pattern.test(name);
+      }
+      return undefined;
+    });
+    return hit;
+  }
+
+  /** Whether the function is an entry point: callable from outside (public/external, fallback, receive). */
+  isEntryPoint(fn: FunctionInfo): boolean {
+    if (fn.kind === 'constructor' || fn.kind === 'modifier') return false;
+    if (fn.contract.kind !== 'contract') return false;
+    return fn.visibility === 'public' || fn.visibility === 'external';
+  }
+
+  /** Public functions that reach `fn` through internal calls (including itself when public). */
+  entryPointsReaching(fn: FunctionInfo): FunctionInfo[] {
+    const out: FunctionInfo[] = [];
+    for (const c of this.file.contracts) {
+      for (const f of c.functions) {
+        if (!this.isEntryPoint(f)) continue;
+        if (f === fn || this.reaches(f, fn, new Set())) out.push(f);
+      }
+    }
+    return out;
+  }
+
+  private reaches(from: FunctionInfo, to: FunctionInfo, seen: Set<FunctionInfo>): boolean {
+    if (seen.has(from)) return false;
+    seen.add(from);
+    const a = this.analyze(from);
+    return a.internalCalls.some((c) => c.callee === to || this.reaches(c.callee, to, seen));
+  }
+
+  /** The statement enclosing an expression (for locations and snippets). */
+  statementOf(n: AstNode): AstNode {
+    const s = ancestor(
+      n,
+      'expression_statement',
+      'variable_declaration_statement',
+      'return_statement',
+      'emit_statement',
+      'if_statement',
+      'for_statement',
+      'while_statement',
+      'do_while_statement',
+      'state_variable_declaration',
+    );
+    if (!s) return n;
+    if (s.type === 'if_statement' || s.type === 'for_statement' || s.type === 'while_statement' || s.type === 'do_while_statement') {
+      const cond = field(s, 'condition');
+      if (cond && cond.start <= n.start && n.end <= cond.end) return cond;
+      return n;
+    }
+    return s;
+  }
+
+  stateVar(contract: ContractInfo, name: string): VarInfo | undefined {
+    return this.index.stateVarsOf(contract).get(name);
+  }
+
+  /** All analyses of the contract's own functions (constructors, modifiers excluded). */
+  functionsOfContract(c: ContractInfo): FunctionAnalysis[] {
+    return c.functions.map((f) => this.analyze(f));
+  }
+
+  /** Every function (own or inherited) of `c` that writes the state variable `name`. */
+  writersOf(c: ContractInfo, name: string): FunctionInfo[] {
+    return this.index.functionsOf(c).filter((f) => this.analyze(f).stateWrites.some((w) => w.name === name));
+  }
+
+  /** Calls of `require`, `assert` and their first argument anywhere in a subtree. */
+  requireArgs(n: AstNode): AstNode[] {
+    return descendants(n, 'call_expression')
+      .filter((c) => {
+        const f = field(c, 'function');
+        const name = f ? this.text(unwrap(f)) : '';
+        return name === 'require' || name === 'assert';
+      })
+      .map((c) => callArgs(c)[0])
+      .filter((x): x is AstNode => x !== undefined);
+  }
+}
+
+function isLoopCond(node: CfgNode): boolean {
+  const loop = node.loops[node.loops.length - 1];
+  if (!loop || !node.ast) return false;
+  const cond = field(loop, 'condition');
+  return cond === node.ast;
+}
+
+/** A local that refers to storage: explicit `storage`, or a struct/array/mapping local before 0.5. */
+function isStoragePointer(v: VarInfo, file: SolFile): boolean {
+  if (v.kind !== 'local') return false;
+  if (v.location === 'storage') return true;
+  if (v.location) return false;
+  if (!file.versionBelow(0, 5)) return false;
+  return v.isArray || v.isMapping || /^[A-Z]/.test(v.typeText);
+}

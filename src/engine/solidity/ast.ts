@@ -1,0 +1,95 @@
+/** Small helpers over the plain AST of `parser.ts`. */
+import type { AstNode } from './parser.ts';
+
+export type { AstNode } from './parser.ts';
+
+/** The first child held under `field`. */
+export function field(node: AstNode, name: string): AstNode | undefined {
+  return node.children.find((c) => c.field === name);
+}
+
+/** Every child held under `field`. */
+export function fields(node: AstNode, name: string): AstNode[] {
+  return node.children.filter((c) => c.field === name);
+}
+
+export function childOfType(node: AstNode, type: string): AstNode | undefined {
+  return node.children.find((c) => c.type === type);
+}
+
+export function childrenOfType(node: AstNode, type: string): AstNode[] {
+  return node.children.filter((c) => c.type === type);
+}
+
+/** Pre-order walk; return `false` from the visitor to skip a node's children. */
+export function walk(node: AstNode, visit: (n: AstNode) => boolean | undefined | void): void {
+  if (visit(node) === false) return;
+  for (const c of node.children) walk(c, visit);
+}
+
+/** Every descendant (and the node itself) of one of the given types. */
+export function descendants(node: AstNode, ...types: string[]): AstNode[] {
+  const out: AstNode[] = [];
+  walk(node, (n) => {
+    if (types.includes(n.type)) out.push(n);
+  });
+  return out;
+}
+
+/** Strips parentheses: `((x))` → `x`. */
+export function unwrap(node: AstNode): AstNode {
+  let n = node;
+  while ((n.type === 'parenthesized_expression' || n.type === 'expression') && n.children.length === 1) {
+    n = n.children[0]!;
+  }
+  return n;
+}
+
+/** The nearest ancestor (not the node itself) of one of the given types. */
+export function ancestor(node: AstNode, ...types: string[]): AstNode | undefined {
+  let p = node.parent;
+  while (p) {
+    if (types.includes(p.type)) return p;
+    p = p.parent;
+  }
+  return undefined;
+}
+
+export function isAncestor(maybeAncestor: AstNode, node: AstNode): boolean {
+  let p: AstNode | null = node;
+  while (p) {
+    if (p === maybeAncestor) return true;
+    p = p.parent;
+  }
+  return false;
+}
+
+/** Call arguments as expressions (struct-style arguments yield their values). */
+export function callArgs(call: AstNode): AstNode[] {
+  const out: AstNode[] = [];
+  for (const c of call.children) {
+    if (c.type !== 'call_argument') continue;
+    const inner = c.children[0];
+    if (!inner) continue;
+    if (inner.type === 'call_struct_argument') {
+      const v = field(inner, 'value');
+      if (v) out.push(v);
+    } else out.push(inner);
+  }
+  return out;
+}
+
+/** `{value: x, gas: y}` options of a 0.6+ call (`addr.call{value: x}(…)`) or of struct arguments. */
+export function structArgs(call: AstNode): Map<string, AstNode> {
+  const out = new Map<string, AstNode>();
+  for (const c of call.children) {
+    if (c.type !== 'call_argument') continue;
+    for (const inner of c.children) {
+      if (inner.type !== 'call_struct_argument') continue;
+      const name = field(inner, 'name');
+      const value = field(inner, 'value');
+      if (name && value) out.set(`${name.start}:${name.end}`, value);
+    }
+  }
+  return out;
+}

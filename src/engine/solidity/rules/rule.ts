@@ -1,0 +1,38 @@
+/** The shape of a Solidity rule and the context it runs in. */
+import type { RuleMeta, ScanType } from '../../types.ts';
+import type { FileAnalysis } from '../analysis.ts';
+import type { ContractInfo, FunctionInfo, SolFile } from '../model.ts';
+import type { AstNode } from '../parser.ts';
+
+export interface ReportOptions {
+  contract?: ContractInfo;
+  fn?: FunctionInfo;
+  /** Replaces the rule's description for this match (say what is wrong here). */
+  message?: string;
+  /** Overrides the node's lines (e.g. a function header only). */
+  lines?: [number, number];
+  severity?: RuleMeta['severity'];
+  confidence?: RuleMeta['confidence'];
+}
+
+export interface RuleContext {
+  readonly fa: FileAnalysis;
+  readonly file: SolFile;
+  readonly scanType: ScanType;
+  report(meta: RuleMeta, node: AstNode, options?: ReportOptions): void;
+}
+
+export interface SolidityRule {
+  readonly meta: RuleMeta;
+  run(ctx: RuleContext): void;
+}
+
+/** Lines of a function's header: from `function` to the line holding the body's `{`. */
+export function headerLines(fn: FunctionInfo): [number, number] {
+  return [fn.line, Math.max(fn.line, fn.headerEndLine)];
+}
+
+/** Helper to declare a rule with its metadata next to its check. */
+export function defineRule(meta: RuleMeta, run: (ctx: RuleContext, meta: RuleMeta) => void): SolidityRule {
+  return { meta, run: (ctx) => run(ctx, meta) };
+}

@@ -1,0 +1,1209 @@
+/** `standard` rules: control- and data-flow checks on the per-function CFG with def-use chains. */
+import type { CallSite, FileAnalysis, FunctionAnalysis } from '../analysis.ts';
+import { callArgs, descendants, field, unwrap, walk } from '../ast.ts';
+import { baseIdentifier, type ContractInfo, type FunctionInfo } from '../model.ts';
+import type { AstNode } from '../parser.ts';
+import { isRandomnessSinkUse, resultUse } from './lite.ts';
+import { defineRule, headerLines, type SolidityRule } from './rule.ts';
+
+const VALUE_KINDS = new Set(['transfer', 'send', 'call']);
+const GUARD_MODIFIER = /nonReentrant|noReentran|reentrancyGuard|mutex|lock/i;
+const OWNER_NAME = /owner|admin|creator|authority|controller|governance|manager|operator|ceo|cfo|coo|dev|master|root|boss|chairman|president/i;
+
+function norm(fa: FileAnalysis, n: AstNode): string {
+  return fa.text(unwrap(n)).replace(/\s+/g, '');
+}
+
+/** Non-view functions that run code: functions, fallbacks, receives (not modifiers). */
+function* mutatingFunctions(fa: FileAnalysis): Generator<FunctionInfo> {
+  for (const fn of fa.ownFunctions()) {
+    if (fn.kind === 'modifier' || !fn.body) continue;
+    if (fn.mutability === 'view' || fn.mutability === 'pure') continue;
+    yield fn;
+  }
+}
+
+/** Whether the function can be reached by an outside caller who passes no caller check. */
+function openToAnyone(fa: FileAnalysis, fn: FunctionInfo): boolean {
+  if (fa.checksCaller(fn)) return false;
+  return fa.entryPointsReaching(fn).some((e) => !fa.checksCaller(e));
+}
+
+function isValueCall(c: CallSite): boolean {
+  if (c.info.kind === 'transfer' || c.info.kind === 'send') return true;
+  return c.info.kind === 'call' && c.info.value !== undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reentrancy
+
+const reentrancy = defineRule(
+  {
+    id: 'sol.reentrancy.state-after-call',
+    title: 'Reentrancy: state written after an external call',
+    description:
+      'The function hands control to another contract and only afterwards updates its own state. The callee can call back in while the state is stale (checks-effects-interactions is violated).',
+    remediation:
+      'Update state before the external call (checks-effects-interactions), or guard the function with a reentrancy lock (`nonReentrant`).',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'reentrancy',
+    swc: 'SWC-107',
+    cwe: 'CWE-841',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const fn of mutatingFunctions(fa)) {
+      if (fn.kind === 'constructor') continue;
+      if (fn.modifiers.some((m) => GUARD_MODIFIER.test(m.name))) continue;
+      if (fa.entryPointsReaching(fn).length === 0) continue;
+      const a = fa.analyze(fn);
+      const sites: Array<{ site: CallSite; via?: FunctionInfo }> = [];
+      for (const c of a.calls) if (fa.isReentrantCall(a, c)) sites.push({ site: c });
+      for (const ic of a.internalCalls) if (fa.reentrantCall(ic.callee)) sites.push({ site: ic.site, via: ic.callee });
+      for (const { site, via } of sites) {
+        const after = a.cfg.reachableFrom(site.node.id);
+        const written = new Set<string>();
+        for (const w of a.stateWrites) if (after.has(w.node.id)) written.add(w.name);
+        for (const ic of a.internalCalls) {
+          if (after.has(ic.site.node.id) && ic.callee !== via && fa.writesState(ic.callee)) {
+            for (const w of fa.analyze(ic.callee).stateWrites) written.add(w.name);
+          }
+        }
+        if (written.size === 0) continue;
+        const readBefore = a.stateReads.some((r) => written.has(r.name) && !after.has(r.node.id));
+        const sendsValue = site.info.value !== undefined;
+        const names = [...written].map((n) => `\`${n}\``).join(', ');
+        ctx.report(meta, fa.statementOf(site.info.node), {
+          fn,
+          severity: sendsValue || via ? 'high' : 'medium',
+          confidence: readBefore ? 'high' : 'medium',
+          message: via
+            ? `\`${fn.name}\` calls \`${via.name}()\`, which makes an external call, and writes ${names} afterwards; the callee can re-enter before the update.`
+            : `External call to \`${fa.text(site.info.target ?? site.info.node)}\` happens before ${names} ${
+                written.size > 1 ? 'are' : 'is'
+              } updated; the callee can re-enter \`${fn.name}\` and act on the stale state.`,
+        });
+      }
+      // An external call made by a modifier before the function body runs.
+      if (a.stateWrites.length === 0) continue;
+      for (const mod of a.modifiers) {
+        const ma = fa.analyze(mod);
+        const placeholder = ma.cfg.nodes.find((n) => n.kind === 'placeholder');
+        if (!placeholder) continue;
+        const call = ma.calls.find((c) => fa.isReentrantCall(ma, c) && ma.cfg.reachableFrom(c.node.id).has(placeholder.id));
+        if (!call) continue;
+        ctx.report(meta, fn.node, {
+          fn,
+          lines: headerLines(fn),
+          message: `Modifier \`${mod.name}\` calls \`${fa.text(call.info.target ?? call.info.node)}\` before the body of \`${fn.name}\` writes ${[
+            ...new Set(a.stateWrites.map((w) => `\`${w.name}\``)),
+          ].join(', ')}; the callee can re-enter first.`,
+        });
+      }
+    }
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Access control
+
+/** State variables that gate callers: compared with msg.sender, role maps keyed by it, owner-like addresses. */
+function privilegedVars(fa: FileAnalysis, c: ContractInfo): Set<string> {
+  const out = new Set<string>();
+  const lineage = fa.index.lineage(c);
+  for (const x of lineage) {
+    for (const f of [...x.functions, ...x.modifiers.values()]) {
+      const a = fa.analyze(f);
+      for (const cond of a.conditions) {
+        if (!fa.isCallerCheck(cond.expr, a)) continue;
+        walk(cond.expr, (n) => {
+          if (n.type === 'identifier' && n.field !== 'property' && a.scope.isStateVar(fa.text(n))) out.add(fa.text(n));
+          return undefined;
+        });
+      }
+    }
+  }
+  for (const [name, v] of fa.index.stateVarsOf(c)) {
+    if (/^address\b/.test(v.typeText) && OWNER_NAME.test(name) && !v.isConstant) out.add(name);
+  }
+  return out;
+}
+
+const unprotectedOwnerWrite = defineRule(
+  {
+    id: 'sol.access.unprotected-privileged-write',
+    title: 'Anyone can take over a privileged role',
+    description:
+      'A public function writes a variable that gates privileged actions (an owner, admin or role map) and checks nothing about the caller. Any account can make itself the owner.',
+    remediation:
+      'Restrict the function (`onlyOwner` or a role check), or make it a real constructor / an initializer that can run only once.',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'access_control',
+    swc: 'SWC-105',
+    cwe: 'CWE-284',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const c of ctx.file.contracts) {
+      if (c.kind !== 'contract') continue;
+      const privileged = privilegedVars(fa, c);
+      if (privileged.size === 0) continue;
+      for (const fn of c.functions) {
+        if (fn.kind !== 'function' || !fa.isEntryPoint(fn) || fa.checksCaller(fn)) continue;
+        const a = fa.analyze(fn);
+        const writes = a.stateWrites.filter((w) => privileged.has(w.name) && !w.node.loops.length);
+        if (writes.length === 0) continue;
+        // A one-time initializer that first checks the variable is unset is guarded.
+        const guarded = writes.some((w) =>
+          [...a.conditions, ...a.modifiers.flatMap((m) => fa.analyze(m).conditions)].some((cond) =>
+            [...descendants(cond.expr, 'identifier')].some((i) => fa.text(i) === w.name),
+          ),
+        );
+        if (guarded) continue;
+        const looksLikeConstructor =
+          fn.name.toLowerCase() === c.name.toLowerCase() || /^(constructor|init|initiali[sz]e|setup)/i.test(fn.name);
+        const names = [...new Set(writes.map((w) => `\`${w.name}\``))].join(', ');
+        ctx.report(meta, fn.node, {
+          fn,
+          lines: headerLines(fn),
+          message: looksLikeConstructor
+            ? `\`${fn.name}()\` looks like a constructor or initializer but is a public function: anyone can call it again and overwrite ${names}.`
+            : `\`${fn.name}()\` writes ${names} without checking the caller: anyone can take over the role.`,
+        });
+      }
+    }
+  },
+);
+
+const arbitrarySend = defineRule(
+  {
+    id: 'sol.access.unprotected-ether-withdrawal',
+    title: 'Anyone can withdraw ether',
+    description:
+      'A public function sends ether to an address or in an amount the caller chooses, with no caller check and no bookkeeping of what the caller is owed.',
+    remediation: 'Restrict the function to an owner/role, or pay only what the caller is owed from a balance that is debited first.',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'access_control',
+    swc: 'SWC-105',
+    cwe: 'CWE-284',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const fn of mutatingFunctions(fa)) {
+      if (fn.kind === 'constructor' || !openToAnyone(fa, fn)) continue;
+      const a = fa.analyze(fn);
+      // Bookkeeping: the function reads state keyed by the caller (a balance, a claim).
+      const keyedByCaller = a.stateReads.some((r) => {
+        const acc = r.ast.parent;
+        return acc?.type === 'array_access' && acc.children.some((x) => x.field === 'index' && /msg\.sender/.test(fa.text(x)));
+      });
+      for (const c of a.calls) {
+        if (!isValueCall(c) || !c.info.target || !c.info.value) continue;
+        const dest = norm(fa, c.info.target);
+        const destFromInput = fa.isUserInput(c.info.target, a);
+        const wholeBalance = /(this|address\(this\))\.balance/.test(norm(fa, c.info.value));
+        const amountFromInput = fa.isUserInput(c.info.value, a) && !/msg\.value/.test(norm(fa, c.info.value));
+        const toCaller = dest === 'msg.sender' || dest === 'tx.origin';
+        let hit = false;
+        if (destFromInput && !keyedByCaller && (wholeBalance || amountFromInput || /^[\w.]+$/.test(norm(fa, c.info.value))))
+          hit = true;
+        if (toCaller && !keyedByCaller && (wholeBalance || amountFromInput) && a.conditions.length === 0) hit = true;
+        if (!hit) continue;
+        ctx.report(meta, fa.statementOf(c.info.node), {
+          fn,
+          message: `\`${fn.name}()\` sends ${wholeBalance ? 'the whole balance' : 'ether'} to \`${fa.text(
+            c.info.target,
+          )}\` without any caller check: anyone can drain the contract.`,
+        });
+      }
+    }
+  },
+);
+
+const balanceNotDebited = defineRule(
+  {
+    id: 'sol.logic.balance-not-debited',
+    title: 'Payout of a recorded balance that is never reset',
+    description:
+      'The function pays the caller the balance recorded for them but never reduces that balance, so the caller can repeat the call and withdraw it again and again.',
+    remediation: 'Set the recorded balance to zero (or subtract the amount) before sending.',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'access_control',
+    swc: 'SWC-105',
+    cwe: 'CWE-841',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const fn of mutatingFunctions(fa)) {
+      if (fn.kind === 'constructor' || !fa.isEntryPoint(fn)) continue;
+      const a = fa.analyze(fn);
+      for (const c of a.calls) {
+        if (!isValueCall(c) || !c.info.value) continue;
+        const v = unwrap(c.info.value);
+        if (v.type !== 'array_access') continue;
+        const idx = field(v, 'index');
+        const base = baseIdentifier(v);
+        if (!idx || !base || norm(fa, idx) !== 'msg.sender' || !a.scope.isStateVar(fa.text(base))) continue;
+        const m = fa.text(base);
+        const debited =
+          a.stateWrites.some((w) => w.name === m) || a.internalCalls.some((ic) => fa.analyze(ic.callee).stateWrites.some((w) => w.name === m));
+        if (debited) continue;
+        ctx.report(meta, fa.statementOf(c.info.node), {
+          fn,
+          message: `\`${fn.name}()\` pays out \`${fa.text(v)}\` but never updates \`${m}\`: the caller can withdraw the same balance repeatedly.`,
+        });
+      }
+    }
+  },
+);
+
+const invertedBalanceCheck = defineRule(
+  {
+    id: 'sol.logic.inverted-balance-check',
+    title: 'Balance check in the wrong direction',
+    description:
+      'A condition requires the amount to be at least the recorded balance and the function then subtracts the amount from that balance: the check admits any amount larger than what the caller owns.',
+    remediation: 'Require `balance >= amount` before subtracting.',
+    severity: 'high',
+    confidence: 'high',
+    category: 'access_control',
+    swc: 'SWC-105',
+    cwe: 'CWE-697',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const fn of mutatingFunctions(fa)) {
+      const a = fa.analyze(fn);
+      const subtractions = a.stateWrites.filter((w) => w.ast.parent?.type === 'augmented_assignment_expression' && w.ast.parent.op === '-=');
+      for (const cond of a.conditions) {
+        const e = unwrap(cond.expr);
+        if (e.type !== 'binary_expression' || !e.op || !['>=', '>', '<=', '<'].includes(e.op)) continue;
+        const l = field(e, 'left');
+        const r = field(e, 'right');
+        if (!l || !r) continue;
+        const [big, small] = e.op.startsWith('>') ? [norm(fa, l), norm(fa, r)] : [norm(fa, r), norm(fa, l)];
+        const hit = subtractions.find((w) => {
+          const right = field(w.ast.parent!, 'right');
+          return right && norm(fa, w.ast) === small && norm(fa, right) === big;
+        });
+        if (hit) ctx.report(meta, fa.statementOf(cond.expr), { fn });
+      }
+    }
+  },
+);
+
+const delegatecallControlled = defineRule(
+  {
+    id: 'sol.delegatecall.controlled',
+    title: 'Delegatecall to a caller-controlled target or with caller-controlled data',
+    description:
+      'A `delegatecall` runs foreign code in this contract’s storage context. Here the caller chooses the target or the call data, so they can run any function of the callee — or any code at all — against this contract’s storage (ownership, balances).',
+    remediation: 'Delegatecall only to fixed, trusted implementations, and only with selectors you whitelist; restrict who can trigger it.',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'access_control',
+    swc: 'SWC-112',
+    cwe: 'CWE-829',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const fn of mutatingFunctions(fa)) {
+      const a = fa.analyze(fn);
+      const taint = a.cfg.taint((e) => fa.isUserInput(e, a));
+      for (const c of a.calls) {
+        if (c.info.kind !== 'delegatecall' && c.info.kind !== 'callcode') continue;
+        const targetTainted = c.info.target && taint.isTaintedExpr(c.info.target, c.node.id);
+        const dataTainted = c.info.args.some((x) => taint.isTaintedExpr(x, c.node.id));
+        if (!targetTainted && !dataTainted) {
+          if (!openToAnyone(fa, fn)) continue;
+          ctx.report(meta, fa.statementOf(c.info.node), {
+            fn,
+            severity: 'medium',
+            message: `Anyone can make \`${fn.name}()\` delegatecall into \`${fa.text(
+              c.info.target ?? c.info.node,
+            )}\`: the callee runs with this contract’s storage, so its storage layout must match exactly.`,
+          });
+          continue;
+        }
+        if (fa.checksCaller(fn)) continue;
+        ctx.report(meta, fa.statementOf(c.info.node), {
+          fn,
+          message: targetTainted
+            ? `The delegatecall target \`${fa.text(c.info.target!)}\` comes from the caller: they can run arbitrary code in this contract’s storage.`
+            : `The delegatecall forwards caller-supplied data to \`${fa.text(
+                c.info.target ?? c.info.node,
+              )}\`: any public function of the callee can be run on this contract’s storage.`,
+        });
+      }
+    }
+  },
+);
+
+const tautology = defineRule(
+  {
+    id: 'sol.logic.tautological-guard',
+    title: 'Guard that can never fail',
+    description: 'A condition compares an unsigned value with zero in a way that is always true (or always false), so the check protects nothing.',
+    remediation: 'Write the check you meant (e.g. `length > 0`), or remove it.',
+    severity: 'medium',
+    confidence: 'high',
+    category: 'access_control',
+    swc: 'SWC-123',
+    cwe: 'CWE-571',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const fn of fa.ownFunctions()) {
+      const a = fa.analyze(fn);
+      for (const cond of a.conditions) {
+        walk(cond.expr, (x) => {
+          if (x.type !== 'binary_expression' || !x.op) return undefined;
+          const l = field(x, 'left');
+          const r = field(x, 'right');
+          if (!l || !r) return undefined;
+          const zeroRight = norm(fa, r) === '0';
+          const zeroLeft = norm(fa, l) === '0';
+          const other = zeroRight ? l : zeroLeft ? r : undefined;
+          if (!other) return undefined;
+          const always = (zeroRight && (x.op === '>=' || x.op === '<')) || (zeroLeft && (x.op === '<=' || x.op === '>'));
+          if (!always) return undefined;
+          // Subtractions are reported as underflows by the arithmetic rule.
+          if (descendants(other, 'binary_expression').some((b) => b.op === '-')) return undefined;
+          if (!isUnsignedExpr(fa, a, other)) return undefined;
+          ctx.report(meta, fa.statementOf(x), { fn });
+          return false;
+        });
+      }
+    }
+  },
+);
+
+function isUnsignedExpr(fa: FileAnalysis, a: FunctionAnalysis, n: AstNode): boolean {
+  const e = unwrap(n);
+  if (e.type === 'member_expression' && fa.text(field(e, 'property')!) === 'length') return true;
+  const t = fa.file.exprType(e, a.scope);
+  return t !== undefined && /^uint\d*$/.test(t);
+}
+
+const arrayLengthWrite = defineRule(
+  {
+    id: 'sol.storage.array-length-manipulation',
+    title: 'Write to a storage array whose length the caller controls',
+    description:
+      'The length of a dynamic storage array can be set or decremented by callers, and elements are written at a caller-chosen index. With a manipulated (underflowed) length, the index reaches any storage slot, including the owner.',
+    remediation: 'Never assign or decrement `.length` directly; use `push`/`pop` (Solidity ≥ 0.6) and bound indexes.',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'access_control',
+    swc: 'SWC-124',
+    cwe: 'CWE-123',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const c of ctx.file.contracts) {
+      const manipulated = new Set<string>();
+      for (const f of c.functions) {
+        if (!fa.isEntryPoint(f) || fa.checksCaller(f)) continue;
+        for (const w of fa.analyze(f).stateWrites) {
+          const t = unwrap(w.ast);
+          if (t.type === 'member_expression' && fa.text(field(t, 'property')!) === 'length') manipulated.add(w.name);
+        }
+      }
+      if (manipulated.size === 0) continue;
+      for (const f of c.functions) {
+        if (!fa.isEntryPoint(f)) continue;
+        const a = fa.analyze(f);
+        for (const w of a.stateWrites) {
+          const t = unwrap(w.ast);
+          if (t.type !== 'array_access' || !manipulated.has(w.name)) continue;
+          const idx = field(t, 'index');
+          if (!idx || !fa.isUserInput(idx, a)) continue;
+          ctx.report(meta, fa.statementOf(w.ast), { fn: f });
+        }
+      }
+    }
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Arithmetic
+
+const ARITH_OPS = new Set(['+', '-', '*', '**']);
+const AUG_OPS = new Set(['+=', '-=', '*=']);
+
+const arithmetic = defineRule(
+  {
+    id: 'sol.arithmetic.unchecked-overflow',
+    title: 'Integer overflow or underflow',
+    description:
+      'Before Solidity 0.8 arithmetic wraps around silently. This operation combines a caller-supplied value with stored state (or another input) and no check bounds the result, so it can overflow or underflow.',
+    remediation: 'Use a 0.8+ compiler (checked arithmetic) or SafeMath, and check bounds before subtracting.',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'arithmetic',
+    swc: 'SWC-101',
+    cwe: 'CWE-190',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa, file } = ctx;
+    if (!file.uncheckedArithmetic) return;
+    for (const fn of fa.ownFunctions()) {
+      if (!fn.body || fn.contract.kind === 'library') continue;
+      const a = fa.analyze(fn);
+      const taint = a.cfg.taint((e) => fa.isUserInput(e, a));
+      const condTexts = [...a.conditions, ...a.modifiers.flatMap((m) => fa.analyze(m).conditions)].map((c) => ({
+        text: norm(fa, c.expr),
+        node: c.node,
+      }));
+      const reported = new Set<AstNode>();
+      walk(fn.body, (x) => {
+        let left: AstNode | undefined;
+        let right: AstNode | undefined;
+        let op: string | undefined;
+        if (x.type === 'binary_expression' && x.op && ARITH_OPS.has(x.op)) {
+          left = field(x, 'left');
+          right = field(x, 'right');
+          op = x.op;
+        } else if (x.type === 'augmented_assignment_expression' && x.op && AUG_OPS.has(x.op)) {
+          left = field(x, 'left');
+          right = field(x, 'right');
+          op = x.op[0];
+        }
+        if (!left || !right || !op) return undefined;
+        const node = a.cfg.nodeOf(x);
+        if (!node) return undefined;
+        // Loop counters and literal-only arithmetic are not interesting.
+        if (node.kind === 'cond' || node.loops.some((l) => field(l, 'update') && ancestorIs(x, field(l, 'update')!))) return undefined;
+        const lt = norm(fa, left);
+        const rt = norm(fa, right);
+        const isLit = (s: string): boolean => /^[\d_.]+(e\d+)?(\w+)?$|^0x[\da-f]+$/i.test(s) || /^[A-Z_][A-Z0-9_]*$/.test(s);
+        const lUser = taint.isTaintedExpr(left, node.id);
+        const rUser = taint.isTaintedExpr(right, node.id);
+        if (!lUser && !rUser) return undefined;
+        const lState = readsState(fa, a, left);
+        const rState = readsState(fa, a, right);
+        const constantOperand = isLit(lt) || isLit(rt) || isConstantVar(a, lt) || isConstantVar(a, rt);
+        if (constantOperand && op !== '*') return undefined;
+        if (!constantOperand && !(lState || rState || (lUser && rUser))) return undefined;
+        if (x.type === 'binary_expression' && insideOverflowCheck(fa, x)) return undefined;
+        // Guarded: some condition of the function mentions both operands (`require(a >= b)`).
+        const guarded = condTexts.some((c) => c.text.includes(lt) && c.text.includes(rt) && !/^0$/.test(rt));
+        if (guarded) return undefined;
+        // Conservation: `M[to] += v` next to a checked `M[from] -= v` moves a bounded amount.
+        if (op === '+' && x.type === 'augmented_assignment_expression') {
+          const m = baseIdentifier(left);
+          const moved = a.stateWrites.some(
+            (w) =>
+              w.ast.parent?.type === 'augmented_assignment_expression' &&
+              w.ast.parent.op === '-=' &&
+              m &&
+              w.name === fa.text(m) &&
+              norm(fa, field(w.ast.parent, 'right')!) === rt,
+          );
+          if (moved) return undefined;
+        }
+        const stmt = fa.statementOf(x);
+        if (reported.has(stmt)) return undefined;
+        reported.add(stmt);
+        const kind = op === '-' ? 'underflow' : 'overflow';
+        ctx.report(meta, stmt, {
+          fn,
+          message: `\`${fa.text(x)}\` can ${kind}: Solidity ${file.pragma?.minVersion?.join('.') ?? '< 0.8'} does not check arithmetic and no condition bounds \`${lt}\` and \`${rt}\`.`,
+        });
+        return undefined;
+      });
+    }
+  },
+);
+
+function ancestorIs(n: AstNode, maybe: AstNode): boolean {
+  let p: AstNode | null = n;
+  while (p) {
+    if (p === maybe) return true;
+    p = p.parent;
+  }
+  return false;
+}
+
+function readsState(fa: FileAnalysis, a: FunctionAnalysis, n: AstNode): boolean {
+  let hit = false;
+  walk(n, (x) => {
+    if (x.type === 'identifier' && x.field !== 'property' && a.scope.isStateVar(fa.text(x))) hit = true;
+    if (x.type === 'member_expression' && /^(this|address\(this\))\.balance$/.test(fa.text(x).replace(/\s+/g, ''))) hit = true;
+    return undefined;
+  });
+  return hit;
+}
+
+function isConstantVar(a: FunctionAnalysis, name: string): boolean {
+  const v = a.scope.lookup(name);
+  return v !== undefined && v.kind === 'state' && v.isConstant;
+}
+
+/** `a + b >= a`: the expression is itself the overflow check. */
+function insideOverflowCheck(fa: FileAnalysis, x: AstNode): boolean {
+  const p = x.parent;
+  if (!p || p.type !== 'binary_expression' || !p.op || !['>=', '>', '<=', '<'].includes(p.op)) return false;
+  const other = field(p, 'left') === x ? field(p, 'right') : field(p, 'left');
+  if (!other) return false;
+  const o = norm(fa, other);
+  const l = field(x, 'left');
+  const r = field(x, 'right');
+  return (l !== undefined && norm(fa, l) === o) || (r !== undefined && norm(fa, r) === o);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Randomness and time
+
+const TIMESTAMP = /^(block\.timestamp|now)$/;
+
+/** State variables assigned from a value matching `pattern` (in any function or initializer). */
+function stateVarsFrom(fa: FileAnalysis, c: ContractInfo, test: (n: AstNode) => boolean): Map<string, AstNode[]> {
+  const out = new Map<string, AstNode[]>();
+  for (const x of fa.index.lineage(c)) {
+    for (const v of x.stateVars.values()) if (v.initializer && test(v.initializer)) out.set(v.name, [v.node]);
+    for (const f of x.functions) {
+      const a = fa.analyze(f);
+      for (const w of a.stateWrites) {
+        const asg = w.ast.parent;
+        if (asg?.type !== 'assignment_expression') continue;
+        const rhs = field(asg, 'right');
+        if (rhs && test(rhs)) out.set(w.name, [...(out.get(w.name) ?? []), fa.statementOf(asg)]);
+      }
+    }
+  }
+  return out;
+}
+
+const randomnessFlow = defineRule(
+  {
+    id: 'sol.randomness.block-value-flow',
+    title: 'Block value flows into a random number',
+    description:
+      'A block value (or the caller’s address) is stored — in a local or a state variable — and later fed into a hash or a modulo that picks an outcome. Miners and other contracts can predict or steer it.',
+    remediation: 'Use a verifiable randomness source (VRF) or commit-reveal; do not derive outcomes from block data.',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'bad_randomness',
+    swc: 'SWC-120',
+    cwe: 'CWE-330',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const c of ctx.file.contracts) {
+      const blockState = stateVarsFrom(fa, c, (n) => fa.readsBlockValue(n));
+      for (const fn of c.functions) {
+        if (!fn.body) continue;
+        const a = fa.analyze(fn);
+        const isSource = (e: AstNode): boolean =>
+          fa.readsBlockValue(e) ||
+          /^u?int\d*\((msg\.sender|block\.coinbase)\)$/.test(norm(fa, e)) ||
+          [...descendants(e, 'identifier')].some((i) => i.field !== 'property' && a.scope.isStateVar(fa.text(i)) && blockState.has(fa.text(i)));
+        const taint = a.cfg.taint(isSource);
+        // Sinks: hashes, modulo, blockhash whose operands are tainted.
+        const sinkNodes: number[] = [];
+        walk(fn.body, (x) => {
+          if (x.type === 'call_expression' || (x.type === 'binary_expression' && x.op === '%')) {
+            const node = a.cfg.nodeOf(x);
+            if (!node) return undefined;
+            const operands = x.type === 'call_expression' ? callArgs(x) : [field(x, 'left')!].filter(Boolean);
+            const name = x.type === 'call_expression' ? norm(fa, field(x, 'function') ?? x) : '%';
+            if (!/^(keccak256|sha3|sha256|blockhash|block\.blockhash|%)$/.test(name)) return undefined;
+            if (operands.some((o) => taint.isTaintedExpr(o, node.id)) && !isRandomnessSinkUse(fa, x)) sinkNodes.push(node.id);
+            else if (operands.some((o) => taint.isTaintedExpr(o, node.id))) sinkNodes.push(node.id);
+          }
+          return undefined;
+        });
+        if (sinkNodes.length === 0) continue;
+        // Report the definitions that carry block values into the sinks, and sinks fed only indirectly.
+        const reportedNodes = new Set<number>();
+        for (const d of a.cfg.defs) {
+          if (!d.rhs) continue;
+          const idx = a.cfg.defs.indexOf(d);
+          if (!taint.tainted.has(idx)) continue;
+          const node = a.cfg.nodes[d.node]!;
+          if (!node.ast || reportedNodes.has(node.id)) continue;
+          const reaches = sinkNodes.some((s) => s === node.id || a.cfg.reachableFrom(node.id).has(s));
+          if (!reaches) continue;
+          reportedNodes.add(node.id);
+          ctx.report(meta, node.kind === 'stmt' ? node.ast : fa.statementOf(node.ast), { fn });
+        }
+        for (const s of sinkNodes) {
+          const node = a.cfg.nodes[s]!;
+          if (!node.ast || reportedNodes.has(s)) continue;
+          reportedNodes.add(s);
+          ctx.report(meta, node.kind === 'stmt' ? node.ast : node.ast, { fn });
+        }
+        // State variables holding block values that reach a sink here.
+        for (const i of descendants(fn.body, 'identifier')) {
+          const name = fa.text(i);
+          if (i.field === 'property' || !a.scope.isStateVar(name) || !blockState.has(name)) continue;
+          const node = a.cfg.nodeOf(i);
+          if (!node || !sinkNodes.some((s) => s === node.id || a.cfg.reachableFrom(node.id).has(s))) continue;
+          for (const origin of blockState.get(name)!) {
+            const originFn = [...fa.ownFunctions()].find((f) => f.node.start <= origin.start && origin.end <= f.node.end);
+            ctx.report(meta, origin, { fn: originFn, contract: c });
+          }
+        }
+      }
+    }
+  },
+);
+
+const timestampDependence = defineRule(
+  {
+    id: 'sol.time.timestamp-dependence',
+    title: 'Decision depends on block.timestamp',
+    description:
+      'A condition (or a returned value that decides one) depends on `block.timestamp`/`now`. The block proposer can shift the timestamp by several seconds, enough to win races and timing windows.',
+    remediation: 'Do not use timestamps for fine-grained decisions or randomness; allow for a drift of at least 15 seconds.',
+    severity: 'low',
+    confidence: 'medium',
+    category: 'time_manipulation',
+    swc: 'SWC-116',
+    cwe: 'CWE-829',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    const readsTime = (n: AstNode): boolean => fa.readsBlockValue(n, TIMESTAMP);
+    for (const c of ctx.file.contracts) {
+      const timeState = stateVarsFrom(fa, c, readsTime);
+      // Internal functions that return the timestamp.
+      const timeFns = new Set(
+        c.functions.filter((f) => f.body && descendants(f.body, 'return_statement').some((r) => readsTime(r))).map((f) => f.name),
+      );
+      const comparedState = new Set<string>();
+      for (const fn of c.functions) {
+        if (!fn.body) continue;
+        const a = fa.analyze(fn);
+        const isSource = (e: AstNode): boolean =>
+          readsTime(e) ||
+          descendants(e, 'call_expression').some((call) => {
+            const info = fa.file.classifyCall(call, a.scope);
+            return info.kind === 'internal' && timeFns.has(info.name);
+          });
+        const taint = a.cfg.taint(isSource);
+        for (const cond of a.conditions) {
+          if (descendants(cond.expr, 'binary_expression').some((b) => b.op === '%')) continue;
+          for (const i of descendants(cond.expr, 'identifier')) if (timeState.has(fa.text(i))) comparedState.add(fa.text(i));
+          if (!taint.isTaintedExpr(cond.expr, cond.node.id) && !readsTime(cond.expr)) continue;
+          if (!hasComparison(cond.expr, fa)) continue;
+          ctx.report(meta, cond.kind === 'require' ? fa.statementOf(cond.expr) : cond.expr, { fn });
+        }
+        for (const r of descendants(fn.body, 'return_statement')) {
+          if (!readsTime(r) || fn.returns.length !== 1) continue;
+          ctx.report(meta, r, { fn, message: `\`${fn.name}()\` returns a value derived from the block timestamp, which callers use to decide.` });
+        }
+      }
+      for (const [name, origins] of timeState) {
+        if (!comparedState.has(name)) continue;
+        for (const o of origins) {
+          if (o.type === 'state_variable_declaration') continue;
+          const originFn = c.functions.find((f) => f.node.start <= o.start && o.end <= f.node.end);
+          ctx.report(meta, o, {
+            fn: originFn,
+            contract: c,
+            message: `\`${name}\` records the block timestamp and a later condition compares it; the proposer can shift it.`,
+          });
+        }
+      }
+    }
+  },
+);
+
+function hasComparison(n: AstNode, fa: FileAnalysis): boolean {
+  const e = unwrap(n);
+  if (e.type === 'binary_expression' && e.op && ['<', '>', '<=', '>=', '==', '!=', '&&', '||'].includes(e.op)) return true;
+  if (e.type === 'unary_expression' && e.op === '!') return true;
+  // A boolean local or call result (`if (isOpen())`).
+  return fa.text(e).length > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Denial of service
+
+const callInLoop = defineRule(
+  {
+    id: 'sol.dos.external-call-in-loop',
+    title: 'External call inside a loop',
+    description:
+      'A loop pays or calls several addresses. If one recipient reverts (or runs out of gas) the whole transaction fails, and nobody after it is ever served; a long list can also exceed the block gas limit.',
+    remediation: 'Let each recipient withdraw their own payment (pull payments) instead of pushing payments in a loop.',
+    severity: 'medium',
+    confidence: 'medium',
+    category: 'denial_of_service',
+    swc: 'SWC-113',
+    cwe: 'CWE-400',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const fn of mutatingFunctions(fa)) {
+      const a = fa.analyze(fn);
+      for (const c of a.calls) {
+        if (c.node.loops.length === 0) continue;
+        const reverting =
+          c.info.kind === 'transfer' ||
+          ((c.info.kind === 'send' || c.info.kind === 'call') && resultUse(c.info.node, (n) => fa.text(n)).kind === 'used' && insideRequire(fa, c.info.node));
+        if (!reverting) continue;
+        ctx.report(meta, fa.statementOf(c.info.node), { fn });
+      }
+    }
+  },
+);
+
+function insideRequire(fa: FileAnalysis, n: AstNode): boolean {
+  let p = n.parent;
+  while (p && p.type !== 'expression_statement' && p.type !== 'if_statement') {
+    if (p.type === 'call_expression') {
+      const f = field(p, 'function');
+      const name = f ? fa.text(unwrap(f)) : '';
+      if (name === 'require' || name === 'assert') return true;
+    }
+    p = p.parent;
+  }
+  if (p?.type === 'if_statement') {
+    const [thenS] = p.children.filter((c) => c.field === 'body');
+    return thenS !== undefined && /\b(throw|revert)\b/.test(fa.text(thenS));
+  }
+  return false;
+}
+
+const pushPaymentRevert = defineRule(
+  {
+    id: 'sol.dos.failing-push-payment',
+    title: 'A reverting recipient blocks the contract',
+    description:
+      'The function requires a payment to a stored address (a previous leader, bidder or creditor) to succeed. A contract at that address can reject ether and block this function for everyone.',
+    remediation: 'Record what is owed and let recipients withdraw it (pull payments); do not revert on a failed refund.',
+    severity: 'medium',
+    confidence: 'medium',
+    category: 'denial_of_service',
+    swc: 'SWC-113',
+    cwe: 'CWE-703',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const fn of mutatingFunctions(fa)) {
+      if (!fa.isEntryPoint(fn) || fa.checksCaller(fn)) continue;
+      const a = fa.analyze(fn);
+      for (const c of a.calls) {
+        if (c.node.loops.length > 0 || !c.info.target) continue;
+        if (c.info.kind !== 'transfer' && !((c.info.kind === 'send' || c.info.kind === 'call') && insideRequire(fa, c.info.node))) continue;
+        const base = baseIdentifier(c.info.target);
+        if (!base || !a.scope.isStateVar(fa.text(base))) continue;
+        const v = a.scope.lookup(fa.text(base));
+        if (!v || OWNER_NAME.test(v.name)) continue;
+        // The stored recipient is replaced in this function: a displaced leader is refunded.
+        if (!a.stateWrites.some((w) => w.name === v.name)) continue;
+        ctx.report(meta, fa.statementOf(c.info.node), { fn });
+      }
+    }
+  },
+);
+
+const unboundedLoop = defineRule(
+  {
+    id: 'sol.dos.unbounded-loop',
+    title: 'Loop bounded by caller input or a growing array',
+    description:
+      'The loop runs as many times as a caller-supplied number or the length of a storage array that anyone can grow, and writes storage on each pass. Its gas cost grows without bound until the function can no longer run within a block.',
+    remediation: 'Bound the number of iterations, process the work in batches, or let users act on their own entries.',
+    severity: 'medium',
+    confidence: 'medium',
+    category: 'denial_of_service',
+    swc: 'SWC-128',
+    cwe: 'CWE-400',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const c of ctx.file.contracts) {
+      const grownByAnyone = new Set<string>();
+      for (const f of fa.index.functionsOf(c)) {
+        if (!fa.isEntryPoint(f) || fa.checksCaller(f)) continue;
+        for (const call of fa.analyze(f).calls) {
+          if (call.info.name === 'push' && call.info.target) {
+            const b = baseIdentifier(call.info.target);
+            if (b) grownByAnyone.add(fa.text(b));
+          }
+        }
+        for (const w of fa.analyze(f).stateWrites) {
+          const asg = w.ast.parent;
+          if (unwrap(w.ast).type === 'member_expression' && /\.length$/.test(norm(fa, w.ast)) && asg?.type === 'augmented_assignment_expression')
+            grownByAnyone.add(w.name);
+        }
+      }
+      for (const fn of c.functions) {
+        if (!fn.body || fn.mutability === 'view' || fn.mutability === 'pure') continue;
+        const a = fa.analyze(fn);
+        for (const loop of descendants(fn.body, 'for_statement', 'while_statement')) {
+          const cond = field(loop, 'condition');
+          if (!cond) continue;
+          const condNode = a.cfg.nodeOf(cond);
+          if (!condNode) continue;
+          const body = field(loop, 'body');
+          if (!body) continue;
+          const bodyWrites = a.stateWrites.some((w) => ancestorIs(w.ast, body)) || a.calls.some((x) => ancestorIs(x.info.node, body) && VALUE_KINDS.has(x.info.kind));
+          if (!bodyWrites) continue;
+          const lengthOf = descendants(cond, 'member_expression').find(
+            (m) => fa.text(field(m, 'property')!) === 'length' && grownByAnyone.has(fa.text(baseIdentifier(m) ?? m)),
+          );
+          const userBound = fa.isUserInput(cond, a) && fa.isEntryPoint(fn);
+          const largeConst = descendants(cond, 'number_literal').some((nl) => Number(fa.text(nl)) >= 100) && fa.isEntryPoint(fn);
+          if (!lengthOf && !userBound && !largeConst) continue;
+          ctx.report(meta, cond, {
+            fn,
+            message: lengthOf
+              ? `The loop runs over \`${fa.text(lengthOf)}\`, which anyone can grow; each pass writes storage or pays out.`
+              : userBound
+                ? 'The caller chooses how many times the loop runs, and each pass writes storage.'
+                : 'The loop writes storage hundreds of times in one call; its gas cost approaches the block limit.',
+          });
+        }
+      }
+    }
+  },
+);
+
+const arrayReset = defineRule(
+  {
+    id: 'sol.dos.storage-array-reset',
+    title: 'Clearing a growing storage array',
+    description:
+      'Assigning a new empty array to (or deleting) a storage array clears every element, at a gas cost proportional to its length. Once the array is long enough, the function can no longer execute.',
+    remediation: 'Keep a separate length/round counter instead of clearing the array, or bound the array’s size.',
+    severity: 'medium',
+    confidence: 'medium',
+    category: 'denial_of_service',
+    swc: 'SWC-128',
+    cwe: 'CWE-400',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const c of ctx.file.contracts) {
+      const pushed = new Set<string>();
+      for (const f of fa.index.functionsOf(c)) {
+        for (const call of fa.analyze(f).calls) {
+          if (call.info.name === 'push' && call.info.target) {
+            const b = baseIdentifier(call.info.target);
+            if (b) pushed.add(fa.text(b));
+          }
+        }
+      }
+      for (const fn of c.functions) {
+        if (fn.kind === 'constructor') continue;
+        const a = fa.analyze(fn);
+        for (const w of a.stateWrites) {
+          if (!pushed.has(w.name) || unwrap(w.ast).type !== 'identifier') continue;
+          const p = w.ast.parent;
+          const rhs = p?.type === 'assignment_expression' ? field(p, 'right') : undefined;
+          const isReset = (rhs && unwrap(rhs).type === 'new_expression') || (p?.type === 'unary_expression' && p.op === 'delete');
+          if (!isReset) continue;
+          ctx.report(meta, fa.statementOf(w.ast), { fn });
+        }
+      }
+    }
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Front-running
+
+const approveRace = defineRule(
+  {
+    id: 'sol.frontrun.erc20-approve',
+    title: 'ERC-20 approve race',
+    description:
+      '`approve` overwrites an existing allowance. A spender who sees the change in the mempool can spend the old allowance first and then the new one.',
+    remediation: 'Require the allowance to be zero before setting a new non-zero value, or offer `increaseAllowance`/`decreaseAllowance`.',
+    severity: 'low',
+    confidence: 'medium',
+    category: 'front_running',
+    swc: 'SWC-114',
+    cwe: 'CWE-362',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const fn of mutatingFunctions(fa)) {
+      if (fn.name !== 'approve' || fn.params.length !== 2 || !fa.isEntryPoint(fn)) continue;
+      const a = fa.analyze(fn);
+      const write = a.stateWrites.find((w) => /\[msg\.sender\]\[/.test(norm(fa, w.ast)) && w.ast.parent?.type === 'assignment_expression');
+      if (!write) continue;
+      // `require(value == 0 || allowance[msg.sender][spender] == 0)` prevents the race.
+      const zeroCheck = a.conditions.some((c) => /==0/.test(norm(fa, c.expr)));
+      if (zeroCheck) continue;
+      ctx.report(meta, fa.statementOf(write.ast), { fn });
+    }
+  },
+);
+
+const hashGuess = defineRule(
+  {
+    id: 'sol.frontrun.revealed-solution',
+    title: 'Solution submitted in the clear',
+    description:
+      'The function pays whoever submits an input whose hash matches a stored value. The answer is visible in the mempool, so anyone can copy it with a higher gas price and take the reward.',
+    remediation: 'Use commit-reveal: first commit `hash(answer, sender, salt)`, reveal in a later transaction.',
+    severity: 'medium',
+    confidence: 'medium',
+    category: 'front_running',
+    swc: 'SWC-114',
+    cwe: 'CWE-362',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const fn of mutatingFunctions(fa)) {
+      if (!fa.isEntryPoint(fn)) continue;
+      const a = fa.analyze(fn);
+      if (!a.calls.some(isValueCall)) continue;
+      for (const cond of a.conditions) {
+        const hashes = descendants(cond.expr, 'call_expression').filter((call) =>
+          /^(keccak256|sha3|sha256)$/.test(norm(fa, field(call, 'function') ?? call)),
+        );
+        if (!hashes.some((h) => fa.isUserInput(h, a) && !/msg\.sender/.test(fa.text(h)))) continue;
+        if (!/==/.test(fa.text(cond.expr))) continue;
+        ctx.report(meta, fa.statementOf(cond.expr), { fn });
+      }
+    }
+  },
+);
+
+const rewardTod = defineRule(
+  {
+    id: 'sol.frontrun.mutable-payout',
+    title: 'Payout amount can change while a claim is pending',
+    description:
+      'The amount paid is read from a state variable that another public function can change. Whoever sees a pending claim can reorder transactions so that it is paid a different amount (transaction-order dependence).',
+    remediation: 'Let claimants state the amount they expect (and revert on mismatch), or lock the value once claims are open.',
+    severity: 'medium',
+    confidence: 'low',
+    category: 'front_running',
+    swc: 'SWC-114',
+    cwe: 'CWE-362',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const c of ctx.file.contracts) {
+      for (const fn of c.functions) {
+        if (!fa.isEntryPoint(fn) || fn.kind !== 'function') continue;
+        const a = fa.analyze(fn);
+        for (const call of a.calls) {
+          if (!isValueCall(call) || !call.info.value) continue;
+          const v = unwrap(call.info.value);
+          if (v.type !== 'identifier' || !a.scope.isStateVar(fa.text(v))) continue;
+          const name = fa.text(v);
+          const sv = a.scope.lookup(name);
+          if (!sv || sv.isMapping || sv.isArray) continue;
+          const writers = fa.writersOf(c, name).filter((w) => w !== fn && fa.isEntryPoint(w) && w.kind === 'function');
+          if (writers.length === 0) continue;
+          ctx.report(meta, fa.statementOf(call.info.node), {
+            fn,
+            message: `\`${fn.name}()\` pays \`${name}\`, which \`${writers[0]!.name}()\` can change in a transaction ordered before it.`,
+          });
+        }
+      }
+    }
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Storage, shadowing, ERC-20 returns
+
+const uninitializedPointer = defineRule(
+  {
+    id: 'sol.storage.uninitialized-pointer',
+    title: 'Uninitialized storage pointer',
+    description:
+      'Before Solidity 0.5, a local struct or array declared without a data location and without a value is a storage pointer to slot 0. Writing through it overwrites the first state variables (often the owner).',
+    remediation: 'Declare the local `memory`, or initialize it to an existing storage element.',
+    severity: 'high',
+    confidence: 'high',
+    category: 'other',
+    swc: 'SWC-109',
+    cwe: 'CWE-824',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa, file } = ctx;
+    if (!file.versionBelow(0, 5) && file.pragma?.minVersion) return;
+    const structs = new Set(file.contracts.flatMap((c) => [...c.structs]));
+    for (const fn of fa.ownFunctions()) {
+      if (!fn.body) continue;
+      for (const stmt of descendants(fn.body, 'variable_declaration_statement')) {
+        if (field(stmt, 'value')) continue;
+        for (const d of descendants(stmt, 'variable_declaration')) {
+          const v = file.readVar(d, 'local');
+          if (!v || v.location === 'memory' || v.location === 'calldata') continue;
+          const baseType = v.typeText.replace(/\s*\[.*$/, '');
+          if (!(structs.has(baseType) || v.isArray || v.isMapping)) continue;
+          ctx.report(meta, stmt, { fn, message: `\`${v.typeText} ${v.name}\` points to storage slot 0; writes through it overwrite state.` });
+        }
+      }
+    }
+  },
+);
+
+const shadowing = defineRule(
+  {
+    id: 'sol.shadowing.state-variable',
+    title: 'State variable shadowing',
+    description:
+      'A contract declares a state variable with the same name as one of its base contracts. The two are separate storage slots, so functions of the base and of the child read different values.',
+    remediation: 'Remove the duplicate declaration and set the inherited variable in the constructor.',
+    severity: 'medium',
+    confidence: 'high',
+    category: 'other',
+    swc: 'SWC-119',
+    cwe: 'CWE-710',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const c of ctx.file.contracts) {
+      const bases = fa.index.lineage(c).slice(1);
+      for (const v of c.stateVars.values()) {
+        const shadowed = bases.find((b) => b.stateVars.has(v.name));
+        if (!shadowed) continue;
+        ctx.report(meta, v.node, {
+          contract: c,
+          message: `\`${c.name}.${v.name}\` shadows \`${shadowed.name}.${v.name}\`: functions of \`${shadowed.name}\` keep using their own variable.`,
+        });
+      }
+    }
+  },
+);
+
+const uncheckedErc20 = defineRule(
+  {
+    id: 'sol.erc20.unchecked-transfer',
+    title: 'Unchecked ERC-20 transfer result',
+    description:
+      'The boolean result of an ERC-20 `transfer`/`transferFrom`/`approve` is ignored. Tokens that return `false` instead of reverting leave the contract believing the transfer happened.',
+    remediation: 'Use OpenZeppelin `SafeERC20` (`safeTransfer`, `safeTransferFrom`) or check the returned value.',
+    severity: 'medium',
+    confidence: 'medium',
+    category: 'unchecked_low_level_calls',
+    swc: 'SWC-104',
+    cwe: 'CWE-252',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const fn of mutatingFunctions(fa)) {
+      const a = fa.analyze(fn);
+      for (const c of a.calls) {
+        if (c.info.kind !== 'external' || !/^(transfer|transferFrom|approve)$/.test(c.info.name)) continue;
+        if (c.info.args.length < 2) continue;
+        if (resultUse(c.info.node, (n) => fa.text(n)).kind !== 'discarded') continue;
+        ctx.report(meta, fa.statementOf(c.info.node), { fn });
+      }
+    }
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Gas
+
+const lengthInLoop = defineRule(
+  {
+    id: 'sol.gas.storage-length-in-loop',
+    title: 'Storage array length read on every iteration',
+    description: 'The loop condition reads the length of a storage array on every pass (a storage read each time).',
+    remediation: 'Cache the length in a local variable before the loop.',
+    severity: 'gas_optimization',
+    confidence: 'high',
+    category: 'other',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const fn of fa.ownFunctions()) {
+      if (!fn.body) continue;
+      const a = fa.analyze(fn);
+      for (const loop of descendants(fn.body, 'for_statement')) {
+        const cond = field(loop, 'condition');
+        if (!cond) continue;
+        const len = descendants(cond, 'member_expression').find((m) => {
+          const b = baseIdentifier(m);
+          return fa.text(field(m, 'property')!) === 'length' && b !== undefined && a.scope.isStateVar(fa.text(b));
+        });
+        if (len) ctx.report(meta, cond, { fn });
+      }
+    }
+  },
+);
+
+const couldBeConstant = defineRule(
+  {
+    id: 'sol.gas.could-be-constant',
+    title: 'State variable could be constant',
+    description: 'The state variable is initialized with a literal and never written, yet occupies a storage slot and costs a storage read on each use.',
+    remediation: 'Declare it `constant` (or `immutable` when set in the constructor).',
+    severity: 'gas_optimization',
+    confidence: 'high',
+    category: 'other',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    const derived = new Set(ctx.file.contracts.flatMap((c) => c.bases));
+    for (const c of ctx.file.contracts) {
+      if (c.kind !== 'contract') continue;
+      for (const v of c.stateVars.values()) {
+        if (v.isConstant || !v.initializer || v.isMapping || v.isArray) continue;
+        if (!/^[\d_.]+(\s*\w+)?$|^(true|false)$|^"[^"]*"$/.test(fa.text(v.initializer).trim())) continue;
+        const written = ctx.file.contracts.some((x) => x.functions.some((f) => fa.analyze(f).stateWrites.some((w) => w.name === v.name)));
+        if (written || (derived.has(c.name) && ctx.file.contracts.some((x) => x !== c && x.stateVars.has(v.name)))) continue;
+        ctx.report(meta, v.node, { contract: c });
+      }
+    }
+  },
+);
+
+export const standardRules: SolidityRule[] = [
+  reentrancy,
+  unprotectedOwnerWrite,
+  arbitrarySend,
+  balanceNotDebited,
+  invertedBalanceCheck,
+  delegatecallControlled,
+  tautology,
+  arrayLengthWrite,
+  arithmetic,
+  randomnessFlow,
+  timestampDependence,
+  callInLoop,
+  pushPaymentRevert,
+  unboundedLoop,
+  arrayReset,
+  approveRace,
+  hashGuess,
+  rewardTod,
+  uninitializedPointer,
+  shadowing,
+  uncheckedErc20,
+  lengthInLoop,
+  couldBeConstant,
+];
+

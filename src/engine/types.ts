@@ -1,0 +1,98 @@
+/**
+ * The engine's public value types: what a scan reports and how the platform classifies it.
+ * Nothing here depends on the database or HTTP; the platform maps these values onto findings.
+ */
+
+/** Wire values of the three scan types (scanner API v1). */
+export type ScanType = 'lite' | 'standard' | 'audit';
+
+/** Platform severities (the finding severities of the platform API). */
+export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'informational' | 'gas_optimization';
+
+/** How sure a rule is that a match is a real problem. */
+export type Confidence = 'high' | 'medium' | 'low';
+
+/** The DASP Top 10 categories used to classify every rule (and to score the SmartBugs benchmark). */
+export type DaspCategory =
+  | 'access_control'
+  | 'arithmetic'
+  | 'bad_randomness'
+  | 'denial_of_service'
+  | 'front_running'
+  | 'other'
+  | 'reentrancy'
+  | 'short_addresses'
+  | 'time_manipulation'
+  | 'unchecked_low_level_calls';
+
+/** A place in the scanned tree: a POSIX path relative to the tree's root and 1-based lines. */
+export interface SourceLocation {
+  file: string;
+  startLine: number;
+  endLine: number;
+}
+
+/** The static description of a rule: what the rule catalogue and SARIF `rules[]` show. */
+export interface RuleMeta {
+  /** Stable id such as `sol.reentrancy.state-after-call`. */
+  id: string;
+  title: string;
+  description: string;
+  remediation: string;
+  severity: Severity;
+  confidence: Confidence;
+  category: DaspCategory;
+  /** SWC registry id, e.g. `SWC-107`. */
+  swc?: string;
+  /** CWE id, e.g. `CWE-841`. */
+  cwe?: string;
+  /** The lowest scan type that runs the rule. */
+  scanType: ScanType;
+}
+
+/** One problem the engine found. */
+export interface EngineVulnerability {
+  ruleId: string;
+  title: string;
+  /** What is wrong at this place (specific to the match, not only the rule's text). */
+  description: string;
+  remediation: string;
+  severity: Severity;
+  confidence: Confidence;
+  category: DaspCategory;
+  swc?: string;
+  cwe?: string;
+  location: SourceLocation;
+  /**
+   * Stable across runs and line shifts: sha256 of rule id, file, contract, function and the
+   * whitespace-normalized snippet (never the line number).
+   */
+  fingerprint: string;
+  /** The code at the location (secrets masked). */
+  snippet?: string;
+  contract?: string;
+  function?: string;
+}
+
+export interface ScanMessage {
+  level: 'info' | 'warning' | 'error';
+  value: string;
+}
+
+export interface ScanStats {
+  files: number;
+  lines: number;
+  durationMs: number;
+}
+
+export interface ScanResult {
+  vulnerabilities: EngineVulnerability[];
+  messages: ScanMessage[];
+  stats: ScanStats;
+}
+
+/** Reported as files complete. */
+export interface ScanProgress {
+  filesDone: number;
+  filesTotal: number;
+}
