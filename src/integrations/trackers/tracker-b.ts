@@ -88,6 +88,8 @@ function describeAnswer(answer: TrackerAnswer, secrets: readonly string[]): stri
       }
     }
   }
+  // Error pages in front of the API (401s among them) are HTML: their text is the message.
+  if (answer.json === undefined && answer.text.length > 0) parts.push(answer.text);
   const detail = sanitizeProviderText(parts.join('; '), secrets);
   return detail.length > 0 ? `HTTP ${answer.status}: ${detail}` : `HTTP ${answer.status}`;
 }
