@@ -18,7 +18,7 @@ export type ArchiveEntryKind = 'file' | 'directory' | 'symlink';
 
 /** A tar header that passed the safety checks. */
 export interface ArchiveEntryHeader {
-  /** Normalized POSIX path relative to the archive root (no `./`, no trailing `/`). */
+  /** Normalized POSIX path relative to the archive root (no `./`, no trailing `/`; `''` is the root directory). */
   readonly path: string;
   readonly kind: ArchiveEntryKind;
   /** Bytes of content the header declares (0 for directories and links). */
@@ -85,9 +85,9 @@ export function resolveSymlinkTarget(linkPath: string, target: string): string |
 
 /**
  * Checks one raw tar header and returns it normalized, or throws UNSAFE_ARCHIVE_PATH /
- * UNSAFE_ARCHIVE_ENTRY naming the entry. Returns null for the root directory entry (`./`).
+ * UNSAFE_ARCHIVE_ENTRY naming the entry. The root directory entry (`./`) has the path `''`.
  */
-export function checkArchiveHeader(header: Header): ArchiveEntryHeader | null {
+export function checkArchiveHeader(header: Header): ArchiveEntryHeader {
   const path = normalizeArchivePath(header.name);
   const name = printable(header.name);
   const refuseEntry = (why: string): never => {
@@ -102,7 +102,7 @@ export function checkArchiveHeader(header: Header): ArchiveEntryHeader | null {
       if (path === '') return refuseEntry('a file needs a name');
       return { path, kind: 'file', size: header.size ?? 0 };
     case 'directory':
-      return path === '' ? null : { path, kind: 'directory', size: 0 };
+      return { path, kind: 'directory', size: 0 };
     case 'symlink': {
       const target = header.linkname ?? '';
       if (path === '') return refuseEntry('a link needs a name');
@@ -126,7 +126,7 @@ export function checkArchiveHeader(header: Header): ArchiveEntryHeader | null {
 /** Hooks of {@link readTarGz}. */
 export interface ReadTarGzOptions {
   /**
-   * Called for each accepted entry, in archive order, with its content. The body may be left
+   * Called for each accepted entry (the root `./` included), in archive order, with its content. The body may be left
    * unread: the reader drains it. The next entry is not parsed until the promise settles, which
    * keeps memory flat however large the archive is.
    */
@@ -168,8 +168,7 @@ export async function readTarGz(source: Readable, options: ReadTarGzOptions): Pr
       stream.once('close', resolve);
     });
     const handle = async (): Promise<void> => {
-      const entry = checkArchiveHeader(header);
-      if (entry !== null) await options.onEntry(entry, stream as unknown as Readable);
+      await options.onEntry(checkArchiveHeader(header), stream as unknown as Readable);
       stream.resume();
       await settled;
     };

@@ -65,7 +65,7 @@ describe('verifyArchive on well-formed archives', () => {
     expect(result.sha256).toBe(sha256(archive));
     expect(result.sizeBytes).toBe(archive.length);
     expect(result.fileCount).toBe(2);
-    expect(result.entryCount).toBe(5);
+    expect(result.entryCount).toBe(6);
     expect(result.fileBytes).toBe(36);
     expect(result.expandedBytes).toBe(gunzipSync(archive).length);
     expect(result.entries?.map((e) => `${e.kind}:${e.path}`)).toEqual([
@@ -307,6 +307,17 @@ describe('verifyArchive limits', () => {
 
     expect(err.message).toContain('f/0100000');
     expect(err.details).toMatchObject({ entry: 'f/0100000', max: DEFAULT_ARCHIVE_LIMITS.maxEntries });
+  });
+
+  it('counts repeated root entries toward the entry limit', async () => {
+    const archive = buildTarGz(
+      Array.from({ length: 50 }, () => ({ name: './', type: 'directory' as const })),
+    );
+
+    await rejectionOf(
+      verifyArchive(streamOf(archive), { limits: { maxEntries: 10 } }),
+      'ARCHIVE_TOO_MANY_ENTRIES',
+    );
   });
 
   it('refuses an archive larger than the compressed limit', async () => {

@@ -65,13 +65,13 @@ export interface VerifiedArchive {
   sizeBytes: number;
   /** Regular files. */
   fileCount: number;
-  /** Files, directories and symlinks (the root `./` entry is not counted). */
+  /** Files, directories and symlinks, the root `./` entry included. */
   entryCount: number;
   /** Inflated tar stream size in bytes (headers, contents and padding). */
   expandedBytes: number;
   /** Sum of the regular files' sizes. */
   fileBytes: number;
-  /** The entries in archive order, when `listEntries` was set. */
+  /** The entries in archive order, when `listEntries` was set (without the root `./`). */
   entries?: ArchiveEntryHeader[];
 }
 
@@ -143,11 +143,11 @@ export async function verifyArchive(
     inflatedTaps: [inflatedTap],
     ...(options.signal ? { signal: options.signal } : {}),
     async onEntry(entry) {
-      currentEntry = entry.path;
+      currentEntry = entry.path === '' ? './' : entry.path;
       entryCount += 1;
       if (entryCount > limits.maxEntries) {
         throw new AppError('ARCHIVE_TOO_MANY_ENTRIES', {
-          message: `The archive has more than ${limits.maxEntries} entries (stopped at "${entry.path}").`,
+          message: `The archive has more than ${limits.maxEntries} entries (stopped at "${currentEntry}").`,
           details: { limit: 'maxEntries', max: limits.maxEntries, ...progress() },
         });
       }
@@ -167,7 +167,7 @@ export async function verifyArchive(
           });
         }
       }
-      entries?.push(entry);
+      if (entry.path !== '') entries?.push(entry);
     },
   });
 
