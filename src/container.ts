@@ -8,6 +8,8 @@ import { createSecretBox, type SecretBox } from './auth/secret-box.ts';
 import { type Config, ConfigError, parseSecretKey } from './config.ts';
 import { type Database, migrateDatabase, openDatabase } from './db/client.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './http/rate-limit.ts';
+import type { ObjectStore } from './integrations/storage/object-store.ts';
+import { createObjectStore } from './integrations/storage/object-store-url.ts';
 import { jobDefinitions } from './jobs/definitions.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { createAdminService } from './platform/admin/admin.service.ts';
@@ -80,9 +82,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
   if (options.migrate !== false) await migrateDatabase(database);
   const secretBox: SecretBox = createSecretBox(await resolveSecretKey(config));
   const rateLimiter: RateLimiter = config.redisUrl
-    ? createRedisRateLimiter(new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }), config.rateLimit)
+    ? createRedisRateLimiter(
+        new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }),
+        config.rateLimit,
+      )
     : createMemoryRateLimiter(config.rateLimit);
 
+  const objectStore: ObjectStore = createObjectStore(config.objectStore);
   const db = database.db;
   const credits = createCreditsService({ database, costs: config.scanCosts });
   const services = {
@@ -105,12 +111,14 @@ export async function createContainer(config: Config, options: ContainerOptions 
     database,
     secretBox,
     rateLimiter,
+    objectStore,
     queue,
     services,
     /** Closes the queue, the rate limiter and (when it opened it) the database. */
     async close() {
       await queue.stop({ timeoutMs: config.shutdownTimeoutMs });
       await rateLimiter.close();
+      await objectStore.close();
       if (!options.database) await database.close();
     },
   };
