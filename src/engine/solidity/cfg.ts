@@ -103,13 +103,14 @@ export class Cfg {
    * Local variables whose value may derive from a source, following def-use chains to a fixed
    * point. Returns the tainted definitions; `isTaintedExpr` answers for any expression at a node.
    */
-  taint(isSource: (expr: AstNode) => boolean): Taint {
+  taint(isSource: (expr: AstNode) => boolean, options: { valuesOnly?: boolean } = {}): Taint {
     const tainted = new Set<number>();
     const exprTainted = (expr: AstNode, at: number): boolean => {
       if (isSource(expr)) return true;
       let hit = false;
       walk(expr, (x) => {
-        if (hit) return false;
+        // With `valuesOnly`, the keys of `m[k]` do not make its value derive from `k`.
+        if (hit || (options.valuesOnly && x.field === 'index')) return false;
         if (x.type === 'identifier' && x.field !== 'property') {
           const name = this.text(x);
           if (this.isLocal(name) && this.reachingDefIdx(at, name).some((d) => tainted.has(d))) hit = true;

@@ -107,5 +107,65 @@ function convert(cursor: ReturnType<import('web-tree-sitter').Tree['walk']>, par
     } while (cursor.gotoNextSibling());
     cursor.gotoParent();
   }
-  return node;
+  return reassociate(node);
+}
+
+/** Postfix expressions and the child that holds what they apply to. */
+const POSTFIX_BASE: Record<string, string> = {
+  array_access: 'base',
+  slice_access: 'base',
+  member_expression: 'object',
+  call_expression: 'function',
+};
+const OPERATOR_TYPES = new Set(['binary_expression', 'unary_expression', 'ternary_expression', 'update_expression']);
+
+/** The operand an unparenthesized postfix operator should have bound to: the last one. */
+function lastOperand(op: AstNode): AstNode | undefined {
+  switch (op.type) {
+    case 'binary_expression':
+      return op.children.find((c) => c.field === 'right');
+    case 'unary_expression':
+      return op.children.find((c) => c.field === 'argument');
+    case 'update_expression': {
+      const arg = op.children.find((c) => c.field === 'argument');
+      return arg && arg.start > op.start ? arg : undefined; // prefix `++x` only
+    }
+    case 'ternary_expression':
+      return op.children[op.children.length - 1];
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * tree-sitter-solidity 1.2 gives index access a lower precedence than every operator:
+ * `a + b[i]` comes out as `(a + b)[i]`, `!m[k]` as `(!m)[k]`. Parentheses in the source yield a
+ * `parenthesized_expression`, so an operator directly under a postfix expression is always this
+ * mistake; rotate the postfix onto the operator's last operand: `a + (b[i])`.
+ */
+function reassociate(x: AstNode): AstNode {
+  const baseField = POSTFIX_BASE[x.type];
+  if (!baseField) return x;
+  const bi = x.children.findIndex((c) => c.field === baseField);
+  const base = x.children[bi];
+  if (!base || !OPERATOR_TYPES.has(base.type)) return x;
+  const operand = lastOperand(base);
+  if (!operand) return x;
+  const { field: xField, parent: xParent, end: xEnd, endLine: xEndLine } = x;
+  const oi = base.children.indexOf(operand);
+  const operandField = operand.field;
+  operand.field = baseField;
+  operand.parent = x;
+  x.children[bi] = operand;
+  x.start = operand.start;
+  x.line = operand.line;
+  const fixed = reassociate(x);
+  fixed.field = operandField;
+  fixed.parent = base;
+  base.children[oi] = fixed;
+  base.field = xField;
+  base.parent = xParent;
+  base.end = xEnd;
+  base.endLine = xEndLine;
+  return base;
 }

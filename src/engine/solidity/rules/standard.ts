@@ -461,13 +461,21 @@ const arithmetic = defineRule(
     const { fa, file } = ctx;
     if (!file.uncheckedArithmetic) return;
     for (const fn of fa.ownFunctions()) {
-      if (!fn.body || fn.contract.kind === 'library') continue;
+      if (!fn.body || fn.contract.kind === 'library' || !fa.isEntryPoint(fn)) continue;
       const a = fa.analyze(fn);
-      const taint = a.cfg.taint((e) => fa.isUserInput(e, a));
-      const condTexts = [...a.conditions, ...a.modifiers.flatMap((m) => fa.analyze(m).conditions)].map((c) => ({
-        text: norm(fa, c.expr),
-        node: c.node,
-      }));
+      // Caller-chosen numbers: parameters. Ether amounts (`msg.value`, balances) are bounded by
+      // the ether supply (< 2^87) and cannot overflow 256-bit arithmetic.
+      const taint = a.cfg.taint((e) => isParamRead(fa, a, e), { valuesOnly: true });
+      // Relational comparisons in the function's conditions: `a >= b` guards `a - b`, `a + b >= a` guards `a + b`.
+      const guards: Array<{ l: string; r: string }> = [];
+      for (const c of [...a.conditions, ...a.modifiers.flatMap((m) => fa.analyze(m).conditions)]) {
+        for (const b of descendants(c.expr, 'binary_expression')) {
+          if (!b.op || !['<', '>', '<=', '>='].includes(b.op)) continue;
+          const l = field(b, 'left');
+          const r = field(b, 'right');
+          if (l && r) guards.push({ l: norm(fa, l), r: norm(fa, r) });
+        }
+      }
       const reported = new Set<AstNode>();
       walk(fn.body, (x) => {
         let left: AstNode | undefined;
@@ -489,7 +497,7 @@ const arithmetic = defineRule(
         if (node.kind === 'cond' || node.loops.some((l) => field(l, 'update') && ancestorIs(x, field(l, 'update')!))) return undefined;
         const lt = norm(fa, left);
         const rt = norm(fa, right);
-        const isLit = (s: string): boolean => /^[\d_.]+(e\d+)?(\w+)?$|^0x[\da-f]+$/i.test(s) || /^[A-Z_][A-Z0-9_]*$/.test(s);
+        const isLit = (s: string): boolean => /^\d[\d_.]*(e\d+)?(\w+)?$|^0x[\da-f]+$/i.test(s) || /^[A-Z][A-Z0-9_]*$/.test(s);
         const lUser = taint.isTaintedExpr(left, node.id);
         const rUser = taint.isTaintedExpr(right, node.id);
         if (!lUser && !rUser) return undefined;
@@ -500,7 +508,7 @@ const arithmetic = defineRule(
         if (!constantOperand && !(lState || rState || (lUser && rUser))) return undefined;
         if (x.type === 'binary_expression' && insideOverflowCheck(fa, x)) return undefined;
         // Guarded: some condition of the function mentions both operands (`require(a >= b)`).
-        const guarded = condTexts.some((c) => c.text.includes(lt) && c.text.includes(rt) && !/^0$/.test(rt));
+        const guarded = guards.some((g) => (g.l.includes(lt) && g.r.includes(rt)) || (g.l.includes(rt) && g.r.includes(lt)));
         if (guarded) return undefined;
         // Conservation: `M[to] += v` next to a checked `M[from] -= v` moves a bounded amount.
         if (op === '+' && x.type === 'augmented_assignment_expression') {
@@ -536,6 +544,17 @@ function ancestorIs(n: AstNode, maybe: AstNode): boolean {
     p = p.parent;
   }
   return false;
+}
+
+/** Whether the value of `n` (not the keys it indexes with) reads a parameter. */
+function isParamRead(fa: FileAnalysis, a: FunctionAnalysis, n: AstNode): boolean {
+  let hit = false;
+  walk(n, (x) => {
+    if (hit || x.field === 'index') return false;
+    if (x.type === 'identifier' && x.field !== 'property' && a.scope.isParam(fa.text(x))) hit = true;
+    return undefined;
+  });
+  return hit;
 }
 
 function readsState(fa: FileAnalysis, a: FunctionAnalysis, n: AstNode): boolean {
