@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeTrackerB, startFakeTrackerB, validateAdf } from '../../../test/fakes/tracker-b-server.ts';
 import { parseIssueRef } from './issue-ref.ts';
@@ -156,6 +158,27 @@ describe('tracker_b verifyIssue', () => {
     const outcome = await basicAdapter({ timeoutMs: 200 }).verifyIssue(keyRef('ENG-1'));
     expect(outcome).toMatchObject({ kind: 'error', reason: 'unavailable', retryable: true });
     if (outcome.kind === 'error') expect(outcome.message).toContain('no answer within 200 ms');
+  });
+
+  it('does not follow a redirect with the credential', async () => {
+    const redirecting = createServer((_req, res) => {
+      res.writeHead(301, { location: `${fake.url}/rest/api/3/issue/ENG-1` });
+      res.end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    try {
+      const siteUrl = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`;
+      const adapter = createTrackerBAdapter({
+        siteUrl,
+        auth: { type: 'basic', email: fake.email, apiToken: fake.apiToken },
+      });
+      const outcome = await adapter.verifyIssue(keyRef('ENG-1'));
+      expect(outcome).toMatchObject({ kind: 'error', reason: 'misconfigured', status: 301 });
+      expect(fake.requests).toHaveLength(0);
+    } finally {
+      redirecting.closeAllConnections();
+      await new Promise((resolve) => redirecting.close(resolve));
+    }
   });
 
   it('refuses a reference that names another site', async () => {

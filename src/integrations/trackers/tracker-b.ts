@@ -115,6 +115,16 @@ function classifyFailure(answer: TrackerAnswer, secrets: readonly string[], acti
       retryable: false,
     };
   }
+  if (answer.status >= 300 && answer.status < 400) {
+    const location = answer.headers.get('location');
+    return {
+      kind: 'error',
+      reason: 'misconfigured',
+      status: answer.status,
+      message: `tracker_b redirected the request to ${action}${location ? ` to ${sanitizeProviderText(location, secrets)}` : ''}; check the site URL`,
+      retryable: false,
+    };
+  }
   if (answer.status >= 500) {
     return {
       kind: 'error',

@@ -107,7 +107,15 @@ async function sendOnce(
   try {
     // One signal covers the headers and the body: a response that starts but never ends is a timeout too.
     const signal = AbortSignal.timeout(timeoutMs);
-    const response = await fetch(request.url, { method: request.method, headers, body, signal });
+    // Redirects are not followed: the credential must not travel to wherever a 3xx points, and a
+    // moved site is a configuration change to make, not to guess.
+    const response = await fetch(request.url, {
+      method: request.method,
+      headers,
+      body,
+      signal,
+      redirect: 'manual',
+    });
     const text = await response.text();
     let json: unknown;
     if (text.length > 0) {
