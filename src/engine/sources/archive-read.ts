@@ -184,6 +184,8 @@ export async function readTarGz(source: Readable, options: ReadTarGzOptions): Pr
       options.signal ? { signal: options.signal } : {},
     );
   } catch (err) {
+    // An abort is the caller's doing, not a fault of the archive.
+    if (options.signal?.aborted) throw err;
     throw translateReadError(err, origins);
   }
 }

@@ -239,6 +239,15 @@ describe('verifyArchive on malformed archives', () => {
     expect(err.details).toEqual({ expected: wrong, actual: sha256(valid) });
   });
 
+  it('stops when its signal is aborted', async () => {
+    const controller = new AbortController();
+    controller.abort();
+
+    await expect(verifyArchive(streamOf(valid), { signal: controller.signal })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+  });
+
   it('passes an error of the stream itself through unchanged', async () => {
     const failure = new Error('connection reset by the object store');
     const source = new Readable({

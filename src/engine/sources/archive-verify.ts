@@ -77,7 +77,10 @@ export interface VerifiedArchive {
 
 /**
  * Reads an archive stream to its end and verifies that it is a well-formed, safe tar.gz within
- * the limits.
+ * the limits. Accepted entries: regular files, directories and symlinks whose target stays inside
+ * the archive root (checked lexically; readers never follow links). Hard links, devices, fifos
+ * and unknown entry types are refused even when they point inside the root. pax and GNU long
+ * names and link targets are read, and checked after they are applied.
  *
  * Errors (all AppError, with a message naming the entry when there is one): INVALID_ARCHIVE
  * (not gzip, truncated gzip, trailing garbage, bad tar header or truncated tar),
