@@ -48,7 +48,7 @@ export class Cfg {
     this.entry = this.add('entry');
     this.exit = this.add('exit');
     const entryNode = this.nodes[this.entry]!;
-    for (const p of params) entryNode.defs.push({ name: p, rhs: undefined, target: body ?? ({} as AstNode) });
+    for (const p of params.filter(Boolean)) entryNode.defs.push({ name: p, rhs: undefined, target: body ?? ({} as AstNode) });
     const ctx: BuildContext = { loops: [], breaks: [], continues: [] };
     const ends = body ? this.buildStatement(body, [this.entry], ctx) : [this.entry];
     for (const e of ends) this.link(e, this.exit);

@@ -257,19 +257,20 @@ export class SolFile {
   readVar(n: AstNode, kind: VarInfo['kind']): VarInfo | undefined {
     const nameNode = field(n, 'name');
     const typeNode = field(n, 'type');
-    if (!nameNode) return undefined;
+    // Unnamed parameters and return values still count (`returns (bool)`).
+    if (!nameNode && kind !== 'param' && kind !== 'return') return undefined;
     const typeText = typeNode ? this.text(typeNode).replace(/\s+/g, ' ') : 'var';
     const locNode = field(n, 'location');
     const full = this.text(n);
     const v: VarInfo = {
-      name: this.text(nameNode),
+      name: nameNode ? this.text(nameNode) : '',
       typeText,
       node: n,
       line: n.line,
       kind,
       isMapping: /^mapping\s*\(/.test(typeText),
       isArray: /\]$/.test(typeText),
-      isConstant: kind === 'state' && /\b(constant|immutable)\b/.test(full.slice(0, nameNode.start - n.start)),
+      isConstant: kind === 'state' && nameNode !== undefined && /\b(constant|immutable)\b/.test(full.slice(0, nameNode.start - n.start)),
     };
     if (locNode) v.location = this.text(locNode);
     const value = field(n, 'value');
@@ -479,8 +480,8 @@ export class Scope {
     readonly allContracts: ContractInfo[],
   ) {
     if (fn) {
-      for (const p of fn.params) this.locals.set(p.name, p);
-      for (const r of fn.returns) this.locals.set(r.name, r);
+      for (const p of fn.params) if (p.name) this.locals.set(p.name, p);
+      for (const r of fn.returns) if (r.name) this.locals.set(r.name, r);
       if (fn.body) {
         for (const d of descendants(fn.body, 'variable_declaration')) {
           const v = file.readVar(d, 'local');

@@ -612,7 +612,7 @@ const randomnessFlow = defineRule(
     id: 'sol.randomness.block-value-flow',
     title: 'Block value flows into a random number',
     description:
-      'A block value (or the caller’s address) is stored — in a local or a state variable — and later fed into a hash or a modulo that picks an outcome. Miners and other contracts can predict or steer it.',
+      'A block value (or the caller’s address) is stored — in a local or a state variable — and later fed into a hash, `blockhash` or a modulo that picks an outcome. Miners and other contracts can predict or steer it.',
     remediation: 'Use a verifiable randomness source (VRF) or commit-reveal; do not derive outcomes from block data.',
     severity: 'high',
     confidence: 'medium',
@@ -623,59 +623,78 @@ const randomnessFlow = defineRule(
   },
   (ctx, meta) => {
     const { fa } = ctx;
+    // `block.number` feeds hashes and `blockhash`; on its own, `block.number % n` is usually
+    // round arithmetic, so it is not a source for modulo sinks.
+    const ENTROPY = /^(block\.(timestamp|difficulty|coinbase|gaslimit|prevrandao|blockhash)|now)$/;
     for (const c of ctx.file.contracts) {
       const blockState = stateVarsFrom(fa, c, (n) => fa.readsBlockValue(n));
+      const entropyState = stateVarsFrom(fa, c, (n) => fa.readsBlockValue(n, ENTROPY) || hasBlockhash(fa, n));
+      const reportedOrigins = new Set<AstNode>();
       for (const fn of c.functions) {
         if (!fn.body) continue;
         const a = fa.analyze(fn);
-        const isSource = (e: AstNode): boolean =>
-          fa.readsBlockValue(e) ||
-          /^u?int\d*\((msg\.sender|block\.coinbase)\)$/.test(norm(fa, e)) ||
-          [...descendants(e, 'identifier')].some((i) => i.field !== 'property' && a.scope.isStateVar(fa.text(i)) && blockState.has(fa.text(i)));
-        const taint = a.cfg.taint(isSource);
-        // Sinks: hashes, modulo, blockhash whose operands are tainted.
-        const sinkNodes: number[] = [];
+        const readsState = (e: AstNode, vars: Map<string, AstNode[]>): boolean =>
+          descendants(e, 'identifier').some((i) => i.field !== 'property' && a.scope.isStateVar(fa.text(i)) && vars.has(fa.text(i)));
+        const castAddress = (e: AstNode): boolean =>
+          descendants(e, 'call_expression').some((x) => /^u?int\d*\((msg\.sender|block\.coinbase)\)$/.test(norm(fa, x)));
+        const forHash = a.cfg.taint((e) => fa.readsBlockValue(e) || castAddress(e) || readsState(e, blockState));
+        const forModulo = a.cfg.taint(
+          (e) => fa.readsBlockValue(e, ENTROPY) || hasBlockhash(fa, e) || castAddress(e) || readsState(e, entropyState) || hasHashOf(fa, e),
+        );
+        // Sinks fed through variables: operands tainted at the sink's node.
+        const slices: Array<{ node: number; operands: AstNode[]; taint: typeof forHash }> = [];
         walk(fn.body, (x) => {
-          if (x.type === 'call_expression' || (x.type === 'binary_expression' && x.op === '%')) {
-            const node = a.cfg.nodeOf(x);
-            if (!node) return undefined;
-            const operands = x.type === 'call_expression' ? callArgs(x) : [field(x, 'left')!].filter(Boolean);
-            const name = x.type === 'call_expression' ? norm(fa, field(x, 'function') ?? x) : '%';
-            if (!/^(keccak256|sha3|sha256|blockhash|block\.blockhash|%)$/.test(name)) return undefined;
-            if (operands.some((o) => taint.isTaintedExpr(o, node.id)) && !isRandomnessSinkUse(fa, x)) sinkNodes.push(node.id);
-            else if (operands.some((o) => taint.isTaintedExpr(o, node.id))) sinkNodes.push(node.id);
+          const node = x.type === 'call_expression' || x.type === 'binary_expression' ? a.cfg.nodeOf(x) : undefined;
+          if (!node) return undefined;
+          const callee = x.type === 'call_expression' ? norm(fa, field(x, 'function') ?? x) : '';
+          const isHash = /^(keccak256|sha3|sha256)$/.test(callee);
+          if ((isHash && usedAsNumber(fa, a, x)) || /^(blockhash|block\.blockhash)$/.test(callee)) {
+            const ops = callArgs(x).filter((o) => forHash.isTaintedExpr(o, node.id));
+            if (ops.length) slices.push({ node: node.id, operands: ops, taint: forHash });
+          } else if (x.type === 'binary_expression' && x.op === '%') {
+            const l = field(x, 'left');
+            if (l && forModulo.isTaintedExpr(l, node.id)) slices.push({ node: node.id, operands: [l], taint: forModulo });
           }
           return undefined;
         });
-        if (sinkNodes.length === 0) continue;
-        // Report the definitions that carry block values into the sinks, and sinks fed only indirectly.
-        const reportedNodes = new Set<number>();
-        for (const d of a.cfg.defs) {
-          if (!d.rhs) continue;
-          const idx = a.cfg.defs.indexOf(d);
-          if (!taint.tainted.has(idx)) continue;
-          const node = a.cfg.nodes[d.node]!;
-          if (!node.ast || reportedNodes.has(node.id)) continue;
-          const reaches = sinkNodes.some((s) => s === node.id || a.cfg.reachableFrom(node.id).has(s));
-          if (!reaches) continue;
-          reportedNodes.add(node.id);
-          ctx.report(meta, node.kind === 'stmt' ? node.ast : fa.statementOf(node.ast), { fn });
+        // Walk def-use chains backwards from each sink; report statements that read block values.
+        const visited = new Set<number>();
+        const report = new Set<number>();
+        const stateSeen = new Set<string>();
+        const visit = (expr: AstNode, at: number, taint: typeof forHash): void => {
+          for (const i of descendants(expr, 'identifier')) {
+            if (i.field === 'property') continue;
+            const name = fa.text(i);
+            if (a.scope.isStateVar(name) && blockState.has(name)) stateSeen.add(name);
+            if (!a.scope.locals.has(name)) continue;
+            for (const d of a.cfg.reachingDefs(at, name)) {
+              const idx = a.cfg.defs.indexOf(d);
+              if (visited.has(idx) || !taint.tainted.has(idx) || !d.rhs) continue;
+              visited.add(idx);
+              if (fa.readsBlockValue(d.rhs) || castAddress(d.rhs)) report.add(d.node);
+              visit(d.rhs, d.node, taint);
+            }
+          }
+        };
+        for (const sl of slices) for (const o of sl.operands) visit(o, sl.node, sl.taint);
+        for (const id of report) {
+          const node = a.cfg.nodes[id]!;
+          if (!node.ast || containsLiteHit(fa, node.ast)) continue;
+          ctx.report(meta, node.kind === 'cond' ? node.ast : node.ast, {
+            fn,
+            message: `A block value read here reaches a hash, \`blockhash\` or modulo that produces a “random” outcome in \`${fn.name}()\`.`,
+          });
         }
-        for (const s of sinkNodes) {
-          const node = a.cfg.nodes[s]!;
-          if (!node.ast || reportedNodes.has(s)) continue;
-          reportedNodes.add(s);
-          ctx.report(meta, node.kind === 'stmt' ? node.ast : node.ast, { fn });
-        }
-        // State variables holding block values that reach a sink here.
-        for (const i of descendants(fn.body, 'identifier')) {
-          const name = fa.text(i);
-          if (i.field === 'property' || !a.scope.isStateVar(name) || !blockState.has(name)) continue;
-          const node = a.cfg.nodeOf(i);
-          if (!node || !sinkNodes.some((s) => s === node.id || a.cfg.reachableFrom(node.id).has(s))) continue;
+        for (const name of stateSeen) {
           for (const origin of blockState.get(name)!) {
-            const originFn = [...fa.ownFunctions()].find((f) => f.node.start <= origin.start && origin.end <= f.node.end);
-            ctx.report(meta, origin, { fn: originFn, contract: c });
+            if (reportedOrigins.has(origin) || containsLiteHit(fa, origin)) continue;
+            reportedOrigins.add(origin);
+            const originFn = c.functions.find((f) => f.node.start <= origin.start && origin.end <= f.node.end);
+            ctx.report(meta, origin, {
+              fn: originFn,
+              contract: c,
+              message: `\`${name}\` stores a block value that \`${fn.name}()\` later uses as a source of randomness.`,
+            });
           }
         }
       }
@@ -683,13 +702,71 @@ const randomnessFlow = defineRule(
   },
 );
 
+/**
+ * Whether a hash result is used as a number (cast to an integer, reduced modulo, compared) —
+ * directly or through the local it is stored in — rather than as an identifier or a signed digest.
+ */
+function usedAsNumber(fa: FileAnalysis, a: FunctionAnalysis, hash: AstNode): boolean {
+  const numeric = (n: AstNode): boolean => {
+    const p = n.parent;
+    if (!p) return false;
+    if (p.type === 'binary_expression' && p.op && ['%', '==', '!=', '<', '>', '&', '/'].includes(p.op)) return true;
+    if (p.type === 'call_argument' && p.parent?.type === 'call_expression') {
+      const fnName = norm(fa, field(p.parent, 'function') ?? p.parent);
+      if (/^u?int\d*$/.test(fnName)) return true;
+    }
+    if (p.type === 'type_cast_expression') return true;
+    if (p.type === 'parenthesized_expression' || p.type === 'call_argument') return numeric(p);
+    return false;
+  };
+  if (numeric(hash)) return true;
+  const node = a.cfg.nodeOf(hash);
+  if (!node) return false;
+  for (const d of node.defs) {
+    const def = a.cfg.defs.find((x) => x.node === node.id && x.name === d.name);
+    if (!def) continue;
+    for (const use of a.cfg.usesOf(def)) {
+      if (!use.ast) continue;
+      const hit = descendants(use.ast, 'identifier').some((i) => fa.text(i) === d.name && numeric(i));
+      if (hit) return true;
+    }
+  }
+  return false;
+}
+
+function hasBlockhash(fa: FileAnalysis, n: AstNode): boolean {
+  return descendants(n, 'call_expression').some((x) => /^(blockhash|block\.blockhash)$/.test(norm(fa, field(x, 'function') ?? x)));
+}
+
+/** A hash whose arguments read block values: a "random number" in the making. */
+function hasHashOf(fa: FileAnalysis, n: AstNode): boolean {
+  return descendants(n, 'call_expression').some(
+    (x) => /^(keccak256|sha3|sha256)$/.test(norm(fa, field(x, 'function') ?? x)) && callArgs(x).some((arg) => fa.readsBlockValue(arg)),
+  );
+}
+
+/** Whether the lite rule already reports something inside the statement. */
+function containsLiteHit(fa: FileAnalysis, n: AstNode): boolean {
+  let hit = false;
+  walk(n, (x) => {
+    if (hit) return false;
+    if (isRandomnessSinkUse(fa, x)) hit = true;
+    return undefined;
+  });
+  return hit;
+}
+
+/** Durations shorter than this are within reach of a proposer's timestamp drift (the 15-second rule, with margin). */
+const SHORT_WINDOW_SECONDS = 15 * 60;
+const UNIT_SECONDS: Record<string, number> = { seconds: 1, minutes: 60, hours: 3600, days: 86400, weeks: 604800, years: 31536000 };
+
 const timestampDependence = defineRule(
   {
     id: 'sol.time.timestamp-dependence',
     title: 'Decision depends on block.timestamp',
     description:
-      'A condition (or a returned value that decides one) depends on `block.timestamp`/`now`. The block proposer can shift the timestamp by several seconds, enough to win races and timing windows.',
-    remediation: 'Do not use timestamps for fine-grained decisions or randomness; allow for a drift of at least 15 seconds.',
+      'A decision depends on `block.timestamp`/`now` at a granularity the block proposer controls: an equality test, a window of a few minutes, or a function that hands the timestamp to callers as a value to decide on. The proposer can shift the timestamp by several seconds.',
+    remediation: 'Do not use timestamps for equality tests, short windows or randomness; allow for a drift of at least 15 seconds.',
     severity: 'low',
     confidence: 'medium',
     category: 'time_manipulation',
@@ -702,56 +779,71 @@ const timestampDependence = defineRule(
     const readsTime = (n: AstNode): boolean => fa.readsBlockValue(n, TIMESTAMP);
     for (const c of ctx.file.contracts) {
       const timeState = stateVarsFrom(fa, c, readsTime);
-      // Internal functions that return the timestamp.
-      const timeFns = new Set(
-        c.functions.filter((f) => f.body && descendants(f.body, 'return_statement').some((r) => readsTime(r))).map((f) => f.name),
-      );
-      const comparedState = new Set<string>();
+      const stateVars = fa.index.stateVarsOf(c);
+      /** Seconds denoted by a duration expression (`5 minutes`, `ONE_MINUTE`), if known. */
+      const seconds = (e: AstNode): number | undefined => {
+        const t = fa.text(unwrap(e)).trim();
+        const m = /^(\d+)\s*(seconds|minutes|hours|days|weeks|years)?$/.exec(t);
+        if (m) return Number(m[1]) * (UNIT_SECONDS[m[2] ?? 'seconds'] ?? 1);
+        const v = stateVars.get(t);
+        return v?.initializer && v.initializer !== e ? seconds(v.initializer) : undefined;
+      };
+      const shortWindow = (e: AstNode): boolean =>
+        [e, ...descendants(e, 'number_literal', 'identifier')].some((x) => {
+          const s = seconds(x);
+          return s !== undefined && s > 0 && s < SHORT_WINDOW_SECONDS;
+        });
+      const fineGrained = new Set<string>();
       for (const fn of c.functions) {
         if (!fn.body) continue;
         const a = fa.analyze(fn);
-        const isSource = (e: AstNode): boolean =>
-          readsTime(e) ||
-          descendants(e, 'call_expression').some((call) => {
-            const info = fa.file.classifyCall(call, a.scope);
-            return info.kind === 'internal' && timeFns.has(info.name);
-          });
-        const taint = a.cfg.taint(isSource);
+        const taint = a.cfg.taint(readsTime);
         for (const cond of a.conditions) {
-          if (descendants(cond.expr, 'binary_expression').some((b) => b.op === '%')) continue;
-          for (const i of descendants(cond.expr, 'identifier')) if (timeState.has(fa.text(i))) comparedState.add(fa.text(i));
-          if (!taint.isTaintedExpr(cond.expr, cond.node.id) && !readsTime(cond.expr)) continue;
-          if (!hasComparison(cond.expr, fa)) continue;
-          ctx.report(meta, cond.kind === 'require' ? fa.statementOf(cond.expr) : cond.expr, { fn });
+          for (const b of descendants(cond.expr, 'binary_expression')) {
+            if (!b.op || !['<', '>', '<=', '>=', '==', '!='].includes(b.op)) continue;
+            if (descendants(b, 'binary_expression').some((x) => x.op === '%')) continue;
+            const l = field(b, 'left');
+            const r = field(b, 'right');
+            if (!l || !r) continue;
+            const lt = readsTime(l) || taint.isTaintedExpr(l, cond.node.id);
+            const rt = readsTime(r) || taint.isTaintedExpr(r, cond.node.id);
+            if (!lt && !rt) continue;
+            const equality = b.op === '==' || b.op === '!=';
+            if (!equality && !shortWindow(b)) continue;
+            for (const i of descendants(b, 'identifier')) if (timeState.has(fa.text(i))) fineGrained.add(fa.text(i));
+            ctx.report(meta, cond.kind === 'require' ? fa.statementOf(cond.expr) : cond.expr, {
+              fn,
+              message: equality
+                ? 'The block timestamp is tested for (in)equality; the proposer chooses it within a drift of several seconds.'
+                : 'The block timestamp decides a window of a few minutes, within reach of the proposer’s drift.',
+            });
+            break;
+          }
         }
+        // A function whose result is the timestamp, or a decision on it, for callers to act on.
         for (const r of descendants(fn.body, 'return_statement')) {
-          if (!readsTime(r) || fn.returns.length !== 1) continue;
-          ctx.report(meta, r, { fn, message: `\`${fn.name}()\` returns a value derived from the block timestamp, which callers use to decide.` });
+          if (!readsTime(r) || fn.returns.length !== 1 || descendants(r, 'binary_expression').some((x) => x.op === '-' || x.op === '+')) continue;
+          ctx.report(meta, r, {
+            fn,
+            message: `\`${fn.name}()\` returns ${/^bool/.test(fn.returns[0]!.typeText) ? 'a decision on' : ''} the block timestamp for callers to act on.`,
+          });
         }
       }
       for (const [name, origins] of timeState) {
-        if (!comparedState.has(name)) continue;
+        if (!fineGrained.has(name)) continue;
         for (const o of origins) {
           if (o.type === 'state_variable_declaration') continue;
           const originFn = c.functions.find((f) => f.node.start <= o.start && o.end <= f.node.end);
           ctx.report(meta, o, {
             fn: originFn,
             contract: c,
-            message: `\`${name}\` records the block timestamp and a later condition compares it; the proposer can shift it.`,
+            message: `\`${name}\` records the block timestamp for a fine-grained comparison; the proposer can shift it.`,
           });
         }
       }
     }
   },
 );
-
-function hasComparison(n: AstNode, fa: FileAnalysis): boolean {
-  const e = unwrap(n);
-  if (e.type === 'binary_expression' && e.op && ['<', '>', '<=', '>=', '==', '!=', '&&', '||'].includes(e.op)) return true;
-  if (e.type === 'unary_expression' && e.op === '!') return true;
-  // A boolean local or call result (`if (isOpen())`).
-  return fa.text(e).length > 0;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Denial of service
