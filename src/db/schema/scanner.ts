@@ -145,6 +145,8 @@ export const idempotencyRecords = pgTable(
     key: text('key').notNull(),
     fingerprint: text('fingerprint').notNull(),
     state: text('state', { enum: ['in_progress', 'completed'] }).notNull(),
+    /** Identifies the request holding an `in_progress` claim; a taken-over claim gets a new one. */
+    claimId: uuid('claim_id'),
     responseStatus: integer('response_status'),
     responseBody: jsonb('response_body'),
     lockedUntil: timestamp('locked_until', { withTimezone: true }),
