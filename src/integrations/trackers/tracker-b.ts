@@ -269,7 +269,15 @@ export function createTrackerBAdapter(
     if (exchange.status === 404) {
       // Anonymous reads get the same 404 as a missing issue: only working credentials make it "not found".
       const credentials = await checkCredentials();
-      return credentials.kind === 'ok' ? { kind: 'not_found' } : (credentials as ProviderError);
+      if (credentials.kind === 'ok') return { kind: 'not_found' };
+      if (credentials.kind === 'error') return credentials;
+      return {
+        kind: 'error',
+        reason: 'protocol',
+        status: 404,
+        message: 'tracker_b answered 404 and /myself could not confirm the credentials',
+        retryable: false,
+      };
     }
     return classifyFailure(exchange, secrets, 'read the issue');
   };
@@ -350,7 +358,7 @@ export function createTrackerBAdapter(
       };
     }
     const found = issues.map(toIssue).filter((i): i is TrackerIssue => i !== null);
-    // Should two exist (created before the label existed elsewhere), the oldest is the one to keep.
+    // Two issues with one finding's label mean an earlier duplicate: the oldest is the one to link.
     found.sort((a, b) => Number(a.externalId) - Number(b.externalId));
     return { kind: 'ok', value: found[0] ?? null };
   };
