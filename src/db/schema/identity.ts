@@ -50,6 +50,11 @@ export const users = pgTable(
     sourcehost: text('sourcehost'),
     microblog: text('microblog'),
     guildId: uuid('guild_id'),
+    /** Badges shown on the auditor public profile, awarded by platform admins. */
+    badges: jsonb('badges')
+      .$type<Array<{ id: string; name: string; image: string; description: string; issuedAt: string }>>()
+      .notNull()
+      .default([]),
     disabledAt: timestamp('disabled_at', { withTimezone: true }),
     deletedAt: timestamp('deleted_at', { withTimezone: true }),
     createdAt: createdAt(),

@@ -32,11 +32,16 @@ export const findingStatuses = [
 export const severities = ['critical', 'high', 'medium', 'low', 'informational', 'gas_optimization'] as const;
 export const repositoryRoles = ['client', 'reviewer', 'judge', 'triager', 'admin'] as const;
 
-export const guilds = pgTable('guilds', {
-  id: uuid('id').primaryKey().defaultRandom(),
-  name: text('name').notNull().unique(),
-  createdAt: createdAt(),
-});
+/** Guilds of auditors; names are unique case-insensitively. */
+export const guilds = pgTable(
+  'guilds',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    name: text('name').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('guilds_name_lower_key').on(sql`lower(${t.name})`)],
+);
 
 /** A review project of a company (v0 "repository"). Money columns are numeric, rendered as strings. */
 export const repositories = pgTable(
@@ -54,7 +59,6 @@ export const repositories = pgTable(
     timeframeEnd: timestamp('timeframe_end', { withTimezone: true }),
     totalRewardPot: numeric('total_reward_pot').notNull().default('0'),
     submissionFee: numeric('submission_fee').notNull().default('0'),
-    reward: numeric('reward').notNull().default('0'),
     instructions: text('instructions').notNull().default(''),
     requiredCtfAddress: text('required_ctf_address').notNull().default(''),
     allowedSeverities: text('allowed_severities')
