@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -16,6 +16,11 @@ import { assertObjectKey, createByteLimiter, type ObjectStore } from './object-s
 export interface FsObjectStoreOptions {
   /** Directory holding the objects; created on first write. Default `./data/objects`. */
   root?: string;
+  /**
+   * Staging files older than this are removed on the store's first write: they are what a crash
+   * in the middle of an upload leaves behind. Default 24 hours.
+   */
+  staleStagingMs?: number;
 }
 
 /** The staging folder; object keys cannot start with a dot, so it never collides with one. */
@@ -24,6 +29,9 @@ const STAGING_DIR = '.tmp';
 /** Creates the file system object store rooted at `options.root`. */
 export function createFsObjectStore(options: FsObjectStoreOptions = {}): ObjectStore {
   const root = resolve(options.root ?? './data/objects');
+  const stagingDir = join(root, STAGING_DIR);
+  const staleStagingMs = options.staleStagingMs ?? 24 * 3600 * 1000;
+  let swept: Promise<void> | undefined;
 
   const pathOf = (key: string): string => {
     assertObjectKey(key);
@@ -35,8 +43,11 @@ export function createFsObjectStore(options: FsObjectStoreOptions = {}): ObjectS
 
     async putStream(key, body, { maxBytes }) {
       const target = pathOf(key);
-      const staging = join(root, STAGING_DIR, `${randomUUID()}.part`);
-      await mkdir(dirname(staging), { recursive: true });
+      const staging = join(stagingDir, `${randomUUID()}.part`);
+      await mkdir(stagingDir, { recursive: true });
+      // Best effort: a failed sweep must not fail uploads; the next start tries again.
+      swept ??= removeStaleStaging(stagingDir, staleStagingMs).catch(() => undefined);
+      await swept;
       let sizeBytes = 0;
       try {
         await pipeline(
@@ -102,6 +113,16 @@ export function createFsObjectStore(options: FsObjectStoreOptions = {}): ObjectS
 
     async close() {},
   };
+}
+
+async function removeStaleStaging(stagingDir: string, staleMs: number): Promise<void> {
+  const cutoff = Date.now() - staleMs;
+  for (const name of await readdir(stagingDir)) {
+    const path = join(stagingDir, name);
+    // A file may vanish between the listing and the stat when another put finishes; that is fine.
+    const info = await stat(path).catch(() => null);
+    if (info && info.mtimeMs < cutoff) await rm(path, { force: true });
+  }
 }
 
 function isMissing(err: unknown): boolean {

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -196,6 +196,24 @@ describe('file system store', () => {
     );
 
     expect(await readdir(join(root, '.tmp'))).toEqual([]);
+  });
+
+  it('removes staging files left by an interrupted upload on its first write', async () => {
+    const crashRoot = await mkdtemp(join(tmpdir(), 'vigil-objects-crash-'));
+    await mkdir(join(crashRoot, '.tmp'), { recursive: true });
+    const stale = join(crashRoot, '.tmp', 'left-by-a-crash.part');
+    const recent = join(crashRoot, '.tmp', 'upload-in-progress.part');
+    await writeFile(stale, 'partial');
+    await writeFile(recent, 'partial');
+    const twoDaysAgo = new Date(Date.now() - 48 * 3600 * 1000);
+    await utimes(stale, twoDaysAgo, twoDaysAgo);
+
+    await createFsObjectStore({ root: crashRoot }).putStream('a/b', Readable.from([Buffer.from('x')]), {
+      maxBytes: 10,
+    });
+
+    expect(await readdir(join(crashRoot, '.tmp'))).toEqual(['upload-in-progress.part']);
+    await rm(crashRoot, { recursive: true, force: true });
   });
 
   it('has no presigned upload URL', async () => {
