@@ -198,22 +198,26 @@ const arbitrarySend = defineRule(
     for (const fn of mutatingFunctions(fa)) {
       if (fn.kind === 'constructor' || !openToAnyone(fa, fn)) continue;
       const a = fa.analyze(fn);
-      // Bookkeeping: the function reads state keyed by the caller (a balance, a claim).
-      const keyedByCaller = a.stateReads.some((r) => {
-        const acc = r.ast.parent;
-        return acc?.type === 'array_access' && acc.children.some((x) => x.field === 'index' && /msg\.sender/.test(fa.text(x)));
-      });
+      // Gated payouts (game rules, deadlines, balances) are judged by other rules.
+      if (a.conditions.length > 0) continue;
       for (const c of a.calls) {
         if (!isValueCall(c) || !c.info.target || !c.info.value) continue;
+        const amount = norm(fa, c.info.value);
+        if (/msg\.value/.test(amount) || /^0(\s*wei)?$/.test(amount)) continue; // the caller's own ether
         const dest = norm(fa, c.info.target);
-        const destFromInput = fa.isUserInput(c.info.target, a);
-        const wholeBalance = /(this|address\(this\))\.balance/.test(norm(fa, c.info.value));
-        const amountFromInput = fa.isUserInput(c.info.value, a) && !/msg\.value/.test(norm(fa, c.info.value));
+        // Bookkeeping: state indexed by the caller or by the destination (what they are owed).
+        const keyed = a.stateReads.some((r) => {
+          const acc = r.ast.parent;
+          if (acc?.type !== 'array_access') return false;
+          const idx = field(acc, 'index');
+          return idx !== undefined && (norm(fa, idx) === 'msg.sender' || norm(fa, idx) === dest);
+        });
+        if (keyed) continue;
+        const destFromInput = isParamRead(fa, a, c.info.target);
+        const wholeBalance = /(this|address\(this\))\.balance/.test(amount);
+        const amountFromInput = isParamRead(fa, a, c.info.value);
         const toCaller = dest === 'msg.sender' || dest === 'tx.origin';
-        let hit = false;
-        if (destFromInput && !keyedByCaller && (wholeBalance || amountFromInput || /^[\w.]+$/.test(norm(fa, c.info.value))))
-          hit = true;
-        if (toCaller && !keyedByCaller && (wholeBalance || amountFromInput) && a.conditions.length === 0) hit = true;
+        const hit = (destFromInput || toCaller) && (wholeBalance || amountFromInput);
         if (!hit) continue;
         ctx.report(meta, fa.statementOf(c.info.node), {
           fn,
@@ -290,10 +294,18 @@ const invertedBalanceCheck = defineRule(
         const l = field(e, 'left');
         const r = field(e, 'right');
         if (!l || !r) continue;
-        const [big, small] = e.op.startsWith('>') ? [norm(fa, l), norm(fa, r)] : [norm(fa, r), norm(fa, l)];
+        // What the condition guarantees afterwards: `require(c)` → c; `if (c) throw;` → !c;
+        // `if (c) { … }` → c inside the branch only.
+        const ifStmt = cond.kind === 'if' ? cond.expr.parent : undefined;
+        const thenBranch = ifStmt?.type === 'if_statement' ? ifStmt.children.find((x) => x.field === 'body') : undefined;
+        const exits = thenBranch !== undefined && /^\s*\{?\s*(throw|revert|return)\b/.test(fa.text(thenBranch));
+        const greater = e.op.startsWith('>') !== exits;
+        const [big, small] = greater ? [norm(fa, l), norm(fa, r)] : [norm(fa, r), norm(fa, l)];
         const hit = subtractions.find((w) => {
           const right = field(w.ast.parent!, 'right');
-          return right && norm(fa, w.ast) === small && norm(fa, right) === big;
+          if (!right || norm(fa, w.ast) !== small || norm(fa, right) !== big) return false;
+          if (cond.kind === 'if' && !exits) return thenBranch !== undefined && ancestorIs(w.ast, thenBranch);
+          return a.cfg.reachableFrom(cond.node.id).has(w.node.id);
         });
         if (hit) ctx.report(meta, fa.statementOf(cond.expr), { fn });
       }
@@ -461,7 +473,8 @@ const arithmetic = defineRule(
     const { fa, file } = ctx;
     if (!file.uncheckedArithmetic) return;
     for (const fn of fa.ownFunctions()) {
-      if (!fn.body || fn.contract.kind === 'library' || !fa.isEntryPoint(fn)) continue;
+      // Privileged callers (owner-only functions) supply trusted numbers.
+      if (!fn.body || fn.contract.kind === 'library' || !fa.isEntryPoint(fn) || fa.checksCaller(fn)) continue;
       const a = fa.analyze(fn);
       // Caller-chosen numbers: parameters. Ether amounts (`msg.value`, balances) are bounded by
       // the ether supply (< 2^87) and cannot overflow 256-bit arithmetic.
@@ -510,6 +523,17 @@ const arithmetic = defineRule(
         // Guarded: some condition of the function mentions both operands (`require(a >= b)`).
         const guarded = guards.some((g) => (g.l.includes(lt) && g.r.includes(rt)) || (g.l.includes(rt) && g.r.includes(lt)));
         if (guarded) return undefined;
+        // Burn: `totalSupply -= v` next to a checked `balance -= v` (a balance never exceeds the supply).
+        if (op === '-' && x.type === 'augmented_assignment_expression') {
+          const burnt = a.stateWrites.some((w) => {
+            const p = w.ast.parent;
+            if (p?.type !== 'augmented_assignment_expression' || p === x || p.op !== '-=') return false;
+            if (norm(fa, field(p, 'right')!) !== rt) return false;
+            const wl = norm(fa, w.ast);
+            return guards.some((g) => (g.l.includes(wl) && g.r.includes(rt)) || (g.l.includes(rt) && g.r.includes(wl)));
+          });
+          if (burnt) return undefined;
+        }
         // Conservation: `M[to] += v` next to a checked `M[from] -= v` moves a bounded amount.
         if (op === '+' && x.type === 'augmented_assignment_expression') {
           const m = baseIdentifier(left);
@@ -546,11 +570,15 @@ function ancestorIs(n: AstNode, maybe: AstNode): boolean {
   return false;
 }
 
-/** Whether the value of `n` (not the keys it indexes with) reads a parameter. */
+/**
+ * Whether the value of `n` reads a parameter — not the keys it indexes with, and not the length
+ * of a parameter array (bounded by the calldata size).
+ */
 function isParamRead(fa: FileAnalysis, a: FunctionAnalysis, n: AstNode): boolean {
   let hit = false;
   walk(n, (x) => {
     if (hit || x.field === 'index') return false;
+    if (x.type === 'member_expression' && fa.text(field(x, 'property') ?? x) === 'length') return false;
     if (x.type === 'identifier' && x.field !== 'property' && a.scope.isParam(fa.text(x))) hit = true;
     return undefined;
   });
@@ -922,7 +950,8 @@ const pushPaymentRevert = defineRule(
         const v = a.scope.lookup(fa.text(base));
         if (!v || OWNER_NAME.test(v.name)) continue;
         // The stored recipient is replaced in this function: a displaced leader is refunded.
-        if (!a.stateWrites.some((w) => w.name === v.name)) continue;
+        const target = norm(fa, c.info.target);
+        if (!a.stateWrites.some((w) => norm(fa, w.ast) === target)) continue;
         ctx.report(meta, fa.statementOf(c.info.node), { fn });
       }
     }
@@ -976,8 +1005,13 @@ const unboundedLoop = defineRule(
           const lengthOf = descendants(cond, 'member_expression').find(
             (m) => fa.text(field(m, 'property')!) === 'length' && grownByAnyone.has(fa.text(baseIdentifier(m) ?? m)),
           );
-          const userBound = fa.isUserInput(cond, a) && fa.isEntryPoint(fn);
-          const largeConst = descendants(cond, 'number_literal').some((nl) => Number(fa.text(nl)) >= 100) && fa.isEntryPoint(fn);
+          // A caller-chosen (or large) iteration count only hurts others when each pass grows
+          // storage that later code must walk; otherwise the caller only spends their own gas.
+          const grows =
+            a.calls.some((x) => ancestorIs(x.info.node, body) && x.info.name === 'push') ||
+            a.stateWrites.some((w) => ancestorIs(w.ast, body) && /\.length$/.test(norm(fa, w.ast)));
+          const userBound = grows && fa.isUserInput(cond, a) && fa.isEntryPoint(fn);
+          const largeConst = grows && descendants(cond, 'number_literal').some((nl) => Number(fa.text(nl)) >= 100) && fa.isEntryPoint(fn);
           if (!lengthOf && !userBound && !largeConst) continue;
           ctx.report(meta, cond, {
             fn,
@@ -1026,7 +1060,7 @@ const arrayReset = defineRule(
           if (!pushed.has(w.name) || unwrap(w.ast).type !== 'identifier') continue;
           const p = w.ast.parent;
           const rhs = p?.type === 'assignment_expression' ? field(p, 'right') : undefined;
-          const isReset = (rhs && unwrap(rhs).type === 'new_expression') || (p?.type === 'unary_expression' && p.op === 'delete');
+          const isReset = (rhs && /^new\b/.test(fa.text(unwrap(rhs)))) || (p?.type === 'unary_expression' && p.op === 'delete');
           if (!isReset) continue;
           ctx.report(meta, fa.statementOf(w.ast), { fn });
         }
@@ -1045,7 +1079,7 @@ const approveRace = defineRule(
     description:
       '`approve` overwrites an existing allowance. A spender who sees the change in the mempool can spend the old allowance first and then the new one.',
     remediation: 'Require the allowance to be zero before setting a new non-zero value, or offer `increaseAllowance`/`decreaseAllowance`.',
-    severity: 'low',
+    severity: 'informational',
     confidence: 'medium',
     category: 'front_running',
     swc: 'SWC-114',
@@ -1126,7 +1160,11 @@ const rewardTod = defineRule(
           const name = fa.text(v);
           const sv = a.scope.lookup(name);
           if (!sv || sv.isMapping || sv.isArray) continue;
-          const writers = fa.writersOf(c, name).filter((w) => w !== fn && fa.isEntryPoint(w) && w.kind === 'function');
+          if (!openToAnyone(fa, fn)) continue;
+          // The classic order dependence: the privileged side changes the payout while a claim is pending.
+          const writers = fa
+            .writersOf(c, name)
+            .filter((w) => w !== fn && fa.isEntryPoint(w) && w.kind === 'function' && fa.checksCaller(w));
           if (writers.length === 0) continue;
           ctx.report(meta, fa.statementOf(call.info.node), {
             fn,
