@@ -26,19 +26,6 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** Paths and fields the logger never writes. */
-export const REDACTED_LOG_PATHS = [
-  'req.headers.authorization',
-  'req.headers["x-api-key"]',
-  'req.headers.cookie',
-  '*.token',
-  '*.secret',
-  '*.password',
-  '*.apiToken',
-  '*.apiKey',
-  '*.credentials',
-];
-
 export const API_VERSION = '1.7.0';
 
 /** Builds the HTTP app on a container: plugins, hooks and every route, without listening. */
@@ -51,7 +38,9 @@ export async function buildApp(container: Container): Promise<App> {
       return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
+    },
     return503OnClosing: true,
     forceCloseConnections: false,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
@@ -75,13 +64,24 @@ export async function buildApp(container: Container): Promise<App> {
       },
       components: {
         securitySchemes: {
-          ServiceBearer: { type: 'http', scheme: 'bearer', description: 'Organization service key `vgl_sk_…`' },
-          ServiceApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Organization service key' },
+          ServiceBearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'Organization service key `vgl_sk_…`',
+          },
+          ServiceApiKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-API-Key',
+            description: 'Organization service key',
+          },
           UserBearer: { type: 'http', scheme: 'bearer', description: 'User API token `vgl_u_…`' },
         },
       },
     },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}`,
+    },
   });
 
   registerAuth(app, {
@@ -91,10 +91,8 @@ export async function buildApp(container: Container): Promise<App> {
   });
   registerMetrics(app);
 
-  app.get(
-    '/openapi.json',
-    { schema: { hide: true }, config: { auth: { kind: 'none' } } },
-    async () => app.swagger(),
+  app.get('/openapi.json', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async () =>
+    app.swagger(),
   );
   await app.register(scalar, {
     routePrefix: '/docs',

@@ -26,26 +26,33 @@ export interface ContainerOptions {
   database?: Database;
 }
 
-/** Creates the process logger with secrets redacted. */
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({
-    level: config.logLevel,
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'req.headers["x-api-key"]',
-        'req.headers.cookie',
-        '*.token',
-        '*.secret',
-        '*.password',
-        '*.apiToken',
-        '*.apiKey',
-        '*.credentials',
-        '*.authorization',
-      ],
-      censor: '[redacted]',
+/** Paths and fields the logger never writes: credentials and integration secrets. */
+export const REDACTED_LOG_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers.cookie',
+  '*.token',
+  '*.secret',
+  '*.password',
+  '*.apiToken',
+  '*.apiKey',
+  '*.accessToken',
+  '*.credentials',
+  '*.authorization',
+];
+
+/** Creates the process logger with secrets redacted (to stdout, or to `destination`). */
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level: config.logLevel,
+      redact: {
+        paths: REDACTED_LOG_PATHS,
+        censor: '[redacted]',
+      },
     },
-  });
+    destination,
+  );
 }
 
 /**

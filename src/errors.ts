@@ -23,7 +23,10 @@ export const ERROR_CODES = {
   /** The body is larger than the server accepts. */
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   /** The Content-Type is not one the route accepts. */
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The Content-Type is not supported; send application/json.' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message: 'The Content-Type is not supported; send application/json.',
+  },
   /** No route has this path. */
   ROUTE_NOT_FOUND: { status: 404, message: 'No such route.' },
   /** The path exists but not with this method. */
@@ -39,7 +42,10 @@ export const ERROR_CODES = {
   /** The caller is known but may not do this. */
   FORBIDDEN: { status: 403, message: 'You are not allowed to do this.' },
   /** Too many requests for this credential. */
-  RATE_LIMITED: { status: 429, message: 'Rate limit exceeded; retry after the number of seconds in Retry-After.' },
+  RATE_LIMITED: {
+    status: 429,
+    message: 'Rate limit exceeded; retry after the number of seconds in Retry-After.',
+  },
 
   // --- generic resources ---
   /** The resource does not exist or belongs to another organization. */
@@ -72,7 +78,10 @@ export const ERROR_CODES = {
     message: 'Several workspaces match this repository; pass workspaceId or prefix.',
   },
   /** The repository kind or the scan type and source combination is not supported. */
-  UNSUPPORTED_REPOSITORY_TYPE: { status: 422, message: 'This repository type is not supported for this scan.' },
+  UNSUPPORTED_REPOSITORY_TYPE: {
+    status: 422,
+    message: 'This repository type is not supported for this scan.',
+  },
   /** The scan is completed or failed and cannot be cancelled. */
   SCAN_NOT_CANCELLABLE: { status: 409, message: 'The scan is already completed or failed.' },
   /** The scan has not started in the backend yet. */
@@ -109,7 +118,10 @@ export const ERROR_CODES = {
   /** An entry has an absolute path, a `..` segment or a drive letter. */
   UNSAFE_ARCHIVE_PATH: { status: 400, message: 'The archive has an entry with an unsafe path.' },
   /** An entry is a link leaving the root, a hard link, a device or a fifo. */
-  UNSAFE_ARCHIVE_ENTRY: { status: 400, message: 'The archive has a link, device or fifo entry that is not allowed.' },
+  UNSAFE_ARCHIVE_ENTRY: {
+    status: 400,
+    message: 'The archive has a link, device or fifo entry that is not allowed.',
+  },
   /** The computed sha256 differs from the one given. */
   CHECKSUM_MISMATCH: { status: 400, message: 'The archive sha256 does not match the one given.' },
 

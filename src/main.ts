@@ -19,10 +19,18 @@ export async function main(argv: string[]): Promise<void> {
 
   program
     .command('start')
-    .description('run the API and the worker in one process (embedded PGlite in ./data unless DATABASE_URL is set)')
+    .description(
+      'run the API and the worker in one process (embedded PGlite in ./data unless DATABASE_URL is set)',
+    )
     .action(() => runProcesses(config(), { api: true, worker: true }));
-  program.command('serve').description('run the HTTP API only').action(() => runProcesses(config(), { api: true, worker: false }));
-  program.command('worker').description('run background jobs only').action(() => runProcesses(config(), { api: false, worker: true }));
+  program
+    .command('serve')
+    .description('run the HTTP API only')
+    .action(() => runProcesses(config(), { api: true, worker: false }));
+  program
+    .command('worker')
+    .description('run background jobs only')
+    .action(() => runProcesses(config(), { api: false, worker: true }));
   program
     .command('migrate')
     .description('apply database migrations')
@@ -48,7 +56,8 @@ export async function main(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
   } catch (err) {
     const code = (err as { code?: string }).code;
-    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') return;
+    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help')
+      return;
     if (typeof code === 'string' && code.startsWith('commander.')) {
       process.exitCode = 2;
       return;

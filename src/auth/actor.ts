@@ -63,7 +63,11 @@ export function isPlatformAdmin(actor: Actor): boolean {
 /** True when the user may read everything of the company: a member, or a cross-company reader. */
 export function canReadCompany(actor: Actor, companyId: string): boolean {
   if (actor.kind !== 'user') return false;
-  return actor.companies.has(companyId) || actor.permissions.has('read_all_companies') || actor.permissions.has('admin');
+  return (
+    actor.companies.has(companyId) ||
+    actor.permissions.has('read_all_companies') ||
+    actor.permissions.has('admin')
+  );
 }
 
 /** True when the user manages the company (its manager, or a platform admin). */

@@ -1,6 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { companyMembers, platformPermissions, serviceKeys, userTokens, users } from '../db/schema/index.ts';
+import { companyMembers, platformPermissions, serviceKeys, users, userTokens } from '../db/schema/index.ts';
 
 /** SQL for resolving credentials. */
 export function authRepo(db: Db) {

@@ -11,13 +11,16 @@ export interface PresentedCredential {
 }
 
 /** Reads `Authorization: Bearer …` or `X-API-Key: …`; null when neither is present. */
-export function readCredential(headers: Record<string, string | string[] | undefined>): PresentedCredential | null {
+export function readCredential(
+  headers: Record<string, string | string[] | undefined>,
+): PresentedCredential | null {
   const apiKey = headers['x-api-key'];
   if (typeof apiKey === 'string' && apiKey.length > 0) return { secret: apiKey.trim(), scheme: 'api-key' };
   const authorization = headers.authorization;
   if (typeof authorization !== 'string' || authorization.length === 0) return null;
   const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
-  if (!match?.[1]) throw new AppError('INVALID_CREDENTIAL', { message: 'Authorization must be "Bearer <token>".' });
+  if (!match?.[1])
+    throw new AppError('INVALID_CREDENTIAL', { message: 'Authorization must be "Bearer <token>".' });
   return { secret: match[1].trim(), scheme: 'bearer' };
 }
 
@@ -30,11 +33,14 @@ export function createAuthService(deps: { db: Db; now?: () => Date }) {
     /** An organization service key → ServiceActor; 401 when malformed, unknown, expired or revoked. */
     async authenticateServiceKey(secret: string): Promise<ServiceActor> {
       if (classifySecret(secret) !== 'service') {
-        throw new AppError('INVALID_CREDENTIAL', { message: 'This endpoint takes an organization service key (vgl_sk_…).' });
+        throw new AppError('INVALID_CREDENTIAL', {
+          message: 'This endpoint takes an organization service key (vgl_sk_…).',
+        });
       }
       const key = await repo.findServiceKeyByHash(hashSecret(secret));
       if (!key) throw new AppError('INVALID_CREDENTIAL', { message: 'Unknown service key.' });
-      if (key.revokedAt) throw new AppError('INVALID_CREDENTIAL', { message: 'This service key has been revoked.' });
+      if (key.revokedAt)
+        throw new AppError('INVALID_CREDENTIAL', { message: 'This service key has been revoked.' });
       if (key.expiresAt && key.expiresAt <= now()) {
         throw new AppError('INVALID_CREDENTIAL', { message: 'This service key has expired.' });
       }
@@ -49,12 +55,16 @@ export function createAuthService(deps: { db: Db; now?: () => Date }) {
     /** A user API token → UserActor; 401 when malformed, unknown, expired, revoked or disabled. */
     async authenticateUserToken(secret: string): Promise<UserActor> {
       if (classifySecret(secret) !== 'user') {
-        throw new AppError('INVALID_CREDENTIAL', { message: 'This endpoint takes a user API token (vgl_u_…).' });
+        throw new AppError('INVALID_CREDENTIAL', {
+          message: 'This endpoint takes a user API token (vgl_u_…).',
+        });
       }
       const row = await repo.findUserTokenByHash(hashSecret(secret));
       if (!row) throw new AppError('INVALID_CREDENTIAL', { message: 'Unknown token.' });
-      if (row.token.revokedAt) throw new AppError('INVALID_CREDENTIAL', { message: 'This token has been revoked.' });
-      if (row.token.expiresAt <= now()) throw new AppError('INVALID_CREDENTIAL', { message: 'This token has expired.' });
+      if (row.token.revokedAt)
+        throw new AppError('INVALID_CREDENTIAL', { message: 'This token has been revoked.' });
+      if (row.token.expiresAt <= now())
+        throw new AppError('INVALID_CREDENTIAL', { message: 'This token has expired.' });
       if (row.user.disabledAt || row.user.deletedAt) {
         throw new AppError('INVALID_CREDENTIAL', { message: 'This user is disabled.' });
       }

@@ -1,7 +1,13 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Scopes of organization service keys. */
-export const SCOPES = ['findings:read', 'findings:write', 'scans:read', 'scans:create', 'credits:read'] as const;
+export const SCOPES = [
+  'findings:read',
+  'findings:write',
+  'scans:read',
+  'scans:create',
+  'credits:read',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** What a key gets when created without a scope list: everything except `findings:write`. */

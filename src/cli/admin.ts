@@ -36,7 +36,8 @@ export function registerAdminCommands(program: Command, env: Env): void {
     .option('--token <token>', 'user API token (default VIGIL_TOKEN)')
     .option('--json', 'print JSON instead of tables');
   const opts = (cmd: Command): ServerOptions => cmd.optsWithGlobals() as ServerOptions;
-  const run = (cmd: Command, method: string, path: string, body?: unknown) => callApi(opts(cmd), env, method, path, body);
+  const run = (cmd: Command, method: string, path: string, body?: unknown) =>
+    callApi(opts(cmd), env, method, path, body);
 
   const companies = admin.command('companies').description('companies');
   companies
@@ -45,7 +46,11 @@ export function registerAdminCommands(program: Command, env: Env): void {
     .requiredOption('--handle <handle>')
     .option('--website <url>')
     .action(async (o, cmd: Command) => {
-      printResult(await run(cmd, 'POST', '/api/v0/admin/companies', o), opts(cmd).json, ['id', 'handle', 'name']);
+      printResult(await run(cmd, 'POST', '/api/v0/admin/companies', o), opts(cmd).json, [
+        'id',
+        'handle',
+        'name',
+      ]);
     });
 
   const users = admin.command('users').description('users');
@@ -57,8 +62,18 @@ export function registerAdminCommands(program: Command, env: Env): void {
     .option('--company <companyId>')
     .option('--role <role>', 'manager or member', 'member')
     .action(async (o, cmd: Command) => {
-      const body = { username: o.username, name: o.name, email: o.email, ...(o.company ? { companyId: o.company, companyRole: o.role } : {}) };
-      printResult(await run(cmd, 'POST', '/api/v0/admin/users', body), opts(cmd).json, ['id', 'username', 'companyId', 'companyRole']);
+      const body = {
+        username: o.username,
+        name: o.name,
+        email: o.email,
+        ...(o.company ? { companyId: o.company, companyRole: o.role } : {}),
+      };
+      printResult(await run(cmd, 'POST', '/api/v0/admin/users', body), opts(cmd).json, [
+        'id',
+        'username',
+        'companyId',
+        'companyRole',
+      ]);
     });
 
   const tokens = admin.command('tokens').description('user API tokens');
@@ -67,7 +82,11 @@ export function registerAdminCommands(program: Command, env: Env): void {
     .option('--expires-at <iso>', 'expiry (default in 90 days)')
     .action(async (userId: string, o, cmd: Command) => {
       const body = o.expiresAt ? { expiresAt: o.expiresAt } : {};
-      printResult(await run(cmd, 'POST', `/api/v0/admin/users/${userId}/tokens`, body), opts(cmd).json, ['id', 'token', 'expiresAt']);
+      printResult(await run(cmd, 'POST', `/api/v0/admin/users/${userId}/tokens`, body), opts(cmd).json, [
+        'id',
+        'token',
+        'expiresAt',
+      ]);
     });
 
   admin
@@ -77,12 +96,11 @@ export function registerAdminCommands(program: Command, env: Env): void {
     .option('--note <note>')
     .action(async (companyId: string, amount: string, o, cmd: Command) => {
       const body = { amount: Number(amount), ...(o.note ? { note: o.note } : {}) };
-      printResult(await run(cmd, 'POST', `/api/v0/admin/companies/${companyId}/credits`, body), opts(cmd).json, [
-        'purchased',
-        'used',
-        'reserved',
-        'remaining',
-      ]);
+      printResult(
+        await run(cmd, 'POST', `/api/v0/admin/companies/${companyId}/credits`, body),
+        opts(cmd).json,
+        ['purchased', 'used', 'reserved', 'remaining'],
+      );
     });
 
   const keys = admin.command('keys').description('organization service keys');
@@ -92,35 +110,71 @@ export function registerAdminCommands(program: Command, env: Env): void {
     .option('--scopes <list>', 'comma-separated (default: all but findings:write)')
     .option('--expires-at <iso>')
     .action(async (companyId: string, o, cmd: Command) => {
-      const body = { name: o.name, ...(o.scopes ? { scopes: String(o.scopes).split(',') } : {}), ...(o.expiresAt ? { expiresAt: o.expiresAt } : {}) };
-      printResult(await run(cmd, 'POST', `/api/v0/companies/${companyId}/service-keys`, body), opts(cmd).json, ['id', 'key', 'scopes', 'expiresAt']);
+      const body = {
+        name: o.name,
+        ...(o.scopes ? { scopes: String(o.scopes).split(',') } : {}),
+        ...(o.expiresAt ? { expiresAt: o.expiresAt } : {}),
+      };
+      printResult(
+        await run(cmd, 'POST', `/api/v0/companies/${companyId}/service-keys`, body),
+        opts(cmd).json,
+        ['id', 'key', 'scopes', 'expiresAt'],
+      );
     });
   keys.command('list <companyId>').action(async (companyId: string, _o, cmd: Command) => {
-    const res = (await run(cmd, 'GET', `/api/v0/companies/${companyId}/service-keys`)) as { items: unknown[] };
-    printResult(opts(cmd).json ? res : res.items, opts(cmd).json, ['id', 'name', 'prefix', 'scopes', 'expiresAt', 'revokedAt']);
+    const res = (await run(cmd, 'GET', `/api/v0/companies/${companyId}/service-keys`)) as {
+      items: unknown[];
+    };
+    printResult(opts(cmd).json ? res : res.items, opts(cmd).json, [
+      'id',
+      'name',
+      'prefix',
+      'scopes',
+      'expiresAt',
+      'revokedAt',
+    ]);
   });
-  keys.command('revoke <companyId> <keyId>').action(async (companyId: string, keyId: string, _o, cmd: Command) => {
-    printResult(await run(cmd, 'DELETE', `/api/v0/companies/${companyId}/service-keys/${keyId}`), opts(cmd).json, ['id', 'name', 'revokedAt']);
-  });
+  keys
+    .command('revoke <companyId> <keyId>')
+    .action(async (companyId: string, keyId: string, _o, cmd: Command) => {
+      printResult(
+        await run(cmd, 'DELETE', `/api/v0/companies/${companyId}/service-keys/${keyId}`),
+        opts(cmd).json,
+        ['id', 'name', 'revokedAt'],
+      );
+    });
 
-  const integrations = admin.command('integrations').description('company integrations (tracker_a, tracker_b, sourcehost)');
+  const integrations = admin
+    .command('integrations')
+    .description('company integrations (tracker_a, tracker_b, sourcehost)');
   integrations
     .command('put <companyId> <provider>')
     .option('--site <url>', 'tracker_b site')
     .option('--credential <key=value>', 'a credential field (repeatable)', collect)
     .option('--setting <key=value>', 'a setting; JSON values allowed (repeatable)', collect)
     .action(async (companyId: string, provider: string, o, cmd: Command) => {
-      const body = { ...(o.site ? { site: o.site } : {}), credentials: parsePairs(o.credential), settings: parseSettings(o.setting) };
-      printResult(await run(cmd, 'PUT', `/api/v0/companies/${companyId}/integrations/${provider}`, body), opts(cmd).json, [
-        'id',
-        'provider',
-        'site',
-        'credentialFields',
-      ]);
+      const body = {
+        ...(o.site ? { site: o.site } : {}),
+        credentials: parsePairs(o.credential),
+        settings: parseSettings(o.setting),
+      };
+      printResult(
+        await run(cmd, 'PUT', `/api/v0/companies/${companyId}/integrations/${provider}`, body),
+        opts(cmd).json,
+        ['id', 'provider', 'site', 'credentialFields'],
+      );
     });
   integrations.command('list <companyId>').action(async (companyId: string, _o, cmd: Command) => {
-    const res = (await run(cmd, 'GET', `/api/v0/companies/${companyId}/integrations`)) as { items: unknown[] };
-    printResult(opts(cmd).json ? res : res.items, opts(cmd).json, ['id', 'provider', 'site', 'credentialFields', 'settings']);
+    const res = (await run(cmd, 'GET', `/api/v0/companies/${companyId}/integrations`)) as {
+      items: unknown[];
+    };
+    printResult(opts(cmd).json ? res : res.items, opts(cmd).json, [
+      'id',
+      'provider',
+      'site',
+      'credentialFields',
+      'settings',
+    ]);
   });
   integrations
     .command('delete <companyId> <provider>')

@@ -19,7 +19,8 @@ export async function callApi(
 ): Promise<unknown> {
   const base = (options.url ?? env.VIGIL_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
   const token = options.token ?? env.VIGIL_TOKEN;
-  if (!token) throw new CliError('No token: pass --token or set VIGIL_TOKEN (the admin token printed at first start).');
+  if (!token)
+    throw new CliError('No token: pass --token or set VIGIL_TOKEN (the admin token printed at first start).');
   let response: Response;
   try {
     response = await fetch(base + path, {
@@ -31,12 +32,17 @@ export async function callApi(
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (err) {
-    throw new CliError(`Cannot reach ${base}: ${(err as Error).message}. Is the server running (npm start)? Set --url or VIGIL_URL.`);
+    throw new CliError(
+      `Cannot reach ${base}: ${(err as Error).message}. Is the server running (npm start)? Set --url or VIGIL_URL.`,
+    );
   }
   const text = await response.text();
   const parsed: unknown = text ? JSON.parse(text) : null;
   if (!response.ok) {
-    const message = (parsed as { msg?: string; error?: string } | null)?.msg ?? (parsed as { error?: string } | null)?.error ?? text;
+    const message =
+      (parsed as { msg?: string; error?: string } | null)?.msg ??
+      (parsed as { error?: string } | null)?.error ??
+      text;
     throw new CliError(`${method} ${path} failed with ${response.status}: ${message}`);
   }
   return parsed;
@@ -55,9 +61,18 @@ export function printResult(value: unknown, json: boolean | undefined, columns?:
   }
   const records = rows as Array<Record<string, unknown>>;
   const keys = columns ?? Object.keys(records[0] ?? {});
-  const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  const cell = (v: unknown) =>
+    v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
   const widths = keys.map((k) => Math.max(k.length, ...records.map((r) => cell(r[k]).length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
-  const out = [line(keys), line(widths.map((w) => '-'.repeat(w))), ...records.map((r) => line(keys.map((k) => cell(r[k]))))];
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  const out = [
+    line(keys),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...records.map((r) => line(keys.map((k) => cell(r[k])))),
+  ];
   process.stdout.write(`${out.join('\n')}\n`);
 }

@@ -22,12 +22,17 @@ export async function generateOpenApi(config: Config): Promise<string> {
 }
 
 /** `vigil openapi [--output FILE] [--check FILE]`. */
-export async function runOpenApiCommand(config: Config, options: { output?: string; check?: string }): Promise<void> {
+export async function runOpenApiCommand(
+  config: Config,
+  options: { output?: string; check?: string },
+): Promise<void> {
   const text = await generateOpenApi(config);
   if (options.check) {
     const committed = await readFile(options.check, 'utf8').catch(() => '');
     if (committed !== text) {
-      throw new CliError(`${options.check} is out of date with the route schemas. Run: npm run openapi:write`);
+      throw new CliError(
+        `${options.check} is out of date with the route schemas. Run: npm run openapi:write`,
+      );
     }
     process.stdout.write(`${options.check} matches the route schemas.\n`);
     return;

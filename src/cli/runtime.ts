@@ -1,5 +1,5 @@
-import type { Config } from '../config.ts';
 import { buildApp } from '../app.ts';
+import type { Config } from '../config.ts';
 import { type Container, createContainer } from '../container.ts';
 import { workerRegistrations } from '../jobs/worker.ts';
 
@@ -59,7 +59,7 @@ export async function runProcesses(config: Config, options: RunOptions): Promise
         process.exit(1);
       }, config.shutdownTimeoutMs + 15_000);
       force.unref();
-      (async () => {
+      void (async () => {
         try {
           if (app) await app.close();
           await container.close();

@@ -2,11 +2,11 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite, type Transaction as PgliteTransaction } from '@electric-sql/pglite';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
-import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import * as schema from './schema/index.ts';
 
@@ -111,7 +111,9 @@ function openPostgres(url: string, poolSize: number): Database {
         const txDb = drizzlePg({ client, schema }) as unknown as Db;
         const result = await fn({
           db: txDb,
-          executeSql: async (text, values) => ({ rows: (await client.query(text, values as unknown[])).rows }),
+          executeSql: async (text, values) => ({
+            rows: (await client.query(text, values as unknown[])).rows,
+          }),
         });
         await client.query('commit');
         return result;
@@ -167,9 +169,18 @@ export function isConnectionError(err: unknown): boolean {
   const e = findPgError(err);
   const code = e?.code ?? '';
   return (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '53300', '08006', '08001'].includes(
-      code,
-    ) ||
+    [
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'ETIMEDOUT',
+      'EPIPE',
+      'ENOTFOUND',
+      '57P01',
+      '57P03',
+      '53300',
+      '08006',
+      '08001',
+    ].includes(code) ||
     /Connection terminated|timeout exceeded when trying to connect|Cannot use a pool after calling end|PGlite is closed/i.test(
       e?.message ?? '',
     )

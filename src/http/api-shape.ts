@@ -1,4 +1,4 @@
-import { AppError } from '../errors.ts';
+import type { AppError } from '../errors.ts';
 
 /** Which error body a path answers with: v0 `{msg}` or v1 `{error, code}`. */
 export type ApiShape = 'v0' | 'v1';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ANONYMOUS, type Actor, requireScope } from '../auth/actor.ts';
+import { type Actor, ANONYMOUS, requireScope } from '../auth/actor.ts';
 import { type AuthService, readCredential } from '../auth/auth.service.ts';
 import type { Scope } from '../auth/credentials.ts';
 import { AppError } from '../errors.ts';
@@ -21,7 +21,11 @@ declare module 'fastify' {
   }
 }
 
-async function authenticate(auth: AuthService, request: FastifyRequest, requirement: AuthRequirement): Promise<Actor> {
+async function authenticate(
+  auth: AuthService,
+  request: FastifyRequest,
+  requirement: AuthRequirement,
+): Promise<Actor> {
   if (requirement.kind === 'none') return ANONYMOUS;
   const credential = readCredential(request.headers);
   if (!credential) {
@@ -54,7 +58,8 @@ export function registerAuth(
     const url = request.routeOptions.url;
     if (url === undefined) return; // unknown route: the not-found handler answers
     // API routes require a user token unless they say otherwise; plugin pages (/docs) are public.
-    const requirement = request.routeOptions.config.auth ?? (url.startsWith('/api/') ? { kind: 'user' } : { kind: 'none' });
+    const requirement =
+      request.routeOptions.config.auth ?? (url.startsWith('/api/') ? { kind: 'user' } : { kind: 'none' });
     const actor = await authenticate(deps.auth, request, requirement);
     Object.defineProperty(request, 'actor', { value: actor, enumerable: true, configurable: true });
     if (requirement.kind === 'none') return;

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, type ErrorCode } from '../errors.ts';
 import { isConnectionError } from '../db/client.ts';
+import { AppError, type ErrorCode } from '../errors.ts';
 import { apiShapeOf, renderErrorBody } from './api-shape.ts';
 
 interface ValidationIssue {
@@ -18,7 +18,14 @@ function describeValidation(err: FastifyError): { message: string; field: string
   const field = [pathPart, typeof missing === 'string' ? missing : typeof extra === 'string' ? extra : '']
     .filter(Boolean)
     .join('.');
-  const where = context === 'querystring' ? 'query parameter' : context === 'params' ? 'path parameter' : context === 'headers' ? 'header' : 'body field';
+  const where =
+    context === 'querystring'
+      ? 'query parameter'
+      : context === 'params'
+        ? 'path parameter'
+        : context === 'headers'
+          ? 'header'
+          : 'body field';
   if (typeof extra === 'string') return { field, message: `Unknown ${where} '${field}'.` };
   if (typeof missing === 'string') return { field, message: `Missing required ${where} '${field}'.` };
   const label = field ? `${where} '${field}'` : context === 'body' ? 'body' : where;
@@ -73,11 +80,14 @@ export function registerErrorHandling(app: FastifyInstance): void {
   const routes: Array<{ pattern: RegExp; methods: Set<string> }> = [];
   app.addHook('onRoute', (route) => {
     const pattern = new RegExp(
-      `^${route.url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/:[A-Za-z0-9_]+/g, '[^/]+')}/?$`,
+      `^${route.url
+        .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*/g, '.*')
+        .replace(/:[A-Za-z0-9_]+/g, '[^/]+')}/?$`,
     );
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const existing = routes.find((r) => r.pattern.source === pattern.source);
-    if (existing) methods.forEach((m) => existing.methods.add(m));
+    if (existing) for (const m of methods) existing.methods.add(m);
     else routes.push({ pattern, methods: new Set(methods) });
   });
 
@@ -86,11 +96,17 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     const allowed = new Set<string>();
-    for (const route of routes) if (route.pattern.test(path)) route.methods.forEach((m) => allowed.add(m));
+    for (const route of routes) {
+      if (route.pattern.test(path)) for (const m of route.methods) allowed.add(m);
+    }
     if (allowed.size > 0) {
       reply.header('allow', [...allowed].sort().join(', '));
       return sendAppError(request, reply, new AppError('METHOD_NOT_ALLOWED'));
     }
-    return sendAppError(request, reply, new AppError('ROUTE_NOT_FOUND', { message: `No route ${request.method} ${path}.` }));
+    return sendAppError(
+      request,
+      reply,
+      new AppError('ROUTE_NOT_FOUND', { message: `No route ${request.method} ${path}.` }),
+    );
   });
 }

@@ -14,13 +14,21 @@ export function registerMetrics(app: FastifyInstance): Registry {
   });
   app.addHook('onResponse', async (request, reply) => {
     duration.observe(
-      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status_code: String(reply.statusCode),
+      },
       reply.elapsedTime / 1000,
     );
   });
-  app.get('/metrics', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async (_request, reply) => {
-    reply.type(registry.contentType);
-    return registry.metrics();
-  });
+  app.get(
+    '/metrics',
+    { schema: { hide: true }, config: { auth: { kind: 'none' } } },
+    async (_request, reply) => {
+      reply.type(registry.contentType);
+      return registry.metrics();
+    },
+  );
   return registry;
 }

@@ -38,7 +38,10 @@ function decide(policy: TokenBucketPolicy, tokens: number, allowed: boolean): Ra
 }
 
 /** Token buckets in this process's memory (one API process). */
-export function createMemoryRateLimiter(policy: TokenBucketPolicy, now: () => number = Date.now): RateLimiter {
+export function createMemoryRateLimiter(
+  policy: TokenBucketPolicy,
+  now: () => number = Date.now,
+): RateLimiter {
   const buckets = new Map<string, { tokens: number; at: number }>();
   const perMs = policy.requestsPerMinute / 60_000;
   let lastSweep = now();
@@ -81,11 +84,18 @@ return {allowed, tostring(tokens)}
 `;
 
 /** Token buckets in Redis, shared by every API replica. */
-export function createRedisRateLimiter(redis: Redis, policy: TokenBucketPolicy, prefix = 'vigil:rl:'): RateLimiter {
+export function createRedisRateLimiter(
+  redis: Redis,
+  policy: TokenBucketPolicy,
+  prefix = 'vigil:rl:',
+): RateLimiter {
   const perMs = policy.requestsPerMinute / 60_000;
   return {
     async take(key) {
-      const [allowed, tokens] = (await redis.eval(TAKE_SCRIPT, 1, prefix + key, policy.burst, perMs)) as [number, string];
+      const [allowed, tokens] = (await redis.eval(TAKE_SCRIPT, 1, prefix + key, policy.burst, perMs)) as [
+        number,
+        string,
+      ];
       return decide(policy, Number(tokens), allowed === 1);
     },
     async close() {
@@ -95,7 +105,10 @@ export function createRedisRateLimiter(redis: Redis, policy: TokenBucketPolicy, 
 }
 
 /** The IETF draft headers: `RateLimit-Policy` and `RateLimit` (structured fields). */
-export function rateLimitHeaders(policy: TokenBucketPolicy, decision: RateLimitDecision): Record<string, string> {
+export function rateLimitHeaders(
+  policy: TokenBucketPolicy,
+  decision: RateLimitDecision,
+): Record<string, string> {
   const windowSeconds = Math.ceil((policy.burst / policy.requestsPerMinute) * 60);
   return {
     'ratelimit-policy': `"default";q=${policy.burst};w=${windowSeconds}`,

@@ -63,7 +63,10 @@ export interface JobQueue {
     options?: EnqueueOptions & { tx?: Tx },
   ): Promise<string | null>;
   /** Starts `concurrency` workers for each registration. */
-  work(registrations: JobRegistration[], options: { concurrency: number; pollingSeconds: number }): Promise<void>;
+  work(
+    registrations: JobRegistration[],
+    options: { concurrency: number; pollingSeconds: number },
+  ): Promise<void>;
   /** Stops taking jobs, aborts running handlers' signals after `timeoutMs`, waits for them. */
   stop(options: { timeoutMs: number }): Promise<void>;
   /** True when the queue's tables answer. */

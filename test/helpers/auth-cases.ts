@@ -13,7 +13,10 @@ export interface ServiceRouteUnderTest {
   /** The scope the route requires. */
   scope: Scope;
   /** Builds a valid request for `companyId` (creating what it needs) and returns its URL and body. */
-  request(t: TestApp, companyId: string): Promise<{ url: string; payload?: unknown; headers?: Record<string, string> }>;
+  request(
+    t: TestApp,
+    companyId: string,
+  ): Promise<{ url: string; payload?: unknown; headers?: Record<string, string> }>;
   /** Whether a request to another organization's resource should answer 404 (routes with a resource id). */
   crossTenant?: boolean;
 }
@@ -31,8 +34,17 @@ function expectV1Error(res: { statusCode: number; json(): unknown }, status: num
  * describe block; `getApp` returns the suite's app.
  */
 export function itEnforcesServiceAuth(getApp: () => TestApp, route: ServiceRouteUnderTest): void {
-  const send = async (t: TestApp, req: { url: string; payload?: unknown; headers?: Record<string, string> }, headers: Record<string, string>) =>
-    t.app.inject({ method: route.method, url: req.url, payload: req.payload as object | undefined, headers: { ...req.headers, ...headers } });
+  const send = async (
+    t: TestApp,
+    req: { url: string; payload?: unknown; headers?: Record<string, string> },
+    headers: Record<string, string>,
+  ) =>
+    t.app.inject({
+      method: route.method,
+      url: req.url,
+      payload: req.payload as object | undefined,
+      headers: { ...req.headers, ...headers },
+    });
 
   it('answers 401 without a credential', async () => {
     const t = getApp();
@@ -132,7 +144,10 @@ export function itEnforcesUserAuth(getApp: () => TestApp, route: UserRouteUnderT
       .where(eq(userTokens.userId, user.id));
     expectV0Error(await send(t, req, { authorization: `Bearer ${user.token}` }), 401);
     const other = await buildUser(t, { companyId: company.id, companyRole: 'manager' });
-    await t.container.database.db.update(userTokens).set({ revokedAt: new Date() }).where(eq(userTokens.userId, other.id));
+    await t.container.database.db
+      .update(userTokens)
+      .set({ revokedAt: new Date() })
+      .where(eq(userTokens.userId, other.id));
     expectV0Error(await send(t, req, { authorization: `Bearer ${other.token}` }), 401);
   });
 

@@ -6,7 +6,10 @@ import type { DatabaseConfig } from '../../src/db/client.ts';
  * A fresh, empty database for one test app: in-memory PGlite by default, or a new database on the
  * PostgreSQL server of TEST_DATABASE_URL (dropped again by `drop`).
  */
-export async function createTestDatabaseConfig(): Promise<{ config: DatabaseConfig; drop: () => Promise<void> }> {
+export async function createTestDatabaseConfig(): Promise<{
+  config: DatabaseConfig;
+  drop: () => Promise<void>;
+}> {
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) return { config: { kind: 'pglite', dataDir: null }, drop: async () => {} };
   const name = `vigil_test_${randomBytes(6).toString('hex')}`;

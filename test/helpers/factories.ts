@@ -5,7 +5,12 @@ import type { TestApp } from './app.ts';
 const unique = () => randomBytes(4).toString('hex');
 
 async function post<T>(t: TestApp, token: string, url: string, payload: unknown): Promise<T> {
-  const res = await t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${token}` }, payload: payload as object });
+  const res = await t.app.inject({
+    method: 'POST',
+    url,
+    headers: { authorization: `Bearer ${token}` },
+    payload: payload as object,
+  });
   if (res.statusCode >= 300) throw new Error(`POST ${url} → ${res.statusCode}: ${res.body}`);
   return res.json() as T;
 }
@@ -17,9 +22,15 @@ export interface TestCompany {
 }
 
 /** Creates a company through the admin API. */
-export async function buildCompany(t: TestApp, overrides: Partial<{ name: string; handle: string }> = {}): Promise<TestCompany> {
+export async function buildCompany(
+  t: TestApp,
+  overrides: Partial<{ name: string; handle: string }> = {},
+): Promise<TestCompany> {
   const handle = overrides.handle ?? `co-${unique()}`;
-  return post<TestCompany>(t, t.adminToken, '/api/v0/admin/companies', { name: overrides.name ?? `Company ${handle}`, handle });
+  return post<TestCompany>(t, t.adminToken, '/api/v0/admin/companies', {
+    name: overrides.name ?? `Company ${handle}`,
+    handle,
+  });
 }
 
 export interface TestUser {
@@ -32,15 +43,32 @@ export interface TestUser {
 /** Creates a user (in a company when given, creating nothing else) and a token for it. */
 export async function buildUser(
   t: TestApp,
-  overrides: Partial<{ username: string; name: string; email: string; companyId: string; companyRole: 'manager' | 'member'; permissions: string[] }> = {},
+  overrides: Partial<{
+    username: string;
+    name: string;
+    email: string;
+    companyId: string;
+    companyRole: 'manager' | 'member';
+    permissions: string[];
+  }> = {},
 ): Promise<TestUser> {
   const username = overrides.username ?? `user${unique()}`;
-  const user = await post<{ id: string; username: string; companyId: string | null }>(t, t.adminToken, '/api/v0/admin/users', {
-    name: overrides.name ?? username,
-    ...overrides,
-    username,
-  });
-  const { token } = await post<{ token: string }>(t, t.adminToken, `/api/v0/admin/users/${user.id}/tokens`, {});
+  const user = await post<{ id: string; username: string; companyId: string | null }>(
+    t,
+    t.adminToken,
+    '/api/v0/admin/users',
+    {
+      name: overrides.name ?? username,
+      ...overrides,
+      username,
+    },
+  );
+  const { token } = await post<{ token: string }>(
+    t,
+    t.adminToken,
+    `/api/v0/admin/users/${user.id}/tokens`,
+    {},
+  );
   return { id: user.id, username: user.username, token, companyId: user.companyId };
 }
 

@@ -92,7 +92,10 @@ export const repositoryMembers = pgTable(
     joinedAt: timestamp('joined_at', { withTimezone: true }).notNull().defaultNow(),
     deletedAt: timestamp('deleted_at', { withTimezone: true }),
   },
-  (t) => [primaryKey({ columns: [t.repositoryId, t.userId] }), index('repository_members_user_idx').on(t.userId)],
+  (t) => [
+    primaryKey({ columns: [t.repositoryId, t.userId] }),
+    index('repository_members_user_idx').on(t.userId),
+  ],
 );
 
 /** Asset groups; a row with `parentId` is a sub-group. */
@@ -136,8 +139,14 @@ export const safeHarbors = pgTable('safe_harbors', {
   description: text('description').notNull().default(''),
   reward: text('reward').notNull().default('0'),
   cap: text('cap').notNull().default('0'),
-  returnAddresses: jsonb('return_addresses').$type<Array<{ id: string; address: string }>>().notNull().default([]),
-  assets: jsonb('assets').$type<Array<{ id: string; name: string; description: string }>>().notNull().default([]),
+  returnAddresses: jsonb('return_addresses')
+    .$type<Array<{ id: string; address: string }>>()
+    .notNull()
+    .default([]),
+  assets: jsonb('assets')
+    .$type<Array<{ id: string; name: string; description: string }>>()
+    .notNull()
+    .default([]),
 });
 
 export const labels = pgTable(
@@ -183,7 +192,10 @@ export const findings = pgTable(
     severity: text('severity', { enum: severities }).notNull(),
     category: text('category'),
     confidence: text('confidence'),
-    identifiers: jsonb('identifiers').$type<Array<{ type: string; name: string; value: string }>>().notNull().default([]),
+    identifiers: jsonb('identifiers')
+      .$type<Array<{ type: string; name: string; value: string }>>()
+      .notNull()
+      .default([]),
     location: jsonb('location').$type<{ file: string; startLine: number; endLine: number } | null>(),
     details: jsonb('details').$type<Record<string, unknown>>().notNull().default({}),
     createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
@@ -241,7 +253,10 @@ export const findingRelatedFiles = pgTable(
     language: text('language'),
     relevantContent: text('relevant_content'),
   },
-  (t) => [index('finding_related_files_finding_idx').on(t.findingId), index('finding_related_files_path_idx').on(t.path)],
+  (t) => [
+    index('finding_related_files_finding_idx').on(t.findingId),
+    index('finding_related_files_path_idx').on(t.path),
+  ],
 );
 
 export const findingLabels = pgTable(

@@ -176,9 +176,7 @@ export const creditLedger = pgTable(
   },
   (t) => [
     index('credit_ledger_company_idx').on(t.companyId),
-    uniqueIndex('credit_ledger_scan_kind_key')
-      .on(t.scanId, t.kind)
-      .where(sql`${t.scanId} is not null`),
+    uniqueIndex('credit_ledger_scan_kind_key').on(t.scanId, t.kind).where(sql`${t.scanId} is not null`),
   ],
 );
 

@@ -116,6 +116,7 @@ export function registerAdminRoutes(app: App, admin: AdminService): void {
         response: { 200: CreditBalancesSchema, ...v0Errors(404) },
       },
     },
-    async (request) => admin.grantCredits(request.actor, request.params.companyId, request.body.amount, request.body.note),
+    async (request) =>
+      admin.grantCredits(request.actor, request.params.companyId, request.body.amount, request.body.note),
   );
 }

@@ -4,7 +4,10 @@ import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
 export const CreateCompanyRequestSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    handle: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,62}$', description: 'lower-case letters, digits and dashes' }),
+    handle: Type.String({
+      pattern: '^[a-z0-9][a-z0-9-]{1,62}$',
+      description: 'lower-case letters, digits and dashes',
+    }),
     logo: Type.Optional(Type.String({ maxLength: 2048 })),
     website: Type.Optional(Type.String({ maxLength: 2048 })),
     sourcehost: Type.Optional(Type.String({ maxLength: 200 })),
@@ -32,7 +35,9 @@ export const CreateUserRequestSchema = Type.Object(
     email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
     companyId: Type.Optional(UuidSchema),
     companyRole: Type.Optional(Type.Union([Type.Literal('manager'), Type.Literal('member')])),
-    permissions: Type.Optional(Type.Array(Type.Union([Type.Literal('admin'), Type.Literal('read_all_companies')]))),
+    permissions: Type.Optional(
+      Type.Array(Type.Union([Type.Literal('admin'), Type.Literal('read_all_companies')])),
+    ),
   },
   { additionalProperties: false },
 );
@@ -63,6 +68,9 @@ export const CreatedTokenSchema = Type.Object({
 });
 
 export const GrantCreditsRequestSchema = Type.Object(
-  { amount: Type.Integer({ minimum: 1, maximum: 1_000_000 }), note: Type.Optional(Type.String({ maxLength: 500 })) },
+  {
+    amount: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    note: Type.Optional(Type.String({ maxLength: 500 })),
+  },
   { additionalProperties: false },
 );

@@ -1,8 +1,8 @@
 import { eq, sql } from 'drizzle-orm';
 import { type Actor, requirePlatformAdmin } from '../../auth/actor.ts';
-import { hashSecret, isValidUserTokenFormat, issueSecret } from '../../auth/credentials.ts';
+import { hashSecret, issueSecret, isValidUserTokenFormat } from '../../auth/credentials.ts';
 import { type Database, isUniqueViolation } from '../../db/client.ts';
-import { companies, companyMembers, platformPermissions, userTokens, users } from '../../db/schema/index.ts';
+import { companies, companyMembers, platformPermissions, users, userTokens } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import type { CreditsService } from '../../scanner/credits/credits.service.ts';
 import { appendAuditEntry } from '../audit/audit.repo.ts';
@@ -34,14 +34,20 @@ export function createAdminService(deps: { database: Database; credits: CreditsS
   const now = deps.now ?? (() => new Date());
 
   async function companyExists(companyId: string): Promise<boolean> {
-    const [row] = await database.db.select({ id: companies.id }).from(companies).where(eq(companies.id, companyId));
+    const [row] = await database.db
+      .select({ id: companies.id })
+      .from(companies)
+      .where(eq(companies.id, companyId));
     return Boolean(row);
   }
 
   function validateExpiry(expiresAt: Date): Date {
     const t = expiresAt.getTime();
     if (Number.isNaN(t) || t <= now().getTime()) {
-      throw new AppError('VALIDATION_FAILED', { message: 'expiresAt must be in the future.', details: { field: 'expiresAt' } });
+      throw new AppError('VALIDATION_FAILED', {
+        message: 'expiresAt must be in the future.',
+        details: { field: 'expiresAt' },
+      });
     }
     if (t > now().getTime() + MAX_TOKEN_DAYS * 86_400_000) {
       throw new AppError('VALIDATION_FAILED', {
@@ -93,9 +99,15 @@ export function createAdminService(deps: { database: Database; credits: CreditsS
             });
           }
           if (input.permissions?.length) {
-            await tx.db.insert(platformPermissions).values(input.permissions.map((permission) => ({ userId: user!.id, permission })));
+            await tx.db
+              .insert(platformPermissions)
+              .values(input.permissions.map((permission) => ({ userId: user!.id, permission })));
           }
-          return { ...user!, companyId: input.companyId ?? null, companyRole: input.companyId ? (input.companyRole ?? 'member') : null };
+          return {
+            ...user!,
+            companyId: input.companyId ?? null,
+            companyRole: input.companyId ? (input.companyRole ?? 'member') : null,
+          };
         });
       } catch (err) {
         if (isUniqueViolation(err)) {
@@ -110,7 +122,9 @@ export function createAdminService(deps: { database: Database; credits: CreditsS
       requirePlatformAdmin(actor);
       const [user] = await database.db.select({ id: users.id }).from(users).where(eq(users.id, userId));
       if (!user) throw new AppError('NOT_FOUND', { message: 'User not found.' });
-      const expiresAt = validateExpiry(input.expiresAt ?? new Date(now().getTime() + DEFAULT_TOKEN_DAYS * 86_400_000));
+      const expiresAt = validateExpiry(
+        input.expiresAt ?? new Date(now().getTime() + DEFAULT_TOKEN_DAYS * 86_400_000),
+      );
       const issued = issueSecret('user');
       const [row] = await database.db
         .insert(userTokens)
@@ -124,14 +138,18 @@ export function createAdminService(deps: { database: Database; credits: CreditsS
       const rows = await database.db
         .update(userTokens)
         .set({ revokedAt: now() })
-        .where(sql`${userTokens.id} = ${tokenId} and ${userTokens.userId} = ${userId} and ${userTokens.revokedAt} is null`)
+        .where(
+          sql`${userTokens.id} = ${tokenId} and ${userTokens.userId} = ${userId} and ${userTokens.revokedAt} is null`,
+        )
         .returning({ id: userTokens.id });
-      if (rows.length === 0) throw new AppError('NOT_FOUND', { message: 'Token not found or already revoked.' });
+      if (rows.length === 0)
+        throw new AppError('NOT_FOUND', { message: 'Token not found or already revoked.' });
     },
 
     async grantCredits(actor: Actor, companyId: string, amount: number, note?: string) {
       requirePlatformAdmin(actor);
-      if (!(await companyExists(companyId))) throw new AppError('NOT_FOUND', { message: 'Company not found.' });
+      if (!(await companyExists(companyId)))
+        throw new AppError('NOT_FOUND', { message: 'Company not found.' });
       return credits.grant(companyId, amount, note);
     },
 
@@ -140,19 +158,27 @@ export function createAdminService(deps: { database: Database; credits: CreditsS
      * or a new one). Returns the token when it was created now, null when users already exist.
      * Two processes starting at once create one admin: the username is unique.
      */
-    async bootstrapAdmin(options: { token?: string | null; tokenDays?: number }): Promise<{ token: string; expiresAt: Date } | null> {
+    async bootstrapAdmin(options: {
+      token?: string | null;
+      tokenDays?: number;
+    }): Promise<{ token: string; expiresAt: Date } | null> {
       if (options.token && !isValidUserTokenFormat(options.token)) {
         throw new AppError('VALIDATION_FAILED', {
           message: 'VIGIL_ADMIN_TOKEN must look like vgl_u_ followed by 40 letters or digits.',
         });
       }
-      const [{ count } = { count: 0 }] = await database.db.select({ count: sql<number>`count(*)::int` }).from(users);
+      const [{ count } = { count: 0 }] = await database.db
+        .select({ count: sql<number>`count(*)::int` })
+        .from(users);
       if (count > 0) return null;
       const token = options.token ?? issueSecret('user').secret;
       const expiresAt = new Date(now().getTime() + (options.tokenDays ?? MAX_TOKEN_DAYS) * 86_400_000);
       try {
         await database.transaction(async (tx) => {
-          const [user] = await tx.db.insert(users).values({ username: 'admin', name: 'Platform admin', isGeneratedAvatar: true }).returning();
+          const [user] = await tx.db
+            .insert(users)
+            .values({ username: 'admin', name: 'Platform admin', isGeneratedAvatar: true })
+            .returning();
           await tx.db.insert(platformPermissions).values([
             { userId: user!.id, permission: 'admin' },
             { userId: user!.id, permission: 'read_all_companies' },

@@ -85,7 +85,12 @@ export function registerIntegrationRoutes(app: App, service: IntegrationsService
       },
     },
     async (request, reply) => {
-      await service.deleteIntegration(request.actor, request.params.companyId, request.params.provider, request.query.site);
+      await service.deleteIntegration(
+        request.actor,
+        request.params.companyId,
+        request.params.provider,
+        request.query.site,
+      );
       return reply.code(204).send(null);
     },
   );

@@ -38,14 +38,21 @@ export interface ConnectedIntegration extends IntegrationView {
   credentials: Record<string, string>;
 }
 
-function normalizeSite(provider: IntegrationProvider, site: string | undefined, settings: Record<string, unknown>): string {
+function normalizeSite(
+  provider: IntegrationProvider,
+  site: string | undefined,
+  settings: Record<string, unknown>,
+): string {
   const raw = site ?? (provider === 'tracker_b' ? (settings.siteUrl as string | undefined) : undefined) ?? '';
   if (!raw) return '';
   try {
     const url = new URL(raw);
     return `${url.protocol}//${url.host}`.toLowerCase();
   } catch {
-    throw new AppError('VALIDATION_FAILED', { message: 'site must be a URL such as https://acme.example.net.', details: { field: 'site' } });
+    throw new AppError('VALIDATION_FAILED', {
+      message: 'site must be a URL such as https://acme.example.net.',
+      details: { field: 'site' },
+    });
   }
 }
 
@@ -60,10 +67,16 @@ function validateCredentials(provider: IntegrationProvider, credentials: Record<
     });
   }
   if (given.length === 0 || given.some((k) => typeof credentials[k] !== 'string' || credentials[k] === '')) {
-    throw new AppError('VALIDATION_FAILED', { message: `credentials needs one of: ${allowed.join(', ')}.`, details: { field: 'credentials' } });
+    throw new AppError('VALIDATION_FAILED', {
+      message: `credentials needs one of: ${allowed.join(', ')}.`,
+      details: { field: 'credentials' },
+    });
   }
   if (provider === 'tracker_b' && credentials.apiToken && !credentials.email) {
-    throw new AppError('VALIDATION_FAILED', { message: 'tracker_b apiToken needs the account email.', details: { field: 'credentials.email' } });
+    throw new AppError('VALIDATION_FAILED', {
+      message: 'tracker_b apiToken needs the account email.',
+      details: { field: 'credentials.email' },
+    });
   }
 }
 
@@ -75,7 +88,9 @@ export function createIntegrationsService(deps: { database: Database; secretBox:
   const { database, secretBox } = deps;
 
   function toView(row: typeof integrations.$inferSelect): IntegrationView {
-    const credentialFields = Object.keys(JSON.parse(secretBox.open(row.credentialsEnc)) as Record<string, string>).sort();
+    const credentialFields = Object.keys(
+      JSON.parse(secretBox.open(row.credentialsEnc)) as Record<string, string>,
+    ).sort();
     return {
       id: row.id,
       provider: row.provider,
@@ -89,14 +104,22 @@ export function createIntegrationsService(deps: { database: Database; secretBox:
 
   async function requireCompany(actor: Actor, companyId: string) {
     const user = requireCompanyManager(actor, companyId);
-    const [company] = await database.db.select({ id: companies.id }).from(companies).where(eq(companies.id, companyId));
+    const [company] = await database.db
+      .select({ id: companies.id })
+      .from(companies)
+      .where(eq(companies.id, companyId));
     if (!company) throw new AppError('NOT_FOUND', { message: 'Company not found.' });
     return user;
   }
 
   return {
     /** Creates or replaces the connection of (provider, site). */
-    async putIntegration(actor: Actor, companyId: string, provider: IntegrationProvider, input: IntegrationInput) {
+    async putIntegration(
+      actor: Actor,
+      companyId: string,
+      provider: IntegrationProvider,
+      input: IntegrationInput,
+    ) {
       const user = await requireCompany(actor, companyId);
       validateCredentials(provider, input.credentials);
       const settings = input.settings ?? {};
@@ -106,7 +129,13 @@ export function createIntegrationsService(deps: { database: Database; secretBox:
         const [existing] = await tx.db
           .select({ id: integrations.id })
           .from(integrations)
-          .where(and(eq(integrations.companyId, companyId), eq(integrations.provider, provider), eq(integrations.site, site)));
+          .where(
+            and(
+              eq(integrations.companyId, companyId),
+              eq(integrations.provider, provider),
+              eq(integrations.site, site),
+            ),
+          );
         const [row] = await tx.db
           .insert(integrations)
           .values({ companyId, provider, site, credentialsEnc, settings, createdBy: user.userId })
@@ -143,14 +172,21 @@ export function createIntegrationsService(deps: { database: Database; secretBox:
       return database.transaction(async (tx) => {
         const conditions = [eq(integrations.companyId, companyId), eq(integrations.provider, provider)];
         if (site !== undefined) conditions.push(eq(integrations.site, normalizeSite(provider, site, {})));
-        const rows = await tx.db.delete(integrations).where(and(...conditions)).returning();
-        if (rows.length === 0) throw new AppError('NOT_FOUND', { message: `No ${provider} integration is connected.` });
+        const rows = await tx.db
+          .delete(integrations)
+          .where(and(...conditions))
+          .returning();
+        if (rows.length === 0)
+          throw new AppError('NOT_FOUND', { message: `No ${provider} integration is connected.` });
         if (provider === 'sourcehost') {
           await appendAuditEntry(tx.db, {
             companyId,
             action: 'sourcehost_integration_removed',
             performedBy: user.userId,
-            sourcehostAccountName: typeof rows[0]!.settings.accountName === 'string' ? (rows[0]!.settings.accountName as string) : null,
+            sourcehostAccountName:
+              typeof rows[0]!.settings.accountName === 'string'
+                ? (rows[0]!.settings.accountName as string)
+                : null,
           });
         }
         return rows.length;
@@ -164,7 +200,10 @@ export function createIntegrationsService(deps: { database: Database; secretBox:
         .from(integrations)
         .where(and(eq(integrations.companyId, companyId), eq(integrations.provider, provider)))
         .orderBy(asc(integrations.site));
-      return rows.map((row) => ({ ...toView(row), credentials: JSON.parse(secretBox.open(row.credentialsEnc)) as Record<string, string> }));
+      return rows.map((row) => ({
+        ...toView(row),
+        credentials: JSON.parse(secretBox.open(row.credentialsEnc)) as Record<string, string>,
+      }));
     },
   };
 }

@@ -39,7 +39,10 @@ export function registerServiceKeyRoutes(app: App, keys: ServiceKeysService): vo
           },
           { additionalProperties: false },
         ),
-        response: { 201: Type.Composite([ServiceKeySchema, Type.Object({ key: Type.String() })]), ...v0Errors(404) },
+        response: {
+          201: Type.Composite([ServiceKeySchema, Type.Object({ key: Type.String() })]),
+          ...v0Errors(404),
+        },
       },
     },
     async (request, reply) => {

@@ -34,21 +34,34 @@ export function createServiceKeysService(deps: { database: Database; now?: () =>
 
   async function requireCompany(actor: Actor, companyId: string) {
     const user = requireCompanyManager(actor, companyId);
-    const [company] = await database.db.select({ id: companies.id }).from(companies).where(eq(companies.id, companyId));
+    const [company] = await database.db
+      .select({ id: companies.id })
+      .from(companies)
+      .where(eq(companies.id, companyId));
     if (!company) throw new AppError('NOT_FOUND', { message: 'Company not found.' });
     return user;
   }
 
   return {
-    async createKey(actor: Actor, companyId: string, input: { name: string; scopes?: string[]; expiresAt?: Date }) {
+    async createKey(
+      actor: Actor,
+      companyId: string,
+      input: { name: string; scopes?: string[]; expiresAt?: Date },
+    ) {
       const user = await requireCompany(actor, companyId);
       const scopes = [...new Set(input.scopes ?? DEFAULT_SCOPES)];
       const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
       if (unknown.length > 0) {
-        throw new AppError('VALIDATION_FAILED', { message: `Unknown scope: ${unknown.join(', ')}.`, details: { field: 'scopes' } });
+        throw new AppError('VALIDATION_FAILED', {
+          message: `Unknown scope: ${unknown.join(', ')}.`,
+          details: { field: 'scopes' },
+        });
       }
       if (input.expiresAt && input.expiresAt.getTime() <= now().getTime()) {
-        throw new AppError('VALIDATION_FAILED', { message: 'expiresAt must be in the future.', details: { field: 'expiresAt' } });
+        throw new AppError('VALIDATION_FAILED', {
+          message: 'expiresAt must be in the future.',
+          details: { field: 'expiresAt' },
+        });
       }
       const issued = issueSecret('service');
       const [row] = await database.db
@@ -81,7 +94,9 @@ export function createServiceKeysService(deps: { database: Database; now?: () =>
       const [row] = await database.db
         .update(serviceKeys)
         .set({ revokedAt: now() })
-        .where(and(eq(serviceKeys.id, keyId), eq(serviceKeys.companyId, companyId), isNull(serviceKeys.revokedAt)))
+        .where(
+          and(eq(serviceKeys.id, keyId), eq(serviceKeys.companyId, companyId), isNull(serviceKeys.revokedAt)),
+        )
         .returning();
       if (row) return toView(row);
       const [existing] = await database.db

@@ -14,7 +14,11 @@ export function creditsRepo(db: Db) {
     /** Locks the company's account row: every change of one company's credits is serialized on it. */
     async lockAccount(companyId: string) {
       await this.ensureAccount(companyId);
-      const [row] = await db.select().from(creditAccounts).where(eq(creditAccounts.companyId, companyId)).for('update');
+      const [row] = await db
+        .select()
+        .from(creditAccounts)
+        .where(eq(creditAccounts.companyId, companyId))
+        .for('update');
       return row!;
     },
 
@@ -54,7 +58,13 @@ export function creditsRepo(db: Db) {
     },
 
     /** Appends a ledger row; for a scan, at most one row per kind (false when it existed). */
-    async append(entry: { companyId: string; kind: LedgerKind; amount: number; scanId?: string; note?: string }) {
+    async append(entry: {
+      companyId: string;
+      kind: LedgerKind;
+      amount: number;
+      scanId?: string;
+      note?: string;
+    }) {
       const rows = await db
         .insert(creditLedger)
         .values({

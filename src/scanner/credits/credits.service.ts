@@ -32,7 +32,14 @@ export function createCreditsService(deps: { database: Database; costs: Record<S
           ? { available: true, cost }
           : { available: false, cost, reason: `Needs ${cost} credits; ${remaining} remain.` };
     }
-    return { purchased: row.purchased, used: row.used, reserved: row.reserved, remaining, asOf: new Date().toISOString(), scanTypes: types };
+    return {
+      purchased: row.purchased,
+      used: row.used,
+      reserved: row.reserved,
+      remaining,
+      asOf: new Date().toISOString(),
+      scanTypes: types,
+    };
   }
 
   return {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { itEnforcesServiceAuth } from '../../../test/helpers/auth-cases.ts';
 import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { itEnforcesServiceAuth } from '../../../test/helpers/auth-cases.ts';
 import { buildCompany, buildServiceKey, grantCredits } from '../../../test/helpers/factories.ts';
 
 let t: TestApp;
@@ -16,7 +16,11 @@ describe('GET /api/scanner/v1/credits', () => {
     const company = await buildCompany(t);
     const key = await buildServiceKey(t, company.id);
     await grantCredits(t, company.id, 3);
-    const res = await t.app.inject({ method: 'GET', url: '/api/scanner/v1/credits', headers: { 'x-api-key': key.key } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/scanner/v1/credits',
+      headers: { 'x-api-key': key.key },
+    });
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body).toMatchObject({ purchased: 3, used: 0, reserved: 0, remaining: 3 });
