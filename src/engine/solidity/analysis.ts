@@ -167,7 +167,7 @@ export class FileAnalysis {
     }
     // Writes through a storage pointer (`Account storage acc = accounts[i]; acc.x = 1`).
     const local = a.scope.locals.get(name);
-    if (local && base !== unwrap(target) && isStoragePointer(local, this.file)) {
+    if (local && base !== unwrap(target) && isStoragePointer(local, this.file, a.scope)) {
       const origin = local.initializer ? baseIdentifier(local.initializer) : undefined;
       a.stateWrites.push({ name: origin ? this.text(origin) : name, ast: target, node });
     }
@@ -273,12 +273,14 @@ export class FileAnalysis {
 
   /** A condition that compares the caller's identity (not a per-caller balance). */
   isCallerCheck(expr: AstNode, a: FunctionAnalysis): boolean {
+    const callerLocals = this.callerDerivedLocals(a);
     let hit = false;
     walk(expr, (x) => {
       if (hit) return false;
-      if (x.type !== 'member_expression') return undefined;
       const t = this.text(x).replace(/\s+/g, '');
-      if (t !== 'msg.sender' && t !== 'tx.origin') return undefined;
+      const isCaller = x.type === 'member_expression' && (t === 'msg.sender' || t === 'tx.origin');
+      const isDerived = x.type === 'identifier' && x.field !== 'property' && callerLocals.has(t);
+      if (!isCaller && !isDerived) return undefined;
       // Walk up to the condition root: a relational/arithmetic operator makes it a balance check.
       let p: AstNode | null = x.parent;
       let identity = false;
@@ -300,6 +302,23 @@ export class FileAnalysis {
       return undefined;
     });
     return hit;
+  }
+
+  /**
+   * Locals holding a lookup keyed by the caller (`uint idx = ownerIndex[msg.sender]`): comparing
+   * them (`if (idx == 0) return;`) checks the caller's identity.
+   */
+  private callerDerivedLocals(a: FunctionAnalysis): Set<string> {
+    const out = new Set<string>();
+    for (const d of a.cfg.defs) {
+      if (!d.rhs) continue;
+      const hit = descendants(d.rhs, 'array_access').some((acc) => {
+        const idx = field(acc, 'index');
+        return idx !== undefined && /(msg\.sender|tx\.origin)\)?$/.test(this.text(idx).replace(/\s+/g, ''));
+      });
+      if (hit) out.add(d.name);
+    }
+    return out;
   }
 
   isParamDerived(n: AstNode, a: FunctionAnalysis): boolean {
@@ -426,10 +445,19 @@ function isLoopCond(node: CfgNode): boolean {
 }
 
 /** A local that refers to storage: explicit `storage`, or a struct/array/mapping local before 0.5. */
-function isStoragePointer(v: VarInfo, file: SolFile): boolean {
+function isStoragePointer(v: VarInfo, file: SolFile, scope: Scope): boolean {
   if (v.kind !== 'local') return false;
   if (v.location === 'storage') return true;
   if (v.location) return false;
+  if (v.typeText === 'var') {
+    // `var acc = accounts[msg.sender];` takes the type of a storage element: a pointer when
+    // that element is a struct, array or mapping.
+    const base = v.initializer ? baseIdentifier(v.initializer) : undefined;
+    const sv = base ? scope.stateVars.get(file.text(base)) : undefined;
+    if (!sv || !v.initializer) return false;
+    const elem = /=>\s*(.+)\)$/.exec(sv.typeText)?.[1] ?? sv.typeText.replace(/\[[^\]]*\]$/, '');
+    return unwrap(v.initializer).type !== 'identifier' && !/^(u?int\d*|bool|address|bytes\d+|string)\b/.test(elem.trim());
+  }
   if (!file.versionBelow(0, 5)) return false;
   return v.isArray || v.isMapping || /^[A-Z]/.test(v.typeText);
 }

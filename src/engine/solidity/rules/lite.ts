@@ -155,6 +155,40 @@ const uncheckedCall = defineRule(
   },
 );
 
+const callNotInvoked = defineRule(
+  {
+    id: 'sol.unchecked-call.not-invoked',
+    title: 'Low-level call that is never made',
+    description:
+      'The statement configures a low-level call (`addr.call.value(x)`) but never invokes it: the trailing `()` is missing, so no ether is sent and nothing reports it.',
+    remediation: 'Invoke the call and check its result: `(bool ok, ) = addr.call{value: x}(""); require(ok);`.',
+    severity: 'high',
+    confidence: 'high',
+    category: 'unchecked_low_level_calls',
+    swc: 'SWC-104',
+    cwe: 'CWE-252',
+    scanType: 'lite',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const fn of fa.ownFunctions()) {
+      if (!fn.body) continue;
+      for (const stmt of descendants(fn.body, 'expression_statement')) {
+        const e = stmt.children[0] ? unwrap(stmt.children[0]) : undefined;
+        if (!e || e.type !== 'call_expression') continue;
+        const callee = field(e, 'function');
+        const f = callee ? unwrap(callee) : undefined;
+        if (!f || f.type !== 'member_expression') continue;
+        const prop = fa.text(field(f, 'property') ?? f);
+        const obj = field(f, 'object');
+        if ((prop === 'value' || prop === 'gas') && obj && /\.(call|delegatecall|callcode)$/.test(fa.text(unwrap(obj)).replace(/\s+/g, ''))) {
+          ctx.report(meta, stmt, { fn });
+        }
+      }
+    }
+  },
+);
+
 /** How a call's value is used: discarded, stored in locals, or consumed by an expression. */
 export function resultUse(
   call: AstNode,
@@ -349,6 +383,7 @@ export const liteRules: SolidityRule[] = [
   unprotectedSelfdestruct,
   deprecated,
   uncheckedCall,
+  callNotInvoked,
   weakRandomness,
   strictBalanceEquality,
   floatingPragma,

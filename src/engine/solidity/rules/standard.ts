@@ -109,23 +109,44 @@ const reentrancy = defineRule(
 // ---------------------------------------------------------------------------------------------
 // Access control
 
-/** State variables that gate callers: compared with msg.sender, role maps keyed by it, owner-like addresses. */
+/**
+ * State variables that gate callers: addresses compared with `msg.sender`, role maps looked up
+ * with it (mappings to bool or address), and owner-like address variables. Numeric mappings
+ * (balances, allowances) are per-user data, not roles.
+ */
 function privilegedVars(fa: FileAnalysis, c: ContractInfo): Set<string> {
   const out = new Set<string>();
-  const lineage = fa.index.lineage(c);
-  for (const x of lineage) {
+  const vars = fa.index.stateVarsOf(c);
+  const isRoleType = (name: string): boolean => {
+    const v = vars.get(name);
+    if (!v || v.isConstant) return false;
+    return /^address\b/.test(v.typeText) || /=>\s*(bool|address(\s+payable)?)\s*\)$/.test(v.typeText) || /^address\s*\[/.test(v.typeText);
+  };
+  for (const x of fa.index.lineage(c)) {
     for (const f of [...x.functions, ...x.modifiers.values()]) {
       const a = fa.analyze(f);
       for (const cond of a.conditions) {
-        if (!fa.isCallerCheck(cond.expr, a)) continue;
         walk(cond.expr, (n) => {
-          if (n.type === 'identifier' && n.field !== 'property' && a.scope.isStateVar(fa.text(n))) out.add(fa.text(n));
+          if (n.type === 'binary_expression' && (n.op === '==' || n.op === '!=')) {
+            const l = field(n, 'left');
+            const r = field(n, 'right');
+            if (!l || !r) return undefined;
+            const other = /^(msg\.sender|tx\.origin)$/.test(norm(fa, l)) ? r : /^(msg\.sender|tx\.origin)$/.test(norm(fa, r)) ? l : undefined;
+            const base = other ? baseIdentifier(other) : undefined;
+            if (base && a.scope.isStateVar(fa.text(base)) && isRoleType(fa.text(base))) out.add(fa.text(base));
+          }
+          if (n.type === 'array_access') {
+            const idx = field(n, 'index');
+            const base = baseIdentifier(n);
+            if (idx && base && /^(msg\.sender|tx\.origin)$/.test(norm(fa, idx)) && a.scope.isStateVar(fa.text(base)) && isRoleType(fa.text(base)))
+              out.add(fa.text(base));
+          }
           return undefined;
         });
       }
     }
   }
-  for (const [name, v] of fa.index.stateVarsOf(c)) {
+  for (const [name, v] of vars) {
     if (/^address\b/.test(v.typeText) && OWNER_NAME.test(name) && !v.isConstant) out.add(name);
   }
   return out;
@@ -518,7 +539,8 @@ const arithmetic = defineRule(
         const rState = readsState(fa, a, right);
         const constantOperand = isLit(lt) || isLit(rt) || isConstantVar(a, lt) || isConstantVar(a, rt);
         if (constantOperand && op !== '*') return undefined;
-        if (!constantOperand && !(lState || rState || (lUser && rUser))) return undefined;
+        // A product of a caller-chosen number with anything can overflow (`count * value`).
+        if (!constantOperand && op !== '*' && !(lState || rState || (lUser && rUser))) return undefined;
         if (x.type === 'binary_expression' && insideOverflowCheck(fa, x)) return undefined;
         // Guarded: some condition of the function mentions both operands (`require(a >= b)`).
         const guarded = guards.some((g) => (g.l.includes(lt) && g.r.includes(rt)) || (g.l.includes(rt) && g.r.includes(lt)));
