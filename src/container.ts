@@ -13,9 +13,13 @@ import { createObjectStore } from './integrations/storage/object-store-url.ts';
 import { jobDefinitions } from './jobs/definitions.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { createAdminService } from './platform/admin/admin.service.ts';
+import { createFindingsService } from './platform/findings/findings.service.ts';
 import { createIntegrationsService } from './platform/integrations/integrations.service.ts';
+import { createLabelsService } from './platform/labels/labels.service.ts';
 import { createServiceKeysService } from './platform/service-keys/service-keys.service.ts';
+import { createFindingViewsService } from './platform/views/finding-views.service.ts';
 import { createCreditsService } from './scanner/credits/credits.service.ts';
+import { createScanServices } from './scanner/scans/scans.module.ts';
 
 export interface ContainerOptions {
   /** Apply migrations while opening (start, serve, worker, tests). Default true. */
@@ -98,12 +102,17 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const objectStore: ObjectStore = createObjectStore(config.objectStore);
   const db = database.db;
   const credits = createCreditsService({ database, costs: config.scanCosts });
+  const scanServices = createScanServices({ database, config, credits, objectStore, queue: () => queue, log });
   const services = {
     auth: createAuthService({ db }),
     admin: createAdminService({ database, credits }),
     serviceKeys: createServiceKeysService({ database }),
     integrations: createIntegrationsService({ database, secretBox }),
     credits,
+    ...scanServices,
+    findings: createFindingsService({ database }),
+    labels: createLabelsService({ database }),
+    findingViews: createFindingViewsService({ database }),
   };
   const queue: JobQueue = createJobQueue({
     database,

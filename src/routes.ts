@@ -1,9 +1,13 @@
 import type { App } from './app.ts';
 import type { Container } from './container.ts';
 import { registerAdminRoutes } from './platform/admin/admin.routes.ts';
+import { registerFindingRoutes } from './platform/findings/findings.routes.ts';
 import { registerIntegrationRoutes } from './platform/integrations/integrations.routes.ts';
+import { registerLabelRoutes } from './platform/labels/labels.routes.ts';
 import { registerServiceKeyRoutes } from './platform/service-keys/service-keys.routes.ts';
+import { registerFindingViewRoutes } from './platform/views/finding-views.routes.ts';
 import { registerCreditsRoutes } from './scanner/credits/credits.routes.ts';
+import { registerScanRoutes } from './scanner/scans/scans.routes.ts';
 
 /** Registers every module's routes. Explicit: a module not listed here has no routes. */
 export async function registerRouteModules(app: App, container: Container): Promise<void> {
@@ -12,4 +16,8 @@ export async function registerRouteModules(app: App, container: Container): Prom
   registerServiceKeyRoutes(app, services.serviceKeys);
   registerIntegrationRoutes(app, services.integrations);
   registerCreditsRoutes(app, services.credits);
+  registerScanRoutes(app, services.scans);
+  registerFindingRoutes(app, services.findings);
+  registerLabelRoutes(app, services.labels);
+  registerFindingViewRoutes(app, services.findingViews);
 }

@@ -1,0 +1,146 @@
+import { and, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
+import { type Actor, requireUser, type UserActor } from '../../auth/actor.ts';
+import type { Db } from '../../db/client.ts';
+import { findings, repositories, repositoryMembers, type repositoryRoles } from '../../db/schema/index.ts';
+import { AppError } from '../../errors.ts';
+
+export type RepositoryRole = (typeof repositoryRoles)[number];
+
+/** A user's active membership of one repository. */
+export interface RepositoryMembership {
+  role: RepositoryRole;
+  showAllFindings: boolean;
+}
+
+/**
+ * Everything that decides which findings a user sees, loaded once per request: platform
+ * permissions, company memberships (from the actor) and repository memberships (one query).
+ */
+export interface FindingAccess {
+  userId: string;
+  /** Platform admins and `read_all_companies` readers see every published finding. */
+  readAll: boolean;
+  /** Platform admins may also do every management operation. */
+  platformAdmin: boolean;
+  /** Companies the user is an active member or manager of: they see all of their findings. */
+  companyIds: string[];
+  /** Active repository memberships by repository id (removed members have none). */
+  memberships: Map<string, RepositoryMembership>;
+}
+
+/** The user's active role in a repository, or null when they have none. */
+export async function getRepositoryRole(
+  db: Db,
+  userId: string,
+  repositoryId: string,
+): Promise<RepositoryRole | null> {
+  const [row] = await db
+    .select({ role: repositoryMembers.role })
+    .from(repositoryMembers)
+    .where(
+      and(
+        eq(repositoryMembers.userId, userId),
+        eq(repositoryMembers.repositoryId, repositoryId),
+        isNull(repositoryMembers.deletedAt),
+      ),
+    );
+  return row?.role ?? null;
+}
+
+/** Loads what decides the user's finding visibility (401 for callers that are not users). */
+export async function loadFindingAccess(db: Db, actor: Actor): Promise<FindingAccess> {
+  const user: UserActor = requireUser(actor);
+  const rows = await db
+    .select({
+      repositoryId: repositoryMembers.repositoryId,
+      role: repositoryMembers.role,
+      showAllFindings: repositories.showAllFindings,
+    })
+    .from(repositoryMembers)
+    .innerJoin(repositories, eq(repositories.id, repositoryMembers.repositoryId))
+    .where(and(eq(repositoryMembers.userId, user.userId), isNull(repositoryMembers.deletedAt)));
+  return {
+    userId: user.userId,
+    readAll: user.permissions.has('admin') || user.permissions.has('read_all_companies'),
+    platformAdmin: user.permissions.has('admin'),
+    companyIds: [...user.companies.keys()],
+    memberships: new Map(
+      rows.map((r) => [r.repositoryId, { role: r.role, showAllFindings: r.showAllFindings }]),
+    ),
+  };
+}
+
+/** Whether a reviewer-only view applies: the user sees only their own findings of the repository. */
+export function seesOnlyOwnFindings(
+  access: FindingAccess,
+  repository: { id: string; companyId: string },
+): boolean {
+  if (access.readAll || access.companyIds.includes(repository.companyId)) return false;
+  const membership = access.memberships.get(repository.id);
+  return membership?.role === 'reviewer' && !membership.showAllFindings;
+}
+
+/** Whether the user may see the repository at all (member, company user, or cross-company reader). */
+export function canSeeRepository(
+  access: FindingAccess,
+  repository: { id: string; companyId: string },
+): boolean {
+  return (
+    access.readAll ||
+    access.companyIds.includes(repository.companyId) ||
+    access.memberships.has(repository.id)
+  );
+}
+
+/**
+ * The role that decides what a user may do on a repository's findings. Company users act as the
+ * client (the repository belongs to their company); platform admins act as repository admins.
+ * A repository role wins over the company role when it grants more.
+ */
+export function effectiveRole(
+  access: FindingAccess,
+  repository: { id: string; companyId: string },
+): RepositoryRole | null {
+  if (access.platformAdmin) return 'admin';
+  const own = access.memberships.get(repository.id)?.role ?? null;
+  if (own && own !== 'reviewer') return own;
+  if (access.companyIds.includes(repository.companyId)) return 'client';
+  return own;
+}
+
+/**
+ * The findings the user may see, as one SQL condition on `findings` (DESIGN §7): published
+ * findings filed on a repository where the user is a company user of its company, holds a
+ * repository role that sees everything (client, judge, triager, admin, or reviewer with
+ * `showAllFindings`), or is a reviewer who filed the finding. Cross-company readers see all.
+ *
+ * The repository sets are inlined as arrays so that the planner can use the repository, company
+ * and author indexes (a correlated membership subquery per row cannot be).
+ */
+export function visibleFindingsCondition(access: FindingAccess): SQL {
+  const base = and(eq(findings.published, true), sql`${findings.repositoryId} is not null`) as SQL;
+  if (access.readAll) return base;
+  const full: string[] = [];
+  const own: string[] = [];
+  for (const [repositoryId, m] of access.memberships) {
+    if (m.role !== 'reviewer' || m.showAllFindings) full.push(repositoryId);
+    else own.push(repositoryId);
+  }
+  const any: SQL[] = [];
+  if (access.companyIds.length > 0) any.push(inArray(findings.companyId, access.companyIds));
+  if (full.length > 0) any.push(inArray(findings.repositoryId, full));
+  if (own.length > 0) {
+    any.push(and(eq(findings.createdBy, access.userId), inArray(findings.repositoryId, own)) as SQL);
+  }
+  if (any.length === 0) return sql`false`;
+  return and(base, any.length === 1 ? any[0] : sql`(${sql.join(any, sql` or `)})`) as SQL;
+}
+
+/** Loads a repository the user may see; another company's (or an unknown) repository is 404. */
+export async function requireVisibleRepository(db: Db, access: FindingAccess, repositoryId: string) {
+  const [repository] = await db.select().from(repositories).where(eq(repositories.id, repositoryId));
+  if (!repository || !canSeeRepository(access, repository)) {
+    throw new AppError('NOT_FOUND', { message: 'Repository not found.' });
+  }
+  return repository;
+}

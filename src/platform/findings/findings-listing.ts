@@ -1,0 +1,420 @@
+import { and, asc, desc, eq, inArray, isNotNull, isNull, not, type SQL, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
+import type { Db } from '../../db/client.ts';
+import {
+  findingLabels,
+  findingRelatedFiles,
+  findingStatuses,
+  findings,
+  labels,
+  repositories,
+  repositoryRoles,
+  severities,
+  users,
+} from '../../db/schema/index.ts';
+import { AppError } from '../../errors.ts';
+import {
+  type FindingAccess,
+  type RepositoryRole,
+  visibleFindingsCondition,
+} from '../access/repository-access.ts';
+import { decodeCursor, encodeCursor, hashFilters, invalidCursor } from '../pagination/cursor.ts';
+import type { FindingStatus } from './finding-rules.ts';
+import { hasUnreadComments, loadFindingPayloads } from './findings.repo.ts';
+import {
+  FILTER_FOR_VALUES,
+  FINDING_ORDERS,
+  type FilterFor,
+  type Finding,
+  type FindingOrder,
+} from './findings.schemas.ts';
+import { parseSearch, requireValues, splitList } from './search-syntax.ts';
+
+type Severity = (typeof severities)[number];
+
+/** Query parameters of GET /api/v0/repositories/all-findings, as the HTTP schema parsed them. */
+export interface AllFindingsQuery {
+  limit?: number | null;
+  order_by?: FindingOrder;
+  next?: string | null;
+  with_unread_comments?: boolean;
+  repositories?: string[];
+  role?: RepositoryRole;
+  path?: string;
+  status?: string;
+  duplicates?: boolean;
+  severity?: string;
+  label?: string;
+  unlabeled?: boolean;
+  filter_for?: FilterFor;
+  created_by?: string;
+  assigned_to?: string;
+  q?: string;
+  s?: string;
+}
+
+export interface AllFindingsResult {
+  findings: Finding[];
+  filteredTotal: number;
+  nextValue: string | null;
+}
+
+export const DEFAULT_FINDINGS_LIMIT = 20;
+export const MAX_FINDINGS_LIMIT = 100;
+/** "Default order by number" (v0 §4.4): ascending, as SQL orders by a column by default. */
+export const DEFAULT_FINDINGS_ORDER: FindingOrder = 'number_asc';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Status in lifecycle order (v0 §3), severity from least to most severe: what `_asc` means. */
+const STATUS_ORDER = sql.raw(`array_position('{${findingStatuses.join(',')}}'::text[], "findings"."status")`);
+const SEVERITY_ORDER = sql.raw(
+  `array_position('{gas_optimization,informational,low,medium,high,critical}'::text[], "findings"."severity")`,
+);
+
+const creator = alias(users, 'creator');
+
+type KeyType = 'int' | 'text' | 'numeric' | 'timestamptz';
+interface SortKey {
+  expression: SQL;
+  type: KeyType;
+  nullable: boolean;
+  /** Needs the author joined (reputation, username). */
+  joinsCreator: boolean;
+}
+
+function sortKeyOf(order: FindingOrder): SortKey {
+  const field = order.replace(/_(asc|desc)$/, '');
+  switch (field) {
+    case 'number':
+      return { expression: sql`${findings.number}`, type: 'int', nullable: false, joinsCreator: false };
+    case 'status':
+      return { expression: STATUS_ORDER, type: 'int', nullable: false, joinsCreator: false };
+    case 'severity':
+      return { expression: SEVERITY_ORDER, type: 'int', nullable: false, joinsCreator: false };
+    case 'reputation':
+      return { expression: sql`${creator.reputation}`, type: 'int', nullable: true, joinsCreator: true };
+    case 'username':
+      return {
+        expression: sql`lower(${creator.username})`,
+        type: 'text',
+        nullable: true,
+        joinsCreator: true,
+      };
+    case 'created_at':
+      return {
+        expression: sql`${findings.createdAt}`,
+        type: 'timestamptz',
+        nullable: false,
+        joinsCreator: false,
+      };
+    case 'last_updated_at':
+      return {
+        expression: sql`${findings.lastUpdatedAt}`,
+        type: 'timestamptz',
+        nullable: false,
+        joinsCreator: false,
+      };
+    case 'reward':
+      return { expression: sql`${findings.reward}`, type: 'numeric', nullable: true, joinsCreator: false };
+    default:
+      return {
+        expression: sql`${findings.lastCommentAt}`,
+        type: 'timestamptz',
+        nullable: true,
+        joinsCreator: false,
+      };
+  }
+}
+
+/**
+ * The sort key as text for the cursor. Timestamps travel as integer microseconds since the epoch,
+ * because a JavaScript Date would drop the microseconds and make the next page repeat rows.
+ */
+function cursorText(key: SortKey): SQL<string | null> {
+  if (key.type === 'timestamptz')
+    return sql<string | null>`(extract(epoch from ${key.expression}) * 1000000)::bigint::text`;
+  return sql<string | null>`(${key.expression})::text`;
+}
+
+const KEY_FORMAT: Record<KeyType, RegExp> = {
+  int: /^-?[0-9]{1,10}$/,
+  numeric: /^-?[0-9]{1,40}(\.[0-9]{1,40})?$/,
+  timestamptz: /^-?[0-9]{1,19}$/,
+  text: /^[\s\S]{0,1000}$/,
+};
+
+function cursorValue(key: SortKey, text: string): SQL {
+  switch (key.type) {
+    case 'int':
+      return sql`${Number(text)}::int`;
+    case 'numeric':
+      return sql`${text}::numeric`;
+    case 'timestamptz':
+      return sql`('epoch'::timestamptz + ${text}::bigint * interval '1 microsecond')`;
+    default:
+      return sql`${text}::text`;
+  }
+}
+
+/**
+ * Rows after the cursor in `ORDER BY key <dir> NULLS LAST, id <dir>`. Nulls sort last in both
+ * directions, so after a non-null key come the remaining non-null keys and then every null key;
+ * after a null key come only null keys with a later id.
+ */
+function afterCursor(key: SortKey, direction: 'asc' | 'desc', keyText: string | null, id: string): SQL {
+  const cmp = direction === 'asc' ? sql`>` : sql`<`;
+  if (keyText === null) return sql`(${key.expression} is null and ${findings.id} ${cmp} ${id}::uuid)`;
+  const row = sql`(${key.expression}, ${findings.id}) ${cmp} (${cursorValue(key, keyText)}, ${id}::uuid)`;
+  return key.nullable ? sql`(${row} or ${key.expression} is null)` : row;
+}
+
+function invalid(field: string, message: string): AppError {
+  return new AppError('VALIDATION_FAILED', {
+    message: `Invalid query parameter '${field}': ${message}`,
+    details: { field },
+  });
+}
+
+function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** A free-text term matches the finding number exactly, or the title or description (case-insensitive). */
+function textMatch(term: string): SQL {
+  const pattern = `%${escapeLike(term)}%`;
+  const parts = [sql`${findings.title} ilike ${pattern}`, sql`${findings.description} ilike ${pattern}`];
+  const digits = term.replace(/^#/, '');
+  if (/^[0-9]{1,9}$/.test(digits)) parts.unshift(sql`${findings.number} = ${Number(digits)}`);
+  return sql`(${sql.join(parts, sql` or `)})`;
+}
+
+const lowered = (values: string[]) => [...new Set(values.map((v) => v.toLowerCase()))].sort();
+
+function byUsernames(column: typeof findings.createdBy | typeof findings.assignedTo, names: string[]): SQL {
+  return sql`${column} in (select ${users.id} from ${users} where lower(${users.username}) in (${sql.join(
+    lowered(names).map((n) => sql`${n}`),
+    sql`, `,
+  )}))`;
+}
+
+function byLabelNames(names: string[]): SQL {
+  return sql`exists (select 1 from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
+    where ${findingLabels.findingId} = ${findings.id} and lower(${labels.name}) in (${sql.join(
+      lowered(names).map((n) => sql`${n}`),
+      sql`, `,
+    )}))`;
+}
+
+function byPaths(paths: string[]): SQL {
+  return sql`exists (select 1 from ${findingRelatedFiles} where ${findingRelatedFiles.findingId} = ${findings.id}
+    and ${findingRelatedFiles.path} in (${sql.join(
+      [...new Set(paths)].map((p) => sql`${p}`),
+      sql`, `,
+    )}))`;
+}
+
+function byRepositoryRefs(refs: string[]): SQL {
+  const ids = refs.filter((r) => UUID_RE.test(r)).map((r) => r.toLowerCase());
+  const names = lowered(refs);
+  const nameMatch = sql`${findings.repositoryId} in (select ${repositories.id} from ${repositories} where lower(${repositories.name}) in (${sql.join(
+    names.map((n) => sql`${n}`),
+    sql`, `,
+  )}))`;
+  return ids.length > 0 ? sql`(${inArray(findings.repositoryId, ids)} or ${nameMatch})` : nameMatch;
+}
+
+/**
+ * The predefined `filter_for` filters:
+ * - `client_recommended`: what the triage team recommends to the client — valid findings
+ *   (confirmed, acknowledged, fixed) that are not duplicates of another finding;
+ * - `with_duplicates`: root findings that at least one other finding duplicates;
+ * - `require_review`: findings still waiting for a judgement (new, in_review, disputed).
+ */
+function filterFor(value: FilterFor): SQL {
+  const dup = alias(findings, 'dup');
+  switch (value) {
+    case 'client_recommended':
+      return and(
+        inArray(findings.status, ['confirmed', 'acknowledged', 'fixed']),
+        isNull(findings.duplicateOf),
+      ) as SQL;
+    case 'with_duplicates':
+      return sql`exists (select 1 from ${dup} where ${dup.duplicateOf} = ${findings.id})`;
+    default:
+      return inArray(findings.status, ['new', 'in_review', 'disputed']);
+  }
+}
+
+interface Prepared {
+  conditions: SQL[];
+  order: FindingOrder;
+  filterHash: string;
+  limit: number;
+}
+
+/** Validates and normalises the parameters, builds the filter conditions and the filter hash. */
+function prepare(access: FindingAccess, query: AllFindingsQuery): Prepared {
+  const limit = query.limit ?? DEFAULT_FINDINGS_LIMIT;
+  if (!Number.isInteger(limit) || limit < 0 || limit > MAX_FINDINGS_LIMIT) {
+    throw invalid('limit', `must be an integer from 0 to ${MAX_FINDINGS_LIMIT}.`);
+  }
+  const order = query.order_by ?? DEFAULT_FINDINGS_ORDER;
+  if (!FINDING_ORDERS.includes(order)) throw invalid('order_by', `unknown ordering '${order}'.`);
+
+  const repositoryIds = [
+    ...new Set((query.repositories ?? []).flatMap(splitList).map((r) => r.toLowerCase())),
+  ].sort();
+  for (const id of repositoryIds)
+    if (!UUID_RE.test(id)) throw invalid('repositories', `'${id}' is not a uuid.`);
+  if (query.role !== undefined) requireValues('role', [query.role], repositoryRoles);
+  const statuses =
+    query.status !== undefined
+      ? requireValues('status', splitList(query.status), findingStatuses)
+      : undefined;
+  if (statuses?.length === 0) throw invalid('status', 'give at least one status.');
+  const sevs =
+    query.severity !== undefined
+      ? requireValues('severity', splitList(query.severity), severities)
+      : undefined;
+  if (sevs?.length === 0) throw invalid('severity', 'give at least one severity.');
+  const labelNames = query.label !== undefined ? splitList(query.label) : undefined;
+  if (labelNames?.length === 0) throw invalid('label', 'give at least one label name.');
+  if (labelNames && query.unlabeled === true) {
+    throw invalid('unlabeled', "'label' and 'unlabeled' are mutually exclusive.");
+  }
+  if (query.filter_for !== undefined) requireValues('filter_for', [query.filter_for], FILTER_FOR_VALUES);
+  const createdBy = query.created_by !== undefined ? splitList(query.created_by) : undefined;
+  if (createdBy?.length === 0) throw invalid('created_by', 'give at least one username.');
+  const assignedTo = query.assigned_to?.trim();
+  if (assignedTo === '') throw invalid('assigned_to', 'give a username.');
+  const path = query.path;
+  if (path === '') throw invalid('path', 'give a file path.');
+  const q = query.q?.trim() || undefined;
+  const s = query.s?.trim() || undefined;
+  const search = s ? parseSearch(s) : undefined;
+
+  const conditions: SQL[] = [visibleFindingsCondition(access)];
+  if (repositoryIds.length > 0) conditions.push(inArray(findings.repositoryId, repositoryIds));
+  if (query.role !== undefined) {
+    const withRole = [...access.memberships].filter(([, m]) => m.role === query.role).map(([id]) => id);
+    conditions.push(withRole.length > 0 ? inArray(findings.repositoryId, withRole) : sql`false`);
+  }
+  if (path !== undefined) conditions.push(byPaths([path]));
+  if (statuses) conditions.push(inArray(findings.status, statuses));
+  if (sevs) conditions.push(inArray(findings.severity, sevs));
+  if (query.duplicates === false) conditions.push(isNull(findings.duplicateOf));
+  if (labelNames) conditions.push(byLabelNames(labelNames));
+  if (query.unlabeled === true) {
+    conditions.push(
+      sql`not exists (select 1 from ${findingLabels} where ${findingLabels.findingId} = ${findings.id})`,
+    );
+  }
+  if (query.filter_for !== undefined) conditions.push(filterFor(query.filter_for));
+  if (createdBy) conditions.push(byUsernames(findings.createdBy, createdBy));
+  if (assignedTo !== undefined) conditions.push(byUsernames(findings.assignedTo, [assignedTo]));
+  if (q !== undefined) conditions.push(textMatch(q));
+  if (query.with_unread_comments === true) conditions.push(hasUnreadComments(access));
+  if (query.with_unread_comments === false) conditions.push(not(hasUnreadComments(access)));
+  if (search) {
+    if (search.status.length > 0) conditions.push(inArray(findings.status, search.status as FindingStatus[]));
+    if (search.severity.length > 0)
+      conditions.push(inArray(findings.severity, search.severity as Severity[]));
+    if (search.label.length > 0) conditions.push(byLabelNames(search.label));
+    if (search.createdBy.length > 0) conditions.push(byUsernames(findings.createdBy, search.createdBy));
+    if (search.assignedTo.length > 0) conditions.push(byUsernames(findings.assignedTo, search.assignedTo));
+    if (search.repository.length > 0) conditions.push(byRepositoryRefs(search.repository));
+    if (search.path.length > 0) conditions.push(byPaths(search.path));
+    if (search.unread) conditions.push(hasUnreadComments(access));
+    if (search.duplicate) conditions.push(isNotNull(findings.duplicateOf));
+    for (const term of search.text) conditions.push(textMatch(term));
+  }
+
+  // The hash covers everything that changes which rows match or their order (not `limit`), in a
+  // normalised form, so an equivalent request may continue a pagination.
+  const filterHash = hashFilters({
+    order,
+    repositories: repositoryIds,
+    role: query.role,
+    path,
+    status: statuses ? [...new Set(statuses)].sort() : undefined,
+    severity: sevs ? [...new Set(sevs)].sort() : undefined,
+    duplicates: query.duplicates === false ? false : undefined,
+    label: labelNames ? lowered(labelNames) : undefined,
+    unlabeled: query.unlabeled === true ? true : undefined,
+    filterFor: query.filter_for,
+    createdBy: createdBy ? lowered(createdBy) : undefined,
+    assignedTo: assignedTo?.toLowerCase(),
+    q,
+    s,
+    unread: query.with_unread_comments,
+  });
+  return { conditions, order, filterHash, limit };
+}
+
+/** Decodes `next` into the keyset condition of this ordering (null: from the start). */
+function cursorCondition(
+  key: SortKey,
+  direction: 'asc' | 'desc',
+  next: string,
+  filterHash: string,
+): SQL | null {
+  const keys = decodeCursor(next, filterHash);
+  if (keys.length === 0) return null;
+  const [keyText, id] = keys;
+  if (keys.length !== 2 || typeof id !== 'string' || !UUID_RE.test(id)) throw invalidCursor();
+  if (keyText === null) {
+    if (!key.nullable) throw invalidCursor();
+    return afterCursor(key, direction, null, id);
+  }
+  if (typeof keyText !== 'string' || !KEY_FORMAT[key.type].test(keyText)) throw invalidCursor();
+  return afterCursor(key, direction, keyText, id);
+}
+
+/**
+ * The all-findings listing (v0 §4.4) for a user: visible published findings, every filter of the
+ * document combined by AND, the chosen order with the id as tie-breaker (nulls last in both
+ * directions), keyset pages of at most `limit`, and `filteredTotal` counted under the same
+ * filters without the cursor.
+ */
+export async function listAllFindings(
+  db: Db,
+  access: FindingAccess,
+  query: AllFindingsQuery,
+): Promise<AllFindingsResult> {
+  const { conditions, order, filterHash, limit } = prepare(access, query);
+  const direction = order.endsWith('_desc') ? 'desc' : 'asc';
+  const key = sortKeyOf(order);
+  const after = query.next ? cursorCondition(key, direction, query.next, filterHash) : null;
+  const where = and(...conditions) as SQL;
+
+  const countQuery = db.select({ n: sql<number>`count(*)::int` }).from(findings).where(where);
+  const pageQuery = async () => {
+    if (limit === 0) return [];
+    const base = db.select({ id: findings.id, key: cursorText(key) }).from(findings);
+    const joined = key.joinsCreator ? base.leftJoin(creator, eq(creator.id, findings.createdBy)) : base;
+    return joined
+      .where(after ? and(where, after) : where)
+      .orderBy(
+        direction === 'asc' ? sql`${key.expression} asc nulls last` : sql`${key.expression} desc nulls last`,
+        direction === 'asc' ? asc(findings.id) : desc(findings.id),
+      )
+      .limit(limit + 1);
+  };
+  const [[count], rows] = await Promise.all([countQuery, pageQuery()]);
+  const filteredTotal = count?.n ?? 0;
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  let nextValue: string | null = null;
+  if (rows.length > limit && last) nextValue = encodeCursor([last.key, last.id], filterHash);
+  // A zero-size page hands back a cursor at the current position, so the client can go on.
+  else if (limit === 0 && filteredTotal > 0) {
+    nextValue = query.next ? query.next : encodeCursor([], filterHash);
+  }
+  const payloads = await loadFindingPayloads(
+    db,
+    access,
+    page.map((r) => r.id),
+  );
+  return { findings: payloads, filteredTotal, nextValue };
+}

@@ -1,0 +1,338 @@
+import { and, asc, eq, inArray, isNotNull, or, type SQL, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
+import type { Db } from '../../db/client.ts';
+import {
+  assetGroups,
+  assets,
+  commentReads,
+  comments,
+  companies,
+  findingLabels,
+  findingRelatedFiles,
+  findings,
+  labels,
+  repositories,
+  repositoryMembers,
+  safeHarbors,
+  users,
+} from '../../db/schema/index.ts';
+import { effectiveRole, type FindingAccess, visibleFindingsCondition } from '../access/repository-access.ts';
+import type { Label } from '../labels/labels.schemas.ts';
+import type { Finding, FullUserSummary } from './findings.schemas.ts';
+
+type Severity = Finding['severity'];
+
+/**
+ * Which comments of a finding the user may read, as a condition on `comments` joined to
+ * `findings` (DESIGN §7): public to everyone who sees the finding; private also to the finding's
+ * author, company users, judges, triagers and admins; internal to company users and repository
+ * admins; hidden to repository admins. Cross-company readers and platform admins read all.
+ */
+export function visibleCommentsCondition(access: FindingAccess): SQL {
+  if (access.readAll) return sql`true`;
+  const privateRepos: string[] = [];
+  const adminRepos: string[] = [];
+  for (const [repositoryId, m] of access.memberships) {
+    if (m.role === 'judge' || m.role === 'triager' || m.role === 'admin') privateRepos.push(repositoryId);
+    if (m.role === 'admin') adminRepos.push(repositoryId);
+  }
+  const inRepos = (ids: string[]) => (ids.length > 0 ? inArray(findings.repositoryId, ids) : sql`false`);
+  const inCompanies =
+    access.companyIds.length > 0 ? inArray(findings.companyId, access.companyIds) : sql`false`;
+  return sql`(${comments.visibility} = 'public'
+    or (${comments.visibility} = 'private' and (${findings.createdBy} = ${access.userId} or ${inCompanies} or ${inRepos(privateRepos)}))
+    or (${comments.visibility} = 'internal' and (${inCompanies} or ${inRepos(adminRepos)}))
+    or (${comments.visibility} = 'hidden' and ${inRepos(adminRepos)}))`;
+}
+
+/**
+ * The number of comments on the outer `findings` row that the user has not read: written by
+ * someone else after the user's last read, and visible to the user.
+ */
+export function unreadCommentsCount(access: FindingAccess): SQL<number> {
+  return sql<number>`(select count(*)::int from ${comments}
+    where ${comments.findingId} = ${findings.id}
+      and ${comments.authorId} is distinct from ${access.userId}
+      and ${comments.createdAt} > coalesce((select ${commentReads.readAt} from ${commentReads}
+        where ${commentReads.userId} = ${access.userId} and ${commentReads.findingId} = ${findings.id}), '-infinity'::timestamptz)
+      and ${visibleCommentsCondition(access)})`;
+}
+
+/** Whether the outer `findings` row has a comment the user has not read. */
+export function hasUnreadComments(access: FindingAccess): SQL<boolean> {
+  return sql<boolean>`exists (select 1 from ${comments}
+    where ${comments.findingId} = ${findings.id}
+      and ${comments.authorId} is distinct from ${access.userId}
+      and ${comments.createdAt} > coalesce((select ${commentReads.readAt} from ${commentReads}
+        where ${commentReads.userId} = ${access.userId} and ${commentReads.findingId} = ${findings.id}), '-infinity'::timestamptz)
+      and ${visibleCommentsCondition(access)})`;
+}
+
+const creator = alias(users, 'creator');
+const creatorMember = alias(repositoryMembers, 'creator_member');
+const assignee = alias(users, 'assignee');
+const assigneeMember = alias(repositoryMembers, 'assignee_member');
+
+function userSummary(
+  user: typeof users.$inferSelect | null,
+  member: typeof repositoryMembers.$inferSelect | null,
+): FullUserSummary | null {
+  if (!user) return null;
+  return {
+    userId: user.id,
+    name: user.name,
+    username: user.username,
+    avatar: user.avatar,
+    isBot: user.isBot,
+    createdAt: user.createdAt.toISOString(),
+    teamId: member?.teamId ?? null,
+    pingsLeft: member?.pingsLeft ?? null,
+    reputation: user.reputation,
+    disabledAt: user.disabledAt?.toISOString() ?? null,
+    deletedFromRepoAt: member?.deletedAt?.toISOString() ?? null,
+  };
+}
+
+/** Maps a label row to its API shape. */
+export function toLabel(row: typeof labels.$inferSelect): Label {
+  return {
+    id: row.id,
+    name: row.name,
+    isSystem: row.isSystem,
+    reviewerRead: row.reviewerRead,
+    reviewerUse: row.reviewerUse,
+    description: row.description,
+    archivedAt: row.archivedAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Builds the API payloads of the given findings as the user sees them, in the order of `ids`.
+ * A fixed number of queries whatever the page size. The caller has already checked visibility of
+ * the findings themselves; related data (duplicates, labels, comments) is filtered here.
+ */
+export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: string[]): Promise<Finding[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .select({
+      finding: findings,
+      repository: {
+        id: repositories.id,
+        name: repositories.name,
+        allowedSeverities: repositories.allowedSeverities,
+      },
+      company: { id: companies.id, handle: companies.handle },
+      creator,
+      creatorMember,
+      assignee,
+      assigneeMember,
+      unread: unreadCommentsCount(access),
+    })
+    .from(findings)
+    .innerJoin(repositories, eq(repositories.id, findings.repositoryId))
+    .innerJoin(companies, eq(companies.id, findings.companyId))
+    .leftJoin(creator, eq(creator.id, findings.createdBy))
+    .leftJoin(
+      creatorMember,
+      and(
+        eq(creatorMember.userId, findings.createdBy),
+        eq(creatorMember.repositoryId, findings.repositoryId),
+      ),
+    )
+    .leftJoin(assignee, eq(assignee.id, findings.assignedTo))
+    .leftJoin(
+      assigneeMember,
+      and(
+        eq(assigneeMember.userId, findings.assignedTo),
+        eq(assigneeMember.repositoryId, findings.repositoryId),
+      ),
+    )
+    .where(inArray(findings.id, ids));
+
+  const repositoryIds = [...new Set(rows.map((r) => r.repository.id))];
+  const rootIds = [...new Set(rows.map((r) => r.finding.duplicateOf ?? r.finding.id))];
+  const groupIds = [
+    ...new Set(rows.map((r) => r.finding.assetGroupId).filter((id): id is string => id !== null)),
+  ];
+
+  const [files, labelRows, groupMembers, groups, harbors] = await Promise.all([
+    db
+      .select()
+      .from(findingRelatedFiles)
+      .where(inArray(findingRelatedFiles.findingId, ids))
+      .orderBy(
+        asc(findingRelatedFiles.path),
+        asc(findingRelatedFiles.startLine),
+        asc(findingRelatedFiles.id),
+      ),
+    db
+      .select({ findingId: findingLabels.findingId, label: labels })
+      .from(findingLabels)
+      .innerJoin(labels, eq(labels.id, findingLabels.labelId))
+      .where(inArray(findingLabels.findingId, ids))
+      .orderBy(asc(labels.name)),
+    // Roots and duplicates of every group the page touches, limited to what the user may see.
+    db
+      .select({
+        id: findings.id,
+        number: findings.number,
+        title: findings.title,
+        duplicateOf: findings.duplicateOf,
+        description: findings.duplicateGroupDescription,
+      })
+      .from(findings)
+      .where(
+        and(
+          or(inArray(findings.id, rootIds), inArray(findings.duplicateOf, rootIds)),
+          visibleFindingsCondition(access),
+        ),
+      )
+      .orderBy(asc(findings.number)),
+    loadAssetGroups(db, groupIds),
+    db.select().from(safeHarbors).where(inArray(safeHarbors.repositoryId, repositoryIds)),
+  ]);
+
+  const filesBy = groupBy(files, (f) => f.findingId);
+  const labelsBy = groupBy(labelRows, (l) => l.findingId);
+  const groupsBy = new Map(groups.map((g) => [g.id, g]));
+  const harborBy = new Map(harbors.map((h) => [h.repositoryId, h]));
+  const refsById = new Map(groupMembers.map((m) => [m.id, m]));
+  const duplicatesBy = groupBy(
+    groupMembers.filter((m) => m.duplicateOf !== null),
+    (m) => m.duplicateOf as string,
+  );
+  const ref = (m: { id: string; number: number | null; title: string }) => ({
+    id: m.id,
+    number: m.number ?? 0,
+    title: m.title,
+  });
+
+  const byId = new Map(
+    rows.map((row): [string, Finding] => {
+      const f = row.finding;
+      const repo = { id: row.repository.id, companyId: row.company.id };
+      const reviewerView = effectiveRole(access, repo) === 'reviewer' && !access.readAll;
+      const rootId = f.duplicateOf ?? f.id;
+      const root = refsById.get(rootId);
+      const groupDuplicates = duplicatesBy.get(rootId) ?? [];
+      const harborAssets = harborBy.get(f.repositoryId ?? '')?.assets ?? [];
+      return [
+        f.id,
+        {
+          id: f.id,
+          number: f.number ?? 0,
+          attributedTo: f.attributedTo,
+          title: f.title,
+          description: f.description,
+          relatedFiles: (filesBy.get(f.id) ?? []).map((file) => ({
+            id: file.id,
+            path: file.path,
+            lines:
+              file.startLine !== null && file.endLine !== null
+                ? { start: file.startLine, end: file.endLine }
+                : null,
+            language: file.language,
+            relevantContent: file.relevantContent,
+          })),
+          createdBy: userSummary(row.creator, row.creatorMember),
+          createdAt: f.createdAt.toISOString(),
+          lastUpdatedAt: f.lastUpdatedAt.toISOString(),
+          locked: f.locked,
+          hasUnreadComments: row.unread > 0,
+          unreadCommentsNumber: row.unread,
+          repository: {
+            id: row.repository.id,
+            name: row.repository.name,
+            allowedSeverities: row.repository.allowedSeverities as Severity[],
+          },
+          company: row.company,
+          reward: f.reward,
+          fixedBy: f.fixedBy,
+          duplicateOf: f.duplicateOf && root ? ref(root) : null,
+          duplicates: f.duplicateOf ? [] : groupDuplicates.map(ref),
+          duplicateGroup:
+            groupDuplicates.length > 0 && root
+              ? { description: root.description, findings: [root, ...groupDuplicates].map(ref) }
+              : null,
+          category: f.category,
+          labels: (labelsBy.get(f.id) ?? [])
+            .filter((l) => !reviewerView || l.label.reviewerRead)
+            .map((l) => toLabel(l.label)),
+          assignedTo: userSummary(row.assignee, row.assigneeMember),
+          assetGroup: f.assetGroupId ? (groupsBy.get(f.assetGroupId) ?? null) : null,
+          lastCommentAt: f.lastCommentAt?.toISOString() ?? null,
+          safeHarborAssets: harborAssets.filter((a) => f.safeHarborAssetIds.includes(a.id)),
+          note: reviewerView ? null : f.note,
+          paymentId: f.paymentId,
+          status: f.status,
+          severity: f.severity,
+        },
+      ];
+    }),
+  );
+  return ids.map((id) => byId.get(id)).filter((f): f is Finding => f !== undefined);
+}
+
+async function loadAssetGroups(db: Db, ids: string[]): Promise<Array<NonNullable<Finding['assetGroup']>>> {
+  if (ids.length === 0) return [];
+  const top = await db.select().from(assetGroups).where(inArray(assetGroups.id, ids));
+  const subs = await db
+    .select()
+    .from(assetGroups)
+    .where(and(isNotNull(assetGroups.parentId), inArray(assetGroups.parentId, ids)))
+    .orderBy(asc(assetGroups.position), asc(assetGroups.name));
+  const allIds = [...top.map((g) => g.id), ...subs.map((g) => g.id)];
+  const assetRows = await db
+    .select()
+    .from(assets)
+    .where(inArray(assets.assetGroupId, allIds))
+    .orderBy(asc(assets.name));
+  const assetsBy = groupBy(assetRows, (a) => a.assetGroupId);
+  const toAsset = (a: typeof assets.$inferSelect) => ({
+    id: a.id,
+    name: a.name,
+    description: a.description,
+    reference: a.reference,
+  });
+  const subsBy = groupBy(subs, (s) => s.parentId as string);
+  return top.map((g) => ({
+    id: g.id,
+    name: g.name,
+    description: g.description,
+    outOfScope: g.outOfScope,
+    rewards: g.rewards,
+    assets: (assetsBy.get(g.id) ?? []).map(toAsset),
+    subGroups: (subsBy.get(g.id) ?? []).map((s) => ({
+      id: s.id,
+      name: s.name,
+      description: s.description,
+      assets: (assetsBy.get(s.id) ?? []).map(toAsset),
+    })),
+  }));
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = out.get(k);
+    if (list) list.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
+}
+
+/**
+ * Allocates the next finding number of a repository. The `UPDATE … RETURNING` takes the
+ * repository row lock until the transaction ends, so concurrent creators queue here and a rolled
+ * back creation gives its number back: numbers have neither gaps nor duplicates.
+ */
+export async function allocateFindingNumber(db: Db, repositoryId: string): Promise<number> {
+  const [row] = await db
+    .update(repositories)
+    .set({ findingSeq: sql`${repositories.findingSeq} + 1` })
+    .where(eq(repositories.id, repositoryId))
+    .returning({ number: repositories.findingSeq });
+  if (!row) throw new Error(`repository ${repositoryId} vanished while allocating a finding number`);
+  return row.number;
+}

@@ -1,0 +1,157 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { findingStatuses, severities } from '../../db/schema/index.ts';
+import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { LabelSchema } from '../labels/labels.schemas.ts';
+
+export const FindingStatusSchema = Type.Union(findingStatuses.map((s) => Type.Literal(s)));
+export const SeveritySchema = Type.Union(severities.map((s) => Type.Literal(s)));
+
+/** Full user summary (v0 §2.2) of a finding's author or assignee. */
+export const FullUserSummarySchema = Type.Object({
+  userId: UuidSchema,
+  name: Type.String(),
+  username: Type.String(),
+  avatar: Nullable(Type.String()),
+  isBot: Type.Boolean(),
+  createdAt: DateTimeSchema,
+  teamId: Nullable(UuidSchema),
+  pingsLeft: Nullable(Type.Integer()),
+  reputation: Type.Integer(),
+  disabledAt: Nullable(DateTimeSchema),
+  deletedFromRepoAt: Nullable(DateTimeSchema),
+});
+export type FullUserSummary = Static<typeof FullUserSummarySchema>;
+
+export const RelatedFileSchema = Type.Object({
+  id: UuidSchema,
+  path: Type.String(),
+  lines: Nullable(Type.Object({ start: Type.Integer(), end: Type.Integer() })),
+  language: Nullable(Type.String()),
+  relevantContent: Nullable(Type.String()),
+});
+
+const FindingRefSchema = Type.Object({ id: UuidSchema, number: Type.Integer(), title: Type.String() });
+const AssetSchema = Type.Object({
+  id: UuidSchema,
+  name: Type.String(),
+  description: Type.String(),
+  reference: Type.String(),
+});
+
+/** Asset group (v0 §2.1) with its assets and sub-groups. */
+export const AssetGroupSchema = Type.Object({
+  id: UuidSchema,
+  name: Type.String(),
+  description: Type.String(),
+  outOfScope: Type.Boolean(),
+  rewards: Type.Array(Type.Object({ minReward: Type.String(), maxReward: Type.String() })),
+  assets: Type.Array(AssetSchema),
+  subGroups: Type.Array(
+    Type.Object({
+      id: UuidSchema,
+      name: Type.String(),
+      description: Type.String(),
+      assets: Type.Array(AssetSchema),
+    }),
+  ),
+});
+
+/**
+ * Finding (v0 §2.3), every field as named, plus `status` and `severity`, which the document
+ * leaves out of the payload but which listings return as extra fields (DESIGN §5).
+ */
+export const FindingSchema = Type.Object({
+  id: UuidSchema,
+  number: Type.Integer(),
+  attributedTo: Nullable(UuidSchema),
+  title: Type.String(),
+  description: Type.String(),
+  relatedFiles: Type.Array(RelatedFileSchema),
+  createdBy: Nullable(FullUserSummarySchema),
+  createdAt: DateTimeSchema,
+  lastUpdatedAt: DateTimeSchema,
+  locked: Type.Boolean(),
+  hasUnreadComments: Type.Boolean(),
+  unreadCommentsNumber: Type.Integer(),
+  repository: Type.Object({
+    id: UuidSchema,
+    name: Type.String(),
+    allowedSeverities: Type.Array(SeveritySchema),
+  }),
+  company: Type.Object({ id: UuidSchema, handle: Type.String() }),
+  reward: Nullable(Type.String()),
+  fixedBy: Type.Array(Type.String()),
+  duplicateOf: Nullable(FindingRefSchema),
+  duplicates: Type.Array(FindingRefSchema),
+  duplicateGroup: Nullable(
+    Type.Object({ description: Nullable(Type.String()), findings: Type.Array(FindingRefSchema) }),
+  ),
+  category: Nullable(Type.String()),
+  labels: Type.Array(LabelSchema),
+  assignedTo: Nullable(FullUserSummarySchema),
+  assetGroup: Nullable(AssetGroupSchema),
+  lastCommentAt: Nullable(DateTimeSchema),
+  safeHarborAssets: Type.Array(
+    Type.Object({ id: Type.String(), name: Type.String(), description: Type.String() }),
+  ),
+  note: Nullable(Type.String()),
+  paymentId: Nullable(UuidSchema),
+  status: FindingStatusSchema,
+  severity: SeveritySchema,
+});
+export type Finding = Static<typeof FindingSchema>;
+
+export const CreateFindingSchema = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: 500 }),
+    description: Type.String({ maxLength: 200_000 }),
+    severity: SeveritySchema,
+    relatedFiles: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            path: Type.String({ minLength: 1, maxLength: 1000 }),
+            lines: Type.Optional(
+              Type.Object({ start: Type.Integer({ minimum: 0 }), end: Type.Integer({ minimum: 0 }) }),
+            ),
+            language: Type.Optional(Type.String({ maxLength: 100 })),
+            relevantContent: Type.Optional(Type.String({ maxLength: 100_000 })),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 100 },
+      ),
+    ),
+    assetGroupId: Type.Optional(UuidSchema),
+    /** Label ids of the repository. */
+    labels: Type.Optional(Type.Array(UuidSchema, { maxItems: 50, uniqueItems: true })),
+  },
+  { additionalProperties: false },
+);
+export type CreateFinding = Static<typeof CreateFindingSchema>;
+
+/** Sort orders of the all-findings listing (v0 §4.4). */
+export const FINDING_ORDERS = [
+  'number_desc',
+  'number_asc',
+  'status_asc',
+  'status_desc',
+  'severity_asc',
+  'severity_desc',
+  'reputation_asc',
+  'reputation_desc',
+  'username_asc',
+  'username_desc',
+  'created_at_asc',
+  'created_at_desc',
+  'last_updated_at_asc',
+  'last_updated_at_desc',
+  'reward_asc',
+  'reward_desc',
+  'last_comment_desc',
+  'last_comment_asc',
+] as const;
+export type FindingOrder = (typeof FINDING_ORDERS)[number];
+
+export const FILTER_FOR_VALUES = ['client_recommended', 'with_duplicates', 'require_review'] as const;
+export type FilterFor = (typeof FILTER_FOR_VALUES)[number];

@@ -1,0 +1,449 @@
+import { and, eq, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
+import type { Actor } from '../../auth/actor.ts';
+import type { Database, Db } from '../../db/client.ts';
+import {
+  assetGroups,
+  commentReads,
+  companyMembers,
+  findingLabels,
+  findingRelatedFiles,
+  findings,
+  labels,
+  type repositories,
+  repositoryMembers,
+  users,
+} from '../../db/schema/index.ts';
+import { AppError } from '../../errors.ts';
+import {
+  effectiveRole,
+  type FindingAccess,
+  loadFindingAccess,
+  type RepositoryRole,
+  requireVisibleRepository,
+  visibleFindingsCondition,
+} from '../access/repository-access.ts';
+import { canTransition, type FindingStatus, JUDGING_ROLES } from './finding-rules.ts';
+import { allocateFindingNumber, loadFindingPayloads } from './findings.repo.ts';
+import type { CreateFinding, Finding } from './findings.schemas.ts';
+import { type AllFindingsQuery, type AllFindingsResult, listAllFindings } from './findings-listing.ts';
+
+type Repository = typeof repositories.$inferSelect;
+type FindingRow = typeof findings.$inferSelect;
+type Severity = Finding['severity'];
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The condition selecting a finding of a repository by its `finding_ref` (uuid or number). */
+function refCondition(repositoryId: string, ref: string): SQL {
+  const inRepo = eq(findings.repositoryId, repositoryId);
+  if (UUID_RE.test(ref)) return and(inRepo, eq(findings.id, ref.toLowerCase())) as SQL;
+  if (/^[1-9][0-9]{0,8}$/.test(ref)) return and(inRepo, eq(findings.number, Number(ref))) as SQL;
+  throw new AppError('VALIDATION_FAILED', {
+    message: "Invalid path parameter 'finding_ref': a finding id (uuid) or number is expected.",
+    details: { field: 'finding_ref' },
+  });
+}
+
+/** A finding of the repository the user may see, locked for the rest of the transaction when asked. */
+async function requireFinding(
+  db: Db,
+  access: FindingAccess,
+  repositoryId: string,
+  ref: string,
+  lock = false,
+): Promise<FindingRow> {
+  const query = db
+    .select()
+    .from(findings)
+    .where(and(refCondition(repositoryId, ref), visibleFindingsCondition(access)));
+  const [row] = lock ? await query.for('update') : await query;
+  if (!row) throw new AppError('NOT_FOUND', { message: 'Finding not found.' });
+  return row;
+}
+
+function forbidden(message: string): AppError {
+  return new AppError('FORBIDDEN', { message });
+}
+
+/** Checks that every label id is a usable label of the repository (and, for reviewers, reviewer-usable). */
+async function requireUsableLabels(
+  db: Db,
+  repository: Repository,
+  ids: string[],
+  role: RepositoryRole,
+): Promise<void> {
+  if (ids.length === 0) return;
+  const rows = await db
+    .select()
+    .from(labels)
+    .where(
+      and(
+        inArray(labels.id, ids),
+        or(
+          eq(labels.repositoryId, repository.id),
+          and(isNull(labels.repositoryId), eq(labels.companyId, repository.companyId)),
+        ),
+      ),
+    );
+  const found = new Map(rows.map((l) => [l.id, l]));
+  for (const id of ids) {
+    const label = found.get(id);
+    if (!label) {
+      throw new AppError('VALIDATION_FAILED', {
+        message: `Unknown label ${id} for this repository.`,
+        details: { field: 'labels' },
+      });
+    }
+    if (label.archivedAt) {
+      throw new AppError('VALIDATION_FAILED', {
+        message: `Label '${label.name}' is archived.`,
+        details: { field: 'labels' },
+      });
+    }
+    if (role === 'reviewer' && !label.reviewerUse)
+      throw forbidden(`Reviewers may not use the label '${label.name}'.`);
+  }
+}
+
+function requireAllowedSeverity(repository: Repository, severity: Severity): void {
+  if (!repository.allowedSeverities.includes(severity)) {
+    throw new AppError('VALIDATION_FAILED', {
+      message: `Severity '${severity}' is not allowed on this repository (allowed: ${repository.allowedSeverities.join(', ')}).`,
+      details: { field: 'severity' },
+    });
+  }
+}
+
+/**
+ * Findings of repositories: filing (with per-repository numbers), status, severity, assignee,
+ * labels, duplicate marking, read markers, and the all-findings listing.
+ */
+export function createFindingsService(deps: { database: Database }) {
+  const { database } = deps;
+
+  /** Runs a change on one finding in a transaction, the finding locked; returns the fresh payload. */
+  async function change(
+    actor: Actor,
+    repositoryId: string,
+    ref: string,
+    apply: (ctx: {
+      db: Db;
+      access: FindingAccess;
+      repository: Repository;
+      role: RepositoryRole | null;
+      finding: FindingRow;
+    }) => Promise<boolean>,
+  ): Promise<Finding> {
+    return database.transaction(async (tx) => {
+      const access = await loadFindingAccess(tx.db, actor);
+      const repository = await requireVisibleRepository(tx.db, access, repositoryId);
+      const finding = await requireFinding(tx.db, access, repositoryId, ref, true);
+      const role = effectiveRole(access, repository);
+      const changed = await apply({ db: tx.db, access, repository, role, finding });
+      if (changed) {
+        await tx.db.update(findings).set({ lastUpdatedAt: sql`now()` }).where(eq(findings.id, finding.id));
+      }
+      const [payload] = await loadFindingPayloads(tx.db, access, [finding.id]);
+      return payload as Finding;
+    });
+  }
+
+  return {
+    /**
+     * Files a finding on a repository (reviewers, judges, triagers, repository and platform
+     * admins). Its number is the repository's next one, allocated in the same transaction.
+     */
+    async createFinding(actor: Actor, repositoryId: string, input: CreateFinding): Promise<Finding> {
+      return database.transaction(async (tx) => {
+        const access = await loadFindingAccess(tx.db, actor);
+        const repository = await requireVisibleRepository(tx.db, access, repositoryId);
+        const role = effectiveRole(access, repository);
+        if (role === null || role === 'client')
+          throw forbidden('Only reviewers, judges, triagers and admins may file findings.');
+        requireAllowedSeverity(repository, input.severity);
+        const labelIds = input.labels ?? [];
+        await requireUsableLabels(tx.db, repository, labelIds, role);
+        if (input.assetGroupId) {
+          const [group] = await tx.db
+            .select({ id: assetGroups.id })
+            .from(assetGroups)
+            .where(and(eq(assetGroups.id, input.assetGroupId), eq(assetGroups.repositoryId, repository.id)));
+          if (!group) {
+            throw new AppError('VALIDATION_FAILED', {
+              message: 'The asset group is not one of this repository.',
+              details: { field: 'assetGroupId' },
+            });
+          }
+        }
+        for (const file of input.relatedFiles ?? []) {
+          if (file.lines && file.lines.end < file.lines.start) {
+            throw new AppError('VALIDATION_FAILED', {
+              message: 'relatedFiles lines.end must not be before lines.start.',
+              details: { field: 'relatedFiles' },
+            });
+          }
+        }
+        const membership = await tx.db
+          .select({ teamId: repositoryMembers.teamId })
+          .from(repositoryMembers)
+          .where(
+            and(
+              eq(repositoryMembers.repositoryId, repository.id),
+              eq(repositoryMembers.userId, access.userId),
+            ),
+          );
+        const number = await allocateFindingNumber(tx.db, repository.id);
+        const [row] = await tx.db
+          .insert(findings)
+          .values({
+            companyId: repository.companyId,
+            repositoryId: repository.id,
+            number,
+            published: true,
+            title: input.title,
+            description: input.description,
+            severity: input.severity,
+            createdBy: access.userId,
+            attributedTo: membership[0]?.teamId ?? access.userId,
+            assetGroupId: input.assetGroupId ?? null,
+          })
+          .returning({ id: findings.id });
+        const id = (row as { id: string }).id;
+        if (input.relatedFiles && input.relatedFiles.length > 0) {
+          await tx.db.insert(findingRelatedFiles).values(
+            input.relatedFiles.map((file) => ({
+              findingId: id,
+              path: file.path,
+              startLine: file.lines?.start ?? null,
+              endLine: file.lines?.end ?? null,
+              language: file.language ?? null,
+              relevantContent: file.relevantContent ?? null,
+            })),
+          );
+        }
+        if (labelIds.length > 0) {
+          await tx.db.insert(findingLabels).values(labelIds.map((labelId) => ({ findingId: id, labelId })));
+        }
+        const [payload] = await loadFindingPayloads(tx.db, access, [id]);
+        return payload as Finding;
+      });
+    },
+
+    /** One finding of a repository by id or number, as the user sees it. */
+    async getFinding(actor: Actor, repositoryId: string, ref: string): Promise<Finding> {
+      const access = await loadFindingAccess(database.db, actor);
+      await requireVisibleRepository(database.db, access, repositoryId);
+      const finding = await requireFinding(database.db, access, repositoryId, ref);
+      const [payload] = await loadFindingPayloads(database.db, access, [finding.id]);
+      return payload as Finding;
+    },
+
+    /** Changes the status along the transition table (`finding-rules.ts`); the same status is a no-op. */
+    async changeStatus(
+      actor: Actor,
+      repositoryId: string,
+      ref: string,
+      status: FindingStatus,
+    ): Promise<Finding> {
+      return change(actor, repositoryId, ref, async ({ db, access, role, finding }) => {
+        if (finding.status === status) return false;
+        if (role === null) throw forbidden('You may not change the status of this finding.');
+        if (status === 'duplicate' || finding.status === 'duplicate') {
+          throw new AppError('TRANSITION_NOT_ALLOWED', {
+            message: 'Use duplicate marking (PUT …/duplicate-of) to mark or unmark a duplicate.',
+          });
+        }
+        if (!canTransition(role, finding.status, status, finding.createdBy === access.userId)) {
+          throw new AppError('TRANSITION_NOT_ALLOWED', {
+            message: `A ${role} may not change a finding from ${finding.status} to ${status}.`,
+          });
+        }
+        await db.update(findings).set({ status }).where(eq(findings.id, finding.id));
+        return true;
+      });
+    },
+
+    /** Changes the severity (judges, triagers, admins); it must be one the repository allows. */
+    async changeSeverity(
+      actor: Actor,
+      repositoryId: string,
+      ref: string,
+      severity: Severity,
+    ): Promise<Finding> {
+      return change(actor, repositoryId, ref, async ({ db, repository, role, finding }) => {
+        if (role === null || !JUDGING_ROLES.has(role))
+          throw forbidden('Only judges, triagers and admins may change the severity.');
+        requireAllowedSeverity(repository, severity);
+        if (finding.severity === severity) return false;
+        await db.update(findings).set({ severity }).where(eq(findings.id, finding.id));
+        return true;
+      });
+    },
+
+    /**
+     * Assigns the finding to a user (by username) or unassigns it (null). Judges, triagers,
+     * admins and the client side may assign; the assignee must be an active member of the
+     * repository or a user of its company.
+     */
+    async assign(actor: Actor, repositoryId: string, ref: string, username: string | null): Promise<Finding> {
+      return change(actor, repositoryId, ref, async ({ db, repository, role, finding }) => {
+        if (role === null || role === 'reviewer') throw forbidden('Reviewers may not assign findings.');
+        let assigneeId: string | null = null;
+        if (username !== null) {
+          const [user] = await db
+            .select({
+              id: users.id,
+              member: sql<boolean>`exists (select 1 from ${repositoryMembers} where ${repositoryMembers.userId} = ${users.id}
+                and ${repositoryMembers.repositoryId} = ${repository.id} and ${repositoryMembers.deletedAt} is null)
+                or exists (select 1 from ${companyMembers} where ${companyMembers.userId} = ${users.id}
+                and ${companyMembers.companyId} = ${repository.companyId} and ${companyMembers.disabledAt} is null)`,
+            })
+            .from(users)
+            .where(sql`lower(${users.username}) = lower(${username})`);
+          if (!user?.member) {
+            throw new AppError('VALIDATION_FAILED', {
+              message: `'${username}' is not a member of this repository or its company.`,
+              details: { field: 'assignee' },
+            });
+          }
+          assigneeId = user.id;
+        }
+        if (finding.assignedTo === assigneeId) return false;
+        await db.update(findings).set({ assignedTo: assigneeId }).where(eq(findings.id, finding.id));
+        return true;
+      });
+    },
+
+    /**
+     * Adds and removes labels. Reviewers may only touch labels with `reviewerUse`; everyone else
+     * who may change the finding may use every label of the repository. Adding a present label or
+     * removing an absent one is a no-op.
+     */
+    async updateLabels(
+      actor: Actor,
+      repositoryId: string,
+      ref: string,
+      input: { add?: string[]; remove?: string[] },
+    ): Promise<Finding> {
+      return change(actor, repositoryId, ref, async ({ db, repository, role, finding }) => {
+        if (role === null) throw forbidden('You may not label this finding.');
+        const add = [...new Set(input.add ?? [])];
+        const remove = [...new Set(input.remove ?? [])];
+        if (add.some((id) => remove.includes(id))) {
+          throw new AppError('VALIDATION_FAILED', {
+            message: 'A label cannot be both added and removed.',
+            details: { field: 'add' },
+          });
+        }
+        await requireUsableLabels(db, repository, add, role);
+        if (role === 'reviewer' && remove.length > 0) {
+          const rows = await db.select().from(labels).where(inArray(labels.id, remove));
+          const denied = rows.find((l) => !l.reviewerUse);
+          if (denied) throw forbidden(`Reviewers may not use the label '${denied.name}'.`);
+        }
+        let changed = false;
+        if (add.length > 0) {
+          const inserted = await db
+            .insert(findingLabels)
+            .values(add.map((labelId) => ({ findingId: finding.id, labelId })))
+            .onConflictDoNothing()
+            .returning();
+          changed ||= inserted.length > 0;
+        }
+        if (remove.length > 0) {
+          const deleted = await db
+            .delete(findingLabels)
+            .where(and(eq(findingLabels.findingId, finding.id), inArray(findingLabels.labelId, remove)))
+            .returning();
+          changed ||= deleted.length > 0;
+        }
+        return changed;
+      });
+    },
+
+    /**
+     * Marks the finding a duplicate of another finding of the same repository (status
+     * `duplicate`), or unmarks it (`duplicateOf: null`, status back to `new`). Groups stay flat:
+     * the finding joins the group of the target's root, and its own duplicates move with it.
+     */
+    async markDuplicate(
+      actor: Actor,
+      repositoryId: string,
+      ref: string,
+      input: { duplicateOf: string | null; description?: string },
+    ): Promise<Finding> {
+      return change(actor, repositoryId, ref, async ({ db, access, role, finding }) => {
+        if (role === null || !JUDGING_ROLES.has(role))
+          throw forbidden('Only judges, triagers and admins may mark duplicates.');
+        if (input.duplicateOf === null) {
+          if (finding.duplicateOf === null) return false;
+          await db
+            .update(findings)
+            .set({ duplicateOf: null, status: 'new' })
+            .where(eq(findings.id, finding.id));
+          return true;
+        }
+        const target = await requireFinding(db, access, repositoryId, input.duplicateOf, true).catch(
+          (err: unknown) => {
+            if (err instanceof AppError && err.code === 'NOT_FOUND') {
+              throw new AppError('VALIDATION_FAILED', {
+                message: 'duplicateOf is not a finding of this repository.',
+                details: { field: 'duplicateOf' },
+              });
+            }
+            throw err;
+          },
+        );
+        const rootId = target.duplicateOf ?? target.id;
+        if (rootId === finding.id) {
+          throw new AppError('CONFLICT', {
+            message: 'A finding cannot be a duplicate of itself or of its own duplicate.',
+          });
+        }
+        // Keep groups one level deep: this finding's duplicates follow it into the root's group.
+        await db
+          .update(findings)
+          .set({ duplicateOf: rootId, lastUpdatedAt: sql`now()` })
+          .where(eq(findings.duplicateOf, finding.id));
+        if (input.description !== undefined) {
+          await db
+            .update(findings)
+            .set({ duplicateGroupDescription: input.description })
+            .where(eq(findings.id, rootId));
+        }
+        if (finding.duplicateOf === rootId && finding.status === 'duplicate')
+          return input.description !== undefined;
+        await db
+          .update(findings)
+          .set({ duplicateOf: rootId, status: 'duplicate' })
+          .where(eq(findings.id, finding.id));
+        await db.update(findings).set({ lastUpdatedAt: sql`now()` }).where(eq(findings.id, rootId));
+        return true;
+      });
+    },
+
+    /** Marks every comment of the finding read for the user, as of now. */
+    async markRead(actor: Actor, repositoryId: string, ref: string): Promise<void> {
+      await database.transaction(async (tx) => {
+        const access = await loadFindingAccess(tx.db, actor);
+        await requireVisibleRepository(tx.db, access, repositoryId);
+        const finding = await requireFinding(tx.db, access, repositoryId, ref);
+        await tx.db
+          .insert(commentReads)
+          .values({ userId: access.userId, findingId: finding.id, readAt: sql`now()` })
+          .onConflictDoUpdate({
+            target: [commentReads.userId, commentReads.findingId],
+            set: { readAt: sql`greatest(${commentReads.readAt}, now())` },
+          });
+      });
+    },
+
+    /** GET /api/v0/repositories/all-findings: the findings the user sees, filtered, ordered, paged. */
+    async listAllFindings(actor: Actor, query: AllFindingsQuery): Promise<AllFindingsResult> {
+      const access = await loadFindingAccess(database.db, actor);
+      return listAllFindings(database.db, access, query);
+    },
+  };
+}
+
+export type FindingsService = ReturnType<typeof createFindingsService>;

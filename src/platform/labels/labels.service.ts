@@ -1,0 +1,128 @@
+import { and, asc, eq, isNull, or } from 'drizzle-orm';
+import type { Actor } from '../../auth/actor.ts';
+import { type Database, isUniqueViolation } from '../../db/client.ts';
+import { labels } from '../../db/schema/index.ts';
+import { AppError } from '../../errors.ts';
+import { effectiveRole, loadFindingAccess, requireVisibleRepository } from '../access/repository-access.ts';
+import { toLabel } from '../findings/findings.repo.ts';
+import type { CreateLabel, Label, UpdateLabel } from './labels.schemas.ts';
+
+function alreadyExists(name: string): AppError {
+  return new AppError('ALREADY_EXISTS', {
+    message: `A label named '${name}' already exists in this repository.`,
+  });
+}
+
+/**
+ * Labels of a repository. Everyone who sees the repository lists them (reviewers only those with
+ * `reviewerRead`); repository admins (and platform admins) create, update, archive and delete.
+ * System labels can be neither renamed nor deleted.
+ */
+export function createLabelsService(deps: { database: Database }) {
+  const { database } = deps;
+
+  async function requireAdmin(actor: Actor, repositoryId: string) {
+    const access = await loadFindingAccess(database.db, actor);
+    const repository = await requireVisibleRepository(database.db, access, repositoryId);
+    if (effectiveRole(access, repository) !== 'admin') {
+      throw new AppError('FORBIDDEN', { message: 'Only repository admins may manage labels.' });
+    }
+    return repository;
+  }
+
+  async function requireLabel(repositoryId: string, labelId: string) {
+    const [row] = await database.db
+      .select()
+      .from(labels)
+      .where(and(eq(labels.id, labelId), eq(labels.repositoryId, repositoryId)));
+    if (!row) throw new AppError('NOT_FOUND', { message: 'Label not found.' });
+    return row;
+  }
+
+  return {
+    /** Labels usable on the repository: its own and its company's shared ones, by name. */
+    async listLabels(actor: Actor, repositoryId: string): Promise<Label[]> {
+      const access = await loadFindingAccess(database.db, actor);
+      const repository = await requireVisibleRepository(database.db, access, repositoryId);
+      const rows = await database.db
+        .select()
+        .from(labels)
+        .where(
+          or(
+            eq(labels.repositoryId, repositoryId),
+            and(isNull(labels.repositoryId), eq(labels.companyId, repository.companyId)),
+          ),
+        )
+        .orderBy(asc(labels.name));
+      const reviewer = effectiveRole(access, repository) === 'reviewer' && !access.readAll;
+      return rows.filter((l) => !reviewer || l.reviewerRead).map(toLabel);
+    },
+
+    /** Creates a label (names are unique per repository). */
+    async createLabel(actor: Actor, repositoryId: string, input: CreateLabel): Promise<Label> {
+      const repository = await requireAdmin(actor, repositoryId);
+      try {
+        const [row] = await database.db
+          .insert(labels)
+          .values({
+            repositoryId,
+            companyId: repository.companyId,
+            name: input.name.trim(),
+            description: input.description ?? '',
+            reviewerRead: input.reviewerRead ?? true,
+            reviewerUse: input.reviewerUse ?? false,
+          })
+          .returning();
+        return toLabel(row as typeof labels.$inferSelect);
+      } catch (err) {
+        if (isUniqueViolation(err, 'labels_repository_name_key')) throw alreadyExists(input.name);
+        throw err;
+      }
+    },
+
+    /** Updates a label; `archived: true` archives it (it stays on findings, but cannot be added). */
+    async updateLabel(
+      actor: Actor,
+      repositoryId: string,
+      labelId: string,
+      input: UpdateLabel,
+    ): Promise<Label> {
+      await requireAdmin(actor, repositoryId);
+      const label = await requireLabel(repositoryId, labelId);
+      if (label.isSystem && input.name !== undefined && input.name !== label.name) {
+        throw new AppError('CONFLICT', { message: 'System labels cannot be renamed.' });
+      }
+      try {
+        const [row] = await database.db
+          .update(labels)
+          .set({
+            ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+            ...(input.description !== undefined ? { description: input.description } : {}),
+            ...(input.reviewerRead !== undefined ? { reviewerRead: input.reviewerRead } : {}),
+            ...(input.reviewerUse !== undefined ? { reviewerUse: input.reviewerUse } : {}),
+            ...(input.archived !== undefined
+              ? { archivedAt: input.archived ? (label.archivedAt ?? new Date()) : null }
+              : {}),
+          })
+          .where(eq(labels.id, labelId))
+          .returning();
+        return toLabel(row as typeof labels.$inferSelect);
+      } catch (err) {
+        if (isUniqueViolation(err, 'labels_repository_name_key'))
+          throw alreadyExists(input.name ?? label.name);
+        throw err;
+      }
+    },
+
+    /** Deletes a label and removes it from every finding. */
+    async deleteLabel(actor: Actor, repositoryId: string, labelId: string): Promise<void> {
+      await requireAdmin(actor, repositoryId);
+      const label = await requireLabel(repositoryId, labelId);
+      if (label.isSystem)
+        throw new AppError('CONFLICT', { message: 'System labels cannot be deleted; archive them instead.' });
+      await database.db.delete(labels).where(eq(labels.id, labelId));
+    },
+  };
+}
+
+export type LabelsService = ReturnType<typeof createLabelsService>;

@@ -1,0 +1,52 @@
+import { Type } from '@sinclair/typebox';
+import type { App } from '../../app.ts';
+import { Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
+import {
+  FINDING_VIEW_COLUMNS,
+  type FindingViewColumn,
+  type FindingViewsService,
+} from './finding-views.service.ts';
+
+const FindingViewColumnSchema = Type.Unsafe<FindingViewColumn>({
+  type: 'string',
+  enum: [...FINDING_VIEW_COLUMNS],
+});
+
+/** Finding view (v0 §2.4), create body. */
+export const CreateFindingViewSchema = Type.Object(
+  {
+    personal: Type.Boolean(),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    filter: Type.String({
+      maxLength: 2000,
+      description: 'A search string in the `s` syntax of all-findings.',
+    }),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+    columns: Type.Optional(
+      Nullable(Type.Array(FindingViewColumnSchema, { maxItems: FINDING_VIEW_COLUMNS.length })),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** POST /api/v0/repositories/{repo_id}/finding-views (v0 §4.3). */
+export function registerFindingViewRoutes(app: App, service: FindingViewsService): void {
+  app.post(
+    '/api/v0/repositories/:repo_id/finding-views',
+    {
+      schema: {
+        operationId: 'createFindingView',
+        tags: ['finding-views'],
+        security: [{ UserBearer: [] }],
+        summary: 'Save a finding view (a named filter) on a repository',
+        description:
+          'Anyone who sees the repository may save a personal view; shared views (`personal: false`) are for repository admins and clients. `filter` must parse in the `s` search syntax.',
+        params: Type.Object({ repo_id: UuidSchema }),
+        body: CreateFindingViewSchema,
+        response: { 201: Type.Object({ id: UuidSchema }), ...v0Errors(404) },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await service.createView(request.actor, request.params.repo_id, request.body)),
+  );
+}

@@ -1,0 +1,80 @@
+import type { Actor } from '../../auth/actor.ts';
+import type { Database } from '../../db/client.ts';
+import { findingViews } from '../../db/schema/index.ts';
+import { AppError } from '../../errors.ts';
+import { effectiveRole, loadFindingAccess, requireVisibleRepository } from '../access/repository-access.ts';
+import { parseSearch } from '../findings/search-syntax.ts';
+
+/** Columns a finding view may show (v0 §2.4). */
+export const FINDING_VIEW_COLUMNS = [
+  'number',
+  'title',
+  'status',
+  'severity',
+  'commented_at',
+  'created_by',
+  'reward',
+  'assigned_to',
+  'labels',
+  'likelihood',
+  'note',
+] as const;
+export type FindingViewColumn = (typeof FINDING_VIEW_COLUMNS)[number];
+
+export interface CreateFindingViewInput {
+  personal: boolean;
+  name: string;
+  filter: string;
+  description?: string | null;
+  columns?: FindingViewColumn[] | null;
+}
+
+/**
+ * Saved finding views of a repository. A personal view belongs to its creator; anyone who sees
+ * the repository may save one. A shared (non-personal) view is shown to every member, so only the
+ * repository's admins and its client side (clients, company users) may create one.
+ */
+export function createFindingViewsService(deps: { database: Database }) {
+  const { database } = deps;
+  return {
+    /** Creates a view after checking that its filter parses in the `s` search syntax. */
+    async createView(
+      actor: Actor,
+      repositoryId: string,
+      input: CreateFindingViewInput,
+    ): Promise<{ id: string }> {
+      const access = await loadFindingAccess(database.db, actor);
+      const repository = await requireVisibleRepository(database.db, access, repositoryId);
+      const role = effectiveRole(access, repository);
+      if (!input.personal && role !== 'admin' && role !== 'client') {
+        throw new AppError('FORBIDDEN', {
+          message: 'Only repository admins and clients may create shared views.',
+        });
+      }
+      const name = input.name.trim();
+      if (name.length === 0) {
+        throw new AppError('VALIDATION_FAILED', {
+          message: "Invalid body field 'name': must not be blank.",
+          details: { field: 'name' },
+        });
+      }
+      parseSearch(input.filter, 'filter');
+      const columns = input.columns ? [...new Set(input.columns)] : null;
+      const [row] = await database.db
+        .insert(findingViews)
+        .values({
+          repositoryId,
+          userId: access.userId,
+          personal: input.personal,
+          name,
+          filter: input.filter,
+          description: input.description ?? null,
+          columns,
+        })
+        .returning({ id: findingViews.id });
+      return { id: (row as { id: string }).id };
+    },
+  };
+}
+
+export type FindingViewsService = ReturnType<typeof createFindingViewsService>;
