@@ -1,0 +1,152 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestDatabaseConfig } from '../helpers/database.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function runVigil(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [path.join(root, 'bin/vigil.js'), ...args], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  child.stdout!.on('data', (d) => {
+    output += String(d);
+  });
+  child.stderr!.on('data', (d) => {
+    output += String(d);
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const waitFor = (pattern: RegExp, timeoutMs = 60_000) =>
+    new Promise<void>((resolve, reject) => {
+      const started = Date.now();
+      const check = () => {
+        if (pattern.test(output)) return resolve();
+        if (child.exitCode !== null) return reject(new Error(`vigil exited early:\n${output}`));
+        if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${pattern}:\n${output}`));
+        setTimeout(check, 50);
+      };
+      check();
+    });
+  return { child, exited, waitFor, output: () => output };
+}
+
+const adminToken = () => `vgl_u_${randomBytes(20).toString('hex')}`;
+
+describe('vigil processes', () => {
+  it('creates the admin on first start, prints it once, and drains an in-flight request on SIGTERM', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'vigil-proc-'));
+    dirs.push(dataDir);
+    const port = await freePort();
+    const token = adminToken();
+    const env = { VIGIL_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', VIGIL_ADMIN_TOKEN: token };
+    const first = runVigil(['start'], env);
+    await first.waitFor(/API listening/);
+    expect(first.output()).toContain('Created the platform admin "admin"');
+    expect(first.output()).not.toContain(token);
+
+    // A request whose body is still arriving when SIGTERM comes must be answered.
+    const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(
+        { host: '127.0.0.1', port, method: 'POST', path: '/api/v0/admin/companies', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } },
+        (res) => {
+          let body = '';
+          res.on('data', (d) => {
+            body += String(d);
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      req.write('{"name": "Drain Co", ');
+      setTimeout(() => {
+        first.child.kill('SIGTERM');
+        setTimeout(() => req.end('"handle": "drain-co"}'), 300);
+      }, 300);
+    });
+    const answered = await response;
+    expect(answered.status).toBe(201);
+    expect(JSON.parse(answered.body)).toMatchObject({ handle: 'drain-co' });
+    expect(await first.exited).toBe(0);
+    expect(first.output()).toContain('shutting down');
+
+    // A second start on the same data keeps the admin and prints no token.
+    const second = runVigil(['serve'], { ...env, VIGIL_ADMIN_TOKEN: '' });
+    await second.waitFor(/API listening/);
+    expect(second.output()).not.toContain('Created the platform admin');
+    const res = await fetch(`http://127.0.0.1:${port}/api/v0/admin/companies`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Again', handle: 'again-co' }),
+    });
+    expect(res.status).toBe(201);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  });
+
+  it('stops a worker cleanly on SIGTERM', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'vigil-proc-'));
+    dirs.push(dataDir);
+    const worker = runVigil(['worker'], { VIGIL_DATA_DIR: dataDir });
+    await worker.waitFor(/worker started/);
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+    expect(worker.output()).toContain('stopped');
+  });
+
+  it('explains a bad configuration instead of crashing', async () => {
+    const run = runVigil(['serve'], { DATABASE_URL: 'mysql://nope', VIGIL_DATA_DIR: os.tmpdir() });
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain('DATABASE_URL must start with postgres://');
+  });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)('migrates and serves on a PostgreSQL server with DATABASE_URL', async () => {
+    const { config, drop } = await createTestDatabaseConfig();
+    try {
+      const url = (config as { url: string }).url;
+      const secret = randomBytes(32).toString('hex');
+      const migrate = runVigil(['migrate'], { DATABASE_URL: url, VIGIL_SECRET_KEY: secret });
+      expect(await migrate.exited).toBe(0);
+      expect(migrate.output()).toContain('migrations applied (postgres)');
+      const port = await freePort();
+      const token = adminToken();
+      const serve = runVigil(['serve'], { DATABASE_URL: url, VIGIL_SECRET_KEY: secret, PORT: String(port), HOST: '127.0.0.1', VIGIL_ADMIN_TOKEN: token });
+      await serve.waitFor(/API listening/);
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(await ready.json()).toEqual({ status: 'ready', database: 'ok' });
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toBe(0);
+      const noKey = runVigil(['serve'], { DATABASE_URL: url, PORT: String(port) });
+      expect(await noKey.exited).toBe(1);
+      expect(noKey.output()).toContain('VIGIL_SECRET_KEY is required');
+    } finally {
+      await drop();
+    }
+  });
+});
