@@ -3,6 +3,7 @@ import { registerAdminCommands } from './cli/admin.ts';
 import { CliError } from './cli/http-client.ts';
 import { runOpenApiCommand } from './cli/openapi.ts';
 import { runProcesses } from './cli/runtime.ts';
+import { registerScanCommand } from './cli/scan.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { migrateDatabase, openDatabase } from './db/client.ts';
 import { AppError } from './errors.ts';
@@ -51,6 +52,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('--check <file>', 'fail when the file differs from the generated document')
     .action((o: { output?: string; check?: string }) => runOpenApiCommand(config(), o));
   registerAdminCommands(program, env);
+  registerScanCommand(program, env);
 
   try {
     await program.parseAsync(argv);
