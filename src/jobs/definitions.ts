@@ -1,3 +1,4 @@
+import { scanJobDefinitions } from '../scanner/scans/scans.jobs.ts';
 import type { JobDefinition } from './queue.ts';
 
 /**
@@ -5,5 +6,5 @@ import type { JobDefinition } from './queue.ts';
  * services and list them here so that the queue creates their queues at start.
  */
 export function jobDefinitions(): JobDefinition[] {
-  return [];
+  return [...scanJobDefinitions()] as JobDefinition[];
 }

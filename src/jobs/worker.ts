@@ -1,7 +1,8 @@
 import type { Container } from '../container.ts';
+import { scanJobRegistrations } from '../scanner/scans/scans.jobs.ts';
 import type { JobRegistration } from './queue.ts';
 
 /** The handlers this worker runs, wired to the container's services. */
-export function workerRegistrations(_container: Container): JobRegistration[] {
-  return [];
+export function workerRegistrations(container: Container): JobRegistration[] {
+  return [...scanJobRegistrations(container.services)];
 }

@@ -1,0 +1,33 @@
+import type { SourceTree } from '../../engine/sources/tree.ts';
+import type { ScanProgress, ScanResult, ScanType } from '../../engine/types.ts';
+import type { ScanSource } from './scans.schemas.ts';
+
+/** A threat model as the engine builds it: JSON, stored on the scan. */
+export type ThreatModel = object;
+
+/** What the scan lifecycle needs of the scan engine (src/engine): pure functions over a source tree. */
+export interface ScanEngine {
+  buildThreatModel(tree: SourceTree): Promise<ThreatModel>;
+  renderThreatModelMarkdown(model: ThreatModel): string;
+  scanTree(
+    tree: SourceTree,
+    options: {
+      type: ScanType;
+      threatModel: ThreatModel;
+      signal?: AbortSignal;
+      onProgress?: (progress: ScanProgress) => void;
+    },
+  ): Promise<ScanResult>;
+}
+
+/**
+ * Materializes a scan's sources (sourcehost commit or local archives) as a read-only tree,
+ * filtered to the workspace prefix. Throws AppError for a definitive source failure
+ * (SOURCEHOST_ERROR, ARCHIVE_NOT_FOUND, INVALID_ARCHIVE …).
+ */
+export type OpenScanSources = (input: {
+  companyId: string;
+  prefix: string;
+  sources: ScanSource[];
+  signal?: AbortSignal;
+}) => Promise<SourceTree>;

@@ -1,0 +1,211 @@
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import {
+  archives,
+  findings,
+  integrations,
+  scanArchives,
+  scanFindings,
+  scans,
+} from '../../db/schema/index.ts';
+
+export type ScanRow = typeof scans.$inferSelect;
+export type ScanStatusValue = ScanRow['status'];
+
+/** A draft finding as the scan job writes it. */
+export interface DraftFindingInput {
+  fingerprint: string;
+  ruleId: string;
+  title: string;
+  description: string;
+  severity: (typeof findings.$inferInsert)['severity'];
+  category: string | null;
+  confidence: string | null;
+  identifiers: Array<{ type: string; name: string; value: string }>;
+  location: { file: string; startLine: number; endLine: number };
+  details: Record<string, unknown>;
+}
+
+/** SQL of scans, their archives and their findings. Queries are scoped by organization where a caller names a scan. */
+export function scansRepo(db: Db) {
+  return {
+    async insert(values: typeof scans.$inferInsert): Promise<ScanRow> {
+      const [row] = await db.insert(scans).values(values).returning();
+      return row!;
+    },
+
+    async insertArchives(rows: Array<typeof scanArchives.$inferInsert>): Promise<void> {
+      if (rows.length > 0) await db.insert(scanArchives).values(rows).onConflictDoNothing();
+    },
+
+    async findForCompany(companyId: string, id: string): Promise<ScanRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(scans)
+        .where(and(eq(scans.companyId, companyId), eq(scans.id, id)));
+      return row;
+    },
+
+    async findById(id: string): Promise<ScanRow | undefined> {
+      const [row] = await db.select().from(scans).where(eq(scans.id, id));
+      return row;
+    },
+
+    /**
+     * Locks the scan row for the rest of the transaction. Every status change of a scan after
+     * creation (start, run, complete, fail, cancel) takes this lock first, so that exactly one
+     * of two racing changes (say, cancel and completion) sees the state it expects.
+     */
+    async lock(id: string): Promise<ScanRow | undefined> {
+      const [row] = await db.select().from(scans).where(eq(scans.id, id)).for('update');
+      return row;
+    },
+
+    async update(id: string, values: Partial<typeof scans.$inferInsert>): Promise<void> {
+      await db
+        .update(scans)
+        .set({ ...values, updatedAt: new Date() })
+        .where(eq(scans.id, id));
+    },
+
+    /** A status change that happens only from one of `from`; true when it happened. */
+    async transition(
+      id: string,
+      from: ScanStatusValue[],
+      values: Partial<typeof scans.$inferInsert>,
+    ): Promise<boolean> {
+      const rows = await db
+        .update(scans)
+        .set({ ...values, updatedAt: new Date() })
+        .where(and(eq(scans.id, id), inArray(scans.status, from)))
+        .returning({ id: scans.id });
+      return rows.length === 1;
+    },
+
+    /** Progress is only written while the scan runs (a late write never revives a cancelled scan). */
+    async writeProgress(id: string, filesDone: number, filesTotal: number): Promise<void> {
+      await db
+        .update(scans)
+        .set({ filesDone, filesTotal, updatedAt: new Date() })
+        .where(and(eq(scans.id, id), eq(scans.status, 'running')));
+    },
+
+    async statusOf(id: string): Promise<ScanStatusValue | undefined> {
+      const [row] = await db.select({ status: scans.status }).from(scans).where(eq(scans.id, id));
+      return row?.status;
+    },
+
+    /** Completed archives of the organization by id (an archive row exists only once verified). */
+    async findArchives(companyId: string, ids: string[]) {
+      if (ids.length === 0) return [];
+      return db
+        .select()
+        .from(archives)
+        .where(and(eq(archives.companyId, companyId), inArray(archives.id, ids)));
+    },
+
+    /** Whether the organization has connected a sourcehost integration. */
+    async hasSourcehostIntegration(companyId: string): Promise<boolean> {
+      const rows = await db
+        .select({ id: integrations.id })
+        .from(integrations)
+        .where(and(eq(integrations.companyId, companyId), eq(integrations.provider, 'sourcehost')))
+        .limit(1);
+      return rows.length === 1;
+    },
+
+    /**
+     * Upserts draft findings by (workspace, fingerprint) and links them to the scan. A finding
+     * found again keeps its id, status and publication; only its location moves. Running this
+     * twice for one scan (a retried job) changes nothing the second time.
+     */
+    async upsertFindings(
+      scan: { id: string; companyId: string; workspaceId: string },
+      drafts: DraftFindingInput[],
+    ) {
+      const unique = new Map<string, DraftFindingInput>();
+      // One statement may not touch a row twice (ON CONFLICT DO UPDATE would fail): dedupe first.
+      for (const d of drafts) if (!unique.has(d.fingerprint)) unique.set(d.fingerprint, d);
+      const all = [...unique.values()];
+      for (let i = 0; i < all.length; i += 200) {
+        const chunk = all.slice(i, i + 200);
+        const rows = await db
+          .insert(findings)
+          .values(
+            chunk.map((d) => ({
+              companyId: scan.companyId,
+              workspaceId: scan.workspaceId,
+              fingerprint: d.fingerprint,
+              ruleId: d.ruleId,
+              published: false,
+              title: d.title,
+              description: d.description,
+              severity: d.severity,
+              category: d.category,
+              confidence: d.confidence,
+              identifiers: d.identifiers,
+              location: d.location,
+              details: d.details,
+            })),
+          )
+          .onConflictDoUpdate({
+            target: [findings.workspaceId, findings.fingerprint],
+            targetWhere: sql`${findings.fingerprint} is not null`,
+            set: { location: sql`excluded.location`, lastUpdatedAt: sql`now()` },
+          })
+          .returning({ id: findings.id, fingerprint: findings.fingerprint });
+        const byFingerprint = new Map(rows.map((r) => [r.fingerprint, r.id]));
+        const links = chunk
+          .map((d) => ({
+            scanId: scan.id,
+            findingId: byFingerprint.get(d.fingerprint),
+            location: d.location,
+          }))
+          .filter((l): l is { scanId: string; findingId: string; location: DraftFindingInput['location'] } =>
+            Boolean(l.findingId),
+          );
+        if (links.length > 0) await db.insert(scanFindings).values(links).onConflictDoNothing();
+      }
+      return all.length;
+    },
+
+    /** The scan's findings (drafts included), with the location the scan saw. */
+    async listScanFindings(scanId: string) {
+      return db
+        .select({
+          id: findings.id,
+          fingerprint: findings.fingerprint,
+          ruleId: findings.ruleId,
+          title: findings.title,
+          description: findings.description,
+          severity: findings.severity,
+          status: findings.status,
+          published: findings.published,
+          category: findings.category,
+          confidence: findings.confidence,
+          identifiers: findings.identifiers,
+          details: findings.details,
+          location: scanFindings.location,
+        })
+        .from(scanFindings)
+        .innerJoin(findings, eq(findings.id, scanFindings.findingId))
+        .where(eq(scanFindings.scanId, scanId))
+        .orderBy(
+          asc(sql`${scanFindings.location}->>'file'`),
+          asc(sql`(${scanFindings.location}->>'startLine')::int`),
+          asc(findings.ruleId),
+          asc(findings.id),
+        );
+    },
+
+    async countScanFindings(scanId: string): Promise<number> {
+      const [row] = await db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(scanFindings)
+        .where(eq(scanFindings.scanId, scanId));
+      return row?.n ?? 0;
+    },
+  };
+}
+
+export type ScansRepo = ReturnType<typeof scansRepo>;

@@ -1,0 +1,527 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ServiceActor } from '../../auth/actor.ts';
+import { type Database, isConnectionError, type Tx } from '../../db/client.ts';
+import type { EngineVulnerability } from '../../engine/types.ts';
+import { AppError, isAppError } from '../../errors.ts';
+import type { JobDefinition, JobQueue } from '../../jobs/queue.ts';
+import type { CreditsService } from '../credits/credits.service.ts';
+import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.ts';
+import {
+  createLinked,
+  getWorkspace,
+  listActiveLinked,
+  normalizePrefix,
+  parseRepository,
+  type Workspace,
+} from '../workspaces/workspaces.service.ts';
+import { scanRunJob, scanThreatModelJob } from './scans.jobs.ts';
+import type { OpenScanSources, ScanEngine, ThreatModel } from './scans.ports.ts';
+import { type DraftFindingInput, type ScanRow, scansRepo } from './scans.repo.ts';
+import { type ReportFinding, toSarifReport, toSastReport } from './scans.report.ts';
+import type { AcceptedScan, CreateScanRequest, ScanSource, ScanStatus } from './scans.schemas.ts';
+
+/** The path createScan's idempotency fingerprint is computed over. */
+export const CREATE_SCAN_PATH = '/api/scanner/v1/scans';
+
+/** How often a running scan re-reads its status to notice a cancel. */
+const CANCEL_POLL_MS = 500;
+/** Progress is written at most this often (and once at the end). */
+const PROGRESS_WRITE_MS = 500;
+
+export interface ScansServiceDeps {
+  database: Database;
+  /** The job queue, read when a job is enqueued. */
+  queue: () => Pick<JobQueue, 'enqueue'>;
+  credits: Pick<CreditsService, 'costOf' | 'reserveInTx' | 'consumeInTx' | 'returnInTx'>;
+  idempotency: Pick<IdempotencyService, 'execute'>;
+  engine: ScanEngine;
+  openSources: OpenScanSources;
+  log: Logger;
+  /** Reported as the analyzer version in reports. */
+  engineVersion?: string;
+}
+
+/** How a job run was started: its abort signal (worker shutdown) and whether it is the last attempt. */
+export interface JobRunContext {
+  signal: AbortSignal;
+  finalAttempt: boolean;
+  log: Logger;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** The API shape of a scan. */
+export function toScanStatus(row: ScanRow): ScanStatus {
+  return {
+    id: row.id,
+    status: row.status,
+    type: row.type,
+    workspaceId: row.workspaceId,
+    createdAt: row.createdAt.toISOString(),
+    startedAt: iso(row.startedAt),
+    completedAt: iso(row.completedAt),
+    cancelledAt: iso(row.cancelledAt),
+    progress: { filesTotal: row.filesTotal, filesDone: row.filesDone },
+    findingsCount: row.findingsCount,
+    ...(row.status === 'failed' && row.errorCode
+      ? { error: { code: row.errorCode, message: row.errorMessage ?? 'The scan failed.' } }
+      : {}),
+  };
+}
+
+function toDraft(v: EngineVulnerability): DraftFindingInput {
+  const identifiers = [{ type: 'vigil_rule', name: v.title, value: v.ruleId }];
+  if (v.swc) identifiers.push({ type: 'swc', name: v.swc, value: v.swc.replace(/^SWC-/, '') });
+  if (v.cwe) identifiers.push({ type: 'cwe', name: v.cwe, value: v.cwe.replace(/^CWE-/, '') });
+  return {
+    fingerprint: v.fingerprint,
+    ruleId: v.ruleId,
+    title: v.title,
+    description: v.description,
+    severity: v.severity,
+    category: v.category,
+    confidence: v.confidence,
+    identifiers,
+    location: v.location,
+    details: {
+      remediation: v.remediation,
+      ruleTitle: v.title,
+      ...(v.snippet !== undefined ? { snippet: v.snippet } : {}),
+      ...(v.contract !== undefined ? { contract: v.contract } : {}),
+      ...(v.function !== undefined ? { function: v.function } : {}),
+      ...(v.swc !== undefined ? { swc: v.swc } : {}),
+      ...(v.cwe !== undefined ? { cwe: v.cwe } : {}),
+    },
+  };
+}
+
+/** Whether a job failure is worth another attempt rather than failing the scan now. */
+function isTransient(err: unknown, context: JobRunContext): boolean {
+  if (context.signal.aborted) return true; // worker shutdown: another worker takes the job over
+  if (isConnectionError(err)) return true;
+  if (isAppError(err)) return err.code === 'SERVICE_UNAVAILABLE' && !context.finalAttempt;
+  return !context.finalAttempt;
+}
+
+function failureOf(err: unknown, fallbackCode: string): { code: string; message: string } {
+  if (isAppError(err)) return { code: err.code, message: err.message };
+  return { code: fallbackCode, message: 'The scan engine failed on these sources.' };
+}
+
+/**
+ * Scans: creation (idempotent, reserving credits), the lifecycle jobs (threat model, then the
+ * paid scan), status, cancel, report and threat model. Every status change after creation takes
+ * the scan row's lock and checks the state it expects, so racing changes end in one final state.
+ */
+export function createScansService(deps: ScansServiceDeps) {
+  const { database, queue, credits, idempotency, engine, openSources } = deps;
+  const engineVersion = deps.engineVersion ?? '1.0.0';
+
+  /** Enqueues in the transaction; a queue that cannot take the job is a retryable 503. */
+  async function enqueueInTx(tx: Tx, definition: JobDefinition, scanId: string): Promise<void> {
+    try {
+      await queue().enqueue(definition, { scanId }, { tx });
+    } catch (err) {
+      throw new AppError('SERVICE_UNAVAILABLE', {
+        message: 'The job queue is unavailable; retry the identical request.',
+        headers: { 'retry-after': '5' },
+        cause: err,
+      });
+    }
+  }
+
+  /** Checks the source combination; returns the sourcehost repository (if any) and the local sources. */
+  function checkSources(body: CreateScanRequest) {
+    const kinds = new Set(body.scanSources.map((s) => s.kind));
+    if (kinds.size > 1) {
+      throw new AppError('UNSUPPORTED_REPOSITORY_TYPE', {
+        message: 'A scan reads either sourcehost commits or local archives, not both.',
+      });
+    }
+    const hosted = body.scanSources.filter(
+      (s): s is Extract<ScanSource, { kind: 'sourcehost' }> => s.kind === 'sourcehost',
+    );
+    const local = body.scanSources.filter(
+      (s): s is Extract<ScanSource, { kind: 'local' }> => s.kind === 'local',
+    );
+    if (local.length > 0 && body.type !== 'standard') {
+      throw new AppError('UNSUPPORTED_REPOSITORY_TYPE', {
+        message: `Local-source archives support standard scans only, not ${body.type}.`,
+        details: { type: body.type },
+      });
+    }
+    let repository: string | null = null;
+    for (const source of hosted) {
+      const name = parseRepository(source.repository).fullName;
+      if (repository !== null && name !== repository) {
+        throw new AppError('VALIDATION_FAILED', {
+          message: 'All sourcehost sources of one scan must name the same repository.',
+          details: { field: 'scanSources' },
+        });
+      }
+      repository = name;
+    }
+    return { repository, hosted, local };
+  }
+
+  async function resolveWorkspace(
+    tx: Tx,
+    companyId: string,
+    body: CreateScanRequest,
+    repository: string | null,
+    archiveWorkspaceIds: string[],
+  ): Promise<Workspace> {
+    if (body.workspaceId) {
+      const workspace = await getWorkspace(tx.db, companyId, body.workspaceId);
+      if (!workspace.active) {
+        throw new AppError('NOT_FOUND', {
+          message: 'Workspace not found.',
+          details: { workspaceId: body.workspaceId },
+        });
+      }
+      if (repository !== null && workspace.repository !== null && workspace.repository !== repository) {
+        throw new AppError('CONFLICT', {
+          message: `Workspace ${workspace.id} is linked to ${workspace.repository}, not ${repository}.`,
+          details: { workspaceId: workspace.id },
+        });
+      }
+      return workspace;
+    }
+    if (repository !== null) {
+      const matches = await listActiveLinked(tx.db, companyId, repository, body.prefix);
+      if (matches.length > 1) {
+        throw new AppError('AMBIGUOUS_WORKSPACE', { details: { workspaces: matches } });
+      }
+      const [only] = matches;
+      if (only) return getWorkspace(tx.db, companyId, only.id);
+      // createLinked serializes concurrent creations for one repository and prefix.
+      return createLinked(tx, companyId, {
+        repository,
+        ...(body.prefix !== undefined ? { prefix: body.prefix } : {}),
+      });
+    }
+    const distinct = [...new Set(archiveWorkspaceIds)];
+    if (distinct.length !== 1 || distinct[0] === undefined) {
+      throw new AppError('VALIDATION_FAILED', {
+        message: 'The archives belong to different workspaces; pass workspaceId.',
+        details: { field: 'workspaceId' },
+      });
+    }
+    return getWorkspace(tx.db, companyId, distinct[0]);
+  }
+
+  async function failScan(
+    scanId: string,
+    from: ScanRow['status'][],
+    failure: { code: string; message: string },
+  ) {
+    await database.transaction(async (tx) => {
+      const repo = scansRepo(tx.db);
+      const scan = await repo.lock(scanId);
+      if (!scan || !from.includes(scan.status)) return;
+      await repo.update(scanId, { status: 'failed', errorCode: failure.code, errorMessage: failure.message });
+      await credits.returnInTx(tx, scan.companyId, scanId);
+    });
+  }
+
+  async function requireScan(companyId: string, scanId: string): Promise<ScanRow> {
+    const scan = await scansRepo(database.db).findForCompany(companyId, scanId);
+    if (!scan) throw new AppError('NOT_FOUND', { message: 'Scan not found.', details: { scanId } });
+    return scan;
+  }
+
+  return {
+    /**
+     * createScan: validates, resolves the workspace, checks local archives, reserves credits,
+     * stores the scan `preparing` and enqueues the threat-model job — in one transaction with the
+     * idempotency record, so that a retry with the same key replays instead of creating again.
+     */
+    async createScan(
+      actor: ServiceActor,
+      key: string,
+      body: CreateScanRequest,
+    ): Promise<IdempotentOutcome<AcceptedScan>> {
+      const companyId = actor.organizationId;
+      return idempotency.execute<AcceptedScan>(
+        { companyId, key, method: 'POST', path: CREATE_SCAN_PATH, body },
+        async (claim) => {
+          const { repository, hosted, local } = checkSources(body);
+          const prefix = body.prefix === undefined ? undefined : normalizePrefix(body.prefix);
+          const mounts = local.map((s) => normalizePrefix(s.path));
+          if (hosted.length > 0 && !(await scansRepo(database.db).hasSourcehostIntegration(companyId))) {
+            throw new AppError('UNSUPPORTED_REPOSITORY_TYPE', {
+              message: 'The sourcehost integration is not connected for this organization.',
+            });
+          }
+          try {
+            return await database.transaction(async (tx) => {
+              await claim.lockInTx(tx);
+              const repo = scansRepo(tx.db);
+              const found = await repo.findArchives(
+                companyId,
+                local.map((s) => s.archiveId),
+              );
+              const byId = new Map(found.map((a) => [a.id, a]));
+              for (const source of local) {
+                const archive = byId.get(source.archiveId);
+                if (!archive || archive.sha256.toLowerCase() !== source.sha256.toLowerCase()) {
+                  throw new AppError('ARCHIVE_NOT_FOUND', {
+                    message: 'No completed archive of this organization has this archiveId and sha256.',
+                    details: { archiveId: source.archiveId },
+                  });
+                }
+              }
+              const workspace = await resolveWorkspace(
+                tx,
+                companyId,
+                body,
+                repository,
+                found.map((a) => a.workspaceId),
+              );
+              const sources: ScanSource[] = body.scanSources.map((s, i) =>
+                s.kind === 'local'
+                  ? {
+                      kind: 'local',
+                      archiveId: s.archiveId,
+                      sha256: s.sha256.toLowerCase(),
+                      path: mounts[i] ?? '',
+                    }
+                  : {
+                      kind: 'sourcehost',
+                      repository: parseRepository(s.repository).fullName,
+                      commit: s.commit,
+                    },
+              );
+              const scanId = randomUUID();
+              const cost = credits.costOf(body.type);
+              const scan = await repo.insert({
+                id: scanId,
+                companyId,
+                workspaceId: workspace.id,
+                type: body.type,
+                status: 'preparing',
+                sources,
+                prefix: prefix ?? workspace.prefix,
+                cost,
+                createdByKey: actor.credentialId,
+              });
+              await repo.insertArchives(
+                local.map((s, i) => ({
+                  scanId,
+                  archiveId: s.archiveId,
+                  mountPath: mounts[i] ?? '',
+                  position: i,
+                })),
+              );
+              // The balance check and the reservation are one statement (see credits.repo).
+              await credits.reserveInTx(tx, companyId, scanId, cost);
+              await enqueueInTx(tx, scanThreatModelJob, scanId);
+              const accepted: AcceptedScan = {
+                id: scan.id,
+                status: 'preparing',
+                type: scan.type,
+                workspaceId: scan.workspaceId,
+                createdAt: scan.createdAt.toISOString(),
+              };
+              return claim.completeInTx(tx, { status: 202, body: accepted });
+            });
+          } catch (err) {
+            if (isConnectionError(err)) {
+              throw new AppError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': '5' }, cause: err });
+            }
+            throw err;
+          }
+        },
+      );
+    },
+
+    /** getScan. */
+    async getScan(actor: ServiceActor, scanId: string): Promise<ScanStatus> {
+      return toScanStatus(await requireScan(actor.organizationId, scanId));
+    },
+
+    /**
+     * cancelScan: `queued`/`running` → `cancelled`; `cancelled` → unchanged (200);
+     * `completed`/`failed` → 409 SCAN_NOT_CANCELLABLE; `preparing` → 409 SCAN_NOT_STARTED.
+     * Credits: a scan cancelled while `queued` (no file analysed yet) is refunded; a scan
+     * cancelled while `running` keeps the credits it consumed.
+     */
+    async cancelScan(actor: ServiceActor, scanId: string): Promise<ScanStatus> {
+      const companyId = actor.organizationId;
+      const row = await database.transaction(async (tx) => {
+        const repo = scansRepo(tx.db);
+        const scan = await repo.findForCompany(companyId, scanId);
+        if (!scan) throw new AppError('NOT_FOUND', { message: 'Scan not found.', details: { scanId } });
+        // The row lock orders this cancel against the job's start, completion and failure.
+        const locked = (await repo.lock(scanId))!;
+        switch (locked.status) {
+          case 'cancelled':
+            return locked;
+          case 'completed':
+          case 'failed':
+            throw new AppError('SCAN_NOT_CANCELLABLE', { details: { status: locked.status } });
+          case 'preparing':
+            throw new AppError('SCAN_NOT_STARTED');
+        }
+        await repo.update(scanId, { status: 'cancelled', cancelledAt: new Date() });
+        if (locked.status === 'queued') await credits.returnInTx(tx, companyId, scanId);
+        return (await repo.findById(scanId))!;
+      });
+      return toScanStatus(row);
+    },
+
+    /** getScanFindings: the report of a completed scan, drafts included. */
+    async getScanFindings(actor: ServiceActor, scanId: string, format: 'sast' | 'sarif' = 'sast') {
+      const scan = await requireScan(actor.organizationId, scanId);
+      if (scan.status !== 'completed') {
+        throw new AppError('SCAN_NOT_COMPLETED', { details: { status: scan.status } });
+      }
+      const rows = (await scansRepo(database.db).listScanFindings(scanId)) as ReportFinding[];
+      const report = (scan.report ?? {}) as { messages?: Array<{ level: string; value: string }> };
+      const meta = {
+        id: scan.id,
+        type: scan.type,
+        startedAt: scan.startedAt,
+        completedAt: scan.completedAt,
+        messages: report.messages ?? [],
+        engineVersion,
+      };
+      return format === 'sarif' ? toSarifReport(meta, rows) : toSastReport(meta, rows);
+    },
+
+    /** The threat model as JSON, or rendered as Markdown. */
+    async getThreatModel(actor: ServiceActor, scanId: string, as: 'json' | 'markdown') {
+      const scan = await requireScan(actor.organizationId, scanId);
+      if (!scan.threatModel)
+        throw new AppError('THREAT_MODEL_NOT_READY', { details: { status: scan.status } });
+      const model = scan.threatModel as ThreatModel;
+      return as === 'markdown' ? engine.renderThreatModelMarkdown(model) : model;
+    },
+
+    /**
+     * The threat-model job. Idempotent: a scan past `preparing` is left alone; the start
+     * (consume, `queued`, enqueue `scan.run`) is one transaction under the scan's row lock.
+     */
+    async prepareScan(scanId: string, context: JobRunContext): Promise<void> {
+      const scan = await scansRepo(database.db).findById(scanId);
+      if (scan?.status !== 'preparing') return;
+      let threatModel: ThreatModel;
+      try {
+        const tree = await openSources({
+          companyId: scan.companyId,
+          prefix: scan.prefix,
+          sources: scan.sources as ScanSource[],
+          signal: context.signal,
+        });
+        try {
+          threatModel = await engine.buildThreatModel(tree);
+        } finally {
+          await tree.close();
+        }
+      } catch (err) {
+        if (isTransient(err, context)) throw err;
+        context.log.warn({ err, scanId }, 'threat model failed; the scan fails and its credits are returned');
+        await failScan(scanId, ['preparing'], failureOf(err, 'THREAT_MODEL_FAILED'));
+        return;
+      }
+      await database.transaction(async (tx) => {
+        const repo = scansRepo(tx.db);
+        const locked = await repo.lock(scanId);
+        if (locked?.status !== 'preparing') return;
+        await credits.consumeInTx(tx, locked.companyId, scanId);
+        await repo.update(scanId, { threatModel, status: 'queued', startedAt: new Date() });
+        await enqueueInTx(tx, scanRunJob, scanId);
+      });
+    },
+
+    /**
+     * The scan job. Idempotent: findings are upserted by fingerprint and linked once, and the
+     * completion is one transaction that happens only if the scan is still `running`. Cancels
+     * are noticed between files by re-reading the status; the engine stops through the signal.
+     */
+    async runScan(scanId: string, context: JobRunContext): Promise<void> {
+      const repo = scansRepo(database.db);
+      const scan = await repo.findById(scanId);
+      if (!scan || (scan.status !== 'queued' && scan.status !== 'running')) return;
+      // `running` → `running` too: a retried job (the previous worker died) starts over.
+      if (!(await repo.transition(scanId, ['queued', 'running'], { status: 'running', filesDone: 0 })))
+        return;
+
+      const controller = new AbortController();
+      let cancelled = false;
+      const onShutdown = () => controller.abort(context.signal.reason);
+      context.signal.addEventListener('abort', onShutdown, { once: true });
+      const poll = setInterval(() => {
+        repo
+          .statusOf(scanId)
+          .then((status) => {
+            if (status !== 'running') {
+              cancelled = true;
+              controller.abort(new Error(`scan is ${status ?? 'gone'}`));
+            }
+          })
+          .catch(() => {}); // a missed poll is retried on the next tick
+      }, CANCEL_POLL_MS);
+      let lastWrite = 0;
+      let pending: Promise<void> = Promise.resolve();
+      const onProgress = (p: { filesDone: number; filesTotal: number }) => {
+        const now = Date.now();
+        if (now - lastWrite < PROGRESS_WRITE_MS && p.filesDone < p.filesTotal) return;
+        lastWrite = now;
+        // Progress writes are chained so that an older count never lands after a newer one.
+        pending = pending.then(() => repo.writeProgress(scanId, p.filesDone, p.filesTotal)).catch(() => {});
+      };
+
+      let result: Awaited<ReturnType<ScanEngine['scanTree']>>;
+      try {
+        const tree = await openSources({
+          companyId: scan.companyId,
+          prefix: scan.prefix,
+          sources: scan.sources as ScanSource[],
+          signal: controller.signal,
+        });
+        try {
+          result = await engine.scanTree(tree, {
+            type: scan.type,
+            threatModel: (scan.threatModel ?? {}) as ThreatModel,
+            signal: controller.signal,
+            onProgress,
+          });
+        } finally {
+          await tree.close();
+        }
+      } catch (err) {
+        if (cancelled) return;
+        if (isTransient(err, context)) throw err;
+        context.log.warn({ err, scanId }, 'scan failed; its credits are refunded');
+        await failScan(scanId, ['running'], failureOf(err, 'SCAN_ENGINE_ERROR'));
+        return;
+      } finally {
+        clearInterval(poll);
+        context.signal.removeEventListener('abort', onShutdown);
+        await pending;
+      }
+      if (cancelled) return;
+
+      await database.transaction(async (tx) => {
+        const txRepo = scansRepo(tx.db);
+        const locked = await txRepo.lock(scanId);
+        // A cancel that won the lock keeps the scan cancelled; nothing of this run is stored.
+        if (locked?.status !== 'running') return;
+        await txRepo.upsertFindings(locked, result.vulnerabilities.map(toDraft));
+        const findingsCount = await txRepo.countScanFindings(scanId);
+        await txRepo.update(scanId, {
+          status: 'completed',
+          completedAt: new Date(),
+          findingsCount,
+          filesDone: result.stats.files,
+          filesTotal: result.stats.files,
+          report: { messages: result.messages, stats: result.stats, engineVersion },
+        });
+      });
+    },
+  };
+}
+
+export type ScansService = ReturnType<typeof createScansService>;

@@ -1,0 +1,166 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { expect } from 'vitest';
+import { archives, workspaces } from '../../src/db/schema/index.ts';
+import { buildTarGz } from '../fixtures/archives.ts';
+import type { TestApp } from './app.ts';
+
+/** A Solidity contract with a textbook reentrancy (state written after an external call). */
+export const REENTRANT_BANK = `pragma solidity ^0.4.24;
+
+contract Bank {
+    mapping(address => uint256) public balances;
+
+    function deposit() public payable {
+        balances[msg.sender] += msg.value;
+    }
+
+    function withdraw() public {
+        uint256 amount = balances[msg.sender];
+        require(msg.sender.call.value(amount)());
+        balances[msg.sender] = 0;
+    }
+}
+`;
+
+/** A unique Idempotency-Key. */
+export function newIdempotencyKey(): string {
+  return `test-${randomBytes(8).toString('hex')}`;
+}
+
+export interface TestArchive {
+  archiveId: string;
+  sha256: string;
+  workspaceId: string;
+  objectKey: string;
+}
+
+/**
+ * Stores a tar.gz of `files` as a completed archive of the company (object + workspace + archive
+ * rows), the way completeSourceUpload leaves it. Pass `workspaceId` to add it to a workspace.
+ */
+export async function buildArchive(
+  t: TestApp,
+  companyId: string,
+  files: Record<string, string>,
+  options: { workspaceId?: string } = {},
+): Promise<TestArchive> {
+  const body = buildTarGz(Object.entries(files).map(([name, content]) => ({ name, content })));
+  const sha256 = createHash('sha256').update(body).digest('hex');
+  const db = t.container.database.db;
+  let workspaceId = options.workspaceId;
+  if (!workspaceId) {
+    const [ws] = await db
+      .insert(workspaces)
+      .values({ companyId, name: `uploads-${randomBytes(3).toString('hex')}`, prefix: '', repository: null })
+      .returning();
+    workspaceId = ws!.id;
+  }
+  const uploadId = randomUUID();
+  const objectKey = `test/${companyId}/${uploadId}.tar.gz`;
+  await t.container.objectStore.putStream(objectKey, Readable.from([body]), { maxBytes: body.length + 1 });
+  const [row] = await db
+    .insert(archives)
+    .values({
+      companyId,
+      workspaceId,
+      uploadId,
+      objectKey,
+      sha256,
+      sizeBytes: body.length,
+      fileCount: Object.keys(files).length,
+      expandedBytes: Object.values(files).reduce((n, c) => n + Buffer.byteLength(c), 0),
+    })
+    .returning();
+  return { archiveId: row!.id, sha256, workspaceId, objectKey };
+}
+
+/** `count` Solidity files, each with the reentrancy (a slow enough scan to be cancelled or killed). */
+export function manySolidityFiles(count: number): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < count; i++) {
+    files[`contracts/Bank${i}.sol`] = REENTRANT_BANK.replace('contract Bank', `contract Bank${i}`);
+  }
+  return files;
+}
+
+/** Connects a sourcehost integration for the company (through the management API). */
+export async function connectSourcehost(t: TestApp, companyId: string): Promise<void> {
+  const res = await t.app.inject({
+    method: 'PUT',
+    url: `/api/v0/companies/${companyId}/integrations/sourcehost`,
+    headers: { authorization: `Bearer ${t.adminToken}` },
+    payload: { credentials: { token: 'sourcehost-token' }, settings: { baseUrl: 'http://127.0.0.1:1' } },
+  });
+  expect(res.statusCode, res.body).toBeLessThan(300);
+}
+
+/** POST /scans with a service key and an Idempotency-Key. */
+export async function postScan(
+  t: TestApp,
+  serviceKey: string,
+  body: unknown,
+  idempotencyKey = newIdempotencyKey(),
+) {
+  return t.app.inject({
+    method: 'POST',
+    url: '/api/scanner/v1/scans',
+    headers: { authorization: `Bearer ${serviceKey}`, 'idempotency-key': idempotencyKey },
+    payload: body as object,
+  });
+}
+
+/** A local standard scan body for an archive. */
+export function localScanBody(archive: TestArchive, extra: Record<string, unknown> = {}) {
+  return {
+    type: 'standard',
+    scanSources: [{ kind: 'local', archiveId: archive.archiveId, sha256: archive.sha256 }],
+    ...extra,
+  };
+}
+
+export interface ScanStatusBody {
+  id: string;
+  status: string;
+  type: string;
+  workspaceId: string;
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  cancelledAt: string | null;
+  progress: { filesTotal: number; filesDone: number };
+  findingsCount: number;
+  error?: { code: string; message: string };
+}
+
+/** GET the scan. */
+export async function getScanStatus(t: TestApp, serviceKey: string, scanId: string): Promise<ScanStatusBody> {
+  const res = await t.app.inject({
+    method: 'GET',
+    url: `/api/scanner/v1/scans/${scanId}`,
+    headers: { authorization: `Bearer ${serviceKey}` },
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json() as ScanStatusBody;
+}
+
+/** Polls the scan until `done` holds (or fails the test after `timeoutMs`). */
+export async function waitForScan(
+  t: TestApp,
+  serviceKey: string,
+  scanId: string,
+  done: (scan: ScanStatusBody) => boolean,
+  timeoutMs = 30_000,
+): Promise<ScanStatusBody> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const scan = await getScanStatus(t, serviceKey, scanId);
+    if (done(scan)) return scan;
+    if (Date.now() > deadline)
+      throw new Error(`scan ${scanId} did not reach the state in time: ${JSON.stringify(scan)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Final states of a scan. */
+export const isFinal = (s: ScanStatusBody) => ['completed', 'failed', 'cancelled'].includes(s.status);
