@@ -50,6 +50,8 @@ export interface FakeGitServer {
   ): Promise<{ commit: string }>;
   /** Adds a commit on top of the repository's tip (which becomes the new tip). */
   addCommit(repository: string, content: CommitContent): Promise<{ commit: string }>;
+  /** Resolves with the next request the server receives (before any delay is applied). */
+  waitForRequest(): Promise<RecordedRequest>;
   /** Holds every later response back for `ms` milliseconds before answering (0 answers at once). */
   setResponseDelay(ms: number): void;
   close(): Promise<void>;
@@ -75,11 +77,13 @@ export async function startFakeGitServer(options: FakeGitServerOptions): Promise
 
   const requests: RecordedRequest[] = [];
   const pendingTimers = new Set<NodeJS.Timeout>();
+  const requestWaiters: Array<(request: RecordedRequest) => void> = [];
   let responseDelayMs = 0;
 
   const server = createServer((req, res) => {
     const recorded: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', status: 0 };
     requests.push(recorded);
+    for (const notify of requestWaiters.splice(0)) notify(recorded);
     res.on('finish', () => {
       recorded.status = res.statusCode;
     });
@@ -152,6 +156,9 @@ export async function startFakeGitServer(options: FakeGitServerOptions): Promise
     },
     addCommit(repository, content) {
       return commitContent(repository, content, 'Next commit');
+    },
+    waitForRequest() {
+      return new Promise((resolve) => requestWaiters.push(resolve));
     },
     setResponseDelay(ms) {
       responseDelayMs = ms;
