@@ -1,5 +1,6 @@
 /** Runs the Solidity rules of a scan type on one file. */
 import { FindingCollector } from '../findings.ts';
+import type { ThreatModel } from '../threat-model/threat-model.ts';
 import type { EngineVulnerability, ScanMessage, ScanType } from '../types.ts';
 import { FileAnalysis } from './analysis.ts';
 import { SolFile } from './model.ts';
@@ -15,7 +16,12 @@ export interface SolidityFileResult {
 }
 
 /** Parses the file and runs every rule of `type`; a rule that throws becomes a scan message. */
-export async function scanSolidityFile(path: string, source: string, type: ScanType): Promise<SolidityFileResult> {
+export async function scanSolidityFile(
+  path: string,
+  source: string,
+  type: ScanType,
+  threatModel?: ThreatModel,
+): Promise<SolidityFileResult> {
   const messages: ScanMessage[] = [];
   const parsed = await parseSolidity(source);
   if (parsed.errors.length > 0) {
@@ -32,6 +38,7 @@ export async function scanSolidityFile(path: string, source: string, type: ScanT
     fa: analysis,
     file,
     scanType: type,
+    ...(threatModel ? { threatModel } : {}),
     report(meta, node, options = {}) {
       const [startLine, endLine] = options.lines ?? [node.line, node.endLine];
       const fn = options.fn;

@@ -1,4 +1,5 @@
 /** The shape of a Solidity rule and the context it runs in. */
+import type { ThreatModel } from '../../threat-model/threat-model.ts';
 import type { RuleMeta, ScanType } from '../../types.ts';
 import type { FileAnalysis } from '../analysis.ts';
 import type { ContractInfo, FunctionInfo, SolFile } from '../model.ts';
@@ -19,6 +20,8 @@ export interface RuleContext {
   readonly fa: FileAnalysis;
   readonly file: SolFile;
   readonly scanType: ScanType;
+  /** The threat model of the whole tree, when the scan has one (`audit` rules are steered by it). */
+  readonly threatModel?: ThreatModel;
   report(meta: RuleMeta, node: AstNode, options?: ReportOptions): void;
 }
 
