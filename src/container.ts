@@ -13,22 +13,14 @@ import { createObjectStore } from './integrations/storage/object-store-url.ts';
 import { jobDefinitions } from './jobs/definitions.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { createAdminService } from './platform/admin/admin.service.ts';
-import { createAuditService } from './platform/audit/audit.service.ts';
-import { createCompaniesService } from './platform/companies/companies.service.ts';
 import { createFindingsService } from './platform/findings/findings.service.ts';
-import { createGuildsService } from './platform/guilds/guilds.service.ts';
 import { createIntegrationsService } from './platform/integrations/integrations.service.ts';
 import { createLabelsService } from './platform/labels/labels.service.ts';
-import { createReportsService } from './platform/reports/reports.service.ts';
-import { createRepositoriesService } from './platform/repositories/repositories.service.ts';
 import { createServiceKeysService } from './platform/service-keys/service-keys.service.ts';
-import { createSsoService } from './platform/sso/sso.service.ts';
-import { createUsersService } from './platform/users/users.service.ts';
 import { createFindingViewsService } from './platform/views/finding-views.service.ts';
 import { createCreditsService } from './scanner/credits/credits.service.ts';
 import { createScanServices } from './scanner/scans/scans.module.ts';
 import { createTicketsService } from './scanner/tickets/tickets.service.ts';
-import { createUploadsService } from './scanner/uploads/uploads.service.ts';
 
 export interface ContainerOptions {
   /** Apply migrations while opening (start, serve, worker, tests). Default true. */
@@ -118,26 +110,10 @@ export async function createContainer(config: Config, options: ContainerOptions 
     serviceKeys: createServiceKeysService({ database }),
     integrations: createIntegrationsService({ database, secretBox }),
     credits,
-    uploads: createUploadsService({
-      database,
-      objectStore,
-      secretBox,
-      log,
-      maxBytes: config.uploads.maxBytes,
-      ttlMinutes: config.uploads.ttlMinutes,
-      publicUrl: config.publicUrl,
-    }),
     ...scanServices,
     findings: createFindingsService({ database }),
     labels: createLabelsService({ database }),
     findingViews: createFindingViewsService({ database }),
-    companies: createCompaniesService({ database }),
-    users: createUsersService({ database }),
-    audit: createAuditService({ database }),
-    sso: createSsoService({ database }),
-    repositories: createRepositoriesService({ database }),
-    reports: createReportsService({ database }),
-    guilds: createGuildsService({ database }),
     tickets: createTicketsService({
       database,
       integrations: createIntegrationsService({ database, secretBox }),
