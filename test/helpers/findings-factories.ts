@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { comments, findings, labels, repositories, repositoryMembers } from '../../src/db/schema/index.ts';
 import type { RepositoryRole } from '../../src/platform/access/repository-access.ts';
 import type { Finding } from '../../src/platform/findings/findings.schemas.ts';
@@ -34,7 +34,10 @@ export async function addMember(
   await t.container.database.db
     .insert(repositoryMembers)
     .values({ repositoryId, userId, role, ...extra })
-    .onConflictDoUpdate({ target: [repositoryMembers.repositoryId, repositoryMembers.userId], set: { role, ...extra } });
+    .onConflictDoUpdate({
+      target: [repositoryMembers.repositoryId, repositoryMembers.userId],
+      set: { role, ...extra },
+    });
 }
 
 /** A new user with a role in the repository. */
@@ -50,7 +53,10 @@ export async function buildMember(
 }
 
 /** A company with one repository and a user in every repository role, plus a company member. */
-export async function buildRepositoryTeam(t: TestApp, overrides: Partial<typeof repositories.$inferInsert> = {}) {
+export async function buildRepositoryTeam(
+  t: TestApp,
+  overrides: Partial<typeof repositories.$inferInsert> = {},
+) {
   const company: TestCompany = await buildCompany(t);
   const repository = await buildRepository(t, { ...overrides, companyId: company.id });
   const [reviewer, otherReviewer, judge, triager, admin, client] = await Promise.all([
@@ -79,13 +85,23 @@ export interface FindingBody {
   title?: string;
   description?: string;
   severity?: string;
-  relatedFiles?: Array<{ path: string; lines?: { start: number; end: number }; language?: string; relevantContent?: string }>;
+  relatedFiles?: Array<{
+    path: string;
+    lines?: { start: number; end: number };
+    language?: string;
+    relevantContent?: string;
+  }>;
   assetGroupId?: string;
   labels?: string[];
 }
 
 /** Files a finding through the API as the given user. */
-export async function fileFinding(t: TestApp, token: string, repositoryId: string, body: FindingBody = {}): Promise<Finding> {
+export async function fileFinding(
+  t: TestApp,
+  token: string,
+  repositoryId: string,
+  body: FindingBody = {},
+): Promise<Finding> {
   const res = await t.app.inject({
     method: 'POST',
     url: `/api/v0/repositories/${repositoryId}/findings`,
@@ -97,7 +113,11 @@ export async function fileFinding(t: TestApp, token: string, repositoryId: strin
 }
 
 /** Sets columns of a finding directly (reward, dates … that no endpoint of this module writes). */
-export async function setFinding(t: TestApp, id: string, values: Partial<typeof findings.$inferInsert>): Promise<void> {
+export async function setFinding(
+  t: TestApp,
+  id: string,
+  values: Partial<typeof findings.$inferInsert>,
+): Promise<void> {
   await t.container.database.db.update(findings).set(values).where(eq(findings.id, id));
 }
 
@@ -109,7 +129,12 @@ export async function buildLabel(
 ): Promise<typeof labels.$inferSelect> {
   const [row] = await t.container.database.db
     .insert(labels)
-    .values({ name: `label-${unique()}`, ...overrides, repositoryId: repository.id, companyId: repository.companyId })
+    .values({
+      name: `label-${unique()}`,
+      ...overrides,
+      repositoryId: repository.id,
+      companyId: repository.companyId,
+    })
     .returning();
   return row as typeof labels.$inferSelect;
 }
@@ -128,7 +153,11 @@ export async function addComment(
 }
 
 /** GET with a token; returns status and parsed body. */
-export async function getJson<T = Record<string, unknown>>(t: TestApp, token: string, url: string): Promise<{ status: number; body: T }> {
+export async function getJson<T = Record<string, unknown>>(
+  t: TestApp,
+  token: string,
+  url: string,
+): Promise<{ status: number; body: T }> {
   const res = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
   return { status: res.statusCode, body: res.json() as T };
 }
@@ -148,4 +177,35 @@ export async function sendJson<T = Record<string, unknown>>(
     ...(payload === undefined ? {} : { payload: payload as object }),
   });
   return { status: res.statusCode, body: (res.body ? res.json() : null) as T };
+}
+
+/**
+ * Inserts a published finding directly with the given columns (dates, reward, status …), taking
+ * the repository's next number the way filing does.
+ */
+export async function insertFinding(
+  t: TestApp,
+  repository: TestRepository,
+  values: Partial<typeof findings.$inferInsert> = {},
+): Promise<typeof findings.$inferSelect> {
+  return t.container.database.transaction(async (tx) => {
+    const [seq] = await tx.db
+      .update(repositories)
+      .set({ findingSeq: sql`${repositories.findingSeq} + 1` })
+      .where(eq(repositories.id, repository.id))
+      .returning({ n: repositories.findingSeq });
+    const [row] = await tx.db
+      .insert(findings)
+      .values({
+        title: `Finding ${unique()}`,
+        severity: 'medium',
+        ...values,
+        companyId: repository.companyId,
+        repositoryId: repository.id,
+        number: seq?.n,
+        published: values.published ?? true,
+      })
+      .returning();
+    return row as typeof findings.$inferSelect;
+  });
 }

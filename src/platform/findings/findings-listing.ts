@@ -232,7 +232,6 @@ function byRepositoryRefs(refs: string[]): SQL {
  * - `require_review`: findings still waiting for a judgement (new, in_review, disputed).
  */
 function filterFor(value: FilterFor): SQL {
-  const dup = alias(findings, 'dup');
   switch (value) {
     case 'client_recommended':
       return and(
@@ -240,7 +239,7 @@ function filterFor(value: FilterFor): SQL {
         isNull(findings.duplicateOf),
       ) as SQL;
     case 'with_duplicates':
-      return sql`exists (select 1 from ${dup} where ${dup.duplicateOf} = ${findings.id})`;
+      return sql`exists (select 1 from ${findings} as "dup" where "dup"."duplicate_of" = ${findings.id})`;
     default:
       return inArray(findings.status, ['new', 'in_review', 'disputed']);
   }
