@@ -277,7 +277,7 @@ export function classifyFetchFailure(failure: GitRunFailure): GitFailureReason {
   )
     return 'authentication_failed';
   if (
-    /unable to access|could not resolve|failed to connect|connection (refused|reset|timed out)|rpc failed|early eof|remote end hung up|ssl|tls|returned error: [35]\d\d|redirect/i.test(
+    /unable to access|could not resolve|failed to connect|connection (refused|reset|timed out)|rpc failed|early eof|remote end hung up|\bssl\b|\btls\b|gnutls|certificate|returned error: [35]\d\d|redirect/i.test(
       stderr,
     )
   )

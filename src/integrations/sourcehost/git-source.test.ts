@@ -251,6 +251,38 @@ describe('openGitCommitTree', () => {
     expect(await readdir(workDir)).toEqual([]);
   });
 
+  it('answers network when the host cannot be reached', async () => {
+    const error = await openFailure({ baseUrl: 'http://127.0.0.1:1' });
+    expect(error.details).toMatchObject({ reason: 'network' });
+    expect(await readdir(workDir)).toEqual([]);
+  });
+
+  it('stops git and rejects with the reason when the signal aborts', async () => {
+    server.setResponseDelay(60_000);
+    const controller = new AbortController();
+    const requestSeen = server.waitForRequest();
+    const opening = openGitCommitTree(options({ signal: controller.signal }));
+    await requestSeen;
+    controller.abort(new Error('scan cancelled'));
+    await expect(opening).rejects.toThrow('scan cancelled');
+    expect((await readProcesses()).filter((p) => p.environment.includes(workDir))).toEqual([]);
+    expect(await readdir(workDir)).toEqual([]);
+  });
+
+  it('reports paths that are not plain relative POSIX paths instead of listing them', async () => {
+    const { commit } = await server.createRepository('acme/odd-paths', {
+      'contracts\\Evil.sol': 'contract Evil {}\n',
+      'contracts/Fine.sol': 'contract Fine {}\n',
+    });
+    const tree = await openGitCommitTree(options({ repository: 'acme/odd-paths', commit }));
+    try {
+      expect(await tree.list()).toEqual([{ path: 'contracts/Fine.sol', size: 17 }]);
+      expect(tree.skipped).toEqual([{ path: 'contracts\\Evil.sol', size: 17, reason: 'unsafe-path' }]);
+    } finally {
+      await tree.close();
+    }
+  });
+
   it('keeps the token out of error messages and out of every URL the host saw', async () => {
     const errors = [
       await openFailure({ commit: 'e'.repeat(40) }),
