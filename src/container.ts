@@ -13,10 +13,17 @@ import { createObjectStore } from './integrations/storage/object-store-url.ts';
 import { jobDefinitions } from './jobs/definitions.ts';
 import { createJobQueue, type JobQueue } from './jobs/queue.ts';
 import { createAdminService } from './platform/admin/admin.service.ts';
+import { createAuditService } from './platform/audit/audit.service.ts';
+import { createCompaniesService } from './platform/companies/companies.service.ts';
 import { createFindingsService } from './platform/findings/findings.service.ts';
+import { createGuildsService } from './platform/guilds/guilds.service.ts';
 import { createIntegrationsService } from './platform/integrations/integrations.service.ts';
 import { createLabelsService } from './platform/labels/labels.service.ts';
+import { createReportsService } from './platform/reports/reports.service.ts';
+import { createRepositoriesService } from './platform/repositories/repositories.service.ts';
 import { createServiceKeysService } from './platform/service-keys/service-keys.service.ts';
+import { createSsoService } from './platform/sso/sso.service.ts';
+import { createUsersService } from './platform/users/users.service.ts';
 import { createFindingViewsService } from './platform/views/finding-views.service.ts';
 import { createCreditsService } from './scanner/credits/credits.service.ts';
 import { createScanServices } from './scanner/scans/scans.module.ts';
@@ -120,6 +127,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
       publicUrl: config.publicUrl ?? `http://localhost:${config.port}`,
       log,
     }),
+    companies: createCompaniesService({ database }),
+    users: createUsersService({ database }),
+    audit: createAuditService({ database }),
+    sso: createSsoService({ database }),
+    repositories: createRepositoriesService({ database }),
+    reports: createReportsService({ database }),
+    guilds: createGuildsService({ database }),
   };
   const queue: JobQueue = createJobQueue({
     database,

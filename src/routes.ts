@@ -1,10 +1,17 @@
 import type { App } from './app.ts';
 import type { Container } from './container.ts';
 import { registerAdminRoutes } from './platform/admin/admin.routes.ts';
+import { registerAuditRoutes } from './platform/audit/audit.routes.ts';
+import { registerCompanyRoutes } from './platform/companies/companies.routes.ts';
 import { registerFindingRoutes } from './platform/findings/findings.routes.ts';
+import { registerGuildRoutes } from './platform/guilds/guilds.routes.ts';
 import { registerIntegrationRoutes } from './platform/integrations/integrations.routes.ts';
 import { registerLabelRoutes } from './platform/labels/labels.routes.ts';
+import { registerReportRoutes } from './platform/reports/reports.routes.ts';
+import { registerRepositoryRoutes } from './platform/repositories/repositories.routes.ts';
 import { registerServiceKeyRoutes } from './platform/service-keys/service-keys.routes.ts';
+import { registerSsoRoutes } from './platform/sso/sso.routes.ts';
+import { registerUserRoutes } from './platform/users/users.routes.ts';
 import { registerFindingViewRoutes } from './platform/views/finding-views.routes.ts';
 import { registerCreditsRoutes } from './scanner/credits/credits.routes.ts';
 import { registerScanRoutes } from './scanner/scans/scans.routes.ts';
@@ -22,4 +29,11 @@ export async function registerRouteModules(app: App, container: Container): Prom
   registerLabelRoutes(app, services.labels);
   registerFindingViewRoutes(app, services.findingViews);
   registerTicketRoutes(app, services.tickets);
+  registerCompanyRoutes(app, services.companies);
+  registerUserRoutes(app, services.users);
+  registerAuditRoutes(app, services.audit);
+  registerSsoRoutes(app, services.sso);
+  registerRepositoryRoutes(app, services.repositories);
+  registerReportRoutes(app, services.reports);
+  registerGuildRoutes(app, services.guilds);
 }

@@ -83,3 +83,19 @@ export function invalidCursor(): AppError {
     details: { field: 'next' },
   });
 }
+
+/**
+ * Cuts a page from rows read with `limit + 1` and makes its `nextValue`: null when no row follows,
+ * else the cursor of the last row returned. A `limit` of 0 returns no rows and hands back a cursor
+ * at the same position (the given one, or the start), so that paging goes on from there.
+ */
+export function pageOf<T>(
+  rows: T[],
+  options: { limit: number; filterHash: string; given?: string; keyOf: (row: T) => unknown[] },
+): { items: T[]; nextValue: string | null } {
+  const items = rows.slice(0, options.limit);
+  if (rows.length <= options.limit) return { items, nextValue: null };
+  const last = items[items.length - 1];
+  if (last === undefined) return { items, nextValue: options.given ?? encodeCursor([], options.filterHash) };
+  return { items, nextValue: encodeCursor(options.keyOf(last), options.filterHash) };
+}

@@ -1,0 +1,108 @@
+import type { Actor } from '../../auth/actor.ts';
+import type { Database } from '../../db/client.ts';
+import { auditActions } from '../../db/schema/index.ts';
+import { loadCompany, requireCompanyOverseer } from '../companies/company-access.ts';
+import { decodeCursor, hashFilters, invalidCursor, pageOf } from '../pagination/cursor.ts';
+import { invalidParam, isIsoMicros, isUuid, splitListParam } from '../pagination/list-params.ts';
+import { usersRepo } from '../users/users.repo.ts';
+import { type AuditAction, auditRepo } from './audit.repo.ts';
+import type { AuditLogEntry, AuditLogQuery } from './audit.schemas.ts';
+
+const USER_REF_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,38}$/;
+
+/** The user references of a parameter, checked, lower-cased and sorted (for the filter hash). */
+function parseUserRefs(name: string, values: string[] | undefined): string[] | undefined {
+  const refs = splitListParam(name, values);
+  if (!refs) return undefined;
+  const bad = refs.find((r) => !isUuid(r) && !USER_REF_PATTERN.test(r));
+  if (bad !== undefined) throw invalidParam(name, `"${bad}" is neither a user id nor a username`);
+  return refs.map((r) => r.toLowerCase()).sort();
+}
+
+function parseActions(values: string[] | undefined): AuditAction[] | undefined {
+  const actions = splitListParam('actions', values);
+  if (!actions) return undefined;
+  const bad = actions.find((a) => !(auditActions as readonly string[]).includes(a));
+  if (bad !== undefined)
+    throw invalidParam('actions', `unknown action "${bad}" (allowed: ${auditActions.join(', ')})`);
+  return (actions as AuditAction[]).sort();
+}
+
+/** The company audit log: company managers and `read_all_companies` admins. */
+export function createAuditService(deps: { database: Database }) {
+  const { database } = deps;
+
+  return {
+    /**
+     * One page of the audit log, newest first unless `order_by=created_at_asc`; ties of
+     * `createdAt` are broken by id in the same direction, so a keyset cursor never skips or
+     * repeats entries, even while new ones are written between pages.
+     */
+    async listAuditLog(
+      actor: Actor,
+      companyId: string,
+      query: AuditLogQuery,
+    ): Promise<{ items: AuditLogEntry[]; nextValue: string | null }> {
+      requireCompanyOverseer(actor, companyId);
+      await loadCompany(database.db, companyId);
+      const targetRefs = parseUserRefs('target_users', query.target_users);
+      const performingRefs = parseUserRefs('performing_users', query.performing_users);
+      const actions = parseActions(query.actions);
+      const since = query.since ? new Date(query.since) : undefined;
+      if (since && Number.isNaN(since.getTime())) throw invalidParam('since', 'must be a date-time');
+      const order = query.order_by === 'created_at_asc' ? 'asc' : 'desc';
+      const filterHash = hashFilters({
+        companyId,
+        targetRefs,
+        performingRefs,
+        actions,
+        since: since?.toISOString(),
+        order,
+      });
+      const keys = query.next === undefined ? [] : decodeCursor(query.next, filterHash);
+      let after: { createdAt: string; id: string } | undefined;
+      if (keys.length > 0) {
+        const [createdAt, id] = keys;
+        if (keys.length !== 2 || !isIsoMicros(createdAt) || typeof id !== 'string' || !isUuid(id))
+          throw invalidCursor();
+        after = { createdAt, id };
+      }
+
+      const users = usersRepo(database.db);
+      const rows = await auditRepo(database.db).listEntries({
+        companyId,
+        targetUserIds: targetRefs && (await users.resolveUserRefs(targetRefs)),
+        performingUserIds: performingRefs && (await users.resolveUserRefs(performingRefs)),
+        actions,
+        since,
+        order,
+        after,
+        limit: query.limit,
+      });
+      const page = pageOf(rows, {
+        limit: query.limit,
+        filterHash,
+        given: query.next,
+        keyOf: (r) => [r.createdAtKey, r.entry.id],
+      });
+      const summaries = await users.shortSummaries(
+        page.items.flatMap((r) => [r.entry.targetUserId, r.entry.performedBy]),
+      );
+      return {
+        items: page.items.map(({ entry }) => ({
+          type: 'company_audit_log' as const,
+          id: entry.id,
+          target: (entry.targetUserId && summaries.get(entry.targetUserId)) || null,
+          createdBy: (entry.performedBy && summaries.get(entry.performedBy)) || null,
+          createdAt: entry.createdAt.toISOString(),
+          sourcehost_account_name: entry.sourcehostAccountName,
+          action: entry.action,
+          details: entry.details,
+        })),
+        nextValue: page.nextValue,
+      };
+    },
+  };
+}
+
+export type AuditService = ReturnType<typeof createAuditService>;

@@ -1,0 +1,59 @@
+import { AppError } from '../../errors.ts';
+
+/** Largest number of values one list parameter takes, after splitting. */
+export const MAX_LIST_VALUES = 100;
+
+/**
+ * The values of an array query parameter that accepts both repeated parameters (`?a=x&a=y`) and
+ * comma-separated lists (`?a=x,y`): split, trimmed, empty items dropped, duplicates removed.
+ * Undefined when the parameter is absent; 400 naming the parameter when it has too many values.
+ */
+export function splitListParam(
+  name: string,
+  values: readonly string[] | string | undefined,
+): string[] | undefined {
+  if (values === undefined) return undefined;
+  const raw = typeof values === 'string' ? [values] : values;
+  const out = [
+    ...new Set(
+      raw
+        .flatMap((v) => v.split(','))
+        .map((v) => v.trim())
+        .filter((v) => v.length > 0),
+    ),
+  ];
+  if (out.length > MAX_LIST_VALUES) {
+    throw invalidParam(name, `at most ${MAX_LIST_VALUES} values are allowed`);
+  }
+  return out;
+}
+
+/** 400 naming a query parameter, in the wording of the schema validation errors. */
+export function invalidParam(name: string, reason: string): AppError {
+  return new AppError('VALIDATION_FAILED', {
+    message: `Invalid query parameter '${name}': ${reason}.`,
+    details: { field: name, location: 'querystring' },
+  });
+}
+
+/** Escapes `%`, `_` and `\` so that user text matches literally inside an ILIKE pattern. */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** True for a string in uuid format. */
+export function isUuid(value: string): boolean {
+  return UUID_PATTERN.test(value);
+}
+
+/** A timestamp as PostgreSQL text with microseconds: `to_char` output used as an exact cursor key. */
+export const ISO_MICROS_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
+
+const ISO_MICROS_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** True for a timestamp key made with ISO_MICROS_FORMAT. */
+export function isIsoMicros(value: unknown): value is string {
+  return typeof value === 'string' && ISO_MICROS_PATTERN.test(value);
+}

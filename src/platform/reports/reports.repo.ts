@@ -1,0 +1,164 @@
+import { and, asc, desc, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import {
+  companies,
+  findingRelatedFiles,
+  findings,
+  guilds,
+  reports,
+  repositoryMembers,
+  users,
+} from '../../db/schema/index.ts';
+import { escapeLike, ISO_MICROS_FORMAT } from '../pagination/list-params.ts';
+import type { AuditorPublicProfile } from '../users/users.schemas.ts';
+import type { FindingStat, ReportFinding } from './reports.schemas.ts';
+
+export type ReportRow = typeof reports.$inferSelect;
+
+/** Statuses of the findings a report lists: the valid ones. */
+export const REPORTED_STATUSES = ['confirmed', 'acknowledged', 'fixed'] as const;
+
+/** What a report keeps of its engagement as it was when the report was made. */
+export interface ReportSnapshot {
+  teamMembers: AuditorPublicProfile[];
+  findings: ReportFinding[];
+  findingStats: FindingStat[];
+}
+
+/** Who sees which reports. */
+export type ReportVisibility = { kind: 'all' } | { kind: 'public-and'; companyIds: string[] };
+
+export interface ReportPageQuery {
+  visibility: ReportVisibility;
+  q?: string;
+  guild?: string;
+  /** Keyset position: published_at (microsecond text, or null for drafts) and id of the last row. */
+  after?: { publishedAt: string | null; id: string };
+  limit: number;
+}
+
+/** SQL of reports. */
+export function reportsRepo(db: Db) {
+  function visibilityCondition(visibility: ReportVisibility): SQL | undefined {
+    if (visibility.kind === 'all') return undefined;
+    const isPublic = sql`(${reports.publishedAt} is not null and not ${reports.isPrivate})`;
+    if (visibility.companyIds.length === 0) return isPublic;
+    return sql`(${isPublic} or ${inArray(reports.companyId, visibility.companyIds)})`;
+  }
+
+  return {
+    async insert(values: typeof reports.$inferInsert): Promise<ReportRow> {
+      const [row] = await db.insert(reports).values(values).returning();
+      return row!;
+    },
+
+    async update(reportId: string, values: Partial<typeof reports.$inferInsert>): Promise<ReportRow> {
+      const [row] = await db.update(reports).set(values).where(eq(reports.id, reportId)).returning();
+      return row!;
+    },
+
+    async findById(reportId: string, visibility?: ReportVisibility): Promise<ReportRow | null> {
+      const [row] = await db
+        .select()
+        .from(reports)
+        .where(and(eq(reports.id, reportId), visibility ? visibilityCondition(visibility) : undefined));
+      return row ?? null;
+    },
+
+    /**
+     * One page of visible reports, ordered by `published_at desc nulls first, id desc`: drafts
+     * (seen only by their company and platform readers) first, then the most recently published.
+     * Reads `limit + 1` rows so that the caller knows whether more follow.
+     */
+    async listPage(query: ReportPageQuery) {
+      const conditions: (SQL | undefined)[] = [visibilityCondition(query.visibility)];
+      if (query.q) {
+        const pattern = `%${escapeLike(query.q)}%`;
+        conditions.push(
+          sql`(${reports.projectTitle} ilike ${pattern} or ${reports.clientName} ilike ${pattern})`,
+        );
+      }
+      if (query.guild !== undefined) {
+        conditions.push(
+          sql`${reports.guildId} in (select ${guilds.id} from ${guilds} where lower(${guilds.name}) = lower(${query.guild}))`,
+        );
+      }
+      if (query.after) {
+        const { publishedAt, id } = query.after;
+        // Past a draft: the drafts with smaller ids, then every published report. Past a
+        // published report: older ones, or equally old with smaller ids (drafts came before).
+        conditions.push(
+          publishedAt === null
+            ? sql`((${reports.publishedAt} is null and ${reports.id} < ${id}::uuid) or ${reports.publishedAt} is not null)`
+            : sql`(${reports.publishedAt}, ${reports.id}) < (${publishedAt}::timestamptz, ${id}::uuid)`,
+        );
+      }
+      return db
+        .select({
+          report: reports,
+          publishedAtKey: sql<
+            string | null
+          >`to_char(${reports.publishedAt} at time zone 'UTC', ${ISO_MICROS_FORMAT})`,
+        })
+        .from(reports)
+        .where(and(...conditions))
+        .orderBy(sql`${reports.publishedAt} desc nulls first`, desc(reports.id))
+        .limit(query.limit + 1);
+    },
+
+    /** Handles, names and logos of companies, by id. */
+    async companiesById(companyIds: string[]) {
+      if (companyIds.length === 0) return new Map<string, typeof companies.$inferSelect>();
+      const rows = await db
+        .select()
+        .from(companies)
+        .where(inArray(companies.id, [...new Set(companyIds)]));
+      return new Map(rows.map((r) => [r.id, r]));
+    },
+
+    /** Active reviewers and judges of the repository: the report's team. */
+    async teamOf(repositoryId: string) {
+      return db
+        .select({ user: users })
+        .from(repositoryMembers)
+        .innerJoin(users, eq(users.id, repositoryMembers.userId))
+        .where(
+          and(
+            eq(repositoryMembers.repositoryId, repositoryId),
+            inArray(repositoryMembers.role, ['reviewer', 'judge']),
+            isNull(repositoryMembers.deletedAt),
+            isNull(users.deletedAt),
+          ),
+        )
+        .orderBy(asc(sql`lower(${users.username})`));
+    },
+
+    /** The repository's published, valid findings (confirmed, acknowledged, fixed), by number. */
+    async reportedFindings(repositoryId: string) {
+      return db
+        .select()
+        .from(findings)
+        .where(
+          and(
+            eq(findings.repositoryId, repositoryId),
+            eq(findings.published, true),
+            inArray(findings.status, [...REPORTED_STATUSES]),
+          ),
+        )
+        .orderBy(asc(findings.number), asc(findings.createdAt), asc(findings.id));
+    },
+
+    async relatedFiles(findingIds: string[]) {
+      if (findingIds.length === 0) return [];
+      return db
+        .select()
+        .from(findingRelatedFiles)
+        .where(inArray(findingRelatedFiles.findingId, findingIds))
+        .orderBy(
+          asc(findingRelatedFiles.path),
+          asc(findingRelatedFiles.startLine),
+          asc(findingRelatedFiles.id),
+        );
+    },
+  };
+}

@@ -1,0 +1,140 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { findingStatuses, severities } from '../../db/schema/index.ts';
+import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { AuditorPublicProfileSchema, ShortUserSummarySchema } from '../users/users.schemas.ts';
+
+export const RelatedFileSchema = Type.Object({
+  id: UuidSchema,
+  path: Type.String(),
+  lines: Type.Object({ start: Nullable(Type.Integer()), end: Nullable(Type.Integer()) }),
+  language: Nullable(Type.String()),
+  relevantContent: Nullable(Type.String()),
+});
+
+/** A finding as a report shows it (v0 §2.9), with its severity and status as extra fields. */
+export const ReportFindingSchema = Type.Object({
+  id: UuidSchema,
+  number: Nullable(Type.Integer()),
+  attributedTo: Nullable(UuidSchema),
+  title: Type.String(),
+  description: Type.String(),
+  createdBy: Nullable(ShortUserSummarySchema),
+  createdAt: DateTimeSchema,
+  fixedBy: Type.Array(Type.String()),
+  relatedFiles: Type.Array(RelatedFileSchema),
+  companyName: Type.String(),
+  companyLogo: Nullable(Type.String()),
+  severity: Type.Union(severities.map((s) => Type.Literal(s))),
+  status: Type.Union(findingStatuses.map((s) => Type.Literal(s))),
+});
+export type ReportFinding = Static<typeof ReportFindingSchema>;
+
+/** Counts of the report's findings of one severity (the severity is an extra field). */
+export const FindingStatSchema = Type.Object({
+  totalCount: Type.Integer(),
+  fixedCount: Type.Integer(),
+  severity: Type.Union(severities.map((s) => Type.Literal(s))),
+});
+export type FindingStat = Static<typeof FindingStatSchema>;
+
+/** Report (v0 §2.9). */
+export const ReportSchema = Type.Object({
+  id: UuidSchema,
+  isPrivate: Type.Boolean(),
+  projectTitle: Type.String(),
+  companyHandle: Type.String(),
+  clientName: Type.String(),
+  clientLogo: Type.String(),
+  clientWebsite: Type.String(),
+  seoTitle: Type.String(),
+  seoDescription: Type.String(),
+  description: Type.String(),
+  reportPdfLink: Type.String(),
+  companyId: UuidSchema,
+  engagementId: Nullable(UuidSchema),
+  repositoryId: Nullable(UuidSchema),
+  guildId: Nullable(UuidSchema),
+  createdBy: Nullable(UuidSchema),
+  engagementStartDate: Nullable(DateTimeSchema),
+  engagementEndDate: Nullable(DateTimeSchema),
+  createdAt: DateTimeSchema,
+  publishedAt: Nullable(DateTimeSchema),
+  repositoryLinks: Type.Array(Type.String()),
+  commitHashes: Type.Array(Type.String()),
+  typeOfProject: Type.Array(Type.String()),
+  teamMembers: Type.Array(
+    Type.Object({ reportId: UuidSchema, auditorPublicProfile: AuditorPublicProfileSchema }),
+  ),
+  findingStats: Type.Array(FindingStatSchema),
+  findings: Type.Array(ReportFindingSchema),
+});
+export type Report = Static<typeof ReportSchema>;
+
+export const ListReportsQuerySchema = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 0, maximum: 1000, default: 100 }),
+    next: Type.Optional(
+      Type.String({ description: 'the nextValue of the previous page, with the same q and guild' }),
+    ),
+    q: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        description: 'case-insensitive search in the title and the client name',
+      }),
+    ),
+    guild: Type.Optional(Type.String({ maxLength: 100, description: 'guild name (case-insensitive)' })),
+  },
+  { additionalProperties: false },
+);
+export type ListReportsQuery = Static<typeof ListReportsQuerySchema>;
+
+const strings = (maxItems: number, maxLength: number) =>
+  Type.Array(Type.String({ minLength: 1, maxLength }), { maxItems });
+
+const reportFields = {
+  projectTitle: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
+  clientName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  clientLogo: Type.Optional(Type.String({ maxLength: 2048 })),
+  clientWebsite: Type.Optional(Type.String({ maxLength: 2048 })),
+  seoTitle: Type.Optional(Type.String({ maxLength: 300 })),
+  seoDescription: Type.Optional(Type.String({ maxLength: 1000 })),
+  description: Type.Optional(Type.String({ maxLength: 100_000 })),
+  reportPdfLink: Type.Optional(Type.String({ maxLength: 2048 })),
+  repositoryLinks: Type.Optional(strings(100, 2048)),
+  commitHashes: Type.Optional(strings(100, 100)),
+  typeOfProject: Type.Optional(strings(20, 100)),
+  engagementId: Type.Optional(Nullable(UuidSchema)),
+  engagementStartDate: Type.Optional(Nullable(DateTimeSchema)),
+  engagementEndDate: Type.Optional(Nullable(DateTimeSchema)),
+  isPrivate: Type.Optional(Type.Boolean()),
+  guild: Type.Optional(
+    Nullable(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'guild name; platform admins may name a new one',
+      }),
+    ),
+  ),
+};
+
+export const CreateReportRequestSchema = Type.Object(
+  { repositoryId: UuidSchema, ...reportFields },
+  {
+    additionalProperties: false,
+    description:
+      'From a finished repository. Title, client and engagement dates default to the repository, its company and its timeframe; the report is private (`isPrivate` true) and unpublished until published.',
+  },
+);
+export type CreateReportRequest = Static<typeof CreateReportRequestSchema>;
+
+export const UpdateReportRequestSchema = Type.Object(reportFields, {
+  additionalProperties: false,
+  minProperties: 1,
+});
+export type UpdateReportRequest = Static<typeof UpdateReportRequestSchema>;
+
+export const PublishReportRequestSchema = Type.Object(
+  { isPrivate: Type.Optional(Type.Boolean({ description: 'false makes the published report public' })) },
+  { additionalProperties: false },
+);

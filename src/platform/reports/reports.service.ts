@@ -1,0 +1,280 @@
+import { type Actor, isPlatformAdmin, requireCompanyManager, requireUser } from '../../auth/actor.ts';
+import type { Database, Db } from '../../db/client.ts';
+import type { severities } from '../../db/schema/index.ts';
+import { AppError } from '../../errors.ts';
+import { readsAllCompanies } from '../companies/company-access.ts';
+import { resolveGuild } from '../guilds/guilds.service.ts';
+import { decodeCursor, hashFilters, invalidCursor, pageOf } from '../pagination/cursor.ts';
+import { isIsoMicros, isUuid } from '../pagination/list-params.ts';
+import { repositoriesRepo } from '../repositories/repositories.repo.ts';
+import { usersRepo } from '../users/users.repo.ts';
+import { toAuditorPublicProfile } from '../users/users.views.ts';
+import { type ReportRow, type ReportSnapshot, type ReportVisibility, reportsRepo } from './reports.repo.ts';
+import type {
+  CreateReportRequest,
+  FindingStat,
+  ListReportsQuery,
+  Report,
+  ReportFinding,
+  UpdateReportRequest,
+} from './reports.schemas.ts';
+
+type Severity = (typeof severities)[number];
+
+function reportNotFound(): AppError {
+  return new AppError('NOT_FOUND', { message: 'Report not found.' });
+}
+
+/**
+ * Anonymous callers see public reports (published and not private); users also see every report
+ * of their companies (private ones and unpublished drafts); platform readers see all.
+ */
+function visibilityOf(actor: Actor): ReportVisibility {
+  if (actor.kind !== 'user') return { kind: 'public-and', companyIds: [] };
+  if (readsAllCompanies(actor)) return { kind: 'all' };
+  return { kind: 'public-and', companyIds: [...actor.companies.keys()] };
+}
+
+function dateOrNull(value: string | null | undefined): Date | null | undefined {
+  return value === undefined ? undefined : value === null ? null : new Date(value);
+}
+
+/** Reports of finished engagements: the public/private listing, creation from a repository, publishing. */
+export function createReportsService(deps: { database: Database; now?: () => Date }) {
+  const { database } = deps;
+  const now = deps.now ?? (() => new Date());
+
+  async function render(db: Db, rows: ReportRow[]): Promise<Report[]> {
+    const companies = await reportsRepo(db).companiesById(rows.map((r) => r.companyId));
+    return rows.map((row) => {
+      const snapshot = row.snapshot as Partial<ReportSnapshot>;
+      return {
+        id: row.id,
+        isPrivate: row.isPrivate,
+        projectTitle: row.projectTitle,
+        companyHandle: companies.get(row.companyId)?.handle ?? '',
+        clientName: row.clientName,
+        clientLogo: row.clientLogo,
+        clientWebsite: row.clientWebsite,
+        seoTitle: row.seoTitle,
+        seoDescription: row.seoDescription,
+        description: row.description,
+        reportPdfLink: row.reportPdfLink,
+        companyId: row.companyId,
+        engagementId: row.engagementId,
+        repositoryId: row.repositoryId,
+        guildId: row.guildId,
+        createdBy: row.createdBy,
+        engagementStartDate: row.engagementStartDate?.toISOString() ?? null,
+        engagementEndDate: row.engagementEndDate?.toISOString() ?? null,
+        createdAt: row.createdAt.toISOString(),
+        publishedAt: row.publishedAt?.toISOString() ?? null,
+        repositoryLinks: row.repositoryLinks,
+        commitHashes: row.commitHashes,
+        typeOfProject: row.typeOfProject,
+        teamMembers: (snapshot.teamMembers ?? []).map((p) => ({ reportId: row.id, auditorPublicProfile: p })),
+        findingStats: snapshot.findingStats ?? [],
+        findings: snapshot.findings ?? [],
+      };
+    });
+  }
+
+  /**
+   * The team (active reviewers and judges with their public profiles), the published valid
+   * findings and their statistics per allowed severity, as they are now.
+   */
+  async function takeSnapshot(
+    db: Db,
+    repository: { id: string; companyId: string; allowedSeverities: string[] },
+  ): Promise<ReportSnapshot> {
+    const repo = reportsRepo(db);
+    const [team, findingRows, companies] = await Promise.all([
+      repo.teamOf(repository.id),
+      repo.reportedFindings(repository.id),
+      repo.companiesById([repository.companyId]),
+    ]);
+    const company = companies.get(repository.companyId)!;
+    const [files, authors] = await Promise.all([
+      repo.relatedFiles(findingRows.map((f) => f.id)),
+      usersRepo(db).shortSummaries(findingRows.map((f) => f.createdBy)),
+    ]);
+    const findings: ReportFinding[] = findingRows.map((f) => ({
+      id: f.id,
+      number: f.number,
+      attributedTo: f.attributedTo,
+      title: f.title,
+      description: f.description,
+      createdBy: (f.createdBy && authors.get(f.createdBy)) || null,
+      createdAt: f.createdAt.toISOString(),
+      fixedBy: f.fixedBy,
+      relatedFiles: files
+        .filter((file) => file.findingId === f.id)
+        .map((file) => ({
+          id: file.id,
+          path: file.path,
+          lines: { start: file.startLine, end: file.endLine },
+          language: file.language,
+          relevantContent: file.relevantContent,
+        })),
+      companyName: company.name,
+      companyLogo: company.logo,
+      severity: f.severity,
+      status: f.status,
+    }));
+    const findingStats: FindingStat[] = (repository.allowedSeverities as Severity[]).map((severity) => {
+      const ofSeverity = findingRows.filter((f) => f.severity === severity);
+      return {
+        severity,
+        totalCount: ofSeverity.length,
+        fixedCount: ofSeverity.filter((f) => f.status === 'fixed').length,
+      };
+    });
+    return { teamMembers: team.map((t) => toAuditorPublicProfile(t.user)), findings, findingStats };
+  }
+
+  /** The report for a manager of its company (or a platform admin); 404 for anyone who cannot see it. */
+  async function loadForManager(db: Db, actor: Actor, reportId: string) {
+    requireUser(actor);
+    const row = await reportsRepo(db).findById(reportId, visibilityOf(actor));
+    if (!row) throw reportNotFound();
+    requireCompanyManager(actor, row.companyId);
+    return row;
+  }
+
+  /** Columns an input sets, with the guild resolved by name (created on demand by platform admins). */
+  async function columnsOf(db: Db, actor: Actor, input: UpdateReportRequest) {
+    const { guild, engagementStartDate, engagementEndDate, ...rest } = input;
+    const values: Partial<ReportRow> = { ...rest };
+    const start = dateOrNull(engagementStartDate);
+    const end = dateOrNull(engagementEndDate);
+    if (start !== undefined) values.engagementStartDate = start;
+    if (end !== undefined) values.engagementEndDate = end;
+    if (guild !== undefined)
+      values.guildId = guild === null ? null : (await resolveGuild(db, guild, isPlatformAdmin(actor))).id;
+    return values;
+  }
+
+  return {
+    /**
+     * A page of visible reports: drafts first (for those who may see them), then newest published.
+     * `q` searches the title and the client name, `guild` filters by guild name. Keyset cursor
+     * over (publishedAt, id) with a hash of `q` and `guild`; `limit=0` returns no reports and a
+     * cursor at the same position (null when none follows).
+     */
+    async listReports(
+      actor: Actor,
+      query: ListReportsQuery,
+    ): Promise<{ reports: Report[]; nextValue: string | null }> {
+      const q = query.q?.trim() || undefined;
+      const guild = query.guild?.trim() || undefined;
+      const filterHash = hashFilters({ q: q?.toLowerCase(), guild: guild?.toLowerCase() });
+      const keys = query.next === undefined ? [] : decodeCursor(query.next, filterHash);
+      let after: { publishedAt: string | null; id: string } | undefined;
+      if (keys.length > 0) {
+        const [publishedAt, id] = keys;
+        if (
+          keys.length !== 2 ||
+          !(publishedAt === null || isIsoMicros(publishedAt)) ||
+          typeof id !== 'string' ||
+          !isUuid(id)
+        ) {
+          throw invalidCursor();
+        }
+        after = { publishedAt, id };
+      }
+      const rows = await reportsRepo(database.db).listPage({
+        visibility: visibilityOf(actor),
+        q,
+        guild,
+        after,
+        limit: query.limit,
+      });
+      const page = pageOf(rows, {
+        limit: query.limit,
+        filterHash,
+        given: query.next,
+        keyOf: (r) => [r.publishedAtKey, r.report.id],
+      });
+      return {
+        reports: await render(
+          database.db,
+          page.items.map((r) => r.report),
+        ),
+        nextValue: page.nextValue,
+      };
+    },
+
+    async getReport(actor: Actor, reportId: string): Promise<Report> {
+      const row = await reportsRepo(database.db).findById(reportId, visibilityOf(actor));
+      if (!row) throw reportNotFound();
+      const [report] = await render(database.db, [row]);
+      return report!;
+    },
+
+    /**
+     * Makes a report of a finished repository (its company's managers, platform admins): a
+     * snapshot of the team, the published valid findings and their statistics. Private and
+     * unpublished until published.
+     */
+    async createReport(actor: Actor, input: CreateReportRequest): Promise<Report> {
+      const user = requireUser(actor);
+      return database.transaction(async (tx) => {
+        const repository = await repositoriesRepo(tx.db).findById(input.repositoryId);
+        if (!repository) throw new AppError('NOT_FOUND', { message: 'Repository not found.' });
+        requireCompanyManager(user, repository.companyId);
+        if (!repository.finishedAt) {
+          throw new AppError('CONFLICT', {
+            message: 'The repository is not finished; finish it before making its report.',
+          });
+        }
+        const company = (await reportsRepo(tx.db).companiesById([repository.companyId])).get(
+          repository.companyId,
+        )!;
+        const { repositoryId, ...fields } = input;
+        const row = await reportsRepo(tx.db).insert({
+          companyId: repository.companyId,
+          repositoryId,
+          projectTitle: repository.name,
+          clientName: company.name,
+          clientLogo: company.logo ?? '',
+          clientWebsite: company.website ?? '',
+          engagementStartDate: repository.timeframeStart,
+          engagementEndDate: repository.timeframeEnd,
+          ...(await columnsOf(tx.db, user, fields)),
+          snapshot: { ...(await takeSnapshot(tx.db, repository)) },
+          createdBy: user.userId,
+        });
+        const [report] = await render(tx.db, [row]);
+        return report!;
+      });
+    },
+
+    /** Changes the given fields (privacy, guild, texts …) of a report (company managers, platform admins). */
+    async updateReport(actor: Actor, reportId: string, input: UpdateReportRequest): Promise<Report> {
+      return database.transaction(async (tx) => {
+        await loadForManager(tx.db, actor, reportId);
+        const row = await reportsRepo(tx.db).update(reportId, await columnsOf(tx.db, actor, input));
+        const [report] = await render(tx.db, [row]);
+        return report!;
+      });
+    },
+
+    /**
+     * Publishes a report: `publishedAt` is set the first time (publishing again keeps it);
+     * `isPrivate: false` makes it public, `true` keeps it to the company.
+     */
+    async publishReport(actor: Actor, reportId: string, input: { isPrivate?: boolean }): Promise<Report> {
+      return database.transaction(async (tx) => {
+        const existing = await loadForManager(tx.db, actor, reportId);
+        const row = await reportsRepo(tx.db).update(reportId, {
+          publishedAt: existing.publishedAt ?? now(),
+          ...(input.isPrivate !== undefined ? { isPrivate: input.isPrivate } : {}),
+        });
+        const [report] = await render(tx.db, [row]);
+        return report!;
+      });
+    },
+  };
+}
+
+export type ReportsService = ReturnType<typeof createReportsService>;

@@ -1,0 +1,71 @@
+import { and, asc, eq } from 'drizzle-orm';
+import { type Actor, requireCompanyManager } from '../../auth/actor.ts';
+import { type Database, isUniqueViolation } from '../../db/client.ts';
+import { ssoEnforcementRules } from '../../db/schema/index.ts';
+import { AppError } from '../../errors.ts';
+import { loadCompany, requireCompanyOverseer } from '../companies/company-access.ts';
+import { usersRepo } from '../users/users.repo.ts';
+import type { SsoRule } from './sso.schemas.ts';
+
+type RuleRow = typeof ssoEnforcementRules.$inferSelect;
+
+/** SSO enforcement rules: listed by company managers and cross-company readers, changed by managers. */
+export function createSsoService(deps: { database: Database }) {
+  const { database } = deps;
+
+  async function render(rows: RuleRow[]): Promise<SsoRule[]> {
+    const summaries = await usersRepo(database.db).shortSummaries(rows.map((r) => r.createdBy));
+    return rows.map((r) => ({
+      id: r.id,
+      companyId: r.companyId,
+      domain: r.domain,
+      createdAt: r.createdAt.toISOString(),
+      createdBy: (r.createdBy && summaries.get(r.createdBy)) || null,
+    }));
+  }
+
+  return {
+    /** The company's rules, oldest first. */
+    async listRules(actor: Actor, companyId: string): Promise<SsoRule[]> {
+      requireCompanyOverseer(actor, companyId);
+      await loadCompany(database.db, companyId);
+      const rows = await database.db
+        .select()
+        .from(ssoEnforcementRules)
+        .where(eq(ssoEnforcementRules.companyId, companyId))
+        .orderBy(asc(ssoEnforcementRules.createdAt), asc(ssoEnforcementRules.id));
+      return render(rows);
+    },
+
+    /** Adds a rule for an email domain (stored lower-case); 409 when any company has that domain. */
+    async createRule(actor: Actor, companyId: string, domain: string): Promise<SsoRule> {
+      const user = requireCompanyManager(actor, companyId);
+      await loadCompany(database.db, companyId);
+      const normalized = domain.trim().toLowerCase();
+      try {
+        const [row] = await database.db
+          .insert(ssoEnforcementRules)
+          .values({ companyId, domain: normalized, createdBy: user.userId })
+          .returning();
+        const [rule] = await render([row!]);
+        return rule!;
+      } catch (err) {
+        if (isUniqueViolation(err)) {
+          throw new AppError('ALREADY_EXISTS', { message: `An SSO rule for ${normalized} already exists.` });
+        }
+        throw err;
+      }
+    },
+
+    async deleteRule(actor: Actor, companyId: string, ruleId: string): Promise<void> {
+      requireCompanyManager(actor, companyId);
+      const rows = await database.db
+        .delete(ssoEnforcementRules)
+        .where(and(eq(ssoEnforcementRules.id, ruleId), eq(ssoEnforcementRules.companyId, companyId)))
+        .returning({ id: ssoEnforcementRules.id });
+      if (rows.length === 0) throw new AppError('NOT_FOUND', { message: 'SSO rule not found.' });
+    },
+  };
+}
+
+export type SsoService = ReturnType<typeof createSsoService>;

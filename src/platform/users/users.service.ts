@@ -1,0 +1,362 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type Actor,
+  isPlatformAdmin,
+  requireCompanyManager,
+  requirePlatformAdmin,
+  requireUser,
+} from '../../auth/actor.ts';
+import { type Database, type Db, isUniqueViolation } from '../../db/client.ts';
+import { AppError } from '../../errors.ts';
+import { appendAuditEntry } from '../audit/audit.repo.ts';
+import { companyNotFound, loadCompany, requireCompanyReader } from '../companies/company-access.ts';
+import { resolveGuild } from '../guilds/guilds.service.ts';
+import { type MemberRow, type UserRow, usersRepo } from './users.repo.ts';
+import type {
+  AuditorPublicProfile,
+  AwardBadgeRequest,
+  CompanyUser,
+  InviteUserRequest,
+  ListCompanyUsersQuery,
+  UpdateProfileRequest,
+} from './users.schemas.ts';
+import { toAuditorPublicProfile, toCompanyUser } from './users.views.ts';
+
+type CompanyRole = 'manager' | 'member';
+
+/** Profile fields only platform admins may change. */
+const ADMIN_ONLY_PROFILE_FIELDS = ['verifiedProfile', 'isNdaSigned', 'reputation', 'isBot', 'guild'] as const;
+
+function memberNotFound(): AppError {
+  return new AppError('NOT_FOUND', { message: 'User not found in this company.' });
+}
+
+function isActiveManager(user: UserRow, member: MemberRow): boolean {
+  return (
+    member.role === 'manager' &&
+    member.joinedAt !== null &&
+    member.disabledAt === null &&
+    user.disabledAt === null &&
+    user.deletedAt === null
+  );
+}
+
+/** A username made from an email's local part: allowed characters only, at least 2 of them. */
+function usernameFromEmail(email: string): string {
+  const local = (email.split('@')[0] ?? '').replace(/[^A-Za-z0-9_.-]/g, '').replace(/^[^A-Za-z0-9]+/, '');
+  return (local.length >= 2 ? local : `user${local}`).slice(0, 32);
+}
+
+/**
+ * Company users and memberships: listing, invitations, joining, disabling, re-enabling, role
+ * changes (each change audited with its target and performing user), and user profiles.
+ */
+export function createUsersService(deps: { database: Database; now?: () => Date }) {
+  const { database } = deps;
+  const now = deps.now ?? (() => new Date());
+
+  /** Finds a free username starting from `base` (`base`, `base2`, `base3` …). */
+  async function freeUsername(db: Db, base: string): Promise<string> {
+    const repo = usersRepo(db);
+    for (let i = 1; i < 1000; i++) {
+      const candidate = i === 1 ? base : `${base}${i}`;
+      if (!(await repo.findUserByUsername(candidate))) return candidate;
+    }
+    return `${base}-${randomUUID().slice(0, 8)}`;
+  }
+
+  /** The existing user the invitation names, or null when it names nobody yet. */
+  async function findInvitee(db: Db, input: InviteUserRequest): Promise<UserRow | null> {
+    const repo = usersRepo(db);
+    const byUsername = input.username ? await repo.findUserByUsername(input.username) : null;
+    if (input.username && !input.email) return byUsername;
+    const byEmail = input.email ? await repo.findUsersByEmail(input.email) : [];
+    if (byEmail.length > 1 && !byUsername) {
+      throw new AppError('CONFLICT', { message: 'Several users have this email; invite by username.' });
+    }
+    const emailUser = byEmail[0] ?? null;
+    if (byUsername && emailUser && byUsername.id !== emailUser.id) {
+      throw new AppError('CONFLICT', { message: 'The username and the email belong to different users.' });
+    }
+    return byUsername ?? emailUser;
+  }
+
+  /** Refuses to leave the company without an active manager. */
+  async function guardLastManager(
+    db: Db,
+    companyId: string,
+    user: UserRow,
+    member: MemberRow,
+  ): Promise<void> {
+    if (!isActiveManager(user, member)) return;
+    if ((await usersRepo(db).countActiveManagers(companyId)) <= 1) {
+      throw new AppError('CONFLICT', { message: 'The company must keep at least one active manager.' });
+    }
+  }
+
+  return {
+    /** Company users (company users and cross-company readers). */
+    async listCompanyUsers(
+      actor: Actor,
+      companyId: string,
+      query: ListCompanyUsersQuery,
+    ): Promise<CompanyUser[]> {
+      requireCompanyReader(actor, companyId);
+      await loadCompany(database.db, companyId);
+      const q = query.q?.trim();
+      const rows = await usersRepo(database.db).listCompanyUsers(companyId, {
+        includeAll: query.include_all,
+        q: q ? q : undefined,
+      });
+      return rows.map((r) => toCompanyUser(r.user, r.member));
+    },
+
+    /**
+     * Invites a user by username or email, creating the user when unknown (not activated until
+     * they join). The membership has no `joinedAt` until the user joins. Audited `user_invited`.
+     */
+    async inviteUser(actor: Actor, companyId: string, input: InviteUserRequest): Promise<CompanyUser> {
+      const manager = requireCompanyManager(actor, companyId);
+      if (!input.username && !input.email) {
+        throw new AppError('VALIDATION_FAILED', {
+          message: 'Give a username or an email of the user to invite.',
+          details: { field: 'username' },
+        });
+      }
+      const role: CompanyRole = input.role ?? 'member';
+      try {
+        return await database.transaction(async (tx) => {
+          const repo = usersRepo(tx.db);
+          if (!(await repo.lockCompany(companyId))) throw companyNotFound();
+          let user = await findInvitee(tx.db, input);
+          if (user?.deletedAt) throw new AppError('CONFLICT', { message: 'This user account is deleted.' });
+          if (!user) {
+            const username = input.username ?? (await freeUsername(tx.db, usernameFromEmail(input.email!)));
+            user = await repo.insertUser({
+              username,
+              name: input.name ?? username,
+              email: input.email ?? null,
+              isActivated: false,
+            });
+          } else if (await repo.findMember(companyId, user.id)) {
+            throw new AppError('ALREADY_EXISTS', {
+              message: `${user.username} is already a user of this company.`,
+            });
+          }
+          const member = await repo.insertMember({
+            companyId,
+            userId: user.id,
+            role,
+            invitedAt: now(),
+            joinedAt: null,
+          });
+          await appendAuditEntry(tx.db, {
+            companyId,
+            action: 'user_invited',
+            targetUserId: user.id,
+            performedBy: manager.userId,
+            details: { role },
+          });
+          return toCompanyUser(user, member);
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) {
+          throw new AppError('ALREADY_EXISTS', { message: `The username "${input.username}" is taken.` });
+        }
+        throw err;
+      }
+    },
+
+    /**
+     * The user joins the company: accepting a pending invitation, or — without one — automatically
+     * when their email's domain has an SSO enforcement rule of the company. Either way the entry
+     * is `user_auto_joined` with `details.via` = `invitation` | `sso_domain`. Joining again is a
+     * no-op; a disabled membership cannot join (403). The caller is the user (or a platform admin).
+     */
+    async joinCompany(actor: Actor, companyId: string, userId: string): Promise<CompanyUser> {
+      const caller = requireUser(actor);
+      if (caller.userId !== userId && !isPlatformAdmin(caller)) {
+        throw new AppError('FORBIDDEN', { message: 'Users join companies themselves.' });
+      }
+      return database.transaction(async (tx) => {
+        const repo = usersRepo(tx.db);
+        if (!(await repo.lockCompany(companyId))) throw companyNotFound();
+        const user = await repo.findUserById(userId);
+        if (!user) throw new AppError('NOT_FOUND', { message: 'User not found.' });
+        const existing = await repo.findMember(companyId, userId);
+        const at = now();
+        if (existing) {
+          if (existing.member.disabledAt) {
+            throw new AppError('FORBIDDEN', {
+              message: 'This membership is disabled; a company manager can re-enable it.',
+            });
+          }
+          if (existing.member.joinedAt) return toCompanyUser(existing.user, existing.member);
+          const member = await repo.updateMember(companyId, userId, { joinedAt: at });
+          const activated = user.isActivated ? user : await repo.updateUser(userId, { isActivated: true });
+          await appendAuditEntry(tx.db, {
+            companyId,
+            action: 'user_auto_joined',
+            targetUserId: userId,
+            performedBy: caller.userId,
+            details: { via: 'invitation', role: member.role },
+          });
+          return toCompanyUser(activated, member);
+        }
+        const domain = user.email?.split('@')[1];
+        const rule = domain ? await repo.findSsoRuleForDomain(companyId, domain) : null;
+        // Without an invitation or a matching domain the company stays invisible: 404, not 403.
+        if (!rule) throw companyNotFound();
+        const member = await repo.insertMember({
+          companyId,
+          userId,
+          role: 'member',
+          invitedAt: at,
+          joinedAt: at,
+        });
+        const activated = user.isActivated ? user : await repo.updateUser(userId, { isActivated: true });
+        await appendAuditEntry(tx.db, {
+          companyId,
+          action: 'user_auto_joined',
+          targetUserId: userId,
+          performedBy: caller.userId,
+          details: { via: 'sso_domain', domain: rule.domain, role: 'member' },
+        });
+        return toCompanyUser(activated, member);
+      });
+    },
+
+    /** Disables a membership (audited `user_disabled`); repeating it changes nothing. */
+    async disableUser(actor: Actor, companyId: string, userId: string): Promise<CompanyUser> {
+      const manager = requireCompanyManager(actor, companyId);
+      return database.transaction(async (tx) => {
+        const repo = usersRepo(tx.db);
+        if (!(await repo.lockCompany(companyId))) throw companyNotFound();
+        const found = await repo.findMember(companyId, userId);
+        if (!found) throw memberNotFound();
+        if (found.member.disabledAt) return toCompanyUser(found.user, found.member);
+        await guardLastManager(tx.db, companyId, found.user, found.member);
+        const member = await repo.updateMember(companyId, userId, { disabledAt: now() });
+        await appendAuditEntry(tx.db, {
+          companyId,
+          action: 'user_disabled',
+          targetUserId: userId,
+          performedBy: manager.userId,
+        });
+        return toCompanyUser(found.user, member);
+      });
+    },
+
+    /** Re-enables a disabled membership (audited `user_reenabled`); on an enabled one, nothing. */
+    async reenableUser(actor: Actor, companyId: string, userId: string): Promise<CompanyUser> {
+      const manager = requireCompanyManager(actor, companyId);
+      return database.transaction(async (tx) => {
+        const repo = usersRepo(tx.db);
+        if (!(await repo.lockCompany(companyId))) throw companyNotFound();
+        const found = await repo.findMember(companyId, userId);
+        if (!found) throw memberNotFound();
+        if (!found.member.disabledAt) return toCompanyUser(found.user, found.member);
+        const member = await repo.updateMember(companyId, userId, { disabledAt: null });
+        await appendAuditEntry(tx.db, {
+          companyId,
+          action: 'user_reenabled',
+          targetUserId: userId,
+          performedBy: manager.userId,
+        });
+        return toCompanyUser(found.user, member);
+      });
+    },
+
+    /** Changes a user's company role (audited `company_role_changed` with from/to); same role: nothing. */
+    async changeCompanyRole(
+      actor: Actor,
+      companyId: string,
+      userId: string,
+      role: CompanyRole,
+    ): Promise<CompanyUser> {
+      const manager = requireCompanyManager(actor, companyId);
+      return database.transaction(async (tx) => {
+        const repo = usersRepo(tx.db);
+        if (!(await repo.lockCompany(companyId))) throw companyNotFound();
+        const found = await repo.findMember(companyId, userId);
+        if (!found) throw memberNotFound();
+        if (found.member.role === role) return toCompanyUser(found.user, found.member);
+        if (role !== 'manager') await guardLastManager(tx.db, companyId, found.user, found.member);
+        const member = await repo.updateMember(companyId, userId, { role });
+        await appendAuditEntry(tx.db, {
+          companyId,
+          action: 'company_role_changed',
+          targetUserId: userId,
+          performedBy: manager.userId,
+          details: { from: found.member.role, to: role },
+        });
+        return toCompanyUser(found.user, member);
+      });
+    },
+
+    async getProfile(actor: Actor, userId: string): Promise<AuditorPublicProfile> {
+      requireUser(actor);
+      const user = await usersRepo(database.db).findUserById(userId);
+      if (!user || user.deletedAt) throw new AppError('NOT_FOUND', { message: 'User not found.' });
+      return toAuditorPublicProfile(user);
+    },
+
+    /**
+     * Changes a user's profile: the user themselves, or a platform admin. Verification, NDA,
+     * reputation, bot flag and guild are for platform admins only (403 otherwise); a guild named
+     * here is created when it does not exist yet.
+     */
+    async updateProfile(
+      actor: Actor,
+      userId: string,
+      input: UpdateProfileRequest,
+    ): Promise<AuditorPublicProfile> {
+      const caller = requireUser(actor);
+      const admin = isPlatformAdmin(caller);
+      if (caller.userId !== userId && !admin) {
+        throw new AppError('FORBIDDEN', { message: 'Users change only their own profile.' });
+      }
+      const adminField = ADMIN_ONLY_PROFILE_FIELDS.find((f) => input[f] !== undefined);
+      if (adminField && !admin) {
+        throw new AppError('FORBIDDEN', { message: `Only platform admins may change ${adminField}.` });
+      }
+      return database.transaction(async (tx) => {
+        const repo = usersRepo(tx.db);
+        const user = await repo.findUserById(userId);
+        if (!user || user.deletedAt) throw new AppError('NOT_FOUND', { message: 'User not found.' });
+        const { guild, chat_a, chat_b, avatar, ...rest } = input;
+        const values: Partial<UserRow> = { ...rest };
+        if (chat_a !== undefined) values.chatA = chat_a;
+        if (chat_b !== undefined) values.chatB = chat_b;
+        if (avatar !== undefined) {
+          values.avatar = avatar;
+          values.isGeneratedAvatar = avatar === null;
+        }
+        if (guild !== undefined)
+          values.guildId = guild === null ? null : (await resolveGuild(tx.db, guild, true)).id;
+        const updated = Object.keys(values).length > 0 ? await repo.updateUser(userId, values) : user;
+        return toAuditorPublicProfile(updated);
+      });
+    },
+
+    /** Awards a badge (platform admins). */
+    async awardBadge(actor: Actor, userId: string, input: AwardBadgeRequest): Promise<AuditorPublicProfile> {
+      requirePlatformAdmin(actor);
+      return database.transaction(async (tx) => {
+        const repo = usersRepo(tx.db);
+        const user = await repo.findUserById(userId);
+        if (!user || user.deletedAt) throw new AppError('NOT_FOUND', { message: 'User not found.' });
+        const badge = {
+          id: randomUUID(),
+          name: input.name,
+          image: input.image ?? '',
+          description: input.description ?? '',
+          issuedAt: input.issuedAt ? new Date(input.issuedAt).toISOString() : now().toISOString(),
+        };
+        return toAuditorPublicProfile(await repo.updateUser(userId, { badges: [...user.badges, badge] }));
+      });
+    },
+  };
+}
+
+export type UsersService = ReturnType<typeof createUsersService>;
