@@ -106,17 +106,17 @@ export async function openGitCommitTree(options: OpenGitCommitTreeOptions): Prom
   const homeDir = join(dir, 'home');
   const local = (args: readonly string[]): GitCommand =>
     buildLocalGitCommand(gitDir, homeDir, args, process.env);
-  const run = async (command: GitCommand, what: string): Promise<Buffer> => {
+  const run = async (command: GitCommand, step: GitStep): Promise<Buffer> => {
     try {
       return await runGit(command, { timeoutMs: Math.max(1, deadline - Date.now()), signal: options.signal });
     } catch (err) {
-      throw toSourcehostError(err, what, options.token, context);
+      throw toSourcehostError(err, step, options.token, context);
     }
   };
 
   try {
     await mkdir(homeDir);
-    await run(local(['init', '--quiet', '--bare']), 'creating the local repository');
+    await run(local(['init', '--quiet', '--bare']), 'init');
     await run(
       buildGitFetchCommand({
         gitDir,
@@ -131,9 +131,7 @@ export async function openGitCommitTree(options: OpenGitCommitTreeOptions): Prom
       'fetch',
     );
     // A tree or blob id can be fetched as well; only a commit names a reviewable state.
-    const type = (await run(local(['cat-file', '-t', commit]), 'reading the commit'))
-      .toString('latin1')
-      .trim();
+    const type = (await run(local(['cat-file', '-t', commit]), 'cat-file')).toString('latin1').trim();
     if (type !== 'commit') {
       throw sourcehostError(
         'commit_not_found',
@@ -141,10 +139,7 @@ export async function openGitCommitTree(options: OpenGitCommitTreeOptions): Prom
         context,
       );
     }
-    const listing = await run(
-      local(['ls-tree', '-r', '-l', '-z', '--full-tree', commit]),
-      'listing the commit',
-    );
+    const listing = await run(local(['ls-tree', '-r', '-l', '-z', '--full-tree', commit]), 'ls-tree');
     const { index, skipped } = indexTree(listing, prefix, maxFileBytes);
     return createTree(dir, commit, index, skipped, createGitBlobReader(local(['cat-file', '--batch'])));
   } catch (err) {
@@ -316,6 +311,9 @@ const FAILURE_MESSAGES: Record<GitFailureReason, (context: FailureContext) => st
   git_failed: (c: FailureContext) => `git failed while fetching ${c.repository} at ${c.commit}.`,
 };
 
+/** The git runs of opening a tree; only the fetch talks to the host. */
+type GitStep = 'init' | 'fetch' | 'cat-file' | 'ls-tree';
+
 interface FailureContext {
   readonly repository: string;
   readonly commit: string;
@@ -325,13 +323,13 @@ interface FailureContext {
  * The SOURCEHOST_ERROR for a failed git run. git's own message, with the token scrubbed, is kept
  * as the cause for the logs; it is not put in `details`, which clients see.
  */
-function toSourcehostError(err: unknown, what: string, token: string, context: FailureContext): unknown {
+function toSourcehostError(err: unknown, step: GitStep, token: string, context: FailureContext): unknown {
   if (!(err instanceof GitRunError)) return err;
   const failure = err.failure;
   const reason: GitFailureReason =
-    what === 'fetch' ? classifyFetchFailure(failure) : failure.timedOut ? 'timeout' : 'git_failed';
+    step === 'fetch' ? classifyFetchFailure(failure) : failure.timedOut ? 'timeout' : 'git_failed';
   const stderr = redactSecret(failure.stderr, token).trim().slice(-2000);
-  const cause = new Error(`git ${what} failed (exit ${failure.exitCode}): ${stderr}`);
+  const cause = new Error(`git ${step} failed (exit ${failure.exitCode}): ${stderr}`);
   return sourcehostError(reason, FAILURE_MESSAGES[reason](context), { ...context }, cause);
 }
 
