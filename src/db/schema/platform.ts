@@ -165,7 +165,11 @@ export const labels = pgTable(
     archivedAt: timestamp('archived_at', { withTimezone: true }),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex('labels_repository_name_key').on(t.repositoryId, t.name)],
+  (t) => [
+    uniqueIndex('labels_repository_name_key').on(t.repositoryId, t.name),
+    // Label filters match names case-insensitively; the expression index also gives the planner its statistics.
+    index('labels_lower_name_idx').on(sql`lower(${t.name})`),
+  ],
 );
 
 /**
@@ -222,6 +226,14 @@ export const findings = pgTable(
     index('findings_company_idx').on(t.companyId),
     index('findings_repository_created_idx').on(t.repositoryId, t.createdAt),
     index('findings_created_by_idx').on(t.createdBy),
+    // Duplicate groups (payloads, filter_for=with_duplicates) look findings up by their root.
+    index('findings_duplicate_of_idx').on(t.duplicateOf).where(sql`${t.duplicateOf} is not null`),
+    // Keyset pages of the default order (number, id) for users who see many repositories.
+    index('findings_published_number_idx').on(t.number, t.id).where(sql`${t.published}`),
+    // severity_asc/desc order by this rank; the expression must stay the one findings-listing.ts sorts by.
+    index('findings_published_severity_rank_idx')
+      .on(sql`array_position('{gas_optimization,informational,low,medium,high,critical}'::text[], ${t.severity})`, t.id)
+      .where(sql`${t.published}`),
   ],
 );
 

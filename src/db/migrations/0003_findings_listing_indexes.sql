@@ -1,0 +1,4 @@
+CREATE INDEX "findings_duplicate_of_idx" ON "findings" USING btree ("duplicate_of") WHERE "findings"."duplicate_of" is not null;--> statement-breakpoint
+CREATE INDEX "findings_published_number_idx" ON "findings" USING btree ("number","id") WHERE "findings"."published";--> statement-breakpoint
+CREATE INDEX "findings_published_severity_rank_idx" ON "findings" USING btree (array_position('{gas_optimization,informational,low,medium,high,critical}'::text[], "severity"),"id") WHERE "findings"."published";--> statement-breakpoint
+CREATE INDEX "labels_lower_name_idx" ON "labels" USING btree (lower("name"));
