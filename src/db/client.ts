@@ -168,7 +168,7 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
 export function isConnectionError(err: unknown): boolean {
   const e = findPgError(err);
   const code = e?.code ?? '';
-  return (
+  if (
     [
       'ECONNREFUSED',
       'ECONNRESET',
@@ -180,11 +180,26 @@ export function isConnectionError(err: unknown): boolean {
       '53300',
       '08006',
       '08001',
-    ].includes(code) ||
-    /Connection terminated|timeout exceeded when trying to connect|Cannot use a pool after calling end|PGlite is closed/i.test(
-      e?.message ?? '',
-    )
-  );
+    ].includes(code)
+  ) {
+    return true;
+  }
+  // Drivers wrap the failure (Drizzle's query error around "PGlite is closed" or a closed pool's
+  // error, neither with a code): look at the message of every error in the cause chain.
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const message = (current as { message?: unknown }).message;
+    if (
+      typeof message === 'string' &&
+      /Connection terminated|timeout exceeded when trying to connect|Cannot use a pool after calling end|PGlite is closed/i.test(
+        message,
+      )
+    ) {
+      return true;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 interface PgErrorLike {
