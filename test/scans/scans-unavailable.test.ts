@@ -1,0 +1,94 @@
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { idempotencyRecords, scans } from '../../src/db/schema/index.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
+import {
+  buildArchive,
+  localScanBody,
+  newIdempotencyKey,
+  postScan,
+  REENTRANT_BANK,
+} from '../helpers/scan-helpers.ts';
+
+let healthy: TestApp;
+beforeAll(async () => {
+  healthy = await createTestApp();
+}, 60_000);
+afterAll(async () => {
+  await healthy?.close();
+});
+
+async function tenant() {
+  const company = await buildCompany(healthy);
+  const key = (await buildServiceKey(healthy, company.id)).key;
+  await grantCredits(healthy, company.id, 10);
+  const archive = await buildArchive(healthy, company.id, { 'a.sol': REENTRANT_BANK });
+  return { company, key, body: localScanBody(archive) };
+}
+
+describe('createScan when a dependency is unavailable', () => {
+  it('answers 503 with Retry-After when the queue is down, keeps no record, and the identical retry succeeds', async () => {
+    const broken = await createTestApp({ shareDatabaseWith: healthy });
+    try {
+      const { company, key, body } = await tenant();
+      await broken.container.queue.stop({ timeoutMs: 0 });
+      const idem = newIdempotencyKey();
+      const res = await postScan(broken, key, body, idem);
+      expect(res.statusCode).toBe(503);
+      expect(res.json().code).toBe('SERVICE_UNAVAILABLE');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      const records = await healthy.container.database.db
+        .select()
+        .from(idempotencyRecords)
+        .where(eq(idempotencyRecords.key, idem));
+      expect(records).toHaveLength(0);
+      expect(
+        await healthy.container.database.db.select().from(scans).where(eq(scans.companyId, company.id)),
+      ).toHaveLength(0);
+      expect((await healthy.container.services.credits.getBalances(company.id)).reserved).toBe(0);
+
+      const retry = await postScan(healthy, key, body, idem);
+      expect(retry.statusCode).toBe(202);
+      expect(
+        await healthy.container.database.db.select().from(scans).where(eq(scans.companyId, company.id)),
+      ).toHaveLength(1);
+    } finally {
+      await broken.close().catch(() => {});
+    }
+  });
+
+  it('answers 503 with Retry-After when the database cannot be reached, and the identical retry succeeds', async () => {
+    // On PostgreSQL a second replica whose pool is closed; on PGlite an instance of its own.
+    const shared = healthy.container.database.kind === 'postgres';
+    const broken = shared ? await createTestApp({ shareDatabaseWith: healthy }) : await createTestApp();
+    try {
+      const { company, key, body } = shared ? await tenant() : await tenantOn(broken);
+      await broken.container.database.close();
+      const idem = newIdempotencyKey();
+      const res = await postScan(broken, key, body, idem);
+      expect(res.statusCode, res.body).toBe(503);
+      expect(res.json().code).toBe('SERVICE_UNAVAILABLE');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      if (shared) {
+        const retry = await postScan(healthy, key, body, idem);
+        expect(retry.statusCode).toBe(202);
+        const rows = await healthy.container.database.db
+          .select()
+          .from(scans)
+          .where(eq(scans.companyId, company.id));
+        expect(rows).toHaveLength(1);
+      }
+    } finally {
+      await broken.close().catch(() => {});
+    }
+  });
+});
+
+async function tenantOn(t: TestApp) {
+  const company = await buildCompany(t);
+  const key = (await buildServiceKey(t, company.id)).key;
+  await grantCredits(t, company.id, 10);
+  const archive = await buildArchive(t, company.id, { 'a.sol': REENTRANT_BANK });
+  return { company, key, body: localScanBody(archive) };
+}
