@@ -1,0 +1,263 @@
+/**
+ * Engine benchmark on the SmartBugs curated dataset (143 contracts, 207 annotated vulnerabilities),
+ * scored as the dataset's README says: a reported vulnerability is a true positive for an
+ * annotated one when its rule's DASP category matches and one of its lines falls on an annotated
+ * line; each annotated vulnerability counts once; precision = true positives / all reported.
+ * Runs solhint (recommended rules) on the same files in the same run, and compares the two Solidity
+ * parsers. Prints tables and writes bench/results/engine.json.
+ *
+ *   npm run bench:engine            (dataset from ../shared, or SMARTBUGS_DIR=/path/to/smartbugs-curated)
+ */
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as antlrParse } from '@solidity-parser/parser';
+import { Language, Parser } from 'web-tree-sitter';
+import { type EngineVulnerability, openDirectoryTree, type ScanType, scanTree } from '../src/engine/index.ts';
+import { parseSolidity } from '../src/engine/solidity/parser.ts';
+import type { DaspCategory } from '../src/engine/types.ts';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const datasetDir = process.env.SMARTBUGS_DIR ?? path.resolve(repoRoot, '../shared/datasets/smartbugs-curated');
+const CATEGORIES: DaspCategory[] = [
+  'access_control',
+  'arithmetic',
+  'bad_randomness',
+  'denial_of_service',
+  'front_running',
+  'other',
+  'reentrancy',
+  'short_addresses',
+  'time_manipulation',
+  'unchecked_low_level_calls',
+];
+
+interface GroundTruth {
+  file: string;
+  vulnerabilities: Array<{ lines: number[]; category: DaspCategory }>;
+}
+interface Reported {
+  file: string;
+  category: DaspCategory | undefined;
+  lines: [number, number];
+}
+interface CategoryScore {
+  total: number;
+  found: number;
+  reported: number;
+  falsePositives: number;
+}
+
+const groundTruth = JSON.parse(readFileSync(path.join(datasetDir, 'ground-truth.json'), 'utf8')) as GroundTruth[];
+const contractsDir = path.join(datasetDir, 'contracts');
+const files = (await readdir(contractsDir)).filter((f) => f.endsWith('.sol')).sort();
+const sources = new Map(files.map((f) => [`contracts/${f}`, readFileSync(path.join(contractsDir, f), 'utf8')]));
+const totalLines = [...sources.values()].reduce((n, s) => n + s.split('\n').length, 0);
+
+/** Scores reported items (only those with a category) against the annotations. */
+function score(reported: Reported[]): { perCategory: Record<string, CategoryScore>; found: number; reported: number; truePositives: number } {
+  const perCategory: Record<string, CategoryScore> = {};
+  for (const c of CATEGORIES) perCategory[c] = { total: 0, found: 0, reported: 0, falsePositives: 0 };
+  const byFile = new Map<string, Reported[]>();
+  for (const r of reported) byFile.set(r.file, [...(byFile.get(r.file) ?? []), r]);
+  let found = 0;
+  for (const gt of groundTruth) {
+    for (const v of gt.vulnerabilities) {
+      const s = perCategory[v.category]!;
+      s.total++;
+      const hit = (byFile.get(gt.file) ?? []).some((r) => r.category === v.category && v.lines.some((l) => l >= r.lines[0] && l <= r.lines[1]));
+      if (hit) {
+        s.found++;
+        found++;
+      }
+    }
+  }
+  let truePositives = 0;
+  for (const r of reported) {
+    if (!r.category) continue;
+    const s = perCategory[r.category]!;
+    s.reported++;
+    const gt = groundTruth.find((g) => g.file === r.file);
+    const tp = gt?.vulnerabilities.some((v) => v.category === r.category && v.lines.some((l) => l >= r.lines[0] && l <= r.lines[1]));
+    if (tp) truePositives++;
+    else s.falsePositives++;
+  }
+  return { perCategory, found, reported: reported.filter((r) => r.category).length, truePositives };
+}
+
+const pct = (a: number, b: number): string => (b === 0 ? '—' : `${((100 * a) / b).toFixed(1)}%`);
+
+// --- the engine -----------------------------------------------------------------------------
+/** Informational and gas findings are not claims of a vulnerability; they are counted apart. */
+const isScored = (v: EngineVulnerability): boolean => v.severity !== 'informational' && v.severity !== 'gas_optimization';
+
+const engineRuns: Record<string, unknown> = {};
+let standardScore: ReturnType<typeof score> | undefined;
+let standardLinesPerSecond = 0;
+const tree = await openDirectoryTree(datasetDir, { prefix: 'contracts' });
+await parseSolidity('contract Warmup {}'); // load the WASM grammar outside the timings
+for (const type of ['lite', 'standard', 'audit'] as ScanType[]) {
+  const t0 = performance.now();
+  const result = await scanTree(tree, { type });
+  const ms = performance.now() - t0;
+  const scored = result.vulnerabilities.filter(isScored);
+  const s = score(scored.map((v) => ({ file: v.location.file, category: v.category, lines: [v.location.startLine, v.location.endLine] })));
+  const all = score(result.vulnerabilities.map((v) => ({ file: v.location.file, category: v.category, lines: [v.location.startLine, v.location.endLine] })));
+  const lps = Math.round(result.stats.lines / (ms / 1000));
+  engineRuns[type] = {
+    found: s.found,
+    total: 207,
+    recall: s.found / 207,
+    reported: s.reported,
+    truePositives: s.truePositives,
+    precision: s.truePositives / Math.max(1, s.reported),
+    reportedIncludingInformationalAndGas: all.reported,
+    precisionIncludingInformationalAndGas: all.truePositives / Math.max(1, all.reported),
+    ms: Math.round(ms),
+    linesPerSecond: lps,
+    messages: result.messages.length,
+    perCategory: s.perCategory,
+  };
+  if (type === 'standard') {
+    standardScore = s;
+    standardLinesPerSecond = lps;
+  }
+}
+await tree.close();
+const enginePeakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+
+// --- parsers ----------------------------------------------------------------------------------
+function timeParser(parse: (src: string) => unknown): { ms: number; linesPerSecond: number; slowestMs: number; slowestFile: string; failures: number } {
+  let ms = 0;
+  let slowestMs = 0;
+  let slowestFile = '';
+  let failures = 0;
+  for (const [file, src] of sources) {
+    const t = performance.now();
+    try {
+      parse(src);
+    } catch {
+      failures++;
+    }
+    const d = performance.now() - t;
+    ms += d;
+    if (d > slowestMs) {
+      slowestMs = d;
+      slowestFile = file;
+    }
+  }
+  return { ms: Math.round(ms), linesPerSecond: Math.round(totalLines / (ms / 1000)), slowestMs: Math.round(slowestMs), slowestFile, failures };
+}
+await Parser.init();
+const tsParser = new Parser();
+tsParser.setLanguage(await Language.load(path.join(repoRoot, 'node_modules/tree-sitter-solidity/tree-sitter-solidity.wasm')));
+let treeSitterErrorFiles = 0;
+const treeSitterRaw = timeParser((src) => {
+  const t = tsParser.parse(src);
+  if (t?.rootNode.hasError) treeSitterErrorFiles++;
+  t?.delete();
+});
+// Our full path: parse + conversion to the plain AST (with the precedence repair).
+const plain: string[] = [];
+for (const src of sources.values()) plain.push(src);
+let t0 = performance.now();
+for (const src of plain) await parseSolidity(src);
+const treeSitterPlainMs = performance.now() - t0;
+const antlr = timeParser((src) => antlrParse(src, { loc: true, tolerant: false }));
+
+// --- solhint ------------------------------------------------------------------------------------
+const SOLHINT_CATEGORY: Record<string, DaspCategory> = {
+  reentrancy: 'reentrancy',
+  'avoid-call-value': 'reentrancy',
+  'avoid-low-level-calls': 'unchecked_low_level_calls',
+  'no-unchecked-calls': 'unchecked_low_level_calls',
+  'check-send-result': 'unchecked_low_level_calls',
+  'multiple-sends': 'denial_of_service',
+  'not-rely-on-block-hash': 'bad_randomness',
+  'not-rely-on-time': 'time_manipulation',
+  'avoid-tx-origin': 'access_control',
+  'avoid-suicide': 'access_control',
+  'func-visibility': 'access_control',
+  'state-visibility': 'access_control',
+};
+const configDir = mkdtempSync(path.join(tmpdir(), 'solhint-'));
+writeFileSync(path.join(configDir, '.solhint.json'), JSON.stringify({ extends: 'solhint:recommended' }));
+// solhint exits before a pipe is drained; its report goes to a file instead.
+const reportPath = path.join(configDir, 'report.json');
+const reportFd = openSync(reportPath, 'w');
+t0 = performance.now();
+const sh = spawnSync(path.join(repoRoot, 'node_modules/.bin/solhint'), ['-c', path.join(configDir, '.solhint.json'), '-f', 'json', 'contracts/*.sol'], {
+  cwd: datasetDir,
+  stdio: ['ignore', reportFd, 'pipe'],
+  encoding: 'utf8',
+});
+const solhintMs = performance.now() - t0;
+closeSync(reportFd);
+let solhintMessages: Array<{ line: number; ruleId: string | null; filePath: string }> = [];
+try {
+  solhintMessages = JSON.parse(readFileSync(reportPath, 'utf8')) as typeof solhintMessages;
+} catch {
+  console.error(`solhint output was not JSON (exit ${sh.status}): ${String(sh.stderr).slice(0, 300)}`);
+}
+rmSync(configDir, { recursive: true, force: true });
+const solhintScore = score(
+  solhintMessages.map((m) => ({ file: m.filePath, category: m.ruleId ? SOLHINT_CATEGORY[m.ruleId] : undefined, lines: [m.line, m.line] })),
+);
+const solhintLinesPerSecond = Math.round(totalLines / (solhintMs / 1000));
+
+// --- output -------------------------------------------------------------------------------------
+const s = standardScore!;
+console.log(`\nSmartBugs curated: ${sources.size} contracts, ${totalLines} lines, 207 annotated vulnerabilities\n`);
+console.log(`${'category'.padEnd(27)} ${'engine standard'.padEnd(16)} ${'FP'.padStart(4)} ${'precision'.padStart(10)}   ${'solhint'.padEnd(9)} ${'FP'.padStart(5)}`);
+for (const c of CATEGORIES) {
+  const e = s.perCategory[c]!;
+  const h = solhintScore.perCategory[c]!;
+  console.log(
+    `${c.padEnd(27)} ${`${e.found}/${e.total}`.padEnd(16)} ${String(e.falsePositives).padStart(4)} ${pct(e.reported - e.falsePositives, e.reported).padStart(10)}   ${`${h.found}/${h.total}`.padEnd(9)} ${String(h.falsePositives).padStart(5)}`,
+  );
+}
+console.log(
+  `${'total'.padEnd(27)} ${`${s.found}/207 (${pct(s.found, 207)})`.padEnd(16)} ${String(s.reported - s.truePositives).padStart(4)} ${pct(s.truePositives, s.reported).padStart(10)}   ${`${solhintScore.found}/207`.padEnd(9)} ${String(solhintScore.reported - solhintScore.truePositives).padStart(5)}`,
+);
+console.log('\nby scan type (informational and gas findings not scored):');
+for (const [type, r] of Object.entries(engineRuns) as Array<[string, { found: number; recall: number; reported: number; precision: number; reportedIncludingInformationalAndGas: number; precisionIncludingInformationalAndGas: number; ms: number; linesPerSecond: number }]>) {
+  console.log(
+    `  ${type.padEnd(9)} found ${r.found}/207 (${pct(r.found, 207)}), reported ${r.reported}, precision ${pct(r.precision * r.reported, r.reported)}; with informational/gas ${r.reportedIncludingInformationalAndGas} reported, precision ${pct(r.precisionIncludingInformationalAndGas * r.reportedIncludingInformationalAndGas, r.reportedIncludingInformationalAndGas)}; ${r.ms} ms, ${r.linesPerSecond} lines/s`,
+  );
+}
+console.log(`\nspeed: engine standard ${standardLinesPerSecond} lines/s (peak RSS ${enginePeakRssMb} MB); solhint ${solhintLinesPerSecond} lines/s (${Math.round(solhintMs)} ms, ${solhintMessages.length} messages, ${solhintScore.reported} in mapped categories): ${(standardLinesPerSecond / solhintLinesPerSecond).toFixed(1)}x`);
+console.log('\nparsers (parse only, all files):');
+console.log(`  web-tree-sitter 0.25 + tree-sitter-solidity: ${treeSitterRaw.ms} ms, ${treeSitterRaw.linesPerSecond} lines/s, slowest ${treeSitterRaw.slowestMs} ms (${treeSitterRaw.slowestFile}), files with error nodes ${treeSitterErrorFiles}`);
+console.log(`  same + conversion to the engine AST:        ${Math.round(treeSitterPlainMs)} ms, ${Math.round(totalLines / (treeSitterPlainMs / 1000))} lines/s`);
+console.log(`  @solidity-parser/parser (ANTLR):            ${antlr.ms} ms, ${antlr.linesPerSecond} lines/s, slowest ${antlr.slowestMs} ms (${antlr.slowestFile}), failures ${antlr.failures}`);
+
+const results = {
+  dataset: { contracts: sources.size, lines: totalLines, vulnerabilities: 207 },
+  scoring: 'category + line (a reported line range covering an annotated line); each annotation counted once; precision = true positives / reported (informational and gas_optimization findings are listed apart)',
+  engine: { ...engineRuns, peakRssMb: enginePeakRssMb },
+  solhint: {
+    version: '6.2.4',
+    config: 'solhint:recommended',
+    ms: Math.round(solhintMs),
+    linesPerSecond: solhintLinesPerSecond,
+    messages: solhintMessages.length,
+    categoryMapping: SOLHINT_CATEGORY,
+    found: solhintScore.found,
+    reportedInMappedCategories: solhintScore.reported,
+    precision: solhintScore.truePositives / Math.max(1, solhintScore.reported),
+    perCategory: solhintScore.perCategory,
+  },
+  speedupOverSolhint: standardLinesPerSecond / solhintLinesPerSecond,
+  parsers: {
+    treeSitter: { ...treeSitterRaw, filesWithErrorNodes: treeSitterErrorFiles },
+    treeSitterWithConversion: { ms: Math.round(treeSitterPlainMs), linesPerSecond: Math.round(totalLines / (treeSitterPlainMs / 1000)) },
+    solidityParserAntlr: antlr,
+  },
+  node: process.version,
+  measuredAt: new Date().toISOString(),
+};
+writeFileSync(path.join(repoRoot, 'bench/results/engine.json'), `${JSON.stringify(results, null, 2)}\n`);
+console.log('\nwrote bench/results/engine.json');

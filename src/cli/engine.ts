@@ -1,0 +1,108 @@
+/** `vigil engine scan <dir>`: runs the scan engine on a local directory and prints a report. */
+import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { type Command, Option } from 'commander';
+import {
+  type EngineVulnerability,
+  openDirectoryTree,
+  type ScanResult,
+  type ScanType,
+  scanTree,
+  toSarifReport,
+  toSastReport,
+} from '../engine/index.ts';
+import { createLlmClient, type LlmClientOptions } from '../integrations/llm/llm-client.ts';
+
+export interface EngineCommandDeps {
+  /** LLM settings from the configuration (`VIGIL_LLM_*`); command-line options override them. */
+  llm?: Partial<LlmClientOptions>;
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+interface ScanCommandOptions {
+  type: ScanType;
+  format: 'sast' | 'sarif' | 'table';
+  output?: string;
+  prefix?: string;
+  llmBaseUrl?: string;
+  llmApiKey?: string;
+  llmModel?: string;
+}
+
+/** Adds `engine scan` to the program. */
+export function registerEngineCommands(program: Command, deps: EngineCommandDeps = {}): void {
+  const engine = program.command('engine').description('run the scan engine locally');
+  engine
+    .command('scan')
+    .description('scan a directory and print a SAST, SARIF or table report')
+    .argument('<dir>', 'directory to scan')
+    .addOption(new Option('--type <type>', 'scan type').choices(['lite', 'standard', 'audit']).default('standard'))
+    .addOption(new Option('--format <format>', 'report format').choices(['sast', 'sarif', 'table']).default('table'))
+    .option('--output <file>', 'write the report to a file instead of stdout')
+    .option('--prefix <path>', 'scan only this sub-path of the directory')
+    .option('--llm-base-url <url>', 'OpenAI-compatible API base URL for the audit review')
+    .option('--llm-api-key <key>', 'API key for the LLM')
+    .option('--llm-model <model>', 'model for the LLM review')
+    .action(async (dir: string, opts: ScanCommandOptions) => {
+      const stdout = deps.stdout ?? process.stdout;
+      const stderr = deps.stderr ?? process.stderr;
+      const tree = await openDirectoryTree(dir, opts.prefix ? { prefix: opts.prefix } : {});
+      const baseUrl = opts.llmBaseUrl ?? deps.llm?.baseUrl;
+      const model = opts.llmModel ?? deps.llm?.model;
+      const apiKey = opts.llmApiKey ?? deps.llm?.apiKey;
+      const llm =
+        opts.type === 'audit' && baseUrl && model
+          ? createLlmClient({ ...deps.llm, baseUrl, model, ...(apiKey ? { apiKey } : {}) })
+          : undefined;
+      const progress = stderr.isTTY === true;
+      const startTime = new Date();
+      let result: ScanResult;
+      try {
+        result = await scanTree(tree, {
+          type: opts.type,
+          ...(llm ? { llm } : {}),
+          onProgress: progress
+            ? ({ filesDone, filesTotal }) => {
+                stderr.write(`\rscanning ${filesDone}/${filesTotal} files`);
+              }
+            : undefined,
+        });
+      } finally {
+        await tree.close();
+      }
+      if (progress) stderr.write('\n');
+      const endTime = new Date();
+      const items = result.vulnerabilities.map((vulnerability) => ({ id: randomUUID(), vulnerability }));
+      const text =
+        opts.format === 'sast'
+          ? `${JSON.stringify(toSastReport(items, { startTime, endTime, messages: result.messages }), null, 2)}\n`
+          : opts.format === 'sarif'
+            ? `${JSON.stringify(toSarifReport(items, { startTime, endTime }), null, 2)}\n`
+            : renderTable(result);
+      if (opts.output) await writeFile(opts.output, text);
+      else stdout.write(text);
+    });
+}
+
+const ORDER = ['critical', 'high', 'medium', 'low', 'informational', 'gas_optimization'];
+
+function renderTable(result: ScanResult): string {
+  const rows = [...result.vulnerabilities].sort((a, b) => ORDER.indexOf(a.severity) - ORDER.indexOf(b.severity));
+  const lines: string[] = [];
+  const cell = (v: EngineVulnerability): string[] => [
+    v.severity,
+    `${v.location.file}:${v.location.startLine}`,
+    v.ruleId,
+    v.title,
+  ];
+  const table = rows.map(cell);
+  const widths = [0, 1, 2].map((i) => Math.min(60, Math.max(8, ...table.map((r) => r[i]!.length))));
+  for (const r of table) lines.push(r.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c)).join('  '));
+  for (const m of result.messages) lines.push(`${m.level}: ${m.value}`);
+  const counts = ORDER.map((s) => [s, rows.filter((v) => v.severity === s).length] as const).filter(([, n]) => n > 0);
+  lines.push(
+    `${rows.length} finding(s)${counts.length ? ` (${counts.map(([s, n]) => `${n} ${s}`).join(', ')})` : ''} in ${result.stats.files} files, ${result.stats.lines} lines, ${result.stats.durationMs} ms.`,
+  );
+  return `${lines.join('\n')}\n`;
+}

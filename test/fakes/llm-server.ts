@@ -1,0 +1,93 @@
+/**
+ * A fake OpenAI-compatible server: a real node:http server speaking `POST /v1/chat/completions`
+ * in the chat-completions wire format. Tests script its answers (content, HTTP errors, delays)
+ * and read back the requests it received.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type FakeLlmReply =
+  | { kind: 'content'; content: string }
+  | { kind: 'status'; status: number; body?: string; retryAfter?: number }
+  | { kind: 'hang' };
+
+export interface FakeLlmRequest {
+  headers: IncomingMessage['headers'];
+  body: { model?: string; messages?: Array<{ role: string; content: string }>; response_format?: unknown };
+}
+
+export interface FakeLlmServer {
+  /** Base URL including `/v1`. */
+  baseUrl: string;
+  requests: FakeLlmRequest[];
+  /** Replies used in order; when empty, `fallback` answers. */
+  replies: FakeLlmReply[];
+  fallback: (request: FakeLlmRequest) => FakeLlmReply;
+  close(): Promise<void>;
+}
+
+export async function startFakeLlmServer(options: { apiKey?: string } = {}): Promise<FakeLlmServer> {
+  const state: Omit<FakeLlmServer, 'baseUrl' | 'close'> = {
+    requests: [],
+    replies: [],
+    fallback: () => ({ kind: 'content', content: '{"findings":[]}' }),
+  };
+  const hanging = new Set<ServerResponse>();
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
+        return;
+      }
+      if (options.apiKey && req.headers.authorization !== `Bearer ${options.apiKey}`) {
+        res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"message":"invalid api key"}}');
+        return;
+      }
+      let body: FakeLlmRequest['body'];
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as FakeLlmRequest['body'];
+      } catch {
+        res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"bad json"}}');
+        return;
+      }
+      const request = { headers: req.headers, body };
+      state.requests.push(request);
+      const reply = state.replies.shift() ?? state.fallback(request);
+      if (reply.kind === 'hang') {
+        hanging.add(res);
+        res.on('close', () => hanging.delete(res));
+        return;
+      }
+      if (reply.kind === 'status') {
+        res
+          .writeHead(reply.status, {
+            'content-type': 'application/json',
+            ...(reply.retryAfter !== undefined ? { 'retry-after': String(reply.retryAfter) } : {}),
+          })
+          .end(reply.body ?? `{"error":{"message":"HTTP ${reply.status}"}}`);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: `chatcmpl-${state.requests.length}`,
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: body.model ?? 'fake-model',
+          choices: [{ index: 0, message: { role: 'assistant', content: reply.content }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(state, {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    async close() {
+      for (const res of hanging) res.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  });
+}
