@@ -166,7 +166,7 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
         summary: 'Assign a finding to a user by username, or unassign it with null',
         params: findingParams,
         body: Type.Object(
-          { assignee: Nullable(Type.String({ minLength: 1, maxLength: 200 })) },
+          { assignee: Type.Union([Type.Null(), Type.String({ minLength: 1, maxLength: 200 })]) },
           { additionalProperties: false },
         ),
         response: { 200: FindingSchema, ...v0Errors(404) },
@@ -215,9 +215,10 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
         params: findingParams,
         body: Type.Object(
           {
-            duplicateOf: Nullable(
+            duplicateOf: Type.Union([
+              Type.Null(),
               Type.String({ minLength: 1, maxLength: 64, description: 'A finding id or number' }),
-            ),
+            ]),
             description: Type.Optional(
               Type.String({ maxLength: 5000, description: 'Description of the duplicate group' }),
             ),

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.ts';
-import { Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   FINDING_VIEW_COLUMNS,
   type FindingViewColumn,
@@ -21,9 +21,13 @@ export const CreateFindingViewSchema = Type.Object(
       maxLength: 2000,
       description: 'A search string in the `s` syntax of all-findings.',
     }),
-    description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+    // Null first: with type coercion on, a null would otherwise be coerced into the other branch.
+    description: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 2000 })])),
     columns: Type.Optional(
-      Nullable(Type.Array(FindingViewColumnSchema, { maxItems: FINDING_VIEW_COLUMNS.length })),
+      Type.Union([
+        Type.Null(),
+        Type.Array(FindingViewColumnSchema, { maxItems: FINDING_VIEW_COLUMNS.length }),
+      ]),
     ),
   },
   { additionalProperties: false },

@@ -1,0 +1,353 @@
+/**
+ * Benchmark of the all-findings listing on PostgreSQL with 1,000,000 findings over 1,000
+ * repositories. Run: `npm run bench:findings` (BENCH_DATABASE_URL, default the local server).
+ *
+ * Creates a fresh database `vigil_bench_findings`, applies the migrations, generates the data set
+ * with INSERT … SELECT generate_series, then measures `listAllFindings` (the service function the
+ * route calls) for several users, filters and orders: p50/p99 over repeated runs, the EXPLAIN
+ * (ANALYZE, BUFFERS) plans of the page and count queries, and `filteredTotal` checked against an
+ * independent plain count. Writes bench/results/findings.json.
+ */
+import { writeFile } from 'node:fs/promises';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import type { UserActor } from '../src/auth/actor.ts';
+import { type Db, migrateDatabase, openDatabase } from '../src/db/client.ts';
+import * as schema from '../src/db/schema/index.ts';
+import { loadFindingAccess } from '../src/platform/access/repository-access.ts';
+import { type AllFindingsQuery, listAllFindings } from '../src/platform/findings/findings-listing.ts';
+
+const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DB_NAME = 'vigil_bench_findings';
+const FINDINGS = Number(process.env.BENCH_FINDINGS ?? 1_000_000);
+const REPOSITORIES = 1000;
+const RUNS = Number(process.env.BENCH_RUNS ?? 60);
+const TARGET_P99_MS = 50;
+
+const log = (message: string) =>
+  process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
+
+async function timed<T>(label: string, run: () => Promise<T>): Promise<T> {
+  const start = performance.now();
+  const result = await run();
+  log(`${label} (${((performance.now() - start) / 1000).toFixed(1)} s)`);
+  return result;
+}
+
+// --- database ---------------------------------------------------------------------------------
+const admin = new pg.Client({ connectionString: serverUrl });
+await admin.connect();
+await admin.query(`drop database if exists ${DB_NAME} with (force)`);
+await admin.query(`create database ${DB_NAME}`);
+await admin.end();
+const url = new URL(serverUrl);
+url.pathname = `/${DB_NAME}`;
+
+const migrating = await openDatabase({ kind: 'postgres', url: url.toString(), poolSize: 2 });
+await timed('migrations applied', () => migrateDatabase(migrating));
+await migrating.close();
+
+const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
+const captured: Array<{ query: string; params: unknown[] }> = [];
+let capture = false;
+const db = drizzle({
+  client: pool,
+  schema,
+  logger: {
+    logQuery(query, params) {
+      if (capture) captured.push({ query, params });
+    },
+  },
+}) as unknown as Db;
+const run = (text: string, values?: unknown[]) => pool.query(text, values);
+
+// --- data set ---------------------------------------------------------------------------------
+const STATUSES = `array['new','in_review','disputed','rejected','spam','duplicate','confirmed','acknowledged','fixed','withdrawn']`;
+const SEVERITIES = `array['critical','high','medium','low','informational','gas_optimization']`;
+log(`generating ${FINDINGS.toLocaleString('en')} findings over ${REPOSITORIES} repositories`);
+await timed('companies, users, repositories, members, labels', async () => {
+  await run(`insert into companies (id, name, handle)
+    select md5('c'||g)::uuid, 'Bench company '||g, 'bench-co-'||g from generate_series(1, 100) g`);
+  await run(`insert into users (id, username, name, reputation)
+    select md5('u'||g)::uuid, 'bench_user_'||lpad(((g * 7907) % 5000)::text, 4, '0')||'_'||g, 'Bench User '||g,
+      case when g % 11 = 0 then 0 else (g * 7919) % 1000 end
+    from generate_series(1, 5000) g`);
+  await run(`insert into repositories (id, company_id, name, show_all_findings, finding_seq)
+    select md5('r'||g)::uuid, md5('c'||((g - 1) / 10 + 1))::uuid, 'bench-repo-'||g, g % 3 = 0, ${FINDINGS / REPOSITORIES}
+    from generate_series(1, ${REPOSITORIES}) g`);
+  await run(`insert into repository_members (repository_id, user_id, role)
+    select md5('r'||r)::uuid, md5('u'||(((r * 30 + k) % 5000) + 1))::uuid, case when k = 0 then 'judge' when k = 1 then 'admin' else 'reviewer' end
+    from generate_series(1, ${REPOSITORIES}) r, generate_series(0, 29) k on conflict do nothing`);
+  await run(`insert into labels (id, repository_id, company_id, name, reviewer_use)
+    select md5('l'||((r - 1) * 5 + k + 1))::uuid, md5('r'||r)::uuid, md5('c'||((r - 1) / 10 + 1))::uuid, 'label-'||k, k < 2
+    from generate_series(1, ${REPOSITORIES}) r, generate_series(0, 4) k`);
+});
+await timed('findings', () =>
+  run(`insert into findings (id, company_id, repository_id, number, published, title, description, status, severity,
+      created_by, attributed_to, assigned_to, duplicate_of, reward, created_at, last_updated_at, last_comment_at)
+    select md5('f'||g)::uuid, md5('c'||((r - 1) / 10 + 1))::uuid, md5('r'||r)::uuid, n, true,
+      'Finding '||n||': '||(array['reentrancy in withdraw','integer overflow in mint','missing access control',
+        'unchecked return value','oracle manipulation','front-running of approve'])[g % 6 + 1],
+      'Description of finding '||g||'. The function does not check its input.',
+      case when g % 20 = 0 and n > 1 then 'duplicate' else (${STATUSES})[(g * 31) % 10 + 1] end,
+      (${SEVERITIES})[(g * 17) % 6 + 1],
+      creator, creator,
+      case when g % 7 = 0 then md5('u'||(((r * 30) % 5000) + 1))::uuid end,
+      case when g % 20 = 0 and n > 1 then md5('f'||r)::uuid end,
+      case when g % 4 = 0 then null else ((g * 37) % 5000)::numeric end,
+      timestamptz '2023-01-01' + g * interval '29 seconds' + (g % 1000) * interval '1 microsecond',
+      timestamptz '2023-01-01' + g * interval '29 seconds' + ((g * 13) % 100000) * interval '1 minute',
+      case when g % 3 = 0 then null else timestamptz '2023-01-01' + ((g * 11) % 500000) * interval '1 minute' end
+    from (select g, ((g - 1) % ${REPOSITORIES}) + 1 as r, (g - 1) / ${REPOSITORIES} + 1 as n,
+            md5('u'||((((((g - 1) % ${REPOSITORIES}) + 1) * 30 + 2 + (g % 28)) % 5000) + 1))::uuid as creator
+          from generate_series(1, ${FINDINGS}) g) s`),
+);
+await timed('labels, related files, comments', async () => {
+  await run(`insert into finding_labels (finding_id, label_id)
+    select md5('f'||g)::uuid, md5('l'||((((g - 1) % ${REPOSITORIES})) * 5 + (g % 5) + 1))::uuid
+    from generate_series(1, ${FINDINGS}) g where g % 5 < 2`);
+  await run(`insert into finding_related_files (finding_id, path, start_line, end_line, language)
+    select md5('f'||g)::uuid, 'contracts/C'||(g % 200)||'.sol', g % 300, g % 300 + 5, 'solidity'
+    from generate_series(1, ${FINDINGS}) g`);
+  await run(`insert into comments (finding_id, author_id, content, visibility, created_at)
+    select md5('f'||(k * 5))::uuid, md5('u'||((k * 13) % 5000 + 1))::uuid, 'A comment', 'public', now() - k * interval '1 second'
+    from generate_series(1, ${FINDINGS / 5}) k`);
+});
+
+// Personas: a company member (10 repositories), a reviewer on 100 repositories who judges 10 of
+// them, and a cross-company reader who sees all million findings.
+await run(`insert into users (id, username, name) values
+  (md5('persona-member')::uuid, 'bench_member', 'Member'),
+  (md5('persona-reviewer')::uuid, 'bench_reviewer', 'Reviewer'),
+  (md5('persona-reader')::uuid, 'bench_reader', 'Reader')`);
+await run(
+  `insert into company_members (company_id, user_id, role, joined_at) values (md5('c1')::uuid, md5('persona-member')::uuid, 'member', now())`,
+);
+await run(`insert into repository_members (repository_id, user_id, role)
+  select md5('r'||r)::uuid, md5('persona-reviewer')::uuid, case when r % 100 = 1 then 'judge' else 'reviewer' end
+  from generate_series(1, ${REPOSITORIES}) r where r % 10 = 1`);
+await run(`update findings set created_by = md5('persona-reviewer')::uuid
+  where id in (select md5('f'||g)::uuid from generate_series(1, ${FINDINGS}) g where g % 10 = 1 and g % 97 = 0)`);
+await run(
+  `insert into platform_permissions (user_id, permission) values (md5('persona-reader')::uuid, 'read_all_companies')`,
+);
+await timed('vacuum analyze', () => run('vacuum analyze'));
+
+const ids = async (sql: string) => (await run(sql)).rows[0] as Record<string, string>;
+const { member, reviewer, reader, company } = await ids(
+  `select md5('persona-member')::uuid as member, md5('persona-reviewer')::uuid as reviewer, md5('persona-reader')::uuid as reader, md5('c1')::uuid as company`,
+);
+const actor = (
+  userId: string,
+  username: string,
+  companies: Array<[string, 'member']>,
+  permissions: string[],
+): UserActor => ({
+  kind: 'user',
+  credentialId: `bench-${username}`,
+  userId,
+  username,
+  companies: new Map(companies),
+  permissions: new Set(permissions),
+});
+const personas = {
+  member: actor(member as string, 'bench_member', [[company as string, 'member']], []),
+  reviewer: actor(reviewer as string, 'bench_reviewer', [], []),
+  reader: actor(reader as string, 'bench_reader', [], ['read_all_companies']),
+};
+const someRepos = (
+  await run(
+    `select string_agg(id::text, ',') as ids from (select md5('r'||g)::uuid as id from generate_series(500, 504) g) s`,
+  )
+).rows[0].ids as string;
+
+// --- scenarios --------------------------------------------------------------------------------
+interface Scenario {
+  name: string;
+  persona: keyof typeof personas;
+  query: AllFindingsQuery;
+  /** Follow this many pages first and measure the page after them. */
+  deepPages?: number;
+  /** An independent count of what the filters select. */
+  plainCount: string;
+}
+const visibleToReviewer = `(f.repository_id in (select m.repository_id from repository_members m join repositories r on r.id = m.repository_id
+    where m.user_id = '${reviewer}' and m.deleted_at is null and (m.role <> 'reviewer' or r.show_all_findings))
+  or (f.created_by = '${reviewer}' and f.repository_id in (select repository_id from repository_members where user_id = '${reviewer}' and deleted_at is null)))`;
+const memberRows = `f.published and f.company_id = '${company}'`;
+const scenarios: Scenario[] = [
+  {
+    name: 'member: default listing',
+    persona: 'member',
+    query: {},
+    plainCount: `select count(*) from findings f where ${memberRows}`,
+  },
+  {
+    name: 'member: page 51 (after 50 cursors)',
+    persona: 'member',
+    query: {},
+    deepPages: 50,
+    plainCount: `select count(*) from findings f where ${memberRows}`,
+  },
+  {
+    name: 'member: status+severity, created_at_desc',
+    persona: 'member',
+    query: { status: 'confirmed,acknowledged', severity: 'high,critical', order_by: 'created_at_desc' },
+    plainCount: `select count(*) from findings f where ${memberRows} and status in ('confirmed','acknowledged') and severity in ('high','critical')`,
+  },
+  {
+    name: 'member: label, last_updated_at_desc',
+    persona: 'member',
+    query: { label: 'label-1', order_by: 'last_updated_at_desc' },
+    plainCount: `select count(*) from findings f where ${memberRows} and exists (select 1 from finding_labels fl join labels l on l.id = fl.label_id where fl.finding_id = f.id and l.name = 'label-1')`,
+  },
+  {
+    name: 'member: q text search, reward_desc',
+    persona: 'member',
+    query: { q: 'overflow', order_by: 'reward_desc' },
+    plainCount: `select count(*) from findings f where ${memberRows} and (title ilike '%overflow%' or description ilike '%overflow%')`,
+  },
+  {
+    name: 'reviewer: default listing',
+    persona: 'reviewer',
+    query: {},
+    plainCount: `select count(*) from findings f where f.published and ${visibleToReviewer}`,
+  },
+  {
+    name: 'reviewer: path + require_review, username_asc',
+    persona: 'reviewer',
+    query: { path: 'contracts/C7.sol', filter_for: 'require_review', order_by: 'username_asc' },
+    plainCount: `select count(*) from findings f where f.published and ${visibleToReviewer} and f.status in ('new','in_review','disputed')
+      and exists (select 1 from finding_related_files rf where rf.finding_id = f.id and rf.path = 'contracts/C7.sol')`,
+  },
+  {
+    name: 'reader: 5 repositories, last_comment_desc',
+    persona: 'reader',
+    query: { repositories: [someRepos], order_by: 'last_comment_desc', duplicates: false },
+    plainCount: `select count(*) from findings f where f.published and f.duplicate_of is null and f.repository_id in (${someRepos
+      .split(',')
+      .map((id) => `'${id}'`)
+      .join(',')})`,
+  },
+  {
+    name: 'reader: all 1M findings, severity_desc',
+    persona: 'reader',
+    query: { order_by: 'severity_desc' },
+    plainCount: `select count(*) from findings f where f.published and f.repository_id is not null`,
+  },
+];
+
+function percentile(sorted: number[], p: number): number {
+  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return sorted[Math.max(0, index)] ?? Number.NaN;
+}
+
+interface Result {
+  name: string;
+  query: AllFindingsQuery;
+  runs: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  meetsTarget: boolean;
+  filteredTotal: number;
+  plainCount: number;
+  totalExact: boolean;
+  pageSize: number;
+  plans: string[];
+}
+const results: Result[] = [];
+for (const scenario of scenarios) {
+  const access = await loadFindingAccess(db, personas[scenario.persona]);
+  let query: AllFindingsQuery = { ...scenario.query };
+  for (let page = 0; page < (scenario.deepPages ?? 0); page++) {
+    const res = await listAllFindings(db, access, query);
+    if (!res.nextValue) break;
+    query = { ...scenario.query, next: res.nextValue };
+  }
+  // Warm up, then measure what a request costs: access loading plus the listing.
+  for (let i = 0; i < 3; i++) await listAllFindings(db, access, query);
+  const times: number[] = [];
+  let last = await listAllFindings(db, access, query);
+  for (let i = 0; i < RUNS; i++) {
+    const start = performance.now();
+    const fresh = await loadFindingAccess(db, personas[scenario.persona]);
+    last = await listAllFindings(db, fresh, query);
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  captured.length = 0;
+  capture = true;
+  await listAllFindings(db, access, query);
+  capture = false;
+  const plans: string[] = [];
+  // The first two statements are the count and the page (run together); the rest hydrate the page.
+  for (const statement of captured.slice(0, 2)) {
+    const plan = await run(`explain (analyze, buffers) ${statement.query}`, statement.params);
+    plans.push(plan.rows.map((r) => (r as Record<string, string>)['QUERY PLAN']).join('\n'));
+  }
+  const plain = Number((await run(scenario.plainCount)).rows[0].count);
+  const result: Result = {
+    name: scenario.name,
+    query: { ...scenario.query, ...(scenario.deepPages ? { next: '(page 51)' } : {}) },
+    runs: RUNS,
+    p50Ms: Number(percentile(times, 50).toFixed(2)),
+    p99Ms: Number(percentile(times, 99).toFixed(2)),
+    maxMs: Number((times[times.length - 1] ?? 0).toFixed(2)),
+    meetsTarget: percentile(times, 99) <= TARGET_P99_MS,
+    filteredTotal: last.filteredTotal,
+    plainCount: plain,
+    totalExact: last.filteredTotal === plain,
+    pageSize: last.findings.length,
+    plans,
+  };
+  results.push(result);
+  log(
+    `${scenario.name}: p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, total ${result.filteredTotal} (plain ${plain})`,
+  );
+}
+
+process.stdout.write('\nPlans (count, then page):\n');
+for (const r of results) process.stdout.write(`\n=== ${r.name}\n${r.plans.join('\n---\n')}\n`);
+process.stdout.write('\n');
+const header = [
+  'scenario',
+  'p50 ms',
+  'p99 ms',
+  `p99<=${TARGET_P99_MS}`,
+  'filteredTotal',
+  'plain count',
+  'exact',
+];
+const rows = results.map((r) => [
+  r.name,
+  String(r.p50Ms),
+  String(r.p99Ms),
+  r.meetsTarget ? 'yes' : 'NO',
+  String(r.filteredTotal),
+  String(r.plainCount),
+  r.totalExact ? 'yes' : 'NO',
+]);
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+for (const row of [header, widths.map((w) => '-'.repeat(w)), ...rows]) {
+  process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ')}\n`);
+}
+
+await writeFile(
+  new URL('./results/findings.json', import.meta.url),
+  `${JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      findings: FINDINGS,
+      repositories: REPOSITORIES,
+      runsPerScenario: RUNS,
+      targetP99Ms: TARGET_P99_MS,
+      postgres: (await run('show server_version')).rows[0].server_version,
+      results,
+    },
+    null,
+    2,
+  )}\n`,
+);
+log('wrote bench/results/findings.json');
+await pool.end();

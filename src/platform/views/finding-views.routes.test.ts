@@ -1,0 +1,111 @@
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
+import { buildUser } from '../../../test/helpers/factories.ts';
+import {
+  buildMember,
+  buildRepository,
+  buildRepositoryTeam,
+  sendJson,
+} from '../../../test/helpers/findings-factories.ts';
+import { findingViews } from '../../db/schema/index.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const viewsUrl = (repoId: string) => `/api/v0/repositories/${repoId}/finding-views`;
+
+describe('POST /api/v0/repositories/{repo_id}/finding-views', () => {
+  it('saves a personal view for anyone who sees the repository and returns its id', async () => {
+    const team = await buildRepositoryTeam(t);
+    const res = await sendJson<{ id: string }>(t, team.reviewer.token, 'POST', viewsUrl(team.repository.id), {
+      personal: true,
+      name: 'My open highs',
+      filter: 'status:new,in_review severity:high label:"needs info" reentrancy',
+      description: null,
+      columns: ['number', 'title', 'severity', 'commented_at', 'likelihood', 'title'],
+    });
+    expect(res.status).toBe(201);
+    const [row] = await t.container.database.db
+      .select()
+      .from(findingViews)
+      .where(eq(findingViews.id, res.body.id));
+    expect(row).toMatchObject({
+      personal: true,
+      name: 'My open highs',
+      userId: team.reviewer.id,
+      repositoryId: team.repository.id,
+      columns: ['number', 'title', 'severity', 'commented_at', 'likelihood'],
+      description: null,
+    });
+    const minimal = await sendJson(t, team.client.token, 'POST', viewsUrl(team.repository.id), {
+      personal: true,
+      name: 'All',
+      filter: '',
+    });
+    expect(minimal.status).toBe(201);
+  });
+
+  it('lets only repository admins and the client side save shared views', async () => {
+    const team = await buildRepositoryTeam(t);
+    const body = { personal: false, name: 'Team view', filter: 'is:unread' };
+    for (const user of [team.reviewer, team.judge, team.triager]) {
+      expect((await sendJson(t, user.token, 'POST', viewsUrl(team.repository.id), body)).status).toBe(403);
+    }
+    for (const user of [team.admin, team.client, team.companyUser]) {
+      expect((await sendJson(t, user.token, 'POST', viewsUrl(team.repository.id), body)).status).toBe(201);
+    }
+    const stranger = await buildUser(t);
+    expect(
+      (await sendJson(t, stranger.token, 'POST', viewsUrl(team.repository.id), { ...body, personal: true }))
+        .status,
+    ).toBe(404);
+  });
+
+  it('validates the body, the filter syntax and the columns', async () => {
+    const team = await buildRepositoryTeam(t);
+    const send = (body: object) =>
+      sendJson<{ msg: string }>(t, team.admin.token, 'POST', viewsUrl(team.repository.id), {
+        personal: true,
+        name: 'v',
+        filter: '',
+        ...body,
+      });
+    const missing = await sendJson<{ msg: string }>(
+      t,
+      team.admin.token,
+      'POST',
+      viewsUrl(team.repository.id),
+      { name: 'v', filter: '' },
+    );
+    expect(missing.status).toBe(400);
+    expect(missing.body.msg).toMatch(/personal/);
+    expect((await send({ name: '' })).status).toBe(400);
+    expect((await send({ name: '   ' })).status).toBe(400);
+    const badFilter = await send({ filter: 'status:nope' });
+    expect(badFilter.status).toBe(400);
+    expect(badFilter.body.msg).toMatch(/'filter'/);
+    expect((await send({ columns: ['number', 'colour'] })).status).toBe(400);
+    expect((await send({ description: { text: 'd' } })).status).toBe(400);
+    expect((await send({ columns: null, description: 'd' })).status).toBe(201);
+  });
+
+  itEnforcesUserAuth(() => t, {
+    method: 'POST',
+    request: async (app, companyId) => {
+      const repository = await buildRepository(app, { companyId });
+      const reviewer = await buildMember(app, repository, 'reviewer');
+      return {
+        url: viewsUrl(repository.id),
+        payload: { personal: true, name: 'v', filter: '' },
+        token: reviewer.token,
+      };
+    },
+  });
+});
