@@ -106,9 +106,21 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
       outOfScope: false,
       rewards: [{ minReward: '1000', maxReward: '50000' }],
       assets: [{ name: 'Vault.sol', description: 'the vault', reference: 'src/Vault.sol' }],
-      subGroups: [{ name: 'Periphery', description: 'helpers', assets: [{ name: 'Router.sol', description: '', reference: '' }] }],
+      subGroups: [
+        {
+          name: 'Periphery',
+          description: 'helpers',
+          assets: [{ name: 'Router.sol', description: '', reference: '' }],
+        },
+      ],
     });
-    expect(frontend).toMatchObject({ name: 'Frontend', outOfScope: true, assets: [], subGroups: [], rewards: [] });
+    expect(frontend).toMatchObject({
+      name: 'Frontend',
+      outOfScope: true,
+      assets: [],
+      subGroups: [],
+      rewards: [],
+    });
     expect(repo!.safeHarbor).toMatchObject({
       description: 'Return funds',
       reward: '10',
@@ -126,11 +138,24 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
     const publicRepo = await buildRepo(t, company.id, { name: 'public', isPublic: true });
     const reviewer = await buildRepoMember(t, privateJoined.id, 'reviewer');
 
-    const all = (await apiOk<{ items: RepositoryBody[] }>(t, 'GET', `/api/v0/companies/${company.id}/repositories`, member.token)).items;
+    const all = (
+      await apiOk<{ items: RepositoryBody[] }>(
+        t,
+        'GET',
+        `/api/v0/companies/${company.id}/repositories`,
+        member.token,
+      )
+    ).items;
     expect(all.map((r) => r.name).sort()).toEqual(['private-joined', 'private-other', 'public']);
 
-    const mine = (await apiOk<{ items: RepositoryBody[] }>(t, 'GET', `/api/v0/companies/${company.id}/repositories`, reviewer.token))
-      .items;
+    const mine = (
+      await apiOk<{ items: RepositoryBody[] }>(
+        t,
+        'GET',
+        `/api/v0/companies/${company.id}/repositories`,
+        reviewer.token,
+      )
+    ).items;
     expect(mine.map((r) => r.id).sort()).toEqual([privateJoined.id, publicRepo.id].sort());
     expect(mine.find((r) => r.id === privateJoined.id)!.role).toBe('reviewer');
     expect(mine.find((r) => r.id === publicRepo.id)!.role).toBeNull();
@@ -141,7 +166,14 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
     const { company, member } = await buildOrg(t);
     const first = await buildRepo(t, company.id);
     const second = await buildRepo(t, company.id);
-    const items = (await apiOk<{ items: RepositoryBody[] }>(t, 'GET', `/api/v0/companies/${company.id}/repositories`, member.token)).items;
+    const items = (
+      await apiOk<{ items: RepositoryBody[] }>(
+        t,
+        'GET',
+        `/api/v0/companies/${company.id}/repositories`,
+        member.token,
+      )
+    ).items;
     expect(items.map((r) => r.id)).toEqual([second.id, first.id]);
   });
 
@@ -158,8 +190,15 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
     const { company } = await buildOrg(t);
     await buildRepo(t, company.id);
     const stranger = await buildUser(t);
-    expect((await api(t, 'GET', `/api/v0/companies/${company.id}/repositories`, stranger.token)).statusCode).toBe(404);
-    const res = await api(t, 'GET', '/api/v0/companies/00000000-0000-4000-8000-000000000000/repositories', t.adminToken);
+    expect(
+      (await api(t, 'GET', `/api/v0/companies/${company.id}/repositories`, stranger.token)).statusCode,
+    ).toBe(404);
+    const res = await api(
+      t,
+      'GET',
+      '/api/v0/companies/00000000-0000-4000-8000-000000000000/repositories',
+      t.adminToken,
+    );
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ msg: 'Company not found.' });
   });
@@ -180,8 +219,10 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
       buildRepoMember(t, repo.id, 'reviewer'),
     ]);
     await apiOk(t, 'PATCH', `/api/v0/users/${carol!.id}/profile`, t.adminToken, { reputation: 50 });
-    const f = (createdBy: string, extra: Parameters<typeof insertFinding>[1] extends infer P ? Partial<P> : never = {}) =>
-      insertFinding(t, { companyId: company.id, repositoryId: repo.id, createdBy, ...extra });
+    const f = (
+      createdBy: string,
+      extra: Parameters<typeof insertFinding>[1] extends infer P ? Partial<P> : never = {},
+    ) => insertFinding(t, { companyId: company.id, repositoryId: repo.id, createdBy, ...extra });
     // alice: 2 accepted; bob: 1 accepted + 1 rejected + 1 draft; carol: 1 accepted with reputation 50; dave: none.
     await f(alice!.id, { reward: '100.5' });
     await f(alice!.id, { status: 'fixed', reward: '20' });
@@ -192,8 +233,20 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
     await f(alice!.id, { status: 'new', reward: '1' });
 
     const view = async (token: string) =>
-      (await apiOk<{ items: RepositoryBody[] }>(t, 'GET', `/api/v0/companies/${company.id}/repositories`, token)).items[0]!;
-    expect(await view(alice!.token)).toMatchObject({ rank: 1, rankTotal: 4, reward: '121.5', totalFindings: 6 });
+      (
+        await apiOk<{ items: RepositoryBody[] }>(
+          t,
+          'GET',
+          `/api/v0/companies/${company.id}/repositories`,
+          token,
+        )
+      ).items[0]!;
+    expect(await view(alice!.token)).toMatchObject({
+      rank: 1,
+      rankTotal: 4,
+      reward: '121.5',
+      totalFindings: 6,
+    });
     expect(await view(carol!.token)).toMatchObject({ rank: 2, rankTotal: 4, reward: '0' });
     expect(await view(bob!.token)).toMatchObject({ rank: 3, rankTotal: 4, reward: '0' });
     expect(await view(dave!.token)).toMatchObject({ rank: 4, rankTotal: 4 });
@@ -208,7 +261,14 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
     const c = await buildRepoMember(t, repo.id, 'reviewer');
     await insertFinding(t, { companyId: company.id, repositoryId: repo.id, createdBy: c.id });
     const rank = async (token: string) =>
-      (await apiOk<{ items: RepositoryBody[] }>(t, 'GET', `/api/v0/companies/${company.id}/repositories`, token)).items[0]!.rank;
+      (
+        await apiOk<{ items: RepositoryBody[] }>(
+          t,
+          'GET',
+          `/api/v0/companies/${company.id}/repositories`,
+          token,
+        )
+      ).items[0]!.rank;
     expect(await rank(c.token)).toBe(1);
     expect(await rank(a.token)).toBe(2);
     expect(await rank(b.token)).toBe(2);
@@ -228,13 +288,28 @@ describe('POST /api/v0/companies/{company_id}/repositories', () => {
   it('lets company managers create, not members (403) nor other companies (404)', async () => {
     const { company, manager, member } = await buildOrg(t);
     const other = await buildOrg(t);
-    const created = await api(t, 'POST', `/api/v0/companies/${company.id}/repositories`, manager.token, { name: 'mine' });
+    const created = await api(t, 'POST', `/api/v0/companies/${company.id}/repositories`, manager.token, {
+      name: 'mine',
+    });
     expect(created.statusCode).toBe(201);
-    expect(created.json()).toMatchObject({ name: 'mine', totalRewardPot: '0', submissionFee: '0', safeHarbor: null, assetGroups: [] });
-    expect((await api(t, 'POST', `/api/v0/companies/${company.id}/repositories`, member.token, { name: 'x' })).statusCode).toBe(403);
-    expect((await api(t, 'POST', `/api/v0/companies/${company.id}/repositories`, other.manager.token, { name: 'x' })).statusCode).toBe(
-      404,
-    );
+    expect(created.json()).toMatchObject({
+      name: 'mine',
+      totalRewardPot: '0',
+      submissionFee: '0',
+      safeHarbor: null,
+      assetGroups: [],
+    });
+    expect(
+      (await api(t, 'POST', `/api/v0/companies/${company.id}/repositories`, member.token, { name: 'x' }))
+        .statusCode,
+    ).toBe(403);
+    expect(
+      (
+        await api(t, 'POST', `/api/v0/companies/${company.id}/repositories`, other.manager.token, {
+          name: 'x',
+        })
+      ).statusCode,
+    ).toBe(404);
   });
 
   it('answers 400 naming the field for invalid money, severities and timeframes', async () => {
@@ -245,7 +320,10 @@ describe('POST /api/v0/companies/{company_id}/repositories', () => {
       [{ name: 'x', submissionFee: '-1' }, 'submissionFee'],
       [{ name: 'x', allowedSeverities: ['urgent'] }, 'allowedSeverities'],
       [{ name: 'x', timeframe: { start: '2026-02-01T00:00:00Z', end: '2026-01-01T00:00:00Z' } }, 'timeframe'],
-      [{ name: 'x', assetGroups: [{ name: 'g', rewards: [{ minReward: 'a', maxReward: '1' }] }] }, 'assetGroups'],
+      [
+        { name: 'x', assetGroups: [{ name: 'g', rewards: [{ minReward: 'a', maxReward: '1' }] }] },
+        'assetGroups',
+      ],
       [{ name: '' }, 'name'],
       [{ name: 'x', bogus: 1 }, 'bogus'],
     ];
@@ -260,7 +338,11 @@ describe('POST /api/v0/companies/{company_id}/repositories', () => {
     method: 'POST',
     request: async (app, companyId) => {
       const user = await buildUser(app, { companyId, companyRole: 'manager' });
-      return { url: `/api/v0/companies/${companyId}/repositories`, payload: { name: 'r' }, token: user.token };
+      return {
+        url: `/api/v0/companies/${companyId}/repositories`,
+        payload: { name: 'r' },
+        token: user.token,
+      };
     },
   });
 });
@@ -269,7 +351,13 @@ interface EventBody {
   id: string;
   oldValue: Record<string, unknown>;
   newValue: Record<string, unknown>;
-  updatedBy: { userId: string; username: string; name: string; avatar: string | null; disabledAt: string | null } | null;
+  updatedBy: {
+    userId: string;
+    username: string;
+    name: string;
+    avatar: string | null;
+    disabledAt: string | null;
+  } | null;
   updatedAt: string;
 }
 
@@ -280,7 +368,11 @@ async function events(repoId: string, token: string = t.adminToken): Promise<Eve
 describe('PATCH /api/v0/repositories/{repo_id}', () => {
   it('writes one event with the old and new values of the changed fields only', async () => {
     const { company, manager } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id, { name: 'before', totalRewardPot: '10', instructions: 'same' });
+    const repo = await buildRepo(t, company.id, {
+      name: 'before',
+      totalRewardPot: '10',
+      instructions: 'same',
+    });
     const res = await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, {
       name: 'after',
       totalRewardPot: '20',
@@ -291,19 +383,31 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
     expect(res.json()).toMatchObject({ name: 'after', totalRewardPot: '20', instructions: 'same' });
     const log = await events(repo.id);
     expect(log).toHaveLength(1);
-    expect(log[0]!.oldValue).toEqual({ name: 'before', totalRewardPot: '10', timeframe: { start: null, end: null } });
+    expect(log[0]!.oldValue).toEqual({
+      name: 'before',
+      totalRewardPot: '10',
+      timeframe: { start: null, end: null },
+    });
     expect(log[0]!.newValue).toEqual({
       name: 'after',
       totalRewardPot: '20',
       timeframe: { start: null, end: '2027-01-01T00:00:00.000Z' },
     });
-    expect(log[0]!.updatedBy).toMatchObject({ userId: manager.id, username: manager.username, avatar: null, disabledAt: null });
+    expect(log[0]!.updatedBy).toMatchObject({
+      userId: manager.id,
+      username: manager.username,
+      avatar: null,
+      disabledAt: null,
+    });
   });
 
   it('writes no event when nothing changed', async () => {
     const { company, manager } = await buildOrg(t);
     const repo = await buildRepo(t, company.id, { name: 'same', isPublic: true });
-    const res = await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, { name: 'same', isPublic: true });
+    const res = await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, {
+      name: 'same',
+      isPublic: true,
+    });
     expect(res.statusCode).toBe(200);
     expect(await events(repo.id)).toEqual([]);
   });
@@ -330,7 +434,9 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
     expect(group!.name).toBe('Contracts v2');
     expect(group!.assets.map((a) => a.name).sort()).toEqual(['Oracle.sol', 'Vault.sol']);
     expect(group!.assets.find((a) => a.name === 'Vault.sol')!.id).toBe(vault.id);
-    expect(group!.subGroups).toEqual([{ id: periphery.id, name: 'Periphery', description: 'helpers', assets: [] }]);
+    expect(group!.subGroups).toEqual([
+      { id: periphery.id, name: 'Periphery', description: 'helpers', assets: [] },
+    ]);
     expect((res.json() as RepositoryBody).assetGroups.some((g) => g.id === frontend!.id)).toBe(false);
     const [event] = await events(repo.id);
     expect(Object.keys(event!.newValue)).toEqual(['assetGroups']);
@@ -341,7 +447,9 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
     const a = await buildRepo(t, company.id, { assetGroups: [{ name: 'g' }] });
     const b = await buildRepo(t, company.id);
     const foreign = (a.assetGroups as RepositoryBody['assetGroups'])[0]!.id;
-    const res = await api(t, 'PATCH', `/api/v0/repositories/${b.id}`, manager.token, { assetGroups: [{ id: foreign, name: 'g' }] });
+    const res = await api(t, 'PATCH', `/api/v0/repositories/${b.id}`, manager.token, {
+      assetGroups: [{ id: foreign, name: 'g' }],
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().msg).toContain('assetGroups');
   });
@@ -349,9 +457,13 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
   it('removes and replaces the safe harbor, logging both', async () => {
     const { company, manager } = await buildOrg(t);
     const repo = await buildRepo(t, company.id, { safeHarbor: { description: 'v1' } });
-    const removed = await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, { safeHarbor: null });
+    const removed = await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, {
+      safeHarbor: null,
+    });
     expect(removed.json().safeHarbor).toBeNull();
-    const added = await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, { safeHarbor: { cap: '5' } });
+    const added = await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, {
+      safeHarbor: { cap: '5' },
+    });
     expect(added.json().safeHarbor).toMatchObject({ cap: '5', reward: '0', description: '' });
     const log = await events(repo.id);
     expect(log).toHaveLength(2);
@@ -365,10 +477,19 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
     const admin = await buildRepoMember(t, repo.id, 'admin');
     const reviewer = await buildRepoMember(t, repo.id, 'reviewer');
     const stranger = await buildUser(t);
-    expect((await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, admin.token, { name: 'by-admin' })).statusCode).toBe(200);
-    expect((await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, reviewer.token, { name: 'x' })).statusCode).toBe(403);
-    expect((await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, member.token, { name: 'x' })).statusCode).toBe(403);
-    expect((await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, stranger.token, { name: 'x' })).statusCode).toBe(404);
+    expect(
+      (await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, admin.token, { name: 'by-admin' }))
+        .statusCode,
+    ).toBe(200);
+    expect(
+      (await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, reviewer.token, { name: 'x' })).statusCode,
+    ).toBe(403);
+    expect(
+      (await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, member.token, { name: 'x' })).statusCode,
+    ).toBe(403);
+    expect(
+      (await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, stranger.token, { name: 'x' })).statusCode,
+    ).toBe(404);
     const log = await events(repo.id);
     // Two memberships, then the admin's rename; the refused updates wrote nothing.
     expect(log).toHaveLength(3);
@@ -379,7 +500,9 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
   it('answers 400 for an empty body', async () => {
     const { company, manager } = await buildOrg(t);
     const repo = await buildRepo(t, company.id);
-    expect((await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, {})).statusCode).toBe(400);
+    expect((await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, {})).statusCode).toBe(
+      400,
+    );
   });
 
   itEnforcesUserAuth(() => t, {
@@ -398,25 +521,48 @@ describe('repository membership and finishing', () => {
     const repo = await buildRepo(t, company.id);
     const user = await buildUser(t);
     const teamId = '11111111-1111-4111-8111-111111111111';
-    const put = (body: unknown) => api(t, 'PUT', `/api/v0/repositories/${repo.id}/members/${user.id}`, manager.token, body);
+    const put = (body: unknown) =>
+      api(t, 'PUT', `/api/v0/repositories/${repo.id}/members/${user.id}`, manager.token, body);
     const added = await put({ role: 'reviewer', teamId, pingsLeft: 5 });
     expect(added.statusCode).toBe(200);
-    expect(added.json()).toMatchObject({ role: 'reviewer', teamId, pingsLeft: 5, deletedAt: null, user: { userId: user.id } });
+    expect(added.json()).toMatchObject({
+      role: 'reviewer',
+      teamId,
+      pingsLeft: 5,
+      deletedAt: null,
+      user: { userId: user.id },
+    });
     expect((await put({ role: 'reviewer' })).json()).toMatchObject({ teamId, pingsLeft: 5 });
     await put({ role: 'judge' });
-    const removed = await api(t, 'DELETE', `/api/v0/repositories/${repo.id}/members/${user.id}`, manager.token);
+    const removed = await api(
+      t,
+      'DELETE',
+      `/api/v0/repositories/${repo.id}/members/${user.id}`,
+      manager.token,
+    );
     expect(removed.statusCode).toBe(204);
-    expect((await api(t, 'DELETE', `/api/v0/repositories/${repo.id}/members/${user.id}`, manager.token)).statusCode).toBe(404);
+    expect(
+      (await api(t, 'DELETE', `/api/v0/repositories/${repo.id}/members/${user.id}`, manager.token))
+        .statusCode,
+    ).toBe(404);
 
     const log = (await events(repo.id)).reverse();
     expect(log).toHaveLength(3);
     expect(log[0]!.oldValue).toEqual({ member: null });
-    expect(log[0]!.newValue).toEqual({ member: { userId: user.id, username: user.username, role: 'reviewer', teamId, pingsLeft: 5 } });
+    expect(log[0]!.newValue).toEqual({
+      member: { userId: user.id, username: user.username, role: 'reviewer', teamId, pingsLeft: 5 },
+    });
     expect(log[1]!.newValue).toMatchObject({ member: { role: 'judge' } });
     expect(log[2]!.newValue).toEqual({ member: null });
 
-    const members = (await apiOk<{ members: Array<{ deletedAt: string | null }> }>(t, 'GET', `/api/v0/repositories/${repo.id}/members`, manager.token))
-      .members;
+    const members = (
+      await apiOk<{ members: Array<{ deletedAt: string | null }> }>(
+        t,
+        'GET',
+        `/api/v0/repositories/${repo.id}/members`,
+        manager.token,
+      )
+    ).members;
     expect(members).toHaveLength(1);
     expect(members[0]!.deletedAt).not.toBeNull();
   });
@@ -424,12 +570,20 @@ describe('repository membership and finishing', () => {
   it('answers 404 for an unknown user and 400 for an unknown role', async () => {
     const { company, manager } = await buildOrg(t);
     const repo = await buildRepo(t, company.id);
-    const unknown = await api(t, 'PUT', `/api/v0/repositories/${repo.id}/members/00000000-0000-4000-8000-000000000000`, manager.token, {
-      role: 'reviewer',
-    });
+    const unknown = await api(
+      t,
+      'PUT',
+      `/api/v0/repositories/${repo.id}/members/00000000-0000-4000-8000-000000000000`,
+      manager.token,
+      {
+        role: 'reviewer',
+      },
+    );
     expect(unknown.statusCode).toBe(404);
     const user = await buildUser(t);
-    const bad = await api(t, 'PUT', `/api/v0/repositories/${repo.id}/members/${user.id}`, manager.token, { role: 'owner' });
+    const bad = await api(t, 'PUT', `/api/v0/repositories/${repo.id}/members/${user.id}`, manager.token, {
+      role: 'owner',
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().msg).toContain('role');
   });
@@ -454,14 +608,29 @@ describe('repository membership and finishing', () => {
   it('marks a repository finished once, logging it', async () => {
     const { company, manager, member } = await buildOrg(t);
     const repo = await buildRepo(t, company.id);
-    expect((await api(t, 'POST', `/api/v0/repositories/${repo.id}/finish`, member.token)).statusCode).toBe(403);
-    const first = await apiOk<RepositoryBody>(t, 'POST', `/api/v0/repositories/${repo.id}/finish`, manager.token);
+    expect((await api(t, 'POST', `/api/v0/repositories/${repo.id}/finish`, member.token)).statusCode).toBe(
+      403,
+    );
+    const first = await apiOk<RepositoryBody>(
+      t,
+      'POST',
+      `/api/v0/repositories/${repo.id}/finish`,
+      manager.token,
+    );
     expect(first.finishedAt).not.toBeNull();
-    const again = await apiOk<RepositoryBody>(t, 'POST', `/api/v0/repositories/${repo.id}/finish`, manager.token);
+    const again = await apiOk<RepositoryBody>(
+      t,
+      'POST',
+      `/api/v0/repositories/${repo.id}/finish`,
+      manager.token,
+    );
     expect(again.finishedAt).toBe(first.finishedAt);
     const log = await events(repo.id);
     expect(log).toHaveLength(1);
-    expect(log[0]).toMatchObject({ oldValue: { finishedAt: null }, newValue: { finishedAt: first.finishedAt } });
+    expect(log[0]).toMatchObject({
+      oldValue: { finishedAt: null },
+      newValue: { finishedAt: first.finishedAt },
+    });
   });
 });
 
@@ -487,14 +656,19 @@ describe('GET /api/v0/repositories/{repo_id}/log', () => {
     const { company, manager, member } = await buildOrg(t);
     const repo = await buildRepo(t, company.id, { isPublic: true });
     const [admin, client, reviewer, judge, triager] = await Promise.all(
-      (['admin', 'client', 'reviewer', 'judge', 'triager'] as const).map((role) => buildRepoMember(t, repo.id, role)),
+      (['admin', 'client', 'reviewer', 'judge', 'triager'] as const).map((role) =>
+        buildRepoMember(t, repo.id, role),
+      ),
     );
     const reader = await buildUser(t, { permissions: ['read_all_companies'] });
     const stranger = await buildUser(t);
     const privateRepo = await buildRepo(t, company.id);
-    const status = async (token: string, id = repo.id) => (await api(t, 'GET', `/api/v0/repositories/${id}/log`, token)).statusCode;
-    for (const token of [admin!.token, client!.token, manager.token, reader.token, t.adminToken]) expect(await status(token)).toBe(200);
-    for (const token of [reviewer!.token, judge!.token, triager!.token, member.token, stranger.token]) expect(await status(token)).toBe(403);
+    const status = async (token: string, id = repo.id) =>
+      (await api(t, 'GET', `/api/v0/repositories/${id}/log`, token)).statusCode;
+    for (const token of [admin!.token, client!.token, manager.token, reader.token, t.adminToken])
+      expect(await status(token)).toBe(200);
+    for (const token of [reviewer!.token, judge!.token, triager!.token, member.token, stranger.token])
+      expect(await status(token)).toBe(403);
     expect(await status(stranger.token, privateRepo.id)).toBe(404);
     expect(await status(t.adminToken, '00000000-0000-4000-8000-000000000000')).toBe(404);
   });
