@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { findingRelatedFiles, findings, severities } from '../../src/db/schema/index.ts';
+import { findingRelatedFiles, findings, type severities } from '../../src/db/schema/index.ts';
 import type { TestApp } from './app.ts';
 import { buildCompany, buildUser, type TestCompany, type TestUser } from './factories.ts';
 
@@ -43,10 +43,16 @@ export async function buildRepo(
   body: Record<string, unknown> = {},
   token: string = t.adminToken,
 ): Promise<TestRepo & Record<string, unknown>> {
-  const repo = await apiOk<TestRepo & Record<string, unknown>>(t, 'POST', `/api/v0/companies/${companyId}/repositories`, token, {
-    name: `repo-${unique()}`,
-    ...body,
-  });
+  const repo = await apiOk<TestRepo & Record<string, unknown>>(
+    t,
+    'POST',
+    `/api/v0/companies/${companyId}/repositories`,
+    token,
+    {
+      name: `repo-${unique()}`,
+      ...body,
+    },
+  );
   return { ...repo, companyId };
 }
 
@@ -58,7 +64,10 @@ export async function putMember(
   role: 'client' | 'reviewer' | 'judge' | 'triager' | 'admin',
   extra: { teamId?: string | null; pingsLeft?: number } = {},
 ): Promise<void> {
-  await apiOk(t, 'PUT', `/api/v0/repositories/${repositoryId}/members/${userId}`, t.adminToken, { role, ...extra });
+  await apiOk(t, 'PUT', `/api/v0/repositories/${repositoryId}/members/${userId}`, t.adminToken, {
+    role,
+    ...extra,
+  });
 }
 
 /** A new user (no company) with a repository role. */
@@ -74,7 +83,9 @@ export async function buildRepoMember(
 }
 
 /** A company with a manager and a member. */
-export async function buildOrg(t: TestApp): Promise<{ company: TestCompany; manager: TestUser; member: TestUser }> {
+export async function buildOrg(
+  t: TestApp,
+): Promise<{ company: TestCompany; manager: TestUser; member: TestUser }> {
   const company = await buildCompany(t);
   const manager = await buildUser(t, { companyId: company.id, companyRole: 'manager' });
   const member = await buildUser(t, { companyId: company.id, companyRole: 'member' });
@@ -99,7 +110,13 @@ export async function insertFinding(
     reward?: string | null;
     title?: string;
     fixedBy?: string[];
-    files?: Array<{ path: string; startLine?: number; endLine?: number; language?: string; relevantContent?: string }>;
+    files?: Array<{
+      path: string;
+      startLine?: number;
+      endLine?: number;
+      language?: string;
+      relevantContent?: string;
+    }>;
   },
 ) {
   findingNumber += 1;
