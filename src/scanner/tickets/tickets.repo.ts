@@ -171,6 +171,25 @@ export function ticketsRepo(db: Db) {
     },
 
     /**
+     * Renews the lease of an attempt that still owns the export (same attempt, still running),
+     * before a second long provider call. False when another attempt has taken it over.
+     */
+    async extendLease(id: string, attempt: number, leaseSeconds: number): Promise<boolean> {
+      const rows = await db
+        .update(findingExports)
+        .set({ leaseUntil: sql`now() + make_interval(secs => ${leaseSeconds})`, updatedAt: sql`now()` })
+        .where(
+          and(
+            eq(findingExports.id, id),
+            eq(findingExports.state, 'in_progress'),
+            sql`${findingExports.attempts} = to_jsonb(${attempt}::int)`,
+          ),
+        )
+        .returning({ id: findingExports.id });
+      return rows.length === 1;
+    },
+
+    /**
      * Records the outcome of an attempt, only if the export is still this attempt's: a process
      * whose lease ran out and was taken over must not overwrite the newer attempt.
      */

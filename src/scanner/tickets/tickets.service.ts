@@ -385,6 +385,12 @@ export function createTicketsService(deps: TicketsServiceDeps) {
       }
       // Only a search that worked can say "not there"; otherwise the outcome stays unknown.
       if (found.kind !== 'not_found') throw await recordFailure(claim, 'unknown', found);
+      // The search may have used much of the lease: renew it so the create runs under a live one.
+      if (!(await ticketsRepo(database.db).extendLease(claim.id, claim.attempts, leaseSeconds))) {
+        const view = await readExportView(claim.findingId, claim.provider);
+        if (view?.state === 'created') return { created: false, export: view };
+        throw new AppError('EXPORT_IN_PROGRESS');
+      }
     }
     const content = toContent(finding, buildFindingUrl(deps.publicUrl, finding.id));
     // The same client id on every attempt: tracker_a refuses a second issue with it.

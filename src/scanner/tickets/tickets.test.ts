@@ -398,6 +398,23 @@ describe('POST /api/scanner/v1/findings/{findingId}/issue-trackers/{provider}', 
     expect(fakeB.issues.count()).toBe(creates + 1);
   });
 
+  it('lets a failed export be settled by a link: the next send answers created:false', async () => {
+    const { company, finding, key } = await setup();
+    await connectTrackerB(t, company.id, fakeB, { destination: { projectKey: 'NOPE' } });
+    expect((await send(key, finding.id, 'tracker_b')).statusCode).toBe(502);
+    const seeded = fakeB.seedIssue({ projectKey: 'ENG', summary: 'Filed by hand' });
+    expect((await link(key, finding.id, { provider: 'tracker_b', issueRef: seeded.key })).json().linked).toBe(
+      true,
+    );
+    const res = await send(key, finding.id, 'tracker_b');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({
+      created: false,
+      export: { state: 'created', ticket: { externalId: seeded.id, source: 'linked' } },
+    });
+    expect(res.json().export.error).toBeUndefined();
+  });
+
   it('marks a reset during create unknown (502) and links the issue on the next send', async () => {
     for (const [provider, fake] of [
       ['tracker_a', fakeA],
