@@ -1,80 +1,35 @@
 /**
- * Binds the scan lifecycle's ports to the engine and the archive store: a Solidity scan over the
- * tree (file by file, with progress and cancellation), a declaration-level threat model, and
- * local sources opened from verified archives.
+ * Binds the scan lifecycle's ports to the engine (src/engine) and, for local sources, to the
+ * verified archives in the object store.
  */
 import { inArray } from 'drizzle-orm';
 import type { Database } from '../../db/client.ts';
 import { archives } from '../../db/schema/index.ts';
-import { scanSolidityFile } from '../../engine/solidity/scan-file.ts';
+import {
+  buildThreatModel,
+  type ThreatModel as EngineThreatModel,
+  type LlmClient,
+  renderThreatModelMarkdown,
+  scanTree,
+} from '../../engine/index.ts';
 import { openArchiveTree } from '../../engine/sources/archive-tree.ts';
-import type { EngineVulnerability, ScanMessage } from '../../engine/types.ts';
 import { AppError } from '../../errors.ts';
 import type { ObjectStore } from '../../integrations/storage/object-store.ts';
-import type { OpenScanSources, ScanEngine, ThreatModel } from './scans.ports.ts';
+import type { OpenScanSources, ScanEngine } from './scans.ports.ts';
 
-interface BasicThreatModel {
-  files: string[];
-  contracts: Array<{ file: string; name: string; kind: string }>;
-}
-
-function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
-}
-
-/** The engine port over the Solidity rules. */
-export function createSolidityScanEngine(): ScanEngine {
+/** The engine port over src/engine; `llm` is used by `audit` scans when configured. */
+export function createEngineAdapter(deps: { llm?: LlmClient | undefined } = {}): ScanEngine {
   return {
-    async buildThreatModel(tree) {
-      const entries = (await tree.list()).filter((e) => e.path.endsWith('.sol'));
-      const model: BasicThreatModel = { files: entries.map((e) => e.path), contracts: [] };
-      for (const entry of entries) {
-        const text = (await tree.read(entry.path)).toString('utf8');
-        for (const m of text.matchAll(
-          /^\s*(abstract\s+contract|contract|library|interface)\s+([A-Za-z_$][\w$]*)/gm,
-        )) {
-          model.contracts.push({
-            file: entry.path,
-            name: m[2] ?? '',
-            kind: (m[1] ?? '').replace(/\s+/g, ' '),
-          });
-        }
-      }
-      return model;
-    },
-
-    renderThreatModelMarkdown(model: ThreatModel) {
-      const m = model as Partial<BasicThreatModel>;
-      const lines = ['# Threat model', '', '## Contracts', ''];
-      for (const c of m.contracts ?? []) lines.push(`- \`${c.name}\` (${c.kind}) in \`${c.file}\``);
-      if ((m.contracts ?? []).length === 0) lines.push('None found.');
-      return `${lines.join('\n')}\n`;
-    },
-
-    async scanTree(tree, options) {
-      const started = Date.now();
-      const entries = (await tree.list()).filter((e) => e.path.endsWith('.sol'));
-      const vulnerabilities: EngineVulnerability[] = [];
-      const messages: ScanMessage[] = [];
-      let lines = 0;
-      options.onProgress?.({ filesDone: 0, filesTotal: entries.length });
-      for (const [i, entry] of entries.entries()) {
-        throwIfAborted(options.signal);
-        const text = (await tree.read(entry.path)).toString('utf8');
-        lines += text.split('\n').length;
-        const result = await scanSolidityFile(entry.path, text, options.type);
-        vulnerabilities.push(...result.vulnerabilities);
-        messages.push(...result.messages);
-        options.onProgress?.({ filesDone: i + 1, filesTotal: entries.length });
-        // Yield between files so that timers (cancel polls, progress writes) run.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      return {
-        vulnerabilities,
-        messages,
-        stats: { files: entries.length, lines, durationMs: Date.now() - started },
-      };
-    },
+    buildThreatModel: (tree) => buildThreatModel(tree),
+    renderThreatModelMarkdown: (model) => renderThreatModelMarkdown(model as EngineThreatModel),
+    scanTree: (tree, options) =>
+      scanTree(tree, {
+        type: options.type,
+        threatModel: options.threatModel as EngineThreatModel,
+        ...(deps.llm ? { llm: deps.llm } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      }),
   };
 }
 

@@ -18,7 +18,7 @@ import {
 import { scanRunJob, scanThreatModelJob } from './scans.jobs.ts';
 import type { OpenScanSources, ScanEngine, ThreatModel } from './scans.ports.ts';
 import { type DraftFindingInput, type ScanRow, scansRepo } from './scans.repo.ts';
-import { type ReportFinding, toSarifReport, toSastReport } from './scans.report.ts';
+import { buildSarifReport, buildSastReport, type ReportFinding, type ReportScan } from './scans.report.ts';
 import type { AcceptedScan, CreateScanRequest, ScanSource, ScanStatus } from './scans.schemas.ts';
 
 /** The path createScan's idempotency fingerprint is computed over. */
@@ -38,8 +38,6 @@ export interface ScansServiceDeps {
   engine: ScanEngine;
   openSources: OpenScanSources;
   log: Logger;
-  /** Reported as the analyzer version in reports. */
-  engineVersion?: string;
 }
 
 /** How a job run was started: its abort signal (worker shutdown) and whether it is the last attempt. */
@@ -71,7 +69,7 @@ export function toScanStatus(row: ScanRow): ScanStatus {
 }
 
 function toDraft(v: EngineVulnerability): DraftFindingInput {
-  const identifiers = [{ type: 'vigil_rule', name: v.title, value: v.ruleId }];
+  const identifiers = [{ type: 'vigil_rule', name: v.ruleId, value: v.ruleId }];
   if (v.swc) identifiers.push({ type: 'swc', name: v.swc, value: v.swc.replace(/^SWC-/, '') });
   if (v.cwe) identifiers.push({ type: 'cwe', name: v.cwe, value: v.cwe.replace(/^CWE-/, '') });
   return {
@@ -116,7 +114,6 @@ function failureOf(err: unknown, fallbackCode: string): { code: string; message:
  */
 export function createScansService(deps: ScansServiceDeps) {
   const { database, queue, credits, idempotency, engine, openSources } = deps;
-  const engineVersion = deps.engineVersion ?? '1.0.0';
 
   /** Enqueues in the transaction; a queue that cannot take the job is a retryable 503. */
   async function enqueueInTx(tx: Tx, definition: JobDefinition, scanId: string): Promise<void> {
@@ -378,16 +375,13 @@ export function createScansService(deps: ScansServiceDeps) {
         throw new AppError('SCAN_NOT_COMPLETED', { details: { status: scan.status } });
       }
       const rows = (await scansRepo(database.db).listScanFindings(scanId)) as ReportFinding[];
-      const report = (scan.report ?? {}) as { messages?: Array<{ level: string; value: string }> };
-      const meta = {
-        id: scan.id,
-        type: scan.type,
+      const report = (scan.report ?? {}) as { messages?: ReportScan['messages'] };
+      const meta: ReportScan = {
         startedAt: scan.startedAt,
         completedAt: scan.completedAt,
         messages: report.messages ?? [],
-        engineVersion,
       };
-      return format === 'sarif' ? toSarifReport(meta, rows) : toSastReport(meta, rows);
+      return format === 'sarif' ? buildSarifReport(meta, rows) : buildSastReport(meta, rows);
     },
 
     /** The threat model as JSON, or rendered as Markdown. */
@@ -465,7 +459,9 @@ export function createScansService(deps: ScansServiceDeps) {
       }, CANCEL_POLL_MS);
       let lastWrite = 0;
       let pending: Promise<void> = Promise.resolve();
+      let last: { filesDone: number; filesTotal: number } | undefined;
       const onProgress = (p: { filesDone: number; filesTotal: number }) => {
+        last = p;
         const now = Date.now();
         if (now - lastWrite < PROGRESS_WRITE_MS && p.filesDone < p.filesTotal) return;
         lastWrite = now;
@@ -515,9 +511,9 @@ export function createScansService(deps: ScansServiceDeps) {
           status: 'completed',
           completedAt: new Date(),
           findingsCount,
-          filesDone: result.stats.files,
-          filesTotal: result.stats.files,
-          report: { messages: result.messages, stats: result.stats, engineVersion },
+          filesDone: last?.filesTotal ?? result.stats.files,
+          filesTotal: last?.filesTotal ?? result.stats.files,
+          report: { messages: result.messages, stats: result.stats },
         });
       });
     },

@@ -63,7 +63,7 @@ describe('POST /api/scanner/v1/scans', () => {
     expect(done.status).toBe('completed');
     expect(done.startedAt).not.toBeNull();
     expect(done.completedAt).not.toBeNull();
-    expect(done.progress).toEqual({ filesTotal: 1, filesDone: 1 });
+    expect(done.progress).toEqual({ filesTotal: 2, filesDone: 2 });
     expect(done.findingsCount).toBeGreaterThan(0);
     const balances = await t.container.services.credits.getBalances(company.id);
     expect(balances).toMatchObject({ purchased: 10, used: 2, reserved: 0, remaining: 8 });

@@ -1,0 +1,107 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { creditLedger, findings, scanFindings } from '../../src/db/schema/index.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
+import {
+  buildArchive,
+  getScanStatus,
+  isFinal,
+  localScanBody,
+  manySolidityFiles,
+  postScan,
+  waitForScan,
+} from '../helpers/scan-helpers.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const onServer = Boolean(process.env.TEST_DATABASE_URL);
+
+let t: TestApp;
+const workers: ChildProcess[] = [];
+
+/** A real `vigil worker` process on the test app's database and object store. */
+function spawnWorker(): ChildProcess {
+  if (t.config.database.kind !== 'postgres') throw new Error('needs PostgreSQL');
+  const child = spawn(process.execPath, [path.join(root, 'bin/vigil.js'), 'worker'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: t.config.database.url,
+      VIGIL_SECRET_KEY: t.config.secretKey!.toString('hex'),
+      VIGIL_OBJECT_STORE: t.config.objectStore,
+      VIGIL_DATA_DIR: t.config.dataDir,
+      VIGIL_JOB_LEASE_SECONDS: '5',
+      VIGIL_JOB_POLL_SECONDS: '1',
+      VIGIL_WORKER_CONCURRENCY: '1',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  workers.push(child);
+  return child;
+}
+
+beforeAll(async () => {
+  // No in-process worker: only the spawned processes take jobs.
+  if (onServer) t = await createTestApp();
+}, 60_000);
+afterAll(async () => {
+  for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+  await t?.close();
+});
+
+describe('a worker killed in the middle of a scan', () => {
+  it.skipIf(!onServer)(
+    'is taken over by another worker: the scan completes once, credits are consumed once, findings are not duplicated',
+    async () => {
+      const company = await buildCompany(t);
+      const key = (await buildServiceKey(t, company.id)).key;
+      await grantCredits(t, company.id, 5);
+      const archive = await buildArchive(t, company.id, manySolidityFiles(400));
+
+      const first = spawnWorker();
+      let killedOnPurpose = false;
+      const died = new Promise<never>((_, reject) => {
+        first.once('exit', (code) => {
+          if (!killedOnPurpose) reject(new Error(`the first worker exited early (code ${code})`));
+        });
+      });
+      died.catch(() => {});
+      const created = await postScan(t, key, localScanBody(archive));
+      expect(created.statusCode).toBe(202);
+      const scanId = created.json().id as string;
+      const midway = await Promise.race([
+        waitForScan(t, key, scanId, (s) => s.status === 'running' && s.progress.filesDone > 0, 45_000),
+        died,
+      ]);
+      expect(midway.progress.filesDone).toBeLessThan(midway.progress.filesTotal);
+
+      killedOnPurpose = true;
+      first.kill('SIGKILL');
+      await new Promise((resolve) => first.once('exit', resolve));
+      expect((await getScanStatus(t, key, scanId)).status).toBe('running');
+
+      spawnWorker();
+      const done = await waitForScan(t, key, scanId, isFinal, 90_000);
+      expect(done.status).toBe('completed');
+      expect(done.progress).toEqual({ filesTotal: 400, filesDone: 400 });
+
+      const db = t.container.database.db;
+      const ledger = await db.select().from(creditLedger).where(eq(creditLedger.scanId, scanId));
+      expect(ledger.map((r) => r.kind).sort()).toEqual(['consume', 'reserve']);
+      const balances = await t.container.services.credits.getBalances(company.id);
+      expect(balances).toMatchObject({ used: 2, reserved: 0, remaining: 3 });
+
+      const links = await db.select().from(scanFindings).where(eq(scanFindings.scanId, scanId));
+      expect(links.length).toBe(done.findingsCount);
+      expect(links.length).toBeGreaterThanOrEqual(400);
+      const drafts = await db.select().from(findings).where(eq(findings.workspaceId, done.workspaceId));
+      expect(drafts.length).toBe(links.length);
+      expect(new Set(drafts.map((f) => f.fingerprint)).size).toBe(drafts.length);
+    },
+    150_000,
+  );
+});
