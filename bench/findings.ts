@@ -9,6 +9,7 @@
  * independent plain count. Writes bench/results/findings.json.
  */
 import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import type { UserActor } from '../src/auth/actor.ts';
@@ -257,6 +258,8 @@ interface Result {
   plans: string[];
 }
 const results: Result[] = [];
+// Other processes on the machine distort latencies; the load average is recorded with the results.
+const loadBefore = os.loadavg();
 for (const scenario of scenarios) {
   const access = await loadFindingAccess(db, personas[scenario.persona]);
   let query: AllFindingsQuery = { ...scenario.query };
@@ -309,7 +312,12 @@ for (const scenario of scenarios) {
 
 process.stdout.write('\nPlans (count, then page):\n');
 for (const r of results) process.stdout.write(`\n=== ${r.name}\n${r.plans.join('\n---\n')}\n`);
-process.stdout.write('\n');
+process.stdout.write(
+  `\nload average before ${loadBefore.map((l) => l.toFixed(1)).join(' ')}, after ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} on ${os.cpus().length} CPUs\n`,
+);
 const header = [
   'scenario',
   'p50 ms',
@@ -343,6 +351,9 @@ await writeFile(
       runsPerScenario: RUNS,
       targetP99Ms: TARGET_P99_MS,
       postgres: (await run('show server_version')).rows[0].server_version,
+      cpus: os.cpus().length,
+      loadAverageBefore: loadBefore,
+      loadAverageAfter: os.loadavg(),
       results,
     },
     null,

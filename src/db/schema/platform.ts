@@ -226,6 +226,14 @@ export const findings = pgTable(
     index('findings_company_idx').on(t.companyId),
     index('findings_repository_created_idx').on(t.repositoryId, t.createdAt),
     index('findings_created_by_idx').on(t.createdBy),
+    // Visibility by repository (and the reviewer's own findings) or by company: counts of what a
+    // user sees are index-only scans of these instead of heap visits.
+    index('findings_visible_repository_idx')
+      .on(t.repositoryId, t.createdBy)
+      .where(sql`${t.published} and ${t.repositoryId} is not null`),
+    index('findings_visible_company_idx')
+      .on(t.companyId, t.repositoryId)
+      .where(sql`${t.published} and ${t.repositoryId} is not null`),
     // Duplicate groups (payloads, filter_for=with_duplicates) look findings up by their root.
     index('findings_duplicate_of_idx').on(t.duplicateOf).where(sql`${t.duplicateOf} is not null`),
     // Keyset pages of the default order (number, id) for users who see many repositories.

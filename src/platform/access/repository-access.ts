@@ -118,7 +118,8 @@ export function effectiveRole(
  * and author indexes (a correlated membership subquery per row cannot be).
  */
 export function visibleFindingsCondition(access: FindingAccess): SQL {
-  const base = and(eq(findings.published, true), sql`${findings.repositoryId} is not null`) as SQL;
+  // Written as the predicate of the partial indexes (not `published = $1`) so that the planner can use them.
+  const base = sql`(${findings.published} and ${findings.repositoryId} is not null)`;
   if (access.readAll) return base;
   const full: string[] = [];
   const own: string[] = [];

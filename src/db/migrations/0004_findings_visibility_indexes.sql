@@ -1,0 +1,2 @@
+CREATE INDEX "findings_visible_repository_idx" ON "findings" USING btree ("repository_id","created_by") WHERE "findings"."published" and "findings"."repository_id" is not null;--> statement-breakpoint
+CREATE INDEX "findings_visible_company_idx" ON "findings" USING btree ("company_id","repository_id") WHERE "findings"."published" and "findings"."repository_id" is not null;
