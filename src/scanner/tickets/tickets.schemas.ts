@@ -2,7 +2,11 @@ import { type Static, Type } from '@sinclair/typebox';
 import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
 
 /** The two issue-tracker providers. */
-export const TrackerProviderSchema = Type.Union([Type.Literal('tracker_a'), Type.Literal('tracker_b')]);
+// A plain string enum in the OpenAPI document, as the specification declares it.
+export const TrackerProviderSchema = Type.Unsafe<'tracker_a' | 'tracker_b'>({
+  type: 'string',
+  enum: ['tracker_a', 'tracker_b'],
+});
 export type TrackerProviderValue = Static<typeof TrackerProviderSchema>;
 
 /** A ticket linked to a finding: verified by a link, or created by an export. */
