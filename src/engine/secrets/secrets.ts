@@ -139,10 +139,15 @@ export function scanSecretsInText(path: string, text: string): SecretMatch[] {
       ...(severity ? { severity } : {}),
     });
   };
+  // One pass over the whole text per detector decides which detectors run line by line.
+  const patterns = PATTERNS.filter((p) => new RegExp(p.re.source, p.re.flags.replace('g', '')).test(text));
+  const mayHoldHex = /[0-9a-fA-F]{64}/.test(text);
+  const mayHoldExplorerKey = /(scan|apiKey)/i.test(text) && /[A-Z0-9]{34}/.test(text);
+  const mayHoldWords = /(?:[a-z]{3,8}[ \t]+){11}[a-z]{3,8}/.test(text);
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (line.length > 5000) continue; // minified bundles
-    for (const p of PATTERNS) {
+    for (const p of patterns) {
       p.re.lastIndex = 0;
       for (const m of line.matchAll(p.re)) {
         const value = p.group !== undefined ? (m[p.group] ?? m[0]) : (m.slice(1).find(Boolean) ?? m[0]);
@@ -152,7 +157,7 @@ export function scanSecretsInText(path: string, text: string): SecretMatch[] {
       }
     }
     // Raw secp256k1 private keys: 64 hex digits, in a context that names a key.
-    for (const m of line.matchAll(/(?<![0-9a-fA-Fx])(0x)?([0-9a-fA-F]{64})(?![0-9a-fA-F])/g)) {
+    if (mayHoldHex) for (const m of line.matchAll(/(?<![0-9a-fA-Fx])(0x)?([0-9a-fA-F]{64})(?![0-9a-fA-F])/g)) {
       const hex = m[2]!;
       const before = line.slice(0, m.index);
       const context = isEnv ? /KEY|PRIV|SECRET|PK|MNEMONIC|SIGNER|DEPLOYER|WALLET|ACCOUNT/i.test(before) : KEY_CONTEXT.test(line);
@@ -165,15 +170,14 @@ export function scanSecretsInText(path: string, text: string): SecretMatch[] {
       push(SECRET_RULES.ethPrivateKey, i, value, `A private key \`${maskSecret(value)}\` is committed in \`${path}\`.`);
     }
     // Etherscan-family keys: 34 upper-case alphanumerics next to an explorer key name.
-    for (const m of line.matchAll(/(ETHERSCAN|BSCSCAN|POLYGONSCAN|ARBISCAN|SNOWTRACE|FTMSCAN|BASESCAN|OPTIMISTIC_ETHERSCAN|apiKey)[\w\s"':=]{0,30}?["'=:\s]([A-Z0-9]{34})\b/gi)) {
+    if (mayHoldExplorerKey) for (const m of line.matchAll(/(ETHERSCAN|BSCSCAN|POLYGONSCAN|ARBISCAN|SNOWTRACE|FTMSCAN|BASESCAN|OPTIMISTIC_ETHERSCAN|apiKey)[\w\s"':=]{0,30}?["'=:\s]([A-Z0-9]{34})\b/gi)) {
       const value = m[2]!;
       if (!/[0-9]/.test(value) || !/[A-Z]/.test(value) || value !== value.toUpperCase()) continue;
       push(SECRET_RULES.explorerKey, i, value, `A block-explorer API key \`${maskSecret(value)}\` is committed in \`${path}\`.`);
     }
-    // BIP-39 mnemonics: 12–24 words of the list in a row.
-    for (const m of line.matchAll(/(?<![a-z])([a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})(?![a-z])/g)) {
-      const words = m[1]!.split(/[ \t]+/);
-      const found = findMnemonic(words);
+    // BIP-39 mnemonics: 12–24 words of the list in a row (a linear scan, no backtracking regex).
+    if (mayHoldWords) for (const run of listWordRuns(line)) {
+      const found = findMnemonic(run);
       if (!found) continue;
       const phrase = found.words.join(' ');
       const context = /mnemonic|seed|phrase|secret|wallet/i.test(line);
@@ -182,7 +186,7 @@ export function scanSecretsInText(path: string, text: string): SecretMatch[] {
       push(
         SECRET_RULES.mnemonic,
         i,
-        m[1]!,
+        phrase,
         wellKnown
           ? `The well-known development mnemonic (\`${maskSecret(phrase)}\`) is used in \`${path}\`; never fund its accounts on a public network.`
           : `A ${found.words.length}-word seed phrase \`${maskSecret(phrase)}\`${found.checksumValid ? ' (valid BIP-39 checksum)' : ''} is committed in \`${path}\`.`,
@@ -191,6 +195,29 @@ export function scanSecretsInText(path: string, text: string): SecretMatch[] {
     }
   }
   return out;
+}
+
+/** Runs of at least 12 consecutive BIP-39 words separated only by spaces or tabs. */
+function listWordRuns(line: string): string[][] {
+  if (line.length < 47) return []; // 12 words of 3+ letters and 11 separators
+  const runs: string[][] = [];
+  let cur: string[] = [];
+  let lastEnd = -1;
+  const flush = (): void => {
+    if (cur.length >= 12) runs.push(cur);
+    cur = [];
+  };
+  for (const m of line.matchAll(/[A-Za-z0-9_]+/g)) {
+    const word = m[0];
+    const start = m.index;
+    const separated = lastEnd >= 0 && /^[ \t]+$/.test(line.slice(lastEnd, start));
+    if (!separated) flush();
+    if (bip39Index(word) !== undefined) cur.push(word);
+    else flush();
+    lastEnd = start + word.length;
+  }
+  flush();
+  return runs;
 }
 
 /** The longest run of 12/15/18/21/24 list words in `words`, with its checksum validity. */

@@ -53,6 +53,7 @@ export class FileAnalysis {
   private writesMemo = new Map<FunctionInfo, boolean>();
   private reentrantMemo = new Map<FunctionInfo, CallSite | null>();
   private callerCheckMemo = new Map<FunctionInfo, boolean>();
+  private reachingMemo = new Map<FunctionInfo, FunctionInfo[]>();
 
   constructor(readonly file: SolFile) {
     this.index = new FileIndex(file);
@@ -370,7 +371,10 @@ export class FileAnalysis {
 
   /** Public functions that reach `fn` through internal calls (including itself when public). */
   entryPointsReaching(fn: FunctionInfo): FunctionInfo[] {
+    const cached = this.reachingMemo.get(fn);
+    if (cached) return cached;
     const out: FunctionInfo[] = [];
+    this.reachingMemo.set(fn, out);
     for (const c of this.file.contracts) {
       for (const f of c.functions) {
         if (!this.isEntryPoint(f)) continue;

@@ -73,15 +73,17 @@ export class Cfg {
 
   /** The node whose AST contains `ast` (the innermost statement or condition). */
   nodeOf(ast: AstNode): CfgNode | undefined {
-    let best: CfgNode | undefined;
-    for (const n of this.nodes) {
-      if (!n.ast) continue;
-      if (n.ast.start <= ast.start && ast.end <= n.ast.end) {
-        if (!best || (best.ast && n.ast.end - n.ast.start < best.ast.end - best.ast.start)) best = n;
-      }
+    if (!this.byAst) {
+      this.byAst = new Map();
+      for (const n of this.nodes) if (n.ast) this.byAst.set(n.ast, n);
     }
-    return best;
+    for (let p: AstNode | null = ast; p; p = p.parent) {
+      const n = this.byAst.get(p);
+      if (n) return n;
+    }
+    return undefined;
   }
+  private byAst: Map<AstNode, CfgNode> | undefined;
 
   /** Definitions of `name` that reach node `id`. */
   reachingDefs(id: number, name: string): Def[] {
@@ -96,6 +98,7 @@ export class Cfg {
   /** Nodes that use the definition (def-use chain). */
   usesOf(def: Def): CfgNode[] {
     const idx = this.defs.indexOf(def);
+    if (idx < 0) return [];
     return this.nodes.filter((n) => n.uses.has(def.name) && this.reachingIn[n.id]?.has(idx));
   }
 

@@ -524,9 +524,16 @@ export class FileIndex {
     }
   }
 
+  private lineageMemo = new Map<ContractInfo, ContractInfo[]>();
+  private stateVarsMemo = new Map<ContractInfo, Map<string, VarInfo>>();
+  private functionsMemo = new Map<ContractInfo, FunctionInfo[]>();
+
   /** The contract and its bases found in the file, most-derived first (a linearization approximation). */
   lineage(c: ContractInfo): ContractInfo[] {
+    const cached = this.lineageMemo.get(c);
+    if (cached) return cached;
     const out: ContractInfo[] = [];
+    this.lineageMemo.set(c, out);
     const seen = new Set<string>();
     const visit = (x: ContractInfo): void => {
       if (seen.has(x.name)) return;
@@ -542,14 +549,20 @@ export class FileIndex {
   }
 
   stateVarsOf(c: ContractInfo): Map<string, VarInfo> {
+    const cached = this.stateVarsMemo.get(c);
+    if (cached) return cached;
     const vars = new Map<string, VarInfo>();
-    for (const x of this.lineage(c).reverse()) for (const [k, v] of x.stateVars) vars.set(k, v);
+    for (const x of [...this.lineage(c)].reverse()) for (const [k, v] of x.stateVars) vars.set(k, v);
+    this.stateVarsMemo.set(c, vars);
     return vars;
   }
 
   /** Functions callable on the contract (own and inherited, own first). */
   functionsOf(c: ContractInfo): FunctionInfo[] {
+    const cached = this.functionsMemo.get(c);
+    if (cached) return cached;
     const out: FunctionInfo[] = [];
+    this.functionsMemo.set(c, out);
     const seen = new Set<string>();
     for (const x of this.lineage(c)) {
       for (const f of x.functions) {

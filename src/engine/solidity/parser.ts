@@ -44,55 +44,105 @@ const OPERATOR_NODES = new Set([
 ]);
 const PUNCTUATION = new Set(['(', ')', '[', ']', '{', '}', ',', ';']);
 
-let parserPromise: Promise<Parser> | undefined;
+interface LoadedParser {
+  parser: Parser;
+  /** Node type names, named-ness and field names by numeric id: numbers cross the WASM boundary cheaply, strings do not. */
+  typeNames: string[];
+  typeNamed: boolean[];
+  fieldNames: Array<string | null>;
+}
+
+let parserPromise: Promise<LoadedParser> | undefined;
 
 /** Loads the WASM runtime and the Solidity grammar once per process. */
-export function loadSolidityParser(): Promise<Parser> {
+export function loadSolidityParser(): Promise<LoadedParser> {
   parserPromise ??= (async () => {
     await Parser.init();
     const require = createRequire(import.meta.url);
     const language = await Language.load(require.resolve('tree-sitter-solidity/tree-sitter-solidity.wasm'));
     const parser = new Parser();
     parser.setLanguage(language);
-    return parser;
+    const typeNames: string[] = [];
+    const typeNamed: boolean[] = [];
+    for (let id = 0; id < language.nodeTypeCount; id++) {
+      typeNames.push(language.nodeTypeForId(id) ?? '');
+      typeNamed.push(language.nodeTypeIsNamed(id));
+    }
+    const fieldNames: Array<string | null> = [null];
+    for (let id = 1; id <= language.fieldCount; id++) fieldNames.push(language.fieldNameForId(id));
+    return { parser, typeNames, typeNamed, fieldNames };
   })();
   return parserPromise;
 }
 
 /** Parses Solidity source into the plain AST; syntax errors are collected, never thrown. */
 export async function parseSolidity(source: string): Promise<ParsedSource> {
-  const parser = await loadSolidityParser();
-  const tree = parser.parse(source);
+  const loaded = await loadSolidityParser();
+  const tree = loaded.parser.parse(source);
   if (!tree) throw new Error('tree-sitter returned no tree');
   try {
-    const errors: ParseError[] = [];
+    const ctx: ConvertContext = {
+      errors: [],
+      // Lines come from offsets (one table per file) rather than from tree-sitter points:
+      // every property read on a cursor crosses into WASM.
+      lineOf: lineIndex(source),
+      checkMissing: tree.rootNode.hasError,
+      names: loaded,
+    };
     const cursor = tree.walk();
-    const root = convert(cursor, null, errors);
+    const root = convert(cursor, null, ctx);
     cursor.delete();
-    return { root, source, errors };
+    return { root, source, errors: ctx.errors };
   } finally {
     tree.delete();
   }
 }
 
-function convert(cursor: ReturnType<import('web-tree-sitter').Tree['walk']>, parent: AstNode | null, errors: ParseError[]): AstNode {
+interface ConvertContext {
+  errors: ParseError[];
+  lineOf: (offset: number) => number;
+  checkMissing: boolean;
+  names: LoadedParser;
+}
+
+/** Offset → 1-based line, by binary search over line starts. */
+function lineIndex(source: string): (offset: number) => number {
+  const starts = [0];
+  for (let i = source.indexOf('\n'); i >= 0; i = source.indexOf('\n', i + 1)) starts.push(i + 1);
+  return (offset) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
+  };
+}
+
+function convert(cursor: ReturnType<import('web-tree-sitter').Tree['walk']>, parent: AstNode | null, ctx: ConvertContext): AstNode {
+  const start = cursor.startIndex;
+  const end = cursor.endIndex;
   const node: AstNode = {
-    type: cursor.nodeType,
-    field: cursor.currentFieldName,
-    start: cursor.startIndex,
-    end: cursor.endIndex,
-    line: cursor.startPosition.row + 1,
-    endLine: cursor.endPosition.row + 1,
+    type: ctx.names.typeNames[cursor.nodeTypeId] ?? cursor.nodeType,
+    field: ctx.names.fieldNames[cursor.currentFieldId] ?? null,
+    start,
+    end,
+    line: ctx.lineOf(start),
+    endLine: ctx.lineOf(end > start ? end - 1 : end),
     children: [],
     parent,
   };
-  if (node.type === 'ERROR') errors.push({ line: node.line, kind: 'error' });
+  if (node.type === 'ERROR') ctx.errors.push({ line: node.line, kind: 'error' });
   if (cursor.gotoFirstChild()) {
     do {
-      if (cursor.nodeIsMissing) errors.push({ line: cursor.startPosition.row + 1, kind: 'missing' });
-      if (cursor.nodeIsNamed || cursor.nodeType === 'ERROR') {
-        if (cursor.nodeType === 'comment') continue;
-        let child = convert(cursor, node, errors);
+      if (ctx.checkMissing && cursor.nodeIsMissing) ctx.errors.push({ line: ctx.lineOf(cursor.startIndex), kind: 'missing' });
+      const typeId = cursor.nodeTypeId;
+      const type = ctx.names.typeNames[typeId] ?? cursor.nodeType;
+      if (ctx.names.typeNamed[typeId] || type === 'ERROR') {
+        if (type === 'comment') continue;
+        let child = convert(cursor, node, ctx);
         // Collapse `expression`/`statement` wrappers: keep the wrapper's field on the child.
         while (WRAPPERS.has(child.type) && child.children.length === 1) {
           const inner = child.children[0]!;
@@ -101,8 +151,8 @@ function convert(cursor: ReturnType<import('web-tree-sitter').Tree['walk']>, par
           child = inner;
         }
         node.children.push(child);
-      } else if (OPERATOR_NODES.has(node.type) && node.op === undefined && !PUNCTUATION.has(cursor.nodeType)) {
-        node.op = cursor.nodeType;
+      } else if (OPERATOR_NODES.has(node.type) && node.op === undefined && !PUNCTUATION.has(type)) {
+        node.op = type;
       }
     } while (cursor.gotoNextSibling());
     cursor.gotoParent();

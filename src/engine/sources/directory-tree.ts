@@ -1,5 +1,6 @@
 /** A `SourceTree` over a directory on disk (the CLI and tests scan local checkouts with it). */
-import { lstat, readdir, readFile, realpath } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { SourceEntry, SourceTree } from './tree.ts';
 
@@ -55,10 +56,13 @@ export async function openDirectoryTree(root: string, options: DirectoryTreeOpti
       if (!listed) await list();
       if (!listed?.has(p)) throw new Error(`not in the source tree: ${p}`);
       const abs = path.join(base, ...p.split('/'));
-      // A file replaced by a symlink after listing is refused, never followed.
-      const st = await lstat(abs);
-      if (!st.isFile()) throw new Error(`not a regular file: ${p}`);
-      return readFile(abs);
+      // O_NOFOLLOW: a file replaced by a symlink after listing is refused, never followed.
+      const handle = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+      try {
+        return await handle.readFile();
+      } finally {
+        await handle.close();
+      }
     },
     async close() {
       entries = undefined;

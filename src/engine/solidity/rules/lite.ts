@@ -100,10 +100,15 @@ const deprecated = defineRule(
   (ctx, meta) => {
     const { fa } = ctx;
     const seenLines = new Set<number>();
+    const src = ctx.file.source;
     walk(ctx.file.root, (n) => {
       if (n.type !== 'identifier' && n.type !== 'member_expression') return undefined;
       if (n.field === 'property' || n.field === 'name') return undefined;
-      const t = fa.text(n).replace(/\s+/g, '');
+      const len = n.end - n.start;
+      if (n.type === 'identifier' && len !== 3 && len !== 4 && len !== 5 && len !== 7) return undefined;
+      const raw = src.slice(n.start, n.end);
+      if (n.type === 'member_expression' && !/(blockhash|gas|callcode)$/.test(raw)) return undefined;
+      const t = raw.replace(/\s+/g, '');
       const hit = DEPRECATED.find((d) => d.test(t, n));
       if (!hit || seenLines.has(n.line)) return undefined;
       seenLines.add(n.line);
