@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, UuidSchema } from '../../http/schemas.ts';
+import { NullableInput } from '../pagination/nullable-input.ts';
 
 /** Company summary (v0 §2.1), embedded in repositories. */
 export const CompanySummarySchema = Type.Object({
@@ -23,10 +24,10 @@ export const UpdateCompanyRequestSchema = Type.Object(
         description: 'lower-case letters, digits and dashes',
       }),
     ),
-    logo: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
-    website: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
-    sourcehost: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
-    microblog: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+    logo: Type.Optional(NullableInput(Type.String({ maxLength: 2048 }))),
+    website: Type.Optional(NullableInput(Type.String({ maxLength: 2048 }))),
+    sourcehost: Type.Optional(NullableInput(Type.String({ maxLength: 200 }))),
+    microblog: Type.Optional(NullableInput(Type.String({ maxLength: 200 }))),
   },
   { additionalProperties: false, minProperties: 1 },
 );

@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { findingStatuses, severities } from '../../db/schema/index.ts';
 import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { NullableInput } from '../pagination/nullable-input.ts';
 import { AuditorPublicProfileSchema, ShortUserSummarySchema } from '../users/users.schemas.ts';
 
 export const RelatedFileSchema = Type.Object({
@@ -103,12 +104,12 @@ const reportFields = {
   repositoryLinks: Type.Optional(strings(100, 2048)),
   commitHashes: Type.Optional(strings(100, 100)),
   typeOfProject: Type.Optional(strings(20, 100)),
-  engagementId: Type.Optional(Nullable(UuidSchema)),
-  engagementStartDate: Type.Optional(Nullable(DateTimeSchema)),
-  engagementEndDate: Type.Optional(Nullable(DateTimeSchema)),
+  engagementId: Type.Optional(NullableInput(UuidSchema)),
+  engagementStartDate: Type.Optional(NullableInput(DateTimeSchema)),
+  engagementEndDate: Type.Optional(NullableInput(DateTimeSchema)),
   isPrivate: Type.Optional(Type.Boolean()),
   guild: Type.Optional(
-    Nullable(
+    NullableInput(
       Type.String({
         minLength: 1,
         maxLength: 100,

@@ -2,6 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { repositoryRoles, severities } from '../../db/schema/index.ts';
 import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
 import { CompanySummarySchema } from '../companies/companies.schemas.ts';
+import { NullableInput } from '../pagination/nullable-input.ts';
 import { ShortUserSummarySchema } from '../users/users.schemas.ts';
 
 export const SeveritySchema = Type.Union(severities.map((s) => Type.Literal(s)));
@@ -168,7 +169,10 @@ const repositoryFields = {
   kycRequired: Type.Optional(Type.Boolean()),
   timeframe: Type.Optional(
     Type.Object(
-      { start: Type.Optional(Nullable(DateTimeSchema)), end: Type.Optional(Nullable(DateTimeSchema)) },
+      {
+        start: Type.Optional(NullableInput(DateTimeSchema)),
+        end: Type.Optional(NullableInput(DateTimeSchema)),
+      },
       { additionalProperties: false },
     ),
   ),
@@ -180,7 +184,7 @@ const repositoryFields = {
   isPublic: Type.Optional(Type.Boolean()),
   showAllFindings: Type.Optional(Type.Boolean()),
   assetGroups: Type.Optional(Type.Array(AssetGroupInputSchema, { maxItems: 100 })),
-  safeHarbor: Type.Optional(Nullable(SafeHarborInputSchema)),
+  safeHarbor: Type.Optional(NullableInput(SafeHarborInputSchema)),
 };
 
 export const CreateRepositoryRequestSchema = Type.Object(
@@ -213,7 +217,7 @@ export type RepositoryEvent = Static<typeof RepositoryEventSchema>;
 export const PutMemberRequestSchema = Type.Object(
   {
     role: RepositoryRoleSchema,
-    teamId: Type.Optional(Nullable(UuidSchema)),
+    teamId: Type.Optional(NullableInput(UuidSchema)),
     pingsLeft: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
   },
   { additionalProperties: false },

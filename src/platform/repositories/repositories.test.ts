@@ -401,6 +401,17 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
     });
   });
 
+  it('clears nullable fields with null', async () => {
+    const { company, manager } = await buildOrg(t);
+    const repo = await buildRepo(t, company.id, { timeframe: fullRepository.timeframe });
+    const res = await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, { timeframe: { start: null } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().timeframe).toEqual({ start: null, end: fullRepository.timeframe.end });
+    const [event] = await events(repo.id);
+    expect(event!.oldValue).toEqual({ timeframe: fullRepository.timeframe });
+    expect(event!.newValue).toEqual({ timeframe: { start: null, end: fullRepository.timeframe.end } });
+  });
+
   it('writes no event when nothing changed', async () => {
     const { company, manager } = await buildOrg(t);
     const repo = await buildRepo(t, company.id, { name: 'same', isPublic: true });
@@ -533,7 +544,7 @@ describe('repository membership and finishing', () => {
       user: { userId: user.id },
     });
     expect((await put({ role: 'reviewer' })).json()).toMatchObject({ teamId, pingsLeft: 5 });
-    await put({ role: 'judge' });
+    await put({ role: 'judge', teamId: null });
     const removed = await api(
       t,
       'DELETE',
@@ -552,7 +563,7 @@ describe('repository membership and finishing', () => {
     expect(log[0]!.newValue).toEqual({
       member: { userId: user.id, username: user.username, role: 'reviewer', teamId, pingsLeft: 5 },
     });
-    expect(log[1]!.newValue).toMatchObject({ member: { role: 'judge' } });
+    expect(log[1]!.newValue).toMatchObject({ member: { role: 'judge', teamId: null } });
     expect(log[2]!.newValue).toEqual({ member: null });
 
     const members = (

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { NullableInput } from '../pagination/nullable-input.ts';
 
 /** Short user summary (v0 §2.2): SSO rule creator, change-log `updatedBy`, audit-log users, report finding authors. */
 export const ShortUserSummarySchema = Type.Object({
@@ -67,7 +68,7 @@ export const AuditorPublicProfileSchema = Type.Object({
 export type AuditorPublicProfile = Static<typeof AuditorPublicProfileSchema>;
 
 const UsernameSchema = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{1,38}$' });
-const shortText = (maxLength: number) => Nullable(Type.String({ maxLength }));
+const shortText = (maxLength: number) => NullableInput(Type.String({ maxLength }));
 
 export const ListCompanyUsersQuerySchema = Type.Object(
   {
@@ -106,7 +107,7 @@ export const UpdateProfileRequestSchema = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     avatar: Type.Optional(shortText(2048)),
-    email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320 }))),
+    email: Type.Optional(NullableInput(Type.String({ format: 'email', maxLength: 320 }))),
     tagline: Type.Optional(shortText(200)),
     bio: Type.Optional(shortText(5000)),
     website: Type.Optional(shortText(2048)),
@@ -121,7 +122,7 @@ export const UpdateProfileRequestSchema = Type.Object(
     reputation: Type.Optional(Type.Integer({ minimum: 0, description: 'platform admins only' })),
     isBot: Type.Optional(Type.Boolean({ description: 'platform admins only' })),
     guild: Type.Optional(
-      Nullable(
+      NullableInput(
         Type.String({ minLength: 1, maxLength: 100, description: 'guild name; platform admins only' }),
       ),
     ),
