@@ -404,7 +404,9 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
   it('clears nullable fields with null', async () => {
     const { company, manager } = await buildOrg(t);
     const repo = await buildRepo(t, company.id, { timeframe: fullRepository.timeframe });
-    const res = await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, { timeframe: { start: null } });
+    const res = await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, {
+      timeframe: { start: null },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json().timeframe).toEqual({ start: null, end: fullRepository.timeframe.end });
     const [event] = await events(repo.id);
