@@ -151,6 +151,18 @@ function convert(cursor: ReturnType<import('web-tree-sitter').Tree['walk']>, par
           child = inner;
         }
         node.children.push(child);
+      } else if (ctx.names.fieldNames[cursor.currentFieldId] === 'location') {
+        // `memory`/`storage`/`calldata` are anonymous keywords, but the rules need them.
+        node.children.push({
+          type,
+          field: 'location',
+          start: cursor.startIndex,
+          end: cursor.endIndex,
+          line: ctx.lineOf(cursor.startIndex),
+          endLine: ctx.lineOf(cursor.startIndex),
+          children: [],
+          parent: node,
+        });
       } else if (OPERATOR_NODES.has(node.type) && node.op === undefined && !PUNCTUATION.has(type)) {
         node.op = type;
       }
