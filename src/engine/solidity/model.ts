@@ -307,6 +307,9 @@ export class SolFile {
     const vis = visNode ? this.text(visNode) : kind === 'fallback' || kind === 'receive' ? 'external' : 'public';
     const mutNodes = childrenOfType(n, 'state_mutability').map((m) => this.text(m));
     let mutability: FunctionInfo['mutability'] = 'nonpayable';
+    // 0.4's `constant` functions are views; the grammar keeps the keyword anonymous.
+    const header = this.source.slice(n.start, field(n, 'body')?.start ?? n.end);
+    if (/\bconstant\b/.test(header.replace(/\([^)]*\)/g, ''))) mutNodes.push('constant');
     if (mutNodes.includes('payable')) mutability = 'payable';
     else if (mutNodes.includes('view') || mutNodes.includes('constant')) mutability = 'view';
     else if (mutNodes.includes('pure')) mutability = 'pure';

@@ -172,6 +172,60 @@ function convert(cursor: ReturnType<import('web-tree-sitter').Tree['walk']>, par
   return reassociate(node);
 }
 
+/** Solidity operator precedence (higher binds tighter). */
+const PRECEDENCE: Record<string, number> = {
+  '**': 10,
+  '*': 9,
+  '/': 9,
+  '%': 9,
+  '+': 8,
+  '-': 8,
+  '<<': 7,
+  '>>': 7,
+  '&': 6,
+  '^': 5,
+  '|': 4,
+  '<': 3,
+  '>': 3,
+  '<=': 3,
+  '>=': 3,
+  '==': 2,
+  '!=': 2,
+  '&&': 1,
+  '||': 0,
+};
+
+/**
+ * After an index access was rotated onto an operand, `(a + b[c]) * d` may sit under a
+ * higher-precedence operator as its left operand; rotate to `a + (b[c] * d)`. Source
+ * parentheses produce `parenthesized_expression`, so a bare lower-precedence left operand is
+ * always such a leftover.
+ */
+function reassociateBinary(x: AstNode): AstNode {
+  const li = x.children.findIndex((c) => c.field === 'left');
+  const left = x.children[li];
+  if (!left || left.type !== 'binary_expression' || !left.op || !x.op) return x;
+  if ((PRECEDENCE[left.op] ?? 99) >= (PRECEDENCE[x.op] ?? 99)) return x;
+  const ri = left.children.findIndex((c) => c.field === 'right');
+  const inner = left.children[ri];
+  if (!inner) return x;
+  const { field: xField, parent: xParent, end: xEnd, endLine: xEndLine } = x;
+  inner.field = 'left';
+  inner.parent = x;
+  x.children[li] = inner;
+  x.start = inner.start;
+  x.line = inner.line;
+  const fixed = reassociateBinary(x);
+  fixed.field = 'right';
+  fixed.parent = left;
+  left.children[ri] = fixed;
+  left.field = xField;
+  left.parent = xParent;
+  left.end = xEnd;
+  left.endLine = xEndLine;
+  return left;
+}
+
 /** Postfix expressions and the child that holds what they apply to. */
 const POSTFIX_BASE: Record<string, string> = {
   array_access: 'base',
@@ -206,6 +260,7 @@ function lastOperand(op: AstNode): AstNode | undefined {
  * mistake; rotate the postfix onto the operator's last operand: `a + (b[i])`.
  */
 function reassociate(x: AstNode): AstNode {
+  if (x.type === 'binary_expression') return reassociateBinary(x);
   const baseField = POSTFIX_BASE[x.type];
   if (!baseField) return x;
   const bi = x.children.findIndex((c) => c.field === baseField);
