@@ -81,7 +81,8 @@ export function maskSecret(value: string): string {
   return `${value.slice(0, 4)}…`;
 }
 
-const PLACEHOLDER = /^(x+|0+|your|change|replace|dummy|example|sample|test|fake|placeholder|todo|\$\{|<)/i;
+/** Values that are templates, not credentials (`YOUR_KEY`, `xxxxxxxx`, `${KEY}`, `<key>`). */
+const PLACEHOLDER = /^(?:x{4,}|0{8,}|your[_-]?|change[_-]?me|replace[_-]?me|dummy|sample|placeholder|todo|insert|\$\{|<|\{\{)/i;
 
 interface Pattern {
   meta: RuleMeta;

@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { BIP39_ENGLISH } from './bip39-english.ts';
+import { isProbablyText, maskSecret, scanSecretsInText, validateBip39Checksum } from './secrets.ts';
+
+/** Builds a valid 12-word mnemonic from 16 bytes of entropy (BIP-39). */
+function mnemonicFrom(entropy: Buffer): string {
+  const hash = createHash('sha256').update(entropy).digest();
+  const bits = [...entropy].map((b) => b.toString(2).padStart(8, '0')).join('') + hash[0]!.toString(2).padStart(8, '0').slice(0, 4);
+  const words: string[] = [];
+  for (let i = 0; i < 12; i++) words.push(BIP39_ENGLISH[Number.parseInt(bits.slice(i * 11, i * 11 + 11), 2)]!);
+  return words.join(' ');
+}
+
+const ids = (path: string, text: string): string[] => scanSecretsInText(path, text).map((m) => m.meta.id);
+const PK = '4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318';
+
+describe('scanSecretsInText', () => {
+  it('finds cloud and SaaS tokens', () => {
+    const text = [
+      'AWS_ACCESS_KEY_ID=AKIAQYLPMN5HHHFPZAM2',
+      'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"',
+      `token: ghp_${'a1B2c3D4e5'.repeat(3)}abcdef`,
+      `SLACK=xoxb-123456789012-1234567890123-${'Ab1'.repeat(8)}`,
+      `stripe = "sk_live_${'4eC39HqLyjWDarjtT1zdp7dc'}"`,
+      `maps: AIza${'SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY'}`,
+      '-----BEGIN RSA PRIVATE KEY-----',
+    ].join('\n');
+    expect(ids('config/settings.yml', text)).toEqual([
+      'secret.aws-access-key',
+      'secret.aws-secret-key',
+      'secret.github-token',
+      'secret.slack-token',
+      'secret.stripe-key',
+      'secret.google-api-key',
+      'secret.pem-private-key',
+    ]);
+  });
+
+  it('finds raw private keys in .env files, hardhat configs and scripts', () => {
+    expect(ids('.env', `PRIVATE_KEY=0x${PK}`)).toEqual(['secret.eth-private-key']);
+    expect(ids('hardhat.config.js', `  accounts: ["0x${PK}"],`)).toEqual(['secret.eth-private-key']);
+    expect(ids('scripts/deploy.ts', `const wallet = new ethers.Wallet("${PK}", provider);`)).toEqual(['secret.eth-private-key']);
+  });
+
+  it('does not flag bytes32 constants, hashes or out-of-range scalars', () => {
+    const sol = `contract C {
+  bytes32 constant ROLE = 0x${PK};
+  bytes32 public merkleRoot = 0x${PK};
+  uint constant N = 0x${PK};
+}`;
+    expect(ids('contracts/C.sol', sol)).toEqual([]);
+    expect(ids('test/fixtures.json', `{"txHash": "0x${PK}", "blockHash": "0x${PK}"}`)).toEqual([]);
+    expect(ids('.env', `PRIVATE_KEY=0x${'f'.repeat(64)}`)).toEqual([]);
+    expect(ids('.env.example', 'PRIVATE_KEY=YOUR_PRIVATE_KEY\nETHERSCAN_API_KEY=${ETHERSCAN}')).toEqual([]);
+    expect(ids('notes.md', `the value 0x${PK} appears here`)).toEqual([]);
+  });
+
+  it('finds RPC URLs with keys and explorer API keys', () => {
+    expect(ids('hardhat.config.ts', 'url: "https://mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161",')).toEqual(['secret.rpc-url-key']);
+    expect(ids('.env', 'RPC=https://eth-mainnet.g.alchemy.com/v2/Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6')).toEqual(['secret.rpc-url-key']);
+    expect(ids('.env', 'ETHERSCAN_API_KEY=1QWERTYUIOPASDFGHJKLZXCVBNM12345X6')).toEqual(['secret.explorer-api-key']);
+  });
+
+  it('validates BIP-39 checksums and finds mnemonics', () => {
+    const phrase = mnemonicFrom(Buffer.from('00112233445566778899aabbccddeeff', 'hex'));
+    expect(validateBip39Checksum(phrase.split(' '))).toBe(true);
+    const broken = phrase.split(' ');
+    broken[11] = broken[11] === 'zoo' ? 'abandon' : 'zoo';
+    expect(validateBip39Checksum(broken)).toBe(false);
+    expect(validateBip39Checksum('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about'.split(' '))).toBe(true);
+    expect(ids('scripts/keys.js', `const words = "${phrase}";`)).toEqual(['secret.bip39-mnemonic']);
+    // Twelve list words without a valid checksum and without context are ordinary prose.
+    expect(ids('README.md', 'we can build a simple system that will help you find the right answer')).toEqual([]);
+  });
+
+  it('rates the well-known development mnemonic informational', () => {
+    const m = scanSecretsInText('hardhat.config.js', 'mnemonic: "test test test test test test test test test test test junk"');
+    expect(m.map((x) => [x.meta.id, x.severity])).toEqual([['secret.bip39-mnemonic', 'informational']]);
+  });
+
+  it('masks every value in its output', () => {
+    const [m] = scanSecretsInText('.env', `PRIVATE_KEY=0x${PK}`);
+    expect(m!.masked).toBe('0x4c…');
+    expect(m!.maskedLine).toBe('PRIVATE_KEY=0x4c…');
+    expect(JSON.stringify(m)).not.toContain(PK.slice(4, 20));
+    expect(maskSecret('AKIAQYLPMN5HHHFPZAM2')).toBe('AKIA…');
+  });
+});
+
+describe('isProbablyText', () => {
+  it('rejects binary content', () => {
+    expect(isProbablyText(Buffer.from('pragma solidity ^0.8.0;\n'))).toBe(true);
+    expect(isProbablyText(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]))).toBe(false);
+  });
+});
