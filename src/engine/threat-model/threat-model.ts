@@ -181,7 +181,7 @@ export function addFileToThreatModel(model: ThreatModel, fa: FileAnalysis): void
       model.roles.push({ contract: c.name, name, kind: 'modifier', guards: guardedBy.get(name) ?? [], ref: ref(mod.line, undefined, c, mod) });
     }
     for (const v of c.stateVars.values()) {
-      const checked = fns.some((f) => fa.analyze(f).conditions.some((cond) => fa.isCallerCheck(cond.expr, fa.analyze(f)) && descendants(cond.expr, 'identifier').some((i) => fa.text(i) === v.name)));
+      const checked = [...fns, ...c.modifiers.values()].some((f) => fa.analyze(f).conditions.some((cond) => fa.isCallerCheck(cond.expr, fa.analyze(f)) && descendants(cond.expr, 'identifier').some((i) => fa.text(i) === v.name)));
       if (checked && /^address\b/.test(v.typeText)) model.roles.push({ contract: c.name, name: v.name, kind: 'owner-variable', guards: [], ref: ref(v.line, undefined, c) });
       else if (checked && v.isMapping) model.roles.push({ contract: c.name, name: v.name, kind: 'role-map', guards: [], ref: ref(v.line, undefined, c) });
       if (v.isMapping && /=>\s*u?int/.test(v.typeText) && /^mapping\s*\(\s*address/.test(v.typeText) && BALANCE_NAME.test(v.name)) {
