@@ -1,0 +1,66 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { Command } from 'commander';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerEngineCommands } from './engine.ts';
+
+const VULNERABLE = `pragma solidity ^0.4.24;
+contract Kill { function kill() public { selfdestruct(msg.sender); } }
+`;
+
+describe('vigil engine scan', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'vigil-cli-'));
+    await writeFile(path.join(dir, 'Kill.sol'), VULNERABLE);
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function run(args: string[]): Promise<{ stdout: string; stderr: string }> {
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let out = '';
+    let err = '';
+    stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    const program = new Command().exitOverride();
+    registerEngineCommands(program, { stdout, stderr });
+    await program.parseAsync(['node', 'vigil', 'engine', 'scan', ...args]);
+    return { stdout: out, stderr: err };
+  }
+
+  it('prints a SAST report to stdout, with a UUID per finding and no progress when stderr is not a TTY', async () => {
+    const { stdout, stderr } = await run([dir, '--type', 'lite', '--format', 'sast']);
+    const report = JSON.parse(stdout) as { scan: { type: string }; vulnerabilities: Array<{ id: string; identifiers: Array<{ value: string }> }> };
+    expect(report.scan.type).toBe('sast');
+    const sd = report.vulnerabilities.find((v) => v.identifiers[0]!.value === 'sol.access.unprotected-selfdestruct')!;
+    expect(sd.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(stderr).toBe('');
+  });
+
+  it('writes SARIF to a file', async () => {
+    const out = path.join(dir, 'report.sarif');
+    await run([dir, '--format', 'sarif', '--output', out]);
+    const sarif = JSON.parse(await readFile(out, 'utf8')) as { version: string; runs: Array<{ results: unknown[] }> };
+    expect(sarif.version).toBe('2.1.0');
+    expect(sarif.runs[0]!.results.length).toBeGreaterThan(0);
+  });
+
+  it('prints a table by default', async () => {
+    const { stdout } = await run([dir]);
+    expect(stdout).toMatch(/high\s+Kill\.sol:2\s+sol\.access\.unprotected-selfdestruct/);
+    expect(stdout).toMatch(/finding\(s\)/);
+  });
+
+  it('rejects an unknown scan type', async () => {
+    await expect(run([dir, '--type', 'deep'])).rejects.toThrow();
+  });
+});
