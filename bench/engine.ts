@@ -10,8 +10,8 @@
  * Timings are the fastest of three runs; CPU time is this process's user+system time.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { readdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as antlrParse } from '@solidity-parser/parser';
@@ -21,7 +21,8 @@ import { parseSolidity } from '../src/engine/solidity/parser.ts';
 import type { DaspCategory } from '../src/engine/types.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const datasetDir = process.env.SMARTBUGS_DIR ?? path.resolve(repoRoot, '../shared/datasets/smartbugs-curated');
+const datasetDir =
+  process.env.SMARTBUGS_DIR ?? path.resolve(repoRoot, '../shared/datasets/smartbugs-curated');
 const CATEGORIES: DaspCategory[] = [
   'access_control',
   'arithmetic',
@@ -51,14 +52,23 @@ interface CategoryScore {
   falsePositives: number;
 }
 
-const groundTruth = JSON.parse(readFileSync(path.join(datasetDir, 'ground-truth.json'), 'utf8')) as GroundTruth[];
+const groundTruth = JSON.parse(
+  readFileSync(path.join(datasetDir, 'ground-truth.json'), 'utf8'),
+) as GroundTruth[];
 const contractsDir = path.join(datasetDir, 'contracts');
 const files = (await readdir(contractsDir)).filter((f) => f.endsWith('.sol')).sort();
-const sources = new Map(files.map((f) => [`contracts/${f}`, readFileSync(path.join(contractsDir, f), 'utf8')]));
+const sources = new Map(
+  files.map((f) => [`contracts/${f}`, readFileSync(path.join(contractsDir, f), 'utf8')]),
+);
 const totalLines = [...sources.values()].reduce((n, s) => n + s.split('\n').length, 0);
 
 /** Scores reported items (only those with a category) against the annotations. */
-function score(reported: Reported[]): { perCategory: Record<string, CategoryScore>; found: number; reported: number; truePositives: number } {
+function score(reported: Reported[]): {
+  perCategory: Record<string, CategoryScore>;
+  found: number;
+  reported: number;
+  truePositives: number;
+} {
   const perCategory: Record<string, CategoryScore> = {};
   for (const c of CATEGORIES) perCategory[c] = { total: 0, found: 0, reported: 0, falsePositives: 0 };
   const byFile = new Map<string, Reported[]>();
@@ -68,7 +78,9 @@ function score(reported: Reported[]): { perCategory: Record<string, CategoryScor
     for (const v of gt.vulnerabilities) {
       const s = perCategory[v.category]!;
       s.total++;
-      const hit = (byFile.get(gt.file) ?? []).some((r) => r.category === v.category && v.lines.some((l) => l >= r.lines[0] && l <= r.lines[1]));
+      const hit = (byFile.get(gt.file) ?? []).some(
+        (r) => r.category === v.category && v.lines.some((l) => l >= r.lines[0] && l <= r.lines[1]),
+      );
       if (hit) {
         s.found++;
         found++;
@@ -81,7 +93,9 @@ function score(reported: Reported[]): { perCategory: Record<string, CategoryScor
     const s = perCategory[r.category]!;
     s.reported++;
     const gt = groundTruth.find((g) => g.file === r.file);
-    const tp = gt?.vulnerabilities.some((v) => v.category === r.category && v.lines.some((l) => l >= r.lines[0] && l <= r.lines[1]));
+    const tp = gt?.vulnerabilities.some(
+      (v) => v.category === r.category && v.lines.some((l) => l >= r.lines[0] && l <= r.lines[1]),
+    );
     if (tp) truePositives++;
     else s.falsePositives++;
   }
@@ -92,7 +106,8 @@ const pct = (a: number, b: number): string => (b === 0 ? '—' : `${((100 * a) /
 
 // --- the engine -----------------------------------------------------------------------------
 /** Informational and gas findings are not claims of a vulnerability; they are counted apart. */
-const isScored = (v: EngineVulnerability): boolean => v.severity !== 'informational' && v.severity !== 'gas_optimization';
+const isScored = (v: EngineVulnerability): boolean =>
+  v.severity !== 'informational' && v.severity !== 'gas_optimization';
 
 const engineRuns: Record<string, unknown> = {};
 let standardScore: ReturnType<typeof score> | undefined;
@@ -117,8 +132,20 @@ for (const type of ['lite', 'standard', 'audit'] as ScanType[]) {
   }
   if (!result) throw new Error('no scan ran');
   const scored = result.vulnerabilities.filter(isScored);
-  const s = score(scored.map((v) => ({ file: v.location.file, category: v.category, lines: [v.location.startLine, v.location.endLine] })));
-  const all = score(result.vulnerabilities.map((v) => ({ file: v.location.file, category: v.category, lines: [v.location.startLine, v.location.endLine] })));
+  const s = score(
+    scored.map((v) => ({
+      file: v.location.file,
+      category: v.category,
+      lines: [v.location.startLine, v.location.endLine],
+    })),
+  );
+  const all = score(
+    result.vulnerabilities.map((v) => ({
+      file: v.location.file,
+      category: v.category,
+      lines: [v.location.startLine, v.location.endLine],
+    })),
+  );
   const lps = Math.round(result.stats.lines / (ms / 1000));
   const cpuLps = Math.round(result.stats.lines / (cpuMs / 1000));
   engineRuns[type] = {
@@ -147,7 +174,13 @@ await tree.close();
 const enginePeakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
 
 // --- parsers ----------------------------------------------------------------------------------
-function timeParser(parse: (src: string) => unknown): { ms: number; linesPerSecond: number; slowestMs: number; slowestFile: string; failures: number } {
+function timeParser(parse: (src: string) => unknown): {
+  ms: number;
+  linesPerSecond: number;
+  slowestMs: number;
+  slowestFile: string;
+  failures: number;
+} {
   let ms = 0;
   let slowestMs = 0;
   let slowestFile = '';
@@ -166,11 +199,19 @@ function timeParser(parse: (src: string) => unknown): { ms: number; linesPerSeco
       slowestFile = file;
     }
   }
-  return { ms: Math.round(ms), linesPerSecond: Math.round(totalLines / (ms / 1000)), slowestMs: Math.round(slowestMs), slowestFile, failures };
+  return {
+    ms: Math.round(ms),
+    linesPerSecond: Math.round(totalLines / (ms / 1000)),
+    slowestMs: Math.round(slowestMs),
+    slowestFile,
+    failures,
+  };
 }
 await Parser.init();
 const tsParser = new Parser();
-tsParser.setLanguage(await Language.load(path.join(repoRoot, 'node_modules/tree-sitter-solidity/tree-sitter-solidity.wasm')));
+tsParser.setLanguage(
+  await Language.load(path.join(repoRoot, 'node_modules/tree-sitter-solidity/tree-sitter-solidity.wasm')),
+);
 let treeSitterErrorFiles = 0;
 const treeSitterRaw = timeParser((src) => {
   const t = tsParser.parse(src);
@@ -203,7 +244,11 @@ const SOLHINT_CATEGORY: Record<string, DaspCategory> = {
 // In process through solhint's own API (what its CLI calls per file), so that wall-clock and CPU
 // time compare like for like with the engine.
 const solhint = createRequire(import.meta.url)('solhint') as {
-  processStr(input: string, config: object, fileName: string): { messages: Array<{ line: number; ruleId: string | null }> };
+  processStr(
+    input: string,
+    config: object,
+    fileName: string,
+  ): { messages: Array<{ line: number; ruleId: string | null }> };
 };
 const solhintMessages: Array<{ line: number; ruleId: string | null; filePath: string }> = [];
 t0 = performance.now();
@@ -217,15 +262,23 @@ const solhintCpuUsed = process.cpuUsage(solhintCpu);
 const solhintMs = performance.now() - t0;
 const solhintCpuMs = (solhintCpuUsed.user + solhintCpuUsed.system) / 1000;
 const solhintScore = score(
-  solhintMessages.map((m) => ({ file: m.filePath, category: m.ruleId ? SOLHINT_CATEGORY[m.ruleId] : undefined, lines: [m.line, m.line] })),
+  solhintMessages.map((m) => ({
+    file: m.filePath,
+    category: m.ruleId ? SOLHINT_CATEGORY[m.ruleId] : undefined,
+    lines: [m.line, m.line],
+  })),
 );
 const solhintLinesPerSecond = Math.round(totalLines / (solhintMs / 1000));
 const solhintLinesPerCpuSecond = Math.round(totalLines / (solhintCpuMs / 1000));
 
 // --- output -------------------------------------------------------------------------------------
 const s = standardScore!;
-console.log(`\nSmartBugs curated: ${sources.size} contracts, ${totalLines} lines, 207 annotated vulnerabilities\n`);
-console.log(`${'category'.padEnd(27)} ${'engine standard'.padEnd(16)} ${'FP'.padStart(4)} ${'precision'.padStart(10)}   ${'solhint'.padEnd(9)} ${'FP'.padStart(5)}`);
+console.log(
+  `\nSmartBugs curated: ${sources.size} contracts, ${totalLines} lines, 207 annotated vulnerabilities\n`,
+);
+console.log(
+  `${'category'.padEnd(27)} ${'engine standard'.padEnd(16)} ${'FP'.padStart(4)} ${'precision'.padStart(10)}   ${'solhint'.padEnd(9)} ${'FP'.padStart(5)}`,
+);
 for (const c of CATEGORIES) {
   const e = s.perCategory[c]!;
   const h = solhintScore.perCategory[c]!;
@@ -238,7 +291,19 @@ console.log(
 );
 console.log('\nby scan type (informational and gas findings not scored):');
 for (const [type, r] of Object.entries(engineRuns) as Array<
-  [string, { found: number; reported: number; precision: number; reportedIncludingInformationalAndGas: number; precisionIncludingInformationalAndGas: number; ms: number; linesPerSecond: number; linesPerCpuSecond: number }]
+  [
+    string,
+    {
+      found: number;
+      reported: number;
+      precision: number;
+      reportedIncludingInformationalAndGas: number;
+      precisionIncludingInformationalAndGas: number;
+      ms: number;
+      linesPerSecond: number;
+      linesPerCpuSecond: number;
+    },
+  ]
 >) {
   console.log(
     `  ${type.padEnd(9)} found ${r.found}/207 (${pct(r.found, 207)}), reported ${r.reported}, precision ${pct(r.precision * r.reported, r.reported)}; with informational/gas ${r.reportedIncludingInformationalAndGas} reported, precision ${pct(r.precisionIncludingInformationalAndGas * r.reportedIncludingInformationalAndGas, r.reportedIncludingInformationalAndGas)}; ${r.ms} ms, ${r.linesPerSecond} lines/s (${r.linesPerCpuSecond} per CPU-second)`,
@@ -254,13 +319,20 @@ console.log(
   `engine/solhint: ${(standardLinesPerSecond / solhintLinesPerSecond).toFixed(1)}x wall, ${(standardLinesPerCpuSecond / solhintLinesPerCpuSecond).toFixed(1)}x CPU`,
 );
 console.log('\nparsers (parse only, all files):');
-console.log(`  web-tree-sitter 0.25 + tree-sitter-solidity: ${treeSitterRaw.ms} ms, ${treeSitterRaw.linesPerSecond} lines/s, slowest ${treeSitterRaw.slowestMs} ms (${treeSitterRaw.slowestFile}), files with error nodes ${treeSitterErrorFiles}`);
-console.log(`  same + conversion to the engine AST:        ${Math.round(treeSitterPlainMs)} ms, ${Math.round(totalLines / (treeSitterPlainMs / 1000))} lines/s`);
-console.log(`  @solidity-parser/parser (ANTLR):            ${antlr.ms} ms, ${antlr.linesPerSecond} lines/s, slowest ${antlr.slowestMs} ms (${antlr.slowestFile}), failures ${antlr.failures}`);
+console.log(
+  `  web-tree-sitter 0.25 + tree-sitter-solidity: ${treeSitterRaw.ms} ms, ${treeSitterRaw.linesPerSecond} lines/s, slowest ${treeSitterRaw.slowestMs} ms (${treeSitterRaw.slowestFile}), files with error nodes ${treeSitterErrorFiles}`,
+);
+console.log(
+  `  same + conversion to the engine AST:        ${Math.round(treeSitterPlainMs)} ms, ${Math.round(totalLines / (treeSitterPlainMs / 1000))} lines/s`,
+);
+console.log(
+  `  @solidity-parser/parser (ANTLR):            ${antlr.ms} ms, ${antlr.linesPerSecond} lines/s, slowest ${antlr.slowestMs} ms (${antlr.slowestFile}), failures ${antlr.failures}`,
+);
 
 const results = {
   dataset: { contracts: sources.size, lines: totalLines, vulnerabilities: 207 },
-  scoring: 'category + line (a reported line range covering an annotated line); each annotation counted once; precision = true positives / reported (informational and gas_optimization findings are listed apart)',
+  scoring:
+    'category + line (a reported line range covering an annotated line); each annotation counted once; precision = true positives / reported (informational and gas_optimization findings are listed apart)',
   engine: { ...engineRuns, peakRssMb: enginePeakRssMb },
   solhint: {
     version: '6.2.4',
@@ -276,10 +348,16 @@ const results = {
     precision: solhintScore.truePositives / Math.max(1, solhintScore.reported),
     perCategory: solhintScore.perCategory,
   },
-  speedupOverSolhint: { wall: standardLinesPerSecond / solhintLinesPerSecond, cpu: standardLinesPerCpuSecond / solhintLinesPerCpuSecond },
+  speedupOverSolhint: {
+    wall: standardLinesPerSecond / solhintLinesPerSecond,
+    cpu: standardLinesPerCpuSecond / solhintLinesPerCpuSecond,
+  },
   parsers: {
     treeSitter: { ...treeSitterRaw, filesWithErrorNodes: treeSitterErrorFiles },
-    treeSitterWithConversion: { ms: Math.round(treeSitterPlainMs), linesPerSecond: Math.round(totalLines / (treeSitterPlainMs / 1000)) },
+    treeSitterWithConversion: {
+      ms: Math.round(treeSitterPlainMs),
+      linesPerSecond: Math.round(totalLines / (treeSitterPlainMs / 1000)),
+    },
     solidityParserAntlr: antlr,
   },
   node: process.version,

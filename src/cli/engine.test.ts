@@ -39,9 +39,14 @@ describe('vigil engine scan', () => {
 
   it('prints a SAST report to stdout, with a UUID per finding and no progress when stderr is not a TTY', async () => {
     const { stdout, stderr } = await run([dir, '--type', 'lite', '--format', 'sast']);
-    const report = JSON.parse(stdout) as { scan: { type: string }; vulnerabilities: Array<{ id: string; identifiers: Array<{ value: string }> }> };
+    const report = JSON.parse(stdout) as {
+      scan: { type: string };
+      vulnerabilities: Array<{ id: string; identifiers: Array<{ value: string }> }>;
+    };
     expect(report.scan.type).toBe('sast');
-    const sd = report.vulnerabilities.find((v) => v.identifiers[0]!.value === 'sol.access.unprotected-selfdestruct')!;
+    const sd = report.vulnerabilities.find(
+      (v) => v.identifiers[0]!.value === 'sol.access.unprotected-selfdestruct',
+    )!;
     expect(sd.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(stderr).toBe('');
   });
@@ -49,7 +54,10 @@ describe('vigil engine scan', () => {
   it('writes SARIF to a file', async () => {
     const out = path.join(dir, 'report.sarif');
     await run([dir, '--format', 'sarif', '--output', out]);
-    const sarif = JSON.parse(await readFile(out, 'utf8')) as { version: string; runs: Array<{ results: unknown[] }> };
+    const sarif = JSON.parse(await readFile(out, 'utf8')) as {
+      version: string;
+      runs: Array<{ results: unknown[] }>;
+    };
     expect(sarif.version).toBe('2.1.0');
     expect(sarif.runs[0]!.results.length).toBeGreaterThan(0);
   });

@@ -37,8 +37,12 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
     .command('scan')
     .description('scan a directory and print a SAST, SARIF or table report')
     .argument('<dir>', 'directory to scan')
-    .addOption(new Option('--type <type>', 'scan type').choices(['lite', 'standard', 'audit']).default('standard'))
-    .addOption(new Option('--format <format>', 'report format').choices(['sast', 'sarif', 'table']).default('table'))
+    .addOption(
+      new Option('--type <type>', 'scan type').choices(['lite', 'standard', 'audit']).default('standard'),
+    )
+    .addOption(
+      new Option('--format <format>', 'report format').choices(['sast', 'sarif', 'table']).default('table'),
+    )
     .option('--output <file>', 'write the report to a file instead of stdout')
     .option('--prefix <path>', 'scan only this sub-path of the directory')
     .option('--llm-base-url <url>', 'OpenAI-compatible API base URL for the audit review')
@@ -88,7 +92,9 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
 const ORDER = ['critical', 'high', 'medium', 'low', 'informational', 'gas_optimization'];
 
 function renderTable(result: ScanResult): string {
-  const rows = [...result.vulnerabilities].sort((a, b) => ORDER.indexOf(a.severity) - ORDER.indexOf(b.severity));
+  const rows = [...result.vulnerabilities].sort(
+    (a, b) => ORDER.indexOf(a.severity) - ORDER.indexOf(b.severity),
+  );
   const lines: string[] = [];
   const cell = (v: EngineVulnerability): string[] => [
     v.severity,
@@ -100,7 +106,9 @@ function renderTable(result: ScanResult): string {
   const widths = [0, 1, 2].map((i) => Math.min(60, Math.max(8, ...table.map((r) => r[i]!.length))));
   for (const r of table) lines.push(r.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c)).join('  '));
   for (const m of result.messages) lines.push(`${m.level}: ${m.value}`);
-  const counts = ORDER.map((s) => [s, rows.filter((v) => v.severity === s).length] as const).filter(([, n]) => n > 0);
+  const counts = ORDER.map((s) => [s, rows.filter((v) => v.severity === s).length] as const).filter(
+    ([, n]) => n > 0,
+  );
   lines.push(
     `${rows.length} finding(s)${counts.length ? ` (${counts.map(([s, n]) => `${n} ${s}`).join(', ')})` : ''} in ${result.stats.files} files, ${result.stats.lines} lines, ${result.stats.durationMs} ms.`,
   );

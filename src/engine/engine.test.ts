@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeLlmServer, type FakeLlmServer } from '../../test/fakes/llm-server.ts';
+import { type FakeLlmServer, startFakeLlmServer } from '../../test/fakes/llm-server.ts';
 import { createLlmClient } from '../integrations/llm/llm-client.ts';
 import { buildThreatModel, openDirectoryTree, renderThreatModelMarkdown, scanTree } from './index.ts';
 import { memoryTree } from './test-helpers.ts';
@@ -32,7 +32,10 @@ describe('scanTree', () => {
       'logo.png': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 1]),
     });
     const progress: Array<[number, number]> = [];
-    const r = await scanTree(tree, { type: 'standard', onProgress: (p) => void progress.push([p.filesDone, p.filesTotal]) });
+    const r = await scanTree(tree, {
+      type: 'standard',
+      onProgress: (p) => void progress.push([p.filesDone, p.filesTotal]),
+    });
     expect(progress).toEqual([
       [1, 3],
       [2, 3],
@@ -68,7 +71,9 @@ describe('scanTree', () => {
   });
 
   it('turns a file that does not parse into a message and goes on', async () => {
-    const r = await scanTree(memoryTree({ 'bad.sol': 'contract { function ( {', 'good.sol': BANK }), { type: 'standard' });
+    const r = await scanTree(memoryTree({ 'bad.sol': 'contract { function ( {', 'good.sol': BANK }), {
+      type: 'standard',
+    });
     expect(r.messages.some((m) => m.value.startsWith('bad.sol: syntax errors'))).toBe(true);
     expect(r.vulnerabilities.some((v) => v.location.file === 'good.sol')).toBe(true);
   });
@@ -81,14 +86,30 @@ describe('buildThreatModel', () => {
     const entry = (name: string) => model.entryPoints.find((e) => e.function === name)!;
     expect(entry('deposit')).toMatchObject({ payable: true, guarded: false });
     expect(entry('sweep')).toMatchObject({ guarded: true, modifiers: ['onlyOwner'] });
-    expect(model.roles.map((r) => `${r.kind}:${r.name}`)).toEqual(expect.arrayContaining(['modifier:onlyOwner', 'owner-variable:owner']));
-    expect(model.assets.map((a) => `${a.kind}:${a.name}`)).toEqual(expect.arrayContaining(['ether:ether balance', 'balance-map:balances']));
-    expect(model.externalCalls.find((c) => c.kind === 'delegatecall')).toMatchObject({ function: 'upgrade', callerControlledTarget: true, ref: { file: 'contracts/Bank.sol', line: 14 } });
+    expect(model.roles.map((r) => `${r.kind}:${r.name}`)).toEqual(
+      expect.arrayContaining(['modifier:onlyOwner', 'owner-variable:owner']),
+    );
+    expect(model.assets.map((a) => `${a.kind}:${a.name}`)).toEqual(
+      expect.arrayContaining(['ether:ether balance', 'balance-map:balances']),
+    );
+    expect(model.externalCalls.find((c) => c.kind === 'delegatecall')).toMatchObject({
+      function: 'upgrade',
+      callerControlledTarget: true,
+      ref: { file: 'contracts/Bank.sol', line: 14 },
+    });
     expect(model.upgradeability.map((u) => u.pattern)).toContain('delegatecall');
     const titles = model.threats.map((t) => t.title);
-    expect(titles).toEqual(expect.arrayContaining(['Re-entrancy into Bank', "Code executed in Bank's storage context", 'Privileged roles of Bank']));
+    expect(titles).toEqual(
+      expect.arrayContaining([
+        'Re-entrancy into Bank',
+        "Code executed in Bank's storage context",
+        'Privileged roles of Bank',
+      ]),
+    );
     const reentry = model.threats.find((t) => t.category === 'reentrancy')!;
-    expect(reentry.refs).toEqual([{ file: 'contracts/Bank.sol', line: 10, contract: 'Bank', function: 'withdraw' }]);
+    expect(reentry.refs).toEqual([
+      { file: 'contracts/Bank.sol', line: 10, contract: 'Bank', function: 'withdraw' },
+    ]);
     const md = renderThreatModelMarkdown(model);
     expect(md).toContain('# Threat model');
     expect(md).toContain('`contracts/Bank.sol:10`');
@@ -105,7 +126,14 @@ describe('audit scan with an LLM', () => {
     await llm.close();
   });
 
-  const client = () => createLlmClient({ baseUrl: llm.baseUrl, apiKey: 'sk-test', model: 'reviewer-1', retryDelayMs: 1, maxRetries: 1 });
+  const client = () =>
+    createLlmClient({
+      baseUrl: llm.baseUrl,
+      apiKey: 'sk-test',
+      model: 'reviewer-1',
+      retryDelayMs: 1,
+      maxRetries: 1,
+    });
 
   it('turns the model’s JSON answer into findings located in the reviewed function', async () => {
     llm.requests.length = 0;
@@ -125,8 +153,13 @@ describe('audit scan with an LLM', () => {
       ['llm.review.other', 12, 12, 'withdraw'],
     ]);
     expect(llm.requests.length).toBeGreaterThan(0);
-    expect(llm.requests[0]!.body).toMatchObject({ model: 'reviewer-1', response_format: { type: 'json_object' } });
-    expect(r.messages.some((m) => m.level === 'info' && m.value.includes('LLM review (reviewer-1)'))).toBe(true);
+    expect(llm.requests[0]!.body).toMatchObject({
+      model: 'reviewer-1',
+      response_format: { type: 'json_object' },
+    });
+    expect(r.messages.some((m) => m.level === 'info' && m.value.includes('LLM review (reviewer-1)'))).toBe(
+      true,
+    );
   });
 
   it('reports a malformed answer and a server error as messages, and the scan completes', async () => {
@@ -143,7 +176,9 @@ describe('audit scan with an LLM', () => {
     const a = await scanTree(memoryTree({ 'Bank.sol': BANK }), { type: 'audit' });
     const b = await scanTree(memoryTree({ 'Bank.sol': BANK }), { type: 'audit' });
     expect(a.vulnerabilities.map((v) => v.fingerprint)).toEqual(b.vulnerabilities.map((v) => v.fingerprint));
-    expect(a.vulnerabilities.length).toBeGreaterThanOrEqual((await scanTree(memoryTree({ 'Bank.sol': BANK }), { type: 'standard' })).vulnerabilities.length);
+    expect(a.vulnerabilities.length).toBeGreaterThanOrEqual(
+      (await scanTree(memoryTree({ 'Bank.sol': BANK }), { type: 'standard' })).vulnerabilities.length,
+    );
   });
 });
 
@@ -167,7 +202,11 @@ describe('openDirectoryTree', () => {
 
   it('lists regular files sorted, skipping node_modules, .git and symlinks', async () => {
     const tree = await openDirectoryTree(dir);
-    expect((await tree.list()).map((e) => e.path)).toEqual(['README.md', 'contracts/A.sol', 'contracts/lib/B.sol']);
+    expect((await tree.list()).map((e) => e.path)).toEqual([
+      'README.md',
+      'contracts/A.sol',
+      'contracts/lib/B.sol',
+    ]);
     expect((await tree.read('contracts/A.sol')).toString()).toBe('contract A {}');
     await expect(tree.read('contracts/outside.txt')).rejects.toThrow('not in the source tree');
     await expect(tree.read('../etc/passwd')).rejects.toThrow();

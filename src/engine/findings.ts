@@ -37,9 +37,14 @@ export function fingerprintOf(parts: {
 }): string {
   const h = createHash('sha256');
   h.update(
-    [parts.ruleId, parts.file, parts.contract ?? '', parts.function ?? '', normalizeSnippet(parts.snippet), String(parts.occurrence)].join(
-      '\u0000',
-    ),
+    [
+      parts.ruleId,
+      parts.file,
+      parts.contract ?? '',
+      parts.function ?? '',
+      normalizeSnippet(parts.snippet),
+      String(parts.occurrence),
+    ].join('\u0000'),
   );
   return h.digest('hex');
 }
@@ -58,7 +63,9 @@ export class FindingCollector {
     if (this.seen.has(dedupe)) return undefined;
     this.seen.add(dedupe);
     const snippet = m.snippet.length > MAX_SNIPPET ? `${m.snippet.slice(0, MAX_SNIPPET)}…` : m.snippet;
-    const key = [m.meta.id, m.file, m.contract ?? '', m.function ?? '', normalizeSnippet(snippet)].join('\u0000');
+    const key = [m.meta.id, m.file, m.contract ?? '', m.function ?? '', normalizeSnippet(snippet)].join(
+      '\u0000',
+    );
     const occurrence = (this.occurrences.get(key) ?? 0) + 1;
     this.occurrences.set(key, occurrence);
     const v: EngineVulnerability = {

@@ -12,7 +12,12 @@ import { SolFile } from './solidity/model.ts';
 import { parseSolidity } from './solidity/parser.ts';
 import { scanSolidityFile } from './solidity/scan-file.ts';
 import type { SourceTree } from './sources/tree.ts';
-import { addFileToThreatModel, emptyThreatModel, finalizeThreatModel, type ThreatModel } from './threat-model/threat-model.ts';
+import {
+  addFileToThreatModel,
+  emptyThreatModel,
+  finalizeThreatModel,
+  type ThreatModel,
+} from './threat-model/threat-model.ts';
 import type { EngineVulnerability, ScanMessage, ScanProgress, ScanResult, ScanType } from './types.ts';
 
 export type { LlmClient } from '../integrations/llm/llm-client.ts';
@@ -45,7 +50,10 @@ export interface ScanOptions {
 const isSolidity = (p: string): boolean => p.endsWith('.sol');
 
 /** Builds the threat model of every Solidity file in the tree. */
-export async function buildThreatModel(tree: SourceTree, options: { signal?: AbortSignal } = {}): Promise<ThreatModel> {
+export async function buildThreatModel(
+  tree: SourceTree,
+  options: { signal?: AbortSignal } = {},
+): Promise<ThreatModel> {
   const model = emptyThreatModel();
   const entries = await tree.list();
   let solidityFiles = 0;
@@ -83,7 +91,10 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
     try {
       const sol = isSolidity(entry.path);
       if (sol && entry.size > MAX_SOLIDITY_FILE_BYTES) {
-        messages.push({ level: 'warning', value: `${entry.path}: skipped, ${entry.size} bytes is over the ${MAX_SOLIDITY_FILE_BYTES}-byte limit.` });
+        messages.push({
+          level: 'warning',
+          value: `${entry.path}: skipped, ${entry.size} bytes is over the ${MAX_SOLIDITY_FILE_BYTES}-byte limit.`,
+        });
       } else if (sol || entry.size <= MAX_SECRET_FILE_BYTES) {
         const buf = await tree.read(entry.path);
         if (isProbablyText(buf)) {
@@ -104,7 +115,10 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
       }
     } catch (err) {
       options.signal?.throwIfAborted();
-      messages.push({ level: 'error', value: `${entry.path}: ${err instanceof Error ? err.message : String(err)}` });
+      messages.push({
+        level: 'error',
+        value: `${entry.path}: ${err instanceof Error ? err.message : String(err)}`,
+      });
     }
     done++;
     await options.onProgress?.({ filesDone: done, filesTotal: entries.length });
@@ -116,7 +130,10 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
     });
     vulnerabilities.push(...review.vulnerabilities);
     messages.push(...review.messages);
-    messages.push({ level: 'info', value: `LLM review (${options.llm.model}) of ${riskiest.candidates.length} function(s): ${review.vulnerabilities.length} finding(s).` });
+    messages.push({
+      level: 'info',
+      value: `LLM review (${options.llm.model}) of ${riskiest.candidates.length} function(s): ${review.vulnerabilities.length} finding(s).`,
+    });
   }
   vulnerabilities.sort(
     (a, b) =>
@@ -124,7 +141,11 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
       a.location.startLine - b.location.startLine ||
       a.ruleId.localeCompare(b.ruleId),
   );
-  return { vulnerabilities, messages, stats: { files, lines, durationMs: Math.round(performance.now() - started) } };
+  return {
+    vulnerabilities,
+    messages,
+    stats: { files, lines, durationMs: Math.round(performance.now() - started) },
+  };
 }
 
 function secretFindings(path: string, text: string): EngineVulnerability[] {

@@ -1,6 +1,7 @@
 /** Helpers for the engine's unit tests: scan an in-memory tree or one source string. */
-import type { SourceEntry, SourceTree } from './sources/tree.ts';
+
 import { scanSolidityFile } from './solidity/scan-file.ts';
+import type { SourceEntry, SourceTree } from './sources/tree.ts';
 import type { EngineVulnerability, ScanType } from './types.ts';
 
 /** A SourceTree over a path → content map (sorted, read-only). */
@@ -25,12 +26,20 @@ export function memoryTree(files: Record<string, string | Buffer>): SourceTree &
 }
 
 /** Runs the Solidity rules of `type` on one source. */
-export async function scanSource(source: string, type: ScanType = 'standard', path = 'contracts/Test.sol'): Promise<EngineVulnerability[]> {
+export async function scanSource(
+  source: string,
+  type: ScanType = 'standard',
+  path = 'contracts/Test.sol',
+): Promise<EngineVulnerability[]> {
   const r = await scanSolidityFile(path, source, type);
   return r.vulnerabilities;
 }
 
 /** Findings of one rule. */
-export async function findingsOf(ruleId: string, source: string, type: ScanType = 'audit'): Promise<EngineVulnerability[]> {
+export async function findingsOf(
+  ruleId: string,
+  source: string,
+  type: ScanType = 'audit',
+): Promise<EngineVulnerability[]> {
   return (await scanSource(source, type)).filter((v) => v.ruleId === ruleId);
 }

@@ -42,7 +42,9 @@ export async function startFakeLlmServer(options: { apiKey?: string } = {}): Pro
         return;
       }
       if (options.apiKey && req.headers.authorization !== `Bearer ${options.apiKey}`) {
-        res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"message":"invalid api key"}}');
+        res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end('{"error":{"message":"invalid api key"}}');
         return;
       }
       let body: FakeLlmRequest['body'];
@@ -75,7 +77,9 @@ export async function startFakeLlmServer(options: { apiKey?: string } = {}): Pro
           object: 'chat.completion',
           created: Math.floor(Date.now() / 1000),
           model: body.model ?? 'fake-model',
-          choices: [{ index: 0, message: { role: 'assistant', content: reply.content }, finish_reason: 'stop' }],
+          choices: [
+            { index: 0, message: { role: 'assistant', content: reply.content }, finish_reason: 'stop' },
+          ],
           usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
         }),
       );

@@ -8,7 +8,14 @@ import { FindingCollector } from '../findings.ts';
 import type { FileAnalysis } from '../solidity/analysis.ts';
 import type { FunctionInfo } from '../solidity/model.ts';
 import type { ThreatModel } from '../threat-model/threat-model.ts';
-import type { Confidence, DaspCategory, EngineVulnerability, RuleMeta, ScanMessage, Severity } from '../types.ts';
+import type {
+  Confidence,
+  DaspCategory,
+  EngineVulnerability,
+  RuleMeta,
+  ScanMessage,
+  Severity,
+} from '../types.ts';
 
 export interface ReviewCandidate {
   file: string;
@@ -47,14 +54,24 @@ export class RiskiestFunctions {
   addFile(fa: FileAnalysis, findings: EngineVulnerability[], threatModel?: ThreatModel): void {
     for (const c of fa.file.contracts) {
       for (const fn of c.functions) {
-        if (!fn.body || !fa.isEntryPoint(fn) || fn.mutability === 'view' || fn.mutability === 'pure') continue;
+        if (!fn.body || !fa.isEntryPoint(fn) || fn.mutability === 'view' || fn.mutability === 'pure')
+          continue;
         const { score, reasons } = scoreFunction(fa, fn, findings, threatModel);
         if (score <= 0) continue;
         const lines: string[] = [];
         for (let l = fn.line; l <= fn.node.endLine; l++) lines.push(`${l}: ${fa.file.lineText(l)}`);
         let code = lines.join('\n');
         if (code.length > MAX_CODE_CHARS) code = `${code.slice(0, MAX_CODE_CHARS)}\n…`;
-        this.offer({ file: fa.file.path, contract: c.name, function: fn.name, startLine: fn.line, endLine: fn.node.endLine, code, score, reasons });
+        this.offer({
+          file: fa.file.path,
+          contract: c.name,
+          function: fn.name,
+          startLine: fn.line,
+          endLine: fn.node.endLine,
+          code,
+          score,
+          reasons,
+        });
       }
     }
   }
@@ -84,13 +101,19 @@ function scoreFunction(
     reasons.push(why);
   };
   if (a.calls.some((c) => c.info.value !== undefined)) add(3, 'moves ether');
-  if (a.calls.some((c) => c.info.kind === 'delegatecall' || c.info.kind === 'callcode')) add(3, 'delegatecall');
+  if (a.calls.some((c) => c.info.kind === 'delegatecall' || c.info.kind === 'callcode'))
+    add(3, 'delegatecall');
   if (a.calls.some((c) => fa.isReentrantCall(a, c))) add(2, 'calls untrusted code');
   if (!fa.checksCaller(fn) && fa.writesState(fn)) add(1, 'changes state without a caller check');
   if (fn.mutability === 'payable') add(1, 'payable');
-  const own = findings.filter((v) => v.function === fn.name && v.contract === fn.contract.name && v.severity !== 'informational');
+  const own = findings.filter(
+    (v) => v.function === fn.name && v.contract === fn.contract.name && v.severity !== 'informational',
+  );
   if (own.length) add(own.length, `${own.length} rule finding(s)`);
-  const threats = threatModel?.threats.filter((t) => t.refs.some((r) => r.file === fa.file.path && r.function === fn.name)) ?? [];
+  const threats =
+    threatModel?.threats.filter((t) =>
+      t.refs.some((r) => r.file === fa.file.path && r.function === fn.name),
+    ) ?? [];
   if (threats.length) add(2 * threats.length, `threats ${threats.map((t) => t.id).join(', ')}`);
   return { score, reasons };
 }
@@ -135,12 +158,18 @@ export async function reviewWithLlm(
       });
     } catch (err) {
       options.signal?.throwIfAborted();
-      messages.push({ level: 'warning', value: `LLM review of ${where} failed: ${err instanceof Error ? err.message : String(err)}` });
+      messages.push({
+        level: 'warning',
+        value: `LLM review of ${where} failed: ${err instanceof Error ? err.message : String(err)}`,
+      });
       continue;
     }
     const parsed = parseReviewAnswer(answer);
     if (!parsed.ok) {
-      messages.push({ level: 'warning', value: `LLM review of ${where}: ${parsed.error}; the answer was ignored.` });
+      messages.push({
+        level: 'warning',
+        value: `LLM review of ${where}: ${parsed.error}; the answer was ignored.`,
+      });
       continue;
     }
     const collector = collectors.get(c.file) ?? new FindingCollector();
@@ -193,7 +222,9 @@ interface ReviewFinding {
 }
 
 /** Validates an answer against the requested JSON shape (tolerating a Markdown code fence). */
-export function parseReviewAnswer(answer: string): { ok: true; findings: ReviewFinding[] } | { ok: false; error: string } {
+export function parseReviewAnswer(
+  answer: string,
+): { ok: true; findings: ReviewFinding[] } | { ok: false; error: string } {
   const text = answer
     .trim()
     .replace(/^```(?:json)?\s*/i, '')
@@ -210,7 +241,8 @@ export function parseReviewAnswer(answer: string): { ok: true; findings: ReviewF
   for (const item of list) {
     if (typeof item !== 'object' || item === null) continue;
     const o = item as Record<string, unknown>;
-    const str = (k: string, max: number): string | undefined => (typeof o[k] === 'string' && (o[k] as string).trim() ? (o[k] as string).trim().slice(0, max) : undefined);
+    const str = (k: string, max: number): string | undefined =>
+      typeof o[k] === 'string' && (o[k] as string).trim() ? (o[k] as string).trim().slice(0, max) : undefined;
     const title = str('title', 200);
     const description = str('description', 4000);
     const startLine = Number(o.startLine ?? o.line);
@@ -218,7 +250,9 @@ export function parseReviewAnswer(answer: string): { ok: true; findings: ReviewF
     const endLine = Number.isInteger(Number(o.endLine)) ? Number(o.endLine) : startLine;
     const severity = SEVERITIES.includes(o.severity as Severity) ? (o.severity as Severity) : 'medium';
     const category = CATEGORIES.includes(o.category as DaspCategory) ? (o.category as DaspCategory) : 'other';
-    const confidence = ['high', 'medium', 'low'].includes(o.confidence as string) ? (o.confidence as Confidence) : 'low';
+    const confidence = ['high', 'medium', 'low'].includes(o.confidence as string)
+      ? (o.confidence as Confidence)
+      : 'low';
     findings.push({
       title,
       severity,

@@ -4,9 +4,9 @@ import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { scanTree } from '../index.ts';
 import { memoryTree } from '../test-helpers.ts';
-import { SAST_REPORT_JSON_SCHEMA } from './sast-schema.ts';
 import { toSarifReport } from './sarif.ts';
 import { toSastReport } from './sast.ts';
+import { SAST_REPORT_JSON_SCHEMA } from './sast-schema.ts';
 
 const VAULT = `pragma solidity ^0.4.24;
 contract Vault {
@@ -22,29 +22,50 @@ contract Vault {
 
 async function scan(files: Record<string, string>) {
   const r = await scanTree(memoryTree(files), { type: 'standard' });
-  return { result: r, items: r.vulnerabilities.map((vulnerability) => ({ id: randomUUID(), vulnerability })) };
+  return {
+    result: r,
+    items: r.vulnerabilities.map((vulnerability) => ({ id: randomUUID(), vulnerability })),
+  };
 }
 
 describe('toSastReport', () => {
   it('produces a report valid against the SAST 15.x schema', async () => {
-    const { result, items } = await scan({ 'contracts/Vault.sol': VAULT, '.env': 'PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318' });
-    const report = toSastReport(items, { startTime: new Date('2026-01-02T03:04:05.678Z'), endTime: new Date(), messages: [{ level: 'info', value: 'ok' }] });
+    const { result, items } = await scan({
+      'contracts/Vault.sol': VAULT,
+      '.env': 'PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318',
+    });
+    const report = toSastReport(items, {
+      startTime: new Date('2026-01-02T03:04:05.678Z'),
+      endTime: new Date(),
+      messages: [{ level: 'info', value: 'ok' }],
+    });
     const ajv = new Ajv({ allErrors: true, strict: false });
     addFormats.default(ajv);
     const validate = ajv.compile(SAST_REPORT_JSON_SCHEMA);
     expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
     expect(report.scan.start_time).toBe('2026-01-02T03:04:05');
     expect(report.vulnerabilities).toHaveLength(result.vulnerabilities.length);
-    const reentrancy = report.vulnerabilities.find((v) => v.identifiers[0]!.value === 'sol.reentrancy.state-after-call')!;
+    const reentrancy = report.vulnerabilities.find(
+      (v) => v.identifiers[0]!.value === 'sol.reentrancy.state-after-call',
+    )!;
     expect(reentrancy.severity).toBe('High');
-    expect(reentrancy.location).toMatchObject({ file: 'contracts/Vault.sol', start_line: 6, end_line: 6, class: 'Vault', method: 'withdraw' });
+    expect(reentrancy.location).toMatchObject({
+      file: 'contracts/Vault.sol',
+      start_line: 6,
+      end_line: 6,
+      class: 'Vault',
+      method: 'withdraw',
+    });
     expect(reentrancy.identifiers.map((i) => i.type)).toEqual(['vigil_rule', 'swc', 'cwe']);
     // Secrets never leave the engine unmasked.
     expect(JSON.stringify(report)).not.toContain('69102937d6231471b5dbb62');
   });
 
   it('keeps the original severity of gas findings under details', async () => {
-    const { items } = await scan({ 'G.sol': 'pragma solidity 0.8.20;\ncontract G { uint fee = 100; function f(uint n) external view returns (uint) { return n * fee; } }' });
+    const { items } = await scan({
+      'G.sol':
+        'pragma solidity 0.8.20;\ncontract G { uint fee = 100; function f(uint n) external view returns (uint) { return n * fee; } }',
+    });
     const report = toSastReport(items, { startTime: new Date(), endTime: new Date() });
     const gas = report.vulnerabilities.find((v) => v.identifiers[0]!.value === 'sol.gas.could-be-constant')!;
     expect(gas.severity).toBe('Info');
@@ -81,7 +102,9 @@ describe('fingerprints', () => {
     const fp = (r: typeof a) => r.result.vulnerabilities.map((v) => `${v.ruleId} ${v.fingerprint}`).sort();
     expect(fp(again)).toEqual(fp(a));
     expect(fp(shifted)).toEqual(fp(a));
-    expect(shifted.result.vulnerabilities.map((v) => v.location.startLine)).not.toEqual(a.result.vulnerabilities.map((v) => v.location.startLine));
+    expect(shifted.result.vulnerabilities.map((v) => v.location.startLine)).not.toEqual(
+      a.result.vulnerabilities.map((v) => v.location.startLine),
+    );
     expect(new Set(fp(a)).size).toBe(a.result.vulnerabilities.length);
   });
 });

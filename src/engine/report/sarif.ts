@@ -45,7 +45,12 @@ export interface SarifRule {
   help: { text: string; markdown: string };
   helpUri: string;
   defaultConfiguration: { level: string };
-  properties: { tags: string[]; 'security-severity': string; precision: string; problem?: { severity: string } };
+  properties: {
+    tags: string[];
+    'security-severity': string;
+    precision: string;
+    problem?: { severity: string };
+  };
 }
 
 export interface SarifResult {
@@ -53,13 +58,21 @@ export interface SarifResult {
   ruleIndex: number;
   level: string;
   message: { text: string };
-  locations: Array<{ physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number; endLine: number; snippet?: { text: string } } } }>;
+  locations: Array<{
+    physicalLocation: {
+      artifactLocation: { uri: string };
+      region: { startLine: number; endLine: number; snippet?: { text: string } };
+    };
+  }>;
   partialFingerprints: Record<string, string>;
   properties: Record<string, unknown>;
 }
 
 /** Builds one SARIF run; each result carries the finding id and the stable fingerprint. */
-export function toSarifReport(items: Array<{ id: string; vulnerability: EngineVulnerability }>, meta: SarifReportMeta = {}): SarifLog {
+export function toSarifReport(
+  items: Array<{ id: string; vulnerability: EngineVulnerability }>,
+  meta: SarifReportMeta = {},
+): SarifLog {
   const catalogue = new Map(allRuleMetas().map((m) => [m.id, m]));
   const rules: SarifRule[] = [];
   const index = new Map<string, number>();
@@ -86,10 +99,17 @@ export function toSarifReport(items: Array<{ id: string; vulnerability: EngineVu
       name: m.title.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : '')),
       shortDescription: { text: m.title },
       fullDescription: { text: m.description },
-      help: { text: `${m.description}\n\nRemediation: ${m.remediation}`, markdown: `${m.description}\n\n**Remediation:** ${m.remediation}` },
+      help: {
+        text: `${m.description}\n\nRemediation: ${m.remediation}`,
+        markdown: `${m.description}\n\n**Remediation:** ${m.remediation}`,
+      },
       helpUri: ruleHelpUri(m.id),
       defaultConfiguration: { level: LEVEL[m.severity] },
-      properties: { tags, 'security-severity': SECURITY_SEVERITY[m.severity], precision: PRECISION[m.confidence] },
+      properties: {
+        tags,
+        'security-severity': SECURITY_SEVERITY[m.severity],
+        precision: PRECISION[m.confidence],
+      },
     });
     index.set(m.id, rules.length - 1);
     return rules.length - 1;
@@ -103,7 +123,11 @@ export function toSarifReport(items: Array<{ id: string; vulnerability: EngineVu
       {
         physicalLocation: {
           artifactLocation: { uri: v.location.file },
-          region: { startLine: v.location.startLine, endLine: v.location.endLine, ...(v.snippet ? { snippet: { text: v.snippet } } : {}) },
+          region: {
+            startLine: v.location.startLine,
+            endLine: v.location.endLine,
+            ...(v.snippet ? { snippet: { text: v.snippet } } : {}),
+          },
         },
       },
     ],
@@ -123,7 +147,14 @@ export function toSarifReport(items: Array<{ id: string; vulnerability: EngineVu
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
     runs: [
       {
-        tool: { driver: { name: ENGINE_NAME, version: ENGINE_VERSION, informationUri: ENGINE_INFORMATION_URI, rules } },
+        tool: {
+          driver: {
+            name: ENGINE_NAME,
+            version: ENGINE_VERSION,
+            informationUri: ENGINE_INFORMATION_URI,
+            rules,
+          },
+        },
         results,
         ...(meta.startTime || meta.endTime
           ? {

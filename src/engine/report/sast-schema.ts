@@ -58,7 +58,11 @@ export const SAST_REPORT_JSON_SCHEMA = {
           },
           links: {
             type: 'array',
-            items: { type: 'object', required: ['url'], properties: { url: { type: 'string', format: 'uri' }, name: { type: 'string' } } },
+            items: {
+              type: 'object',
+              required: ['url'],
+              properties: { url: { type: 'string', format: 'uri' }, name: { type: 'string' } },
+            },
           },
           location: {
             type: 'object',
@@ -86,7 +90,11 @@ export const SAST_REPORT_JSON_SCHEMA = {
         name: { type: 'string', minLength: 1 },
         version: { type: 'string', minLength: 1 },
         url: { type: 'string', format: 'uri' },
-        vendor: { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1 } } },
+        vendor: {
+          type: 'object',
+          required: ['name'],
+          properties: { name: { type: 'string', minLength: 1 } },
+        },
       },
     },
     time: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}$' },

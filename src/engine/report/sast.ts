@@ -62,8 +62,16 @@ export function sastTime(d: Date): string {
 }
 
 /** Builds the report; `id` of each item is the finding's UUID (the platform's, or one the CLI made). */
-export function toSastReport(items: Array<{ id: string; vulnerability: EngineVulnerability }>, meta: SastReportMeta): SastReport {
-  const tool = { id: ENGINE_NAME, name: 'Vigil scan engine', version: ENGINE_VERSION, vendor: { name: 'Vigil' } };
+export function toSastReport(
+  items: Array<{ id: string; vulnerability: EngineVulnerability }>,
+  meta: SastReportMeta,
+): SastReport {
+  const tool = {
+    id: ENGINE_NAME,
+    name: 'Vigil scan engine',
+    version: ENGINE_VERSION,
+    vendor: { name: 'Vigil' },
+  };
   return {
     version: SAST_SCHEMA_VERSION,
     schema: `https://gitlab.com/gitlab-org/security-products/security-report-schemas/-/raw/v${SAST_SCHEMA_VERSION}/dist/sast-report-format.json`,
@@ -74,14 +82,27 @@ export function toSastReport(items: Array<{ id: string; vulnerability: EngineVul
       start_time: sastTime(meta.startTime),
       end_time: sastTime(meta.endTime),
       status: meta.status ?? 'success',
-      ...(meta.messages && meta.messages.length ? { messages: meta.messages } : {}),
+      ...(meta.messages?.length ? { messages: meta.messages } : {}),
     },
     vulnerabilities: items.map(({ id, vulnerability: v }) => {
-      const identifiers: SastIdentifier[] = [{ type: 'vigil_rule', name: v.ruleId, value: v.ruleId, url: ruleHelpUri(v.ruleId) }];
-      if (v.swc) identifiers.push({ type: 'swc', name: v.swc, value: v.swc.replace(/^SWC-/, ''), url: `https://swcregistry.io/docs/${v.swc}` });
+      const identifiers: SastIdentifier[] = [
+        { type: 'vigil_rule', name: v.ruleId, value: v.ruleId, url: ruleHelpUri(v.ruleId) },
+      ];
+      if (v.swc)
+        identifiers.push({
+          type: 'swc',
+          name: v.swc,
+          value: v.swc.replace(/^SWC-/, ''),
+          url: `https://swcregistry.io/docs/${v.swc}`,
+        });
       if (v.cwe) {
         const n = v.cwe.replace(/^CWE-/, '');
-        identifiers.push({ type: 'cwe', name: v.cwe, value: n, url: `https://cwe.mitre.org/data/definitions/${n}.html` });
+        identifiers.push({
+          type: 'cwe',
+          name: v.cwe,
+          value: n,
+          url: `https://cwe.mitre.org/data/definitions/${n}.html`,
+        });
       }
       return {
         id,
@@ -103,7 +124,16 @@ export function toSastReport(items: Array<{ id: string; vulnerability: EngineVul
           confidence: { type: 'text', name: 'Confidence', value: v.confidence },
           category: { type: 'text', name: 'DASP category', value: v.category },
           fingerprint: { type: 'text', name: 'Fingerprint', value: v.fingerprint },
-          ...(v.snippet ? { snippet: { type: 'code', name: 'Code', value: v.snippet, lang: v.location.file.endsWith('.sol') ? 'solidity' : 'text' } } : {}),
+          ...(v.snippet
+            ? {
+                snippet: {
+                  type: 'code',
+                  name: 'Code',
+                  value: v.snippet,
+                  lang: v.location.file.endsWith('.sol') ? 'solidity' : 'text',
+                },
+              }
+            : {}),
         },
       };
     }),

@@ -6,9 +6,12 @@ import { isProbablyText, maskSecret, scanSecretsInText, validateBip39Checksum } 
 /** Builds a valid 12-word mnemonic from 16 bytes of entropy (BIP-39). */
 function mnemonicFrom(entropy: Buffer): string {
   const hash = createHash('sha256').update(entropy).digest();
-  const bits = [...entropy].map((b) => b.toString(2).padStart(8, '0')).join('') + hash[0]!.toString(2).padStart(8, '0').slice(0, 4);
+  const bits =
+    [...entropy].map((b) => b.toString(2).padStart(8, '0')).join('') +
+    hash[0]!.toString(2).padStart(8, '0').slice(0, 4);
   const words: string[] = [];
-  for (let i = 0; i < 12; i++) words.push(BIP39_ENGLISH[Number.parseInt(bits.slice(i * 11, i * 11 + 11), 2)]!);
+  for (let i = 0; i < 12; i++)
+    words.push(BIP39_ENGLISH[Number.parseInt(bits.slice(i * 11, i * 11 + 11), 2)]!);
   return words.join(' ');
 }
 
@@ -40,7 +43,9 @@ describe('scanSecretsInText', () => {
   it('finds raw private keys in .env files, hardhat configs and scripts', () => {
     expect(ids('.env', `PRIVATE_KEY=0x${PK}`)).toEqual(['secret.eth-private-key']);
     expect(ids('hardhat.config.js', `  accounts: ["0x${PK}"],`)).toEqual(['secret.eth-private-key']);
-    expect(ids('scripts/deploy.ts', `const wallet = new ethers.Wallet("${PK}", provider);`)).toEqual(['secret.eth-private-key']);
+    expect(ids('scripts/deploy.ts', `const wallet = new ethers.Wallet("${PK}", provider);`)).toEqual([
+      'secret.eth-private-key',
+    ]);
   });
 
   it('does not flag bytes32 constants, hashes or out-of-range scalars', () => {
@@ -52,14 +57,20 @@ describe('scanSecretsInText', () => {
     expect(ids('contracts/C.sol', sol)).toEqual([]);
     expect(ids('test/fixtures.json', `{"txHash": "0x${PK}", "blockHash": "0x${PK}"}`)).toEqual([]);
     expect(ids('.env', `PRIVATE_KEY=0x${'f'.repeat(64)}`)).toEqual([]);
-    expect(ids('.env.example', 'PRIVATE_KEY=YOUR_PRIVATE_KEY\nETHERSCAN_API_KEY=${ETHERSCAN}')).toEqual([]);
+    expect(ids('.env.example', `PRIVATE_KEY=YOUR_PRIVATE_KEY\nETHERSCAN_API_KEY=\${ETHERSCAN}`)).toEqual([]);
     expect(ids('notes.md', `the value 0x${PK} appears here`)).toEqual([]);
   });
 
   it('finds RPC URLs with keys and explorer API keys', () => {
-    expect(ids('hardhat.config.ts', 'url: "https://mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161",')).toEqual(['secret.rpc-url-key']);
-    expect(ids('.env', 'RPC=https://eth-mainnet.g.alchemy.com/v2/Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6')).toEqual(['secret.rpc-url-key']);
-    expect(ids('.env', 'ETHERSCAN_API_KEY=1QWERTYUIOPASDFGHJKLZXCVBNM12345X6')).toEqual(['secret.explorer-api-key']);
+    expect(
+      ids('hardhat.config.ts', 'url: "https://mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161",'),
+    ).toEqual(['secret.rpc-url-key']);
+    expect(ids('.env', 'RPC=https://eth-mainnet.g.alchemy.com/v2/Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6')).toEqual([
+      'secret.rpc-url-key',
+    ]);
+    expect(ids('.env', 'ETHERSCAN_API_KEY=1QWERTYUIOPASDFGHJKLZXCVBNM12345X6')).toEqual([
+      'secret.explorer-api-key',
+    ]);
   });
 
   it('validates BIP-39 checksums and finds mnemonics', () => {
@@ -68,14 +79,25 @@ describe('scanSecretsInText', () => {
     const broken = phrase.split(' ');
     broken[11] = broken[11] === 'zoo' ? 'abandon' : 'zoo';
     expect(validateBip39Checksum(broken)).toBe(false);
-    expect(validateBip39Checksum('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about'.split(' '))).toBe(true);
+    expect(
+      validateBip39Checksum(
+        'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about'.split(
+          ' ',
+        ),
+      ),
+    ).toBe(true);
     expect(ids('scripts/keys.js', `const words = "${phrase}";`)).toEqual(['secret.bip39-mnemonic']);
     // Twelve list words without a valid checksum and without context are ordinary prose.
-    expect(ids('README.md', 'we can build a simple system that will help you find the right answer')).toEqual([]);
+    expect(ids('README.md', 'we can build a simple system that will help you find the right answer')).toEqual(
+      [],
+    );
   });
 
   it('rates the well-known development mnemonic informational', () => {
-    const m = scanSecretsInText('hardhat.config.js', 'mnemonic: "test test test test test test test test test test test junk"');
+    const m = scanSecretsInText(
+      'hardhat.config.js',
+      'mnemonic: "test test test test test test test test test test test junk"',
+    );
     expect(m.map((x) => [x.meta.id, x.severity])).toEqual([['secret.bip39-mnemonic', 'informational']]);
   });
 

@@ -21,7 +21,13 @@ export interface SecretMatch {
 /** Files larger than this are not scanned for secrets (generated bundles, data dumps). */
 export const MAX_SECRET_FILE_BYTES = 1024 * 1024;
 
-function meta(id: string, title: string, severity: Severity, description: string, remediation?: string): RuleMeta {
+function meta(
+  id: string,
+  title: string,
+  severity: Severity,
+  description: string,
+  remediation?: string,
+): RuleMeta {
   return {
     id,
     title,
@@ -38,16 +44,66 @@ function meta(id: string, title: string, severity: Severity, description: string
 }
 
 export const SECRET_RULES = {
-  awsAccessKey: meta('secret.aws-access-key', 'AWS access key', 'high', 'An AWS access key id is committed in the source.'),
-  awsSecretKey: meta('secret.aws-secret-key', 'AWS secret access key', 'critical', 'An AWS secret access key is committed in the source.'),
-  githubToken: meta('secret.github-token', 'GitHub token', 'high', 'A GitHub personal access, OAuth or app token is committed in the source.'),
-  slackToken: meta('secret.slack-token', 'Slack token or webhook', 'high', 'A Slack token or incoming-webhook URL is committed in the source.'),
-  stripeKey: meta('secret.stripe-key', 'Stripe live secret key', 'critical', 'A Stripe live secret or restricted key is committed in the source.'),
-  googleApiKey: meta('secret.google-api-key', 'Google API key', 'medium', 'A Google API key is committed in the source.'),
-  openaiKey: meta('secret.openai-key', 'OpenAI API key', 'high', 'An OpenAI API key is committed in the source.'),
-  npmToken: meta('secret.npm-token', 'npm access token', 'high', 'An npm access token is committed in the source.'),
-  sendgridKey: meta('secret.sendgrid-key', 'SendGrid API key', 'high', 'A SendGrid API key is committed in the source.'),
-  pemPrivateKey: meta('secret.pem-private-key', 'Private key (PEM)', 'critical', 'A PEM-encoded private key is committed in the source.'),
+  awsAccessKey: meta(
+    'secret.aws-access-key',
+    'AWS access key',
+    'high',
+    'An AWS access key id is committed in the source.',
+  ),
+  awsSecretKey: meta(
+    'secret.aws-secret-key',
+    'AWS secret access key',
+    'critical',
+    'An AWS secret access key is committed in the source.',
+  ),
+  githubToken: meta(
+    'secret.github-token',
+    'GitHub token',
+    'high',
+    'A GitHub personal access, OAuth or app token is committed in the source.',
+  ),
+  slackToken: meta(
+    'secret.slack-token',
+    'Slack token or webhook',
+    'high',
+    'A Slack token or incoming-webhook URL is committed in the source.',
+  ),
+  stripeKey: meta(
+    'secret.stripe-key',
+    'Stripe live secret key',
+    'critical',
+    'A Stripe live secret or restricted key is committed in the source.',
+  ),
+  googleApiKey: meta(
+    'secret.google-api-key',
+    'Google API key',
+    'medium',
+    'A Google API key is committed in the source.',
+  ),
+  openaiKey: meta(
+    'secret.openai-key',
+    'OpenAI API key',
+    'high',
+    'An OpenAI API key is committed in the source.',
+  ),
+  npmToken: meta(
+    'secret.npm-token',
+    'npm access token',
+    'high',
+    'An npm access token is committed in the source.',
+  ),
+  sendgridKey: meta(
+    'secret.sendgrid-key',
+    'SendGrid API key',
+    'high',
+    'A SendGrid API key is committed in the source.',
+  ),
+  pemPrivateKey: meta(
+    'secret.pem-private-key',
+    'Private key (PEM)',
+    'critical',
+    'A PEM-encoded private key is committed in the source.',
+  ),
   ethPrivateKey: meta(
     'secret.eth-private-key',
     'Ethereum private key',
@@ -82,7 +138,8 @@ export function maskSecret(value: string): string {
 }
 
 /** Values that are templates, not credentials (`YOUR_KEY`, `xxxxxxxx`, `${KEY}`, `<key>`). */
-const PLACEHOLDER = /^(?:x{4,}|0{8,}|your[_-]?|change[_-]?me|replace[_-]?me|dummy|sample|placeholder|todo|insert|\$\{|<|\{\{)/i;
+const PLACEHOLDER =
+  /^(?:x{4,}|0{8,}|your[_-]?|change[_-]?me|replace[_-]?me|dummy|sample|placeholder|todo|insert|\$\{|<|\{\{)/i;
 
 interface Pattern {
   meta: RuleMeta;
@@ -98,7 +155,11 @@ const PATTERNS: Pattern[] = [
     re: /aws.{0,20}?(?:secret|private).{0,20}?['"=:\s]\s*['"]?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi,
     group: 1,
   },
-  { meta: SECRET_RULES.githubToken, re: /\b(gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b/g, group: 1 },
+  {
+    meta: SECRET_RULES.githubToken,
+    re: /\b(gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b/g,
+    group: 1,
+  },
   {
     meta: SECRET_RULES.slackToken,
     re: /\b(xox[baprs]-[A-Za-z0-9-]{10,}|https:\/\/hooks\.slack\.com\/services\/T[A-Z0-9]+\/B[A-Z0-9]+\/[A-Za-z0-9]+)/g,
@@ -106,10 +167,18 @@ const PATTERNS: Pattern[] = [
   },
   { meta: SECRET_RULES.stripeKey, re: /\b((?:sk|rk)_live_[0-9a-zA-Z]{24,})\b/g, group: 1 },
   { meta: SECRET_RULES.googleApiKey, re: /\b(AIza[0-9A-Za-z_-]{35})(?![0-9A-Za-z_-])/g, group: 1 },
-  { meta: SECRET_RULES.openaiKey, re: /\b(sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|sk-proj-[A-Za-z0-9_-]{40,})/g, group: 1 },
+  {
+    meta: SECRET_RULES.openaiKey,
+    re: /\b(sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|sk-proj-[A-Za-z0-9_-]{40,})/g,
+    group: 1,
+  },
   { meta: SECRET_RULES.npmToken, re: /\b(npm_[A-Za-z0-9]{36})\b/g, group: 1 },
   { meta: SECRET_RULES.sendgridKey, re: /\b(SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})\b/g, group: 1 },
-  { meta: SECRET_RULES.pemPrivateKey, re: /-----BEGIN ((?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?)-----/g, group: 1 },
+  {
+    meta: SECRET_RULES.pemPrivateKey,
+    re: /-----BEGIN ((?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?)-----/g,
+    group: 1,
+  },
   {
     meta: SECRET_RULES.rpcUrlKey,
     re: /https?:\/\/[a-z0-9.-]*(?:infura\.io\/v3\/([0-9a-f]{32})|alchemy(?:api)?\.(?:com|io)\/v2\/([A-Za-z0-9_-]{20,})|quiknode\.pro\/([0-9a-f]{30,}))/gi,
@@ -119,8 +188,10 @@ const PATTERNS: Pattern[] = [
 /** secp256k1 group order: a private key is a scalar in [1, n-1]. */
 const SECP256K1_N = BigInt('0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
 
-const KEY_CONTEXT = /priv(ate)?[_\s-]?key|\bpk\b|_PK\b|secret|signer|deployer|wallet|account|mnemonic|accounts\s*:|new\s+(ethers\.)?Wallet\s*\(|fromPrivateKey|privateKeyToAccount|--private-key/i;
-const HASH_CONTEXT = /hash|keccak|sha\d|root|salt|topic|selector|codehash|init_?code|bytes32|digest|nonce|\btx\b|txid|signature|event|slot|magic|seed\s*=\s*0x|address\s*\(/i;
+const KEY_CONTEXT =
+  /priv(ate)?[_\s-]?key|\bpk\b|_PK\b|secret|signer|deployer|wallet|account|mnemonic|accounts\s*:|new\s+(ethers\.)?Wallet\s*\(|fromPrivateKey|privateKeyToAccount|--private-key/i;
+const HASH_CONTEXT =
+  /hash|keccak|sha\d|root|salt|topic|selector|codehash|init_?code|bytes32|digest|nonce|\btx\b|txid|signature|event|slot|magic|seed\s*=\s*0x|address\s*\(/i;
 
 /** Scans one text file; `.sol` files only yield keys their own text calls private keys. */
 export function scanSecretsInText(path: string, text: string): SecretMatch[] {
@@ -158,42 +229,59 @@ export function scanSecretsInText(path: string, text: string): SecretMatch[] {
       }
     }
     // Raw secp256k1 private keys: 64 hex digits, in a context that names a key.
-    if (mayHoldHex) for (const m of line.matchAll(/(?<![0-9a-fA-Fx])(0x)?([0-9a-fA-F]{64})(?![0-9a-fA-F])/g)) {
-      const hex = m[2]!;
-      const before = line.slice(0, m.index);
-      const context = isEnv ? /KEY|PRIV|SECRET|PK|MNEMONIC|SIGNER|DEPLOYER|WALLET|ACCOUNT/i.test(before) : KEY_CONTEXT.test(line);
-      if (!context) continue;
-      if (isSolidity && !/priv(ate)?[_\s-]?key/i.test(line)) continue;
-      if (HASH_CONTEXT.test(before) && !/priv(ate)?[_\s-]?key/i.test(before)) continue;
-      const n = BigInt(`0x${hex}`);
-      if (n === 0n || n >= SECP256K1_N || /^(.)\1+$/.test(hex) || /^0{40}/.test(hex)) continue;
-      const value = m[0];
-      push(SECRET_RULES.ethPrivateKey, i, value, `A private key \`${maskSecret(value)}\` is committed in \`${path}\`.`);
-    }
+    if (mayHoldHex)
+      for (const m of line.matchAll(/(?<![0-9a-fA-Fx])(0x)?([0-9a-fA-F]{64})(?![0-9a-fA-F])/g)) {
+        const hex = m[2]!;
+        const before = line.slice(0, m.index);
+        const context = isEnv
+          ? /KEY|PRIV|SECRET|PK|MNEMONIC|SIGNER|DEPLOYER|WALLET|ACCOUNT/i.test(before)
+          : KEY_CONTEXT.test(line);
+        if (!context) continue;
+        if (isSolidity && !/priv(ate)?[_\s-]?key/i.test(line)) continue;
+        if (HASH_CONTEXT.test(before) && !/priv(ate)?[_\s-]?key/i.test(before)) continue;
+        const n = BigInt(`0x${hex}`);
+        if (n === 0n || n >= SECP256K1_N || /^(.)\1+$/.test(hex) || /^0{40}/.test(hex)) continue;
+        const value = m[0];
+        push(
+          SECRET_RULES.ethPrivateKey,
+          i,
+          value,
+          `A private key \`${maskSecret(value)}\` is committed in \`${path}\`.`,
+        );
+      }
     // Etherscan-family keys: 34 upper-case alphanumerics next to an explorer key name.
-    if (mayHoldExplorerKey) for (const m of line.matchAll(/(ETHERSCAN|BSCSCAN|POLYGONSCAN|ARBISCAN|SNOWTRACE|FTMSCAN|BASESCAN|OPTIMISTIC_ETHERSCAN|apiKey)[\w\s"':=]{0,30}?["'=:\s]([A-Z0-9]{34})\b/gi)) {
-      const value = m[2]!;
-      if (!/[0-9]/.test(value) || !/[A-Z]/.test(value) || value !== value.toUpperCase()) continue;
-      push(SECRET_RULES.explorerKey, i, value, `A block-explorer API key \`${maskSecret(value)}\` is committed in \`${path}\`.`);
-    }
+    if (mayHoldExplorerKey)
+      for (const m of line.matchAll(
+        /(ETHERSCAN|BSCSCAN|POLYGONSCAN|ARBISCAN|SNOWTRACE|FTMSCAN|BASESCAN|OPTIMISTIC_ETHERSCAN|apiKey)[\w\s"':=]{0,30}?["'=:\s]([A-Z0-9]{34})\b/gi,
+      )) {
+        const value = m[2]!;
+        if (!/[0-9]/.test(value) || !/[A-Z]/.test(value) || value !== value.toUpperCase()) continue;
+        push(
+          SECRET_RULES.explorerKey,
+          i,
+          value,
+          `A block-explorer API key \`${maskSecret(value)}\` is committed in \`${path}\`.`,
+        );
+      }
     // BIP-39 mnemonics: 12–24 words of the list in a row (a linear scan, no backtracking regex).
-    if (mayHoldWords) for (const run of listWordRuns(line)) {
-      const found = findMnemonic(run);
-      if (!found) continue;
-      const phrase = found.words.join(' ');
-      const context = /mnemonic|seed|phrase|secret|wallet/i.test(line);
-      if (!found.checksumValid && !context) continue;
-      const wellKnown = phrase === 'test test test test test test test test test test test junk';
-      push(
-        SECRET_RULES.mnemonic,
-        i,
-        phrase,
-        wellKnown
-          ? `The well-known development mnemonic (\`${maskSecret(phrase)}\`) is used in \`${path}\`; never fund its accounts on a public network.`
-          : `A ${found.words.length}-word seed phrase \`${maskSecret(phrase)}\`${found.checksumValid ? ' (valid BIP-39 checksum)' : ''} is committed in \`${path}\`.`,
-        wellKnown ? 'informational' : undefined,
-      );
-    }
+    if (mayHoldWords)
+      for (const run of listWordRuns(line)) {
+        const found = findMnemonic(run);
+        if (!found) continue;
+        const phrase = found.words.join(' ');
+        const context = /mnemonic|seed|phrase|secret|wallet/i.test(line);
+        if (!found.checksumValid && !context) continue;
+        const wellKnown = phrase === 'test test test test test test test test test test test junk';
+        push(
+          SECRET_RULES.mnemonic,
+          i,
+          phrase,
+          wellKnown
+            ? `The well-known development mnemonic (\`${maskSecret(phrase)}\`) is used in \`${path}\`; never fund its accounts on a public network.`
+            : `A ${found.words.length}-word seed phrase \`${maskSecret(phrase)}\`${found.checksumValid ? ' (valid BIP-39 checksum)' : ''} is committed in \`${path}\`.`,
+          wellKnown ? 'informational' : undefined,
+        );
+      }
   }
   return out;
 }

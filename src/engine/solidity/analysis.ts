@@ -98,7 +98,12 @@ export class FileAnalysis {
     this.analyses.set(fn, a);
     for (const node of cfg.nodes) {
       if (!node.ast) continue;
-      if (node.kind === 'cond') a.conditions.push({ expr: node.ast, node, kind: node.loops.length && isLoopCond(node) ? 'loop' : 'if' });
+      if (node.kind === 'cond')
+        a.conditions.push({
+          expr: node.ast,
+          node,
+          kind: node.loops.length && isLoopCond(node) ? 'loop' : 'if',
+        });
       this.collect(a, node, node.ast);
     }
     return a;
@@ -113,7 +118,8 @@ export class FileAnalysis {
           const info = this.file.classifyCall(x, scope);
           // The inner `a.call.value(x)` of `a.call.value(x)()` is part of the outer call.
           const parentCall = x.parent && x.field === 'function' && x.parent.type === 'call_expression';
-          const isOption = parentCall && info.kind === 'other' && (info.name === 'value' || info.name === 'gas');
+          const isOption =
+            parentCall && info.kind === 'other' && (info.name === 'value' || info.name === 'gas');
           if (!isOption) a.calls.push({ info, node });
           if (info.kind === 'internal') {
             const callee = this.resolveInternal(a.contract, info.name, info.args.length);
@@ -187,7 +193,9 @@ export class FileAnalysis {
     const a = this.analyze(fn);
     const r =
       a.stateWrites.length > 0 ||
-      a.calls.some((c) => c.info.kind === 'builtin' && (c.info.name === 'selfdestruct' || c.info.name === 'suicide')) ||
+      a.calls.some(
+        (c) => c.info.kind === 'builtin' && (c.info.name === 'selfdestruct' || c.info.name === 'suicide'),
+      ) ||
       a.internalCalls.some((c) => this.writesState(c.callee)) ||
       a.modifiers.some((mod) => this.analyze(mod).stateWrites.length > 0);
     this.writesMemo.set(fn, r);
@@ -267,7 +275,10 @@ export class FileAnalysis {
       }
     }
     if (!r) r = a.internalCalls.some((c) => c.callee.visibility !== 'public' && this.checksCaller(c.callee));
-    if (!r) r = a.internalCalls.some((c) => c.callee.kind === 'function' && this.checksCaller(c.callee) && !c.callee.params.length);
+    if (!r)
+      r = a.internalCalls.some(
+        (c) => c.callee.kind === 'function' && this.checksCaller(c.callee) && !c.callee.params.length,
+      );
     this.callerCheckMemo.set(fn, r);
     return r;
   }
@@ -355,7 +366,8 @@ export class FileAnalysis {
       if (x.type === 'call_expression') {
         const f = field(x, 'function');
         const name = f ? this.text(unwrap(f)).replace(/\s+/g, '') : '';
-        if (name === 'blockhash' || name === 'block.blockhash') hit = pattern === BLOCK_RANDOM || pattern.test(name);
+        if (name === 'blockhash' || name === 'block.blockhash')
+          hit = pattern === BLOCK_RANDOM || pattern.test(name);
       }
       return undefined;
     });
@@ -406,7 +418,12 @@ export class FileAnalysis {
       'state_variable_declaration',
     );
     if (!s) return n;
-    if (s.type === 'if_statement' || s.type === 'for_statement' || s.type === 'while_statement' || s.type === 'do_while_statement') {
+    if (
+      s.type === 'if_statement' ||
+      s.type === 'for_statement' ||
+      s.type === 'while_statement' ||
+      s.type === 'do_while_statement'
+    ) {
       const cond = field(s, 'condition');
       if (cond && cond.start <= n.start && n.end <= cond.end) return cond;
       return n;
@@ -460,7 +477,10 @@ function isStoragePointer(v: VarInfo, file: SolFile, scope: Scope): boolean {
     const sv = base ? scope.stateVars.get(file.text(base)) : undefined;
     if (!sv || !v.initializer) return false;
     const elem = /=>\s*(.+)\)$/.exec(sv.typeText)?.[1] ?? sv.typeText.replace(/\[[^\]]*\]$/, '');
-    return unwrap(v.initializer).type !== 'identifier' && !/^(u?int\d*|bool|address|bytes\d+|string)\b/.test(elem.trim());
+    return (
+      unwrap(v.initializer).type !== 'identifier' &&
+      !/^(u?int\d*|bool|address|bytes\d+|string)\b/.test(elem.trim())
+    );
   }
   if (!file.versionBelow(0, 5)) return false;
   return v.isArray || v.isMapping || /^[A-Z]/.test(v.typeText);

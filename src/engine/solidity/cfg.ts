@@ -48,7 +48,8 @@ export class Cfg {
     this.entry = this.add('entry');
     this.exit = this.add('exit');
     const entryNode = this.nodes[this.entry]!;
-    for (const p of params.filter(Boolean)) entryNode.defs.push({ name: p, rhs: undefined, target: body ?? ({} as AstNode) });
+    for (const p of params.filter(Boolean))
+      entryNode.defs.push({ name: p, rhs: undefined, target: body ?? ({} as AstNode) });
     const ctx: BuildContext = { loops: [], breaks: [], continues: [] };
     const ends = body ? this.buildStatement(body, [this.entry], ctx) : [this.entry];
     for (const e of ends) this.link(e, this.exit);
@@ -273,7 +274,8 @@ export class Cfg {
         for (const d of x.children) {
           const decls = d.type === 'variable_declaration_tuple' ? d.children : [d];
           for (const v of decls) {
-            const nameNode = v.type === 'variable_declaration' ? field(v, 'name') : v.type === 'identifier' ? v : undefined;
+            const nameNode =
+              v.type === 'variable_declaration' ? field(v, 'name') : v.type === 'identifier' ? v : undefined;
             if (nameNode && v !== value) {
               node.defs.push({ name: this.text(nameNode), rhs: value, target: nameNode });
               defTargets.add(nameNode);
@@ -284,11 +286,16 @@ export class Cfg {
         const left = field(x, 'left');
         const right = field(x, 'right');
         if (left) {
-          const targets = unwrap(left).type === 'tuple_expression' ? unwrap(left).children.map(unwrap) : [unwrap(left)];
+          const targets =
+            unwrap(left).type === 'tuple_expression' ? unwrap(left).children.map(unwrap) : [unwrap(left)];
           for (const t of targets) {
             if (t.type === 'identifier' && this.isLocal(this.text(t))) {
               // `x += y` both reads and writes x; the new value derives from both.
-              node.defs.push({ name: this.text(t), rhs: x.type === 'assignment_expression' ? right : x, target: t });
+              node.defs.push({
+                name: this.text(t),
+                rhs: x.type === 'assignment_expression' ? right : x,
+                target: t,
+              });
               if (x.type === 'assignment_expression') defTargets.add(t);
             }
           }
@@ -296,7 +303,8 @@ export class Cfg {
       } else if (x.type === 'update_expression') {
         const a = field(x, 'argument');
         const t = a ? unwrap(a) : undefined;
-        if (t && t.type === 'identifier' && this.isLocal(this.text(t))) node.defs.push({ name: this.text(t), rhs: x, target: t });
+        if (t && t.type === 'identifier' && this.isLocal(this.text(t)))
+          node.defs.push({ name: this.text(t), rhs: x, target: t });
       }
       return undefined;
     });

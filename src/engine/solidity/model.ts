@@ -93,8 +93,18 @@ export interface CallInfo {
 }
 
 const LOW_LEVEL = new Set(['call', 'delegatecall', 'callcode', 'staticcall']);
-const NOT_CONTRACT_OBJECTS = new Set(['msg', 'block', 'tx', 'abi', 'super', 'string', 'bytes', 'type', 'Math']);
-const ARRAY_MEMBERS = new Set(['push', 'pop', 'length', 'concat']);
+const NOT_CONTRACT_OBJECTS = new Set([
+  'msg',
+  'block',
+  'tx',
+  'abi',
+  'super',
+  'string',
+  'bytes',
+  'type',
+  'Math',
+]);
+const _ARRAY_MEMBERS = new Set(['push', 'pop', 'length', 'concat']);
 export const BUILTIN_FUNCTIONS = new Set([
   'require',
   'assert',
@@ -144,7 +154,11 @@ export class SolFile {
   ) {
     this.pragma = this.readPragma();
     for (const n of root.children) {
-      if (n.type === 'contract_declaration' || n.type === 'interface_declaration' || n.type === 'library_declaration') {
+      if (
+        n.type === 'contract_declaration' ||
+        n.type === 'interface_declaration' ||
+        n.type === 'library_declaration'
+      ) {
         this.contracts.push(this.readContract(n));
       }
     }
@@ -158,7 +172,8 @@ export class SolFile {
   lineText(line: number): string {
     if (!this.lineStarts) {
       this.lineStarts = [0];
-      for (let i = 0; i < this.source.length; i++) if (this.source.charCodeAt(i) === 10) this.lineStarts.push(i + 1);
+      for (let i = 0; i < this.source.length; i++)
+        if (this.source.charCodeAt(i) === 10) this.lineStarts.push(i + 1);
     }
     const s = this.lineStarts[line - 1];
     if (s === undefined) return '';
@@ -198,7 +213,12 @@ export class SolFile {
 
   private readContract(n: AstNode): ContractInfo {
     const name = this.text(field(n, 'name')!);
-    const kind = n.type === 'interface_declaration' ? 'interface' : n.type === 'library_declaration' ? 'library' : 'contract';
+    const kind =
+      n.type === 'interface_declaration'
+        ? 'interface'
+        : n.type === 'library_declaration'
+          ? 'library'
+          : 'contract';
     const bases = childrenOfType(n, 'inheritance_specifier').map((s) => {
       const a = field(s, 'ancestor');
       return a ? this.text(a) : '';
@@ -270,7 +290,10 @@ export class SolFile {
       kind,
       isMapping: /^mapping\s*\(/.test(typeText),
       isArray: /\]$/.test(typeText),
-      isConstant: kind === 'state' && nameNode !== undefined && /\b(constant|immutable)\b/.test(full.slice(0, nameNode.start - n.start)),
+      isConstant:
+        kind === 'state' &&
+        nameNode !== undefined &&
+        /\b(constant|immutable)\b/.test(full.slice(0, nameNode.start - n.start)),
     };
     if (locNode) v.location = this.text(locNode);
     const value = field(n, 'value');
@@ -304,7 +327,11 @@ export class SolFile {
           .filter((v): v is VarInfo => v !== undefined)
       : [];
     const visNode = childOfType(n, 'visibility');
-    const vis = visNode ? this.text(visNode) : kind === 'fallback' || kind === 'receive' ? 'external' : 'public';
+    const vis = visNode
+      ? this.text(visNode)
+      : kind === 'fallback' || kind === 'receive'
+        ? 'external'
+        : 'public';
     const mutNodes = childrenOfType(n, 'state_mutability').map((m) => this.text(m));
     let mutability: FunctionInfo['mutability'] = 'nonpayable';
     // 0.4's `constant` functions are views; the grammar keeps the keyword anonymous.
@@ -325,7 +352,9 @@ export class SolFile {
       contract,
       params,
       returns,
-      visibility: (['public', 'external', 'internal', 'private'].includes(vis) ? vis : 'public') as FunctionInfo['visibility'],
+      visibility: (['public', 'external', 'internal', 'private'].includes(vis)
+        ? vis
+        : 'public') as FunctionInfo['visibility'],
       mutability,
       modifiers,
       body,
@@ -376,10 +405,12 @@ export class SolFile {
       const name = prop ? this.text(prop) : '';
       const target = obj ? unwrap(obj) : undefined;
       if (LOW_LEVEL.has(name)) return { node: call, kind: name as CallKind, target, name, value, gas, args };
-      if (name === 'send' && args.length === 1) return { node: call, kind: 'send', target, name, value: args[0], args };
+      if (name === 'send' && args.length === 1)
+        return { node: call, kind: 'send', target, name, value: args[0], args };
       if (name === 'transfer' && args.length === 1 && target && this.isAddressExpr(target, scope))
         return { node: call, kind: 'transfer', target, name, value: args[0], args };
-      if (target && this.isContractExpr(target, scope)) return { node: call, kind: 'external', target, name, value, gas, args };
+      if (target && this.isContractExpr(target, scope))
+        return { node: call, kind: 'external', target, name, value, gas, args };
       return { node: call, kind: 'other', target, name, value, gas, args };
     }
     if (f.type === 'identifier') {
@@ -412,7 +443,8 @@ export class SolFile {
       const fn = unwrap(field(e, 'function') ?? e);
       if (fn.type === 'identifier') {
         const name = this.text(fn);
-        if (/^[A-Z]/.test(name) && !scope.contract.structs.has(name) && !scope.libraries.has(name)) return true;
+        if (/^[A-Z]/.test(name) && !scope.contract.structs.has(name) && !scope.libraries.has(name))
+          return true;
       }
       return false;
     }

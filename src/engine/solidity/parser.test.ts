@@ -56,7 +56,8 @@ contract New {
   });
 
   it('binds index access tighter than operators (repairing the grammar’s precedence)', async () => {
-    const src = 'contract A { function f() public { x = a + b[c] * d[e]; y = !m[k]; z = amount <= balances[msg.sender]; } }';
+    const src =
+      'contract A { function f() public { x = a + b[c] * d[e]; y = !m[k]; z = amount <= balances[msg.sender]; } }';
     const p = await parseSolidity(src);
     const rights = descendants(p.root, 'assignment_expression').map((a) => field(a, 'right')!);
     const [sum, not, cmp] = rights;
@@ -77,8 +78,14 @@ contract Broken {
   function b(address to) public { to.send(1); }
 }`;
     const r = await scanSolidityFile('Broken.sol', src, 'standard');
-    expect(r.messages.some((m) => m.level === 'warning' && /syntax errors at line 3/.test(m.value))).toBe(true);
-    expect(r.vulnerabilities.some((v) => v.ruleId === 'sol.unchecked-call.low-level' && v.location.startLine === 4)).toBe(true);
+    expect(r.messages.some((m) => m.level === 'warning' && /syntax errors at line 3/.test(m.value))).toBe(
+      true,
+    );
+    expect(
+      r.vulnerabilities.some(
+        (v) => v.ruleId === 'sol.unchecked-call.low-level' && v.location.startLine === 4,
+      ),
+    ).toBe(true);
   });
 });
 
@@ -87,8 +94,19 @@ describe('Cfg', () => {
     const src = `contract A { uint s; function f(uint p) public { ${body} } }`;
     const p = await parseSolidity(src);
     const fn = descendants(p.root, 'function_definition')[0]!;
-    const locals = new Set(['p', ...descendants(fn, 'variable_declaration').map((d) => textOf(src, field(d, 'name')!))]);
-    return { cfg: new Cfg(field(fn, 'body'), (n) => textOf(src, n), (n) => locals.has(n), ['p']), src };
+    const locals = new Set([
+      'p',
+      ...descendants(fn, 'variable_declaration').map((d) => textOf(src, field(d, 'name')!)),
+    ]);
+    return {
+      cfg: new Cfg(
+        field(fn, 'body'),
+        (n) => textOf(src, n),
+        (n) => locals.has(n),
+        ['p'],
+      ),
+      src,
+    };
   }
 
   it('follows branches and loops: a write inside a loop body is reachable after a call later in the body', async () => {

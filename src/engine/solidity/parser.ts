@@ -121,7 +121,11 @@ function lineIndex(source: string): (offset: number) => number {
   };
 }
 
-function convert(cursor: ReturnType<import('web-tree-sitter').Tree['walk']>, parent: AstNode | null, ctx: ConvertContext): AstNode {
+function convert(
+  cursor: ReturnType<import('web-tree-sitter').Tree['walk']>,
+  parent: AstNode | null,
+  ctx: ConvertContext,
+): AstNode {
   const start = cursor.startIndex;
   const end = cursor.endIndex;
   const node: AstNode = {
@@ -137,7 +141,8 @@ function convert(cursor: ReturnType<import('web-tree-sitter').Tree['walk']>, par
   if (node.type === 'ERROR') ctx.errors.push({ line: node.line, kind: 'error' });
   if (cursor.gotoFirstChild()) {
     do {
-      if (ctx.checkMissing && cursor.nodeIsMissing) ctx.errors.push({ line: ctx.lineOf(cursor.startIndex), kind: 'missing' });
+      if (ctx.checkMissing && cursor.nodeIsMissing)
+        ctx.errors.push({ line: ctx.lineOf(cursor.startIndex), kind: 'missing' });
       const typeId = cursor.nodeTypeId;
       const type = ctx.names.typeNames[typeId] ?? cursor.nodeType;
       if (ctx.names.typeNamed[typeId] || type === 'ERROR') {
@@ -204,7 +209,7 @@ const PRECEDENCE: Record<string, number> = {
 function reassociateBinary(x: AstNode): AstNode {
   const li = x.children.findIndex((c) => c.field === 'left');
   const left = x.children[li];
-  if (!left || left.type !== 'binary_expression' || !left.op || !x.op) return x;
+  if (left?.type !== 'binary_expression' || !left.op || !x.op) return x;
   if ((PRECEDENCE[left.op] ?? 99) >= (PRECEDENCE[x.op] ?? 99)) return x;
   const ri = left.children.findIndex((c) => c.field === 'right');
   const inner = left.children[ri];
@@ -233,7 +238,12 @@ const POSTFIX_BASE: Record<string, string> = {
   member_expression: 'object',
   call_expression: 'function',
 };
-const OPERATOR_TYPES = new Set(['binary_expression', 'unary_expression', 'ternary_expression', 'update_expression']);
+const OPERATOR_TYPES = new Set([
+  'binary_expression',
+  'unary_expression',
+  'ternary_expression',
+  'update_expression',
+]);
 
 /** The operand an unparenthesized postfix operator should have bound to: the last one. */
 function lastOperand(op: AstNode): AstNode | undefined {

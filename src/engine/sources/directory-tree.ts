@@ -15,7 +15,10 @@ export interface DirectoryTreeOptions {
  * Lists the regular files under `root` (sorted, POSIX paths), skipping `node_modules` and `.git`.
  * Symbolic links are never followed, so nothing outside the root is read.
  */
-export async function openDirectoryTree(root: string, options: DirectoryTreeOptions = {}): Promise<SourceTree> {
+export async function openDirectoryTree(
+  root: string,
+  options: DirectoryTreeOptions = {},
+): Promise<SourceTree> {
   const base = await realpath(root);
   const prefix = normalizePrefix(options.prefix);
   let entries: SourceEntry[] | undefined;

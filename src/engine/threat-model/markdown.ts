@@ -16,7 +16,8 @@ export function renderThreatModelMarkdown(model: ThreatModel): string {
   if (model.threats.length === 0) out.push('No threats derived from the code.', '');
   for (const t of model.threats) {
     out.push(`### ${t.id} · ${t.title} (${t.severity})`, '', `${t.description} Category: ${t.category}.`, '');
-    for (const r of t.refs.slice(0, 20)) out.push(`- ${at(r)}${r.function ? ` in \`${r.contract}.${r.function}\`` : ''}`);
+    for (const r of t.refs.slice(0, 20))
+      out.push(`- ${at(r)}${r.function ? ` in \`${r.contract}.${r.function}\`` : ''}`);
     if (t.refs.length > 20) out.push(`- … and ${t.refs.length - 20} more`);
     out.push('');
   }
@@ -33,26 +34,62 @@ export function renderThreatModelMarkdown(model: ThreatModel): string {
   table(
     'Contracts and inheritance',
     ['contract', 'kind', 'inherits', 'upgradeable', 'where'],
-    model.contracts.map((c) => [c.name, c.kind, c.bases.join(', ') || '—', c.upgradeable ? 'yes' : 'no', at(c.ref)]),
+    model.contracts.map((c) => [
+      c.name,
+      c.kind,
+      c.bases.join(', ') || '—',
+      c.upgradeable ? 'yes' : 'no',
+      at(c.ref),
+    ]),
   );
   table(
     'Entry points',
     ['function', 'kind', 'payable', 'caller check', 'modifiers', 'where'],
-    model.entryPoints.map((e) => [`${e.contract}.${e.function}`, e.kind, e.payable ? 'yes' : 'no', e.guarded ? 'yes' : '**none**', e.modifiers.join(', ') || '—', at(e.ref)]),
+    model.entryPoints.map((e) => [
+      `${e.contract}.${e.function}`,
+      e.kind,
+      e.payable ? 'yes' : 'no',
+      e.guarded ? 'yes' : '**none**',
+      e.modifiers.join(', ') || '—',
+      at(e.ref),
+    ]),
   );
   table(
     'Privileged roles',
     ['role', 'kind', 'guards', 'where'],
     model.roles.map((r) => [`${r.contract}.${r.name}`, r.kind, r.guards.join(', ') || '—', at(r.ref)]),
   );
-  table('Assets', ['asset', 'kind', 'where'], model.assets.map((a) => [`${a.contract}.${a.name}`, a.kind, at(a.ref)]));
+  table(
+    'Assets',
+    ['asset', 'kind', 'where'],
+    model.assets.map((a) => [`${a.contract}.${a.name}`, a.kind, at(a.ref)]),
+  );
   table(
     'External calls',
     ['from', 'kind', 'target', 'value', 'caller-chosen target', 'where'],
-    model.externalCalls.map((c) => [`${c.contract}.${c.function}`, c.kind, `\`${c.target}\``, c.sendsValue ? 'yes' : 'no', c.callerControlledTarget ? '**yes**' : 'no', at(c.ref)]),
+    model.externalCalls.map((c) => [
+      `${c.contract}.${c.function}`,
+      c.kind,
+      `\`${c.target}\``,
+      c.sendsValue ? 'yes' : 'no',
+      c.callerControlledTarget ? '**yes**' : 'no',
+      at(c.ref),
+    ]),
   );
-  table('Upgradeability and lifecycle', ['contract', 'pattern', 'detail', 'where'], model.upgradeability.map((u) => [u.contract, u.pattern, u.detail, at(u.ref)]));
-  table('Oracles and randomness', ['contract', 'kind', 'detail', 'where'], model.oracles.map((o) => [o.contract, o.kind, o.detail, at(o.ref)]));
-  table('Trust boundaries', ['from', 'to', 'description', 'where'], model.trustBoundaries.map((t) => [t.from, t.to, t.description, at(t.ref)]));
+  table(
+    'Upgradeability and lifecycle',
+    ['contract', 'pattern', 'detail', 'where'],
+    model.upgradeability.map((u) => [u.contract, u.pattern, u.detail, at(u.ref)]),
+  );
+  table(
+    'Oracles and randomness',
+    ['contract', 'kind', 'detail', 'where'],
+    model.oracles.map((o) => [o.contract, o.kind, o.detail, at(o.ref)]),
+  );
+  table(
+    'Trust boundaries',
+    ['from', 'to', 'description', 'where'],
+    model.trustBoundaries.map((t) => [t.from, t.to, t.description, at(t.ref)]),
+  );
   return out.join('\n');
 }

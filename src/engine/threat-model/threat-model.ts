@@ -39,8 +39,19 @@ export interface ThreatModel {
     modifiers: string[];
     ref: CodeRef;
   }>;
-  roles: Array<{ contract: string; name: string; kind: 'modifier' | 'owner-variable' | 'role-map' | 'tx-origin'; guards: string[]; ref: CodeRef }>;
-  assets: Array<{ contract: string; name: string; kind: 'ether' | 'balance-map' | 'token-contract'; ref: CodeRef }>;
+  roles: Array<{
+    contract: string;
+    name: string;
+    kind: 'modifier' | 'owner-variable' | 'role-map' | 'tx-origin';
+    guards: string[];
+    ref: CodeRef;
+  }>;
+  assets: Array<{
+    contract: string;
+    name: string;
+    kind: 'ether' | 'balance-map' | 'token-contract';
+    ref: CodeRef;
+  }>;
   externalCalls: Array<{
     contract: string;
     function: string;
@@ -50,8 +61,18 @@ export interface ThreatModel {
     callerControlledTarget: boolean;
     ref: CodeRef;
   }>;
-  upgradeability: Array<{ contract: string; pattern: 'delegatecall' | 'initializer' | 'selfdestruct'; detail: string; ref: CodeRef }>;
-  oracles: Array<{ contract: string; kind: 'price-feed' | 'block-randomness' | 'timestamp'; detail: string; ref: CodeRef }>;
+  upgradeability: Array<{
+    contract: string;
+    pattern: 'delegatecall' | 'initializer' | 'selfdestruct';
+    detail: string;
+    ref: CodeRef;
+  }>;
+  oracles: Array<{
+    contract: string;
+    kind: 'price-feed' | 'block-randomness' | 'timestamp';
+    detail: string;
+    ref: CodeRef;
+  }>;
   trustBoundaries: Array<{ from: string; to: string; description: string; ref: CodeRef }>;
   threats: Threat[];
 }
@@ -69,7 +90,15 @@ export function emptyThreatModel(now: Date = new Date()): ThreatModel {
   return {
     version: 1,
     generatedAt: now.toISOString(),
-    summary: { files: 0, solidityFiles: 0, lines: 0, contracts: 0, entryPoints: 0, externalCalls: 0, threats: 0 },
+    summary: {
+      files: 0,
+      solidityFiles: 0,
+      lines: 0,
+      contracts: 0,
+      entryPoints: 0,
+      externalCalls: 0,
+      threats: 0,
+    },
     contracts: [],
     entryPoints: [],
     roles: [],
@@ -82,13 +111,19 @@ export function emptyThreatModel(now: Date = new Date()): ThreatModel {
   };
 }
 
-const PRICE_FEED = /^(latestRoundData|latestAnswer|getReserves|consult|getPrice|price0CumulativeLast|price1CumulativeLast|observe|getAssetPrice|peek|read)$/;
+const PRICE_FEED =
+  /^(latestRoundData|latestAnswer|getReserves|consult|getPrice|price0CumulativeLast|price1CumulativeLast|observe|getAssetPrice|peek|read)$/;
 const BALANCE_NAME = /balance|deposit|credit|share|stake|fund|holding|owed|reward/i;
 
 /** Adds what one Solidity file contributes to the model (call once per file, then drop the AST). */
 export function addFileToThreatModel(model: ThreatModel, fa: FileAnalysis): void {
   const file = fa.file.path;
-  const ref = (line: number, endLine: number | undefined, contract?: ContractInfo, fn?: FunctionInfo): CodeRef => ({
+  const ref = (
+    line: number,
+    endLine: number | undefined,
+    contract?: ContractInfo,
+    fn?: FunctionInfo,
+  ): CodeRef => ({
     file,
     line,
     ...(endLine && endLine !== line ? { endLine } : {}),
@@ -119,9 +154,12 @@ export function addFileToThreatModel(model: ThreatModel, fa: FileAnalysis): void
       }
       for (const call of a.calls) {
         const k = call.info.kind;
-        if (!['call', 'delegatecall', 'callcode', 'staticcall', 'send', 'transfer', 'external'].includes(k)) continue;
+        if (!['call', 'delegatecall', 'callcode', 'staticcall', 'send', 'transfer', 'external'].includes(k))
+          continue;
         const target = call.info.target ? fa.text(call.info.target) : fa.text(call.info.node);
-        const callerControlled = call.info.target ? fa.isCallerControlledAddress(a, call.info.target) || fa.isUserInput(call.info.target, a) : false;
+        const callerControlled = call.info.target
+          ? fa.isCallerControlledAddress(a, call.info.target) || fa.isUserInput(call.info.target, a)
+          : false;
         model.externalCalls.push({
           contract: c.name,
           function: fn.name,
@@ -141,7 +179,12 @@ export function addFileToThreatModel(model: ThreatModel, fa: FileAnalysis): void
           });
         }
         if (k === 'external' && PRICE_FEED.test(call.info.name)) {
-          model.oracles.push({ contract: c.name, kind: 'price-feed', detail: `\`${target}.${call.info.name}()\``, ref: ref(call.info.node.line, undefined, c, fn) });
+          model.oracles.push({
+            contract: c.name,
+            kind: 'price-feed',
+            detail: `\`${target}.${call.info.name}()\``,
+            ref: ref(call.info.node.line, undefined, c, fn),
+          });
         }
         if (k !== 'transfer' && k !== 'send') {
           model.trustBoundaries.push({
@@ -154,49 +197,142 @@ export function addFileToThreatModel(model: ThreatModel, fa: FileAnalysis): void
         if (k === 'builtin') continue;
       }
       for (const call of a.calls) {
-        if (call.info.kind === 'builtin' && (call.info.name === 'selfdestruct' || call.info.name === 'suicide')) {
-          model.upgradeability.push({ contract: c.name, pattern: 'selfdestruct', detail: `\`${fn.name}\` can destroy the contract`, ref: ref(call.info.node.line, undefined, c, fn) });
+        if (
+          call.info.kind === 'builtin' &&
+          (call.info.name === 'selfdestruct' || call.info.name === 'suicide')
+        ) {
+          model.upgradeability.push({
+            contract: c.name,
+            pattern: 'selfdestruct',
+            detail: `\`${fn.name}\` can destroy the contract`,
+            ref: ref(call.info.node.line, undefined, c, fn),
+          });
         }
       }
       if (fn.kind === 'function' && /^(initiali[sz]e|init)\w*$/i.test(fn.name) && entry) {
         upgradeable = true;
-        model.upgradeability.push({ contract: c.name, pattern: 'initializer', detail: `\`${fn.name}\` initializes state outside a constructor`, ref: ref(fn.line, undefined, c, fn) });
+        model.upgradeability.push({
+          contract: c.name,
+          pattern: 'initializer',
+          detail: `\`${fn.name}\` initializes state outside a constructor`,
+          ref: ref(fn.line, undefined, c, fn),
+        });
       }
       if (fn.body) {
-        const randomness = descendants(fn.body, 'member_expression', 'identifier', 'call_expression').find((n) =>
-          /^(block\.(difficulty|prevrandao|blockhash|coinbase)|blockhash)$/.test(fa.text(n.type === 'call_expression' ? (field(n, 'function') ?? n) : n).replace(/\s+/g, '')),
+        const randomness = descendants(fn.body, 'member_expression', 'identifier', 'call_expression').find(
+          (n) =>
+            /^(block\.(difficulty|prevrandao|blockhash|coinbase)|blockhash)$/.test(
+              fa.text(n.type === 'call_expression' ? (field(n, 'function') ?? n) : n).replace(/\s+/g, ''),
+            ),
         );
-        if (randomness) model.oracles.push({ contract: c.name, kind: 'block-randomness', detail: `\`${fa.text(randomness).slice(0, 60)}\``, ref: ref(randomness.line, undefined, c, fn) });
-        const time = descendants(fn.body, 'member_expression', 'identifier').find((n) => n.field !== 'property' && /^(block\.timestamp|now)$/.test(fa.text(n).replace(/\s+/g, '')));
-        if (time) model.oracles.push({ contract: c.name, kind: 'timestamp', detail: `\`${fn.name}\` reads the block timestamp`, ref: ref(time.line, undefined, c, fn) });
+        if (randomness)
+          model.oracles.push({
+            contract: c.name,
+            kind: 'block-randomness',
+            detail: `\`${fa.text(randomness).slice(0, 60)}\``,
+            ref: ref(randomness.line, undefined, c, fn),
+          });
+        const time = descendants(fn.body, 'member_expression', 'identifier').find(
+          (n) => n.field !== 'property' && /^(block\.timestamp|now)$/.test(fa.text(n).replace(/\s+/g, '')),
+        );
+        if (time)
+          model.oracles.push({
+            contract: c.name,
+            kind: 'timestamp',
+            detail: `\`${fn.name}\` reads the block timestamp`,
+            ref: ref(time.line, undefined, c, fn),
+          });
         for (const cond of a.conditions) {
           if (/tx\.origin/.test(fa.text(cond.expr)) && !/msg\.sender/.test(fa.text(cond.expr))) {
-            model.roles.push({ contract: c.name, name: 'tx.origin', kind: 'tx-origin', guards: [fn.name], ref: ref(cond.expr.line, undefined, c, fn) });
+            model.roles.push({
+              contract: c.name,
+              name: 'tx.origin',
+              kind: 'tx-origin',
+              guards: [fn.name],
+              ref: ref(cond.expr.line, undefined, c, fn),
+            });
           }
         }
       }
     }
     for (const [name, mod] of c.modifiers) {
       if (!fa.checksCaller(mod)) continue;
-      model.roles.push({ contract: c.name, name, kind: 'modifier', guards: guardedBy.get(name) ?? [], ref: ref(mod.line, undefined, c, mod) });
+      model.roles.push({
+        contract: c.name,
+        name,
+        kind: 'modifier',
+        guards: guardedBy.get(name) ?? [],
+        ref: ref(mod.line, undefined, c, mod),
+      });
     }
     for (const v of c.stateVars.values()) {
-      const checked = [...fns, ...c.modifiers.values()].some((f) => fa.analyze(f).conditions.some((cond) => fa.isCallerCheck(cond.expr, fa.analyze(f)) && descendants(cond.expr, 'identifier').some((i) => fa.text(i) === v.name)));
-      if (checked && /^address\b/.test(v.typeText)) model.roles.push({ contract: c.name, name: v.name, kind: 'owner-variable', guards: [], ref: ref(v.line, undefined, c) });
-      else if (checked && v.isMapping) model.roles.push({ contract: c.name, name: v.name, kind: 'role-map', guards: [], ref: ref(v.line, undefined, c) });
-      if (v.isMapping && /=>\s*u?int/.test(v.typeText) && /^mapping\s*\(\s*address/.test(v.typeText) && BALANCE_NAME.test(v.name)) {
-        model.assets.push({ contract: c.name, name: v.name, kind: 'balance-map', ref: ref(v.line, undefined, c) });
+      const checked = [...fns, ...c.modifiers.values()].some((f) =>
+        fa
+          .analyze(f)
+          .conditions.some(
+            (cond) =>
+              fa.isCallerCheck(cond.expr, fa.analyze(f)) &&
+              descendants(cond.expr, 'identifier').some((i) => fa.text(i) === v.name),
+          ),
+      );
+      if (checked && /^address\b/.test(v.typeText))
+        model.roles.push({
+          contract: c.name,
+          name: v.name,
+          kind: 'owner-variable',
+          guards: [],
+          ref: ref(v.line, undefined, c),
+        });
+      else if (checked && v.isMapping)
+        model.roles.push({
+          contract: c.name,
+          name: v.name,
+          kind: 'role-map',
+          guards: [],
+          ref: ref(v.line, undefined, c),
+        });
+      if (
+        v.isMapping &&
+        /=>\s*u?int/.test(v.typeText) &&
+        /^mapping\s*\(\s*address/.test(v.typeText) &&
+        BALANCE_NAME.test(v.name)
+      ) {
+        model.assets.push({
+          contract: c.name,
+          name: v.name,
+          kind: 'balance-map',
+          ref: ref(v.line, undefined, c),
+        });
       }
-      if (fa.file.isContractType(v.typeText, fa.index.scope(c, undefined)) && /token|erc20|erc721|asset|coin/i.test(`${v.typeText} ${v.name}`)) {
-        model.assets.push({ contract: c.name, name: v.name, kind: 'token-contract', ref: ref(v.line, undefined, c) });
+      if (
+        fa.file.isContractType(v.typeText, fa.index.scope(c, undefined)) &&
+        /token|erc20|erc721|asset|coin/i.test(`${v.typeText} ${v.name}`)
+      ) {
+        model.assets.push({
+          contract: c.name,
+          name: v.name,
+          kind: 'token-contract',
+          ref: ref(v.line, undefined, c),
+        });
       }
     }
     const holdsEther = c.functions.some((f) => f.mutability === 'payable');
     if (holdsEther) {
       const payable = c.functions.find((f) => f.mutability === 'payable')!;
-      model.assets.push({ contract: c.name, name: 'ether balance', kind: 'ether', ref: ref(payable.line, undefined, c, payable) });
+      model.assets.push({
+        contract: c.name,
+        name: 'ether balance',
+        kind: 'ether',
+        ref: ref(payable.line, undefined, c, payable),
+      });
     }
-    model.contracts.push({ name: c.name, kind: c.kind, bases: c.bases, upgradeable, ref: ref(c.line, undefined, c) });
+    model.contracts.push({
+      name: c.name,
+      kind: c.kind,
+      bases: c.bases,
+      upgradeable,
+      ref: ref(c.line, undefined, c),
+    });
     deriveThreats(model, fa, c, ref);
   }
 }
@@ -217,9 +353,15 @@ function deriveThreats(
     const a = fa.analyze(fn);
     const guarded = fa.checksCaller(fn);
     for (const call of a.calls) {
-      const moves = call.info.kind === 'transfer' || call.info.kind === 'send' || (call.info.kind === 'call' && call.info.value !== undefined);
+      const moves =
+        call.info.kind === 'transfer' ||
+        call.info.kind === 'send' ||
+        (call.info.kind === 'call' && call.info.value !== undefined);
       if (moves && !guarded) drains.push(ref(call.info.node.line, undefined, c, fn));
-      if (fa.isReentrantCall(a, call) && a.stateWrites.some((w) => a.cfg.reachableFrom(call.node.id).has(w.node.id))) {
+      if (
+        fa.isReentrantCall(a, call) &&
+        a.stateWrites.some((w) => a.cfg.reachableFrom(call.node.id).has(w.node.id))
+      ) {
         reentry.push(ref(call.info.node.line, undefined, c, fn));
       }
     }
@@ -229,7 +371,8 @@ function deriveThreats(
       title: `Ether leaves ${c.name} through functions anyone can call`,
       severity: 'high',
       category: 'access_control',
-      description: 'These unguarded entry points send ether. Each must pay only what the caller is owed, after debiting it.',
+      description:
+        'These unguarded entry points send ether. Each must pay only what the caller is owed, after debiting it.',
       refs: drains,
     });
   }
@@ -238,37 +381,77 @@ function deriveThreats(
       title: `Re-entrancy into ${c.name}`,
       severity: 'high',
       category: 'reentrancy',
-      description: 'Control passes to another contract before state is updated; a malicious callee can re-enter.',
+      description:
+        'Control passes to another contract before state is updated; a malicious callee can re-enter.',
       refs: reentry,
     });
   }
-  const dc = model.upgradeability.filter((u) => u.contract === c.name && u.pattern === 'delegatecall').map((u) => u.ref);
+  const dc = model.upgradeability
+    .filter((u) => u.contract === c.name && u.pattern === 'delegatecall')
+    .map((u) => u.ref);
   if (dc.length) {
     add({
       title: `Code executed in ${c.name}'s storage context`,
       severity: 'high',
       category: 'access_control',
-      description: 'delegatecall runs foreign code against this contract’s storage; the target and the call data must be trusted and fixed.',
+      description:
+        'delegatecall runs foreign code against this contract’s storage; the target and the call data must be trusted and fixed.',
       refs: dc,
     });
   }
-  const sd = model.upgradeability.filter((u) => u.contract === c.name && u.pattern === 'selfdestruct').map((u) => u.ref);
+  const sd = model.upgradeability
+    .filter((u) => u.contract === c.name && u.pattern === 'selfdestruct')
+    .map((u) => u.ref);
   if (sd.length) {
-    add({ title: `${c.name} can be destroyed`, severity: 'high', category: 'access_control', description: 'selfdestruct removes the code and sends the balance away; only a trusted role may reach it.', refs: sd });
+    add({
+      title: `${c.name} can be destroyed`,
+      severity: 'high',
+      category: 'access_control',
+      description:
+        'selfdestruct removes the code and sends the balance away; only a trusted role may reach it.',
+      refs: sd,
+    });
   }
-  const rnd = model.oracles.filter((o) => o.contract === c.name && o.kind === 'block-randomness').map((o) => o.ref);
+  const rnd = model.oracles
+    .filter((o) => o.contract === c.name && o.kind === 'block-randomness')
+    .map((o) => o.ref);
   if (rnd.length) {
-    add({ title: `Predictable outcomes in ${c.name}`, severity: 'high', category: 'bad_randomness', description: 'Block values serve as randomness; miners and other contracts can predict or steer them.', refs: rnd });
+    add({
+      title: `Predictable outcomes in ${c.name}`,
+      severity: 'high',
+      category: 'bad_randomness',
+      description: 'Block values serve as randomness; miners and other contracts can predict or steer them.',
+      refs: rnd,
+    });
   }
-  const feeds = model.oracles.filter((o) => o.contract === c.name && o.kind === 'price-feed').map((o) => o.ref);
+  const feeds = model.oracles
+    .filter((o) => o.contract === c.name && o.kind === 'price-feed')
+    .map((o) => o.ref);
   if (feeds.length) {
-    add({ title: `Price data trusted by ${c.name}`, severity: 'medium', category: 'other', description: 'Spot prices and stale feeds can be manipulated (flash loans) or be out of date; check freshness and use time-weighted prices.', refs: feeds });
+    add({
+      title: `Price data trusted by ${c.name}`,
+      severity: 'medium',
+      category: 'other',
+      description:
+        'Spot prices and stale feeds can be manipulated (flash loans) or be out of date; check freshness and use time-weighted prices.',
+      refs: feeds,
+    });
   }
   const origin = model.roles.filter((r) => r.contract === c.name && r.kind === 'tx-origin').map((r) => r.ref);
   if (origin.length) {
-    add({ title: `Phishable authorization in ${c.name}`, severity: 'high', category: 'access_control', description: 'tx.origin authorizes calls; any contract the owner calls can act as the owner.', refs: origin });
+    add({
+      title: `Phishable authorization in ${c.name}`,
+      severity: 'high',
+      category: 'access_control',
+      description: 'tx.origin authorizes calls; any contract the owner calls can act as the owner.',
+      refs: origin,
+    });
   }
-  const privileged = entries.filter((f) => fa.checksCaller(f) && (fa.writesState(f) || fa.analyze(f).calls.some((x) => x.info.value !== undefined)));
+  const privileged = entries.filter(
+    (f) =>
+      fa.checksCaller(f) &&
+      (fa.writesState(f) || fa.analyze(f).calls.some((x) => x.info.value !== undefined)),
+  );
   if (privileged.length) {
     add({
       title: `Privileged roles of ${c.name}`,
@@ -277,7 +460,9 @@ function deriveThreats(
       description: `A compromised or malicious privileged account can call ${privileged
         .slice(0, 6)
         .map((f) => `\`${f.name}\``)
-        .join(', ')}${privileged.length > 6 ? ', …' : ''}. Keys of these roles need multi-signature or time-locked control.`,
+        .join(
+          ', ',
+        )}${privileged.length > 6 ? ', …' : ''}. Keys of these roles need multi-signature or time-locked control.`,
       refs: privileged.map((f) => ref(f.line, undefined, c, f)),
     });
   }
@@ -290,7 +475,9 @@ function deriveThreats(
     }
   }
   for (const name of stateTargets) {
-    const setters = fa.writersOf(c, name).filter((f) => fa.isEntryPoint(f) && f.kind === 'function' && !fa.checksCaller(f));
+    const setters = fa
+      .writersOf(c, name)
+      .filter((f) => fa.isEntryPoint(f) && f.kind === 'function' && !fa.checksCaller(f));
     if (setters.length) {
       add({
         title: `Anyone can redirect ${c.name}'s calls to \`${name}\``,
@@ -304,7 +491,10 @@ function deriveThreats(
 }
 
 /** Recomputes the summary counts after all files were added. */
-export function finalizeThreatModel(model: ThreatModel, stats: { files: number; solidityFiles: number; lines: number }): ThreatModel {
+export function finalizeThreatModel(
+  model: ThreatModel,
+  stats: { files: number; solidityFiles: number; lines: number },
+): ThreatModel {
   model.summary = {
     ...stats,
     contracts: model.contracts.length,

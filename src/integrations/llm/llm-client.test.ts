@@ -23,18 +23,27 @@ describe('createLlmClient against an OpenAI-compatible server', () => {
     const answer = await client().complete({ messages: [{ role: 'user', content: 'hi' }], json: true });
     expect(answer).toBe('{"ok":true}');
     expect(server.requests[0]!.headers.authorization).toBe('Bearer sk-live');
-    expect(server.requests[0]!.body).toMatchObject({ model: 'm-1', messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_object' }, temperature: 0 });
+    expect(server.requests[0]!.body).toMatchObject({
+      model: 'm-1',
+      messages: [{ role: 'user', content: 'hi' }],
+      response_format: { type: 'json_object' },
+      temperature: 0,
+    });
   });
 
   it('retries 429 and 5xx answers, then succeeds', async () => {
     server.replies.push({ kind: 'status', status: 429, retryAfter: 0 }, { kind: 'status', status: 503 });
-    expect(await client({ maxRetries: 2 }).complete({ messages: [{ role: 'user', content: 'x' }] })).toBe('{"ok":true}');
+    expect(await client({ maxRetries: 2 }).complete({ messages: [{ role: 'user', content: 'x' }] })).toBe(
+      '{"ok":true}',
+    );
     expect(server.requests).toHaveLength(3);
   });
 
   it('gives up after the bounded number of retries', async () => {
     server.fallback = () => ({ kind: 'status', status: 500 });
-    await expect(client({ maxRetries: 1 }).complete({ messages: [{ role: 'user', content: 'x' }] })).rejects.toThrow(/HTTP 500/);
+    await expect(
+      client({ maxRetries: 1 }).complete({ messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toThrow(/HTTP 500/);
     expect(server.requests).toHaveLength(2);
   });
 
@@ -49,6 +58,8 @@ describe('createLlmClient against an OpenAI-compatible server', () => {
 
   it('times out a server that never answers', async () => {
     server.fallback = () => ({ kind: 'hang' });
-    await expect(client({ timeoutMs: 50, maxRetries: 0 }).complete({ messages: [{ role: 'user', content: 'x' }] })).rejects.toThrow(LlmError);
+    await expect(
+      client({ timeoutMs: 50, maxRetries: 0 }).complete({ messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toThrow(LlmError);
   });
 });

@@ -86,18 +86,26 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
           if (res.ok) {
             const json = (await res.json()) as { choices?: Array<{ message?: { content?: unknown } }> };
             const content = json.choices?.[0]?.message?.content;
-            if (typeof content !== 'string') throw new LlmError('the response has no message content', res.status);
+            if (typeof content !== 'string')
+              throw new LlmError('the response has no message content', res.status);
             return content;
           }
           const text = await res.text().catch(() => '');
-          lastError = new LlmError(`chat completion failed with HTTP ${res.status}: ${text.slice(0, 200)}`, res.status);
+          lastError = new LlmError(
+            `chat completion failed with HTTP ${res.status}: ${text.slice(0, 200)}`,
+            res.status,
+          );
           if (res.status !== 429 && res.status < 500) throw lastError;
           const ra = Number(res.headers.get('retry-after'));
           if (Number.isFinite(ra) && ra > 0) retryAfterMs = Math.min(ra * 1000, 30_000);
         } catch (err) {
-          if (err instanceof LlmError && err.status !== undefined && err.status !== 429 && err.status < 500) throw err;
+          if (err instanceof LlmError && err.status !== undefined && err.status !== 429 && err.status < 500)
+            throw err;
           if (request.signal?.aborted) throw new LlmError('request aborted');
-          lastError = err instanceof LlmError ? err : new LlmError(`chat completion failed: ${err instanceof Error ? err.message : String(err)}`);
+          lastError =
+            err instanceof LlmError
+              ? err
+              : new LlmError(`chat completion failed: ${err instanceof Error ? err.message : String(err)}`);
         }
         if (attempt < maxRetries) await sleep(retryAfterMs ?? baseDelay * 2 ** attempt, request.signal);
       }

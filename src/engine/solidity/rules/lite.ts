@@ -46,7 +46,8 @@ const unprotectedSelfdestruct = defineRule(
     title: 'Unprotected selfdestruct',
     description:
       'Anyone can reach `selfdestruct` (or `suicide`): no caller check guards the public path to it, so any account can destroy the contract and take its ether.',
-    remediation: 'Restrict the function to an owner or role (a modifier that checks `msg.sender`), or remove selfdestruct.',
+    remediation:
+      'Restrict the function to an owner or role (a modifier that checks `msg.sender`), or remove selfdestruct.',
     severity: 'high',
     confidence: 'high',
     category: 'access_control',
@@ -60,7 +61,8 @@ const unprotectedSelfdestruct = defineRule(
       if (fn.kind === 'modifier' || fn.kind === 'constructor') continue;
       const a = fa.analyze(fn);
       for (const c of a.calls) {
-        if (c.info.kind !== 'builtin' || (c.info.name !== 'selfdestruct' && c.info.name !== 'suicide')) continue;
+        if (c.info.kind !== 'builtin' || (c.info.name !== 'selfdestruct' && c.info.name !== 'suicide'))
+          continue;
         if (fa.checksCaller(fn)) continue;
         const open = fa.entryPointsReaching(fn).filter((e) => !fa.checksCaller(e));
         if (open.length === 0) continue;
@@ -79,16 +81,29 @@ const DEPRECATED: Array<{ test: (t: string, n: AstNode) => boolean; what: string
   { test: (t, n) => n.type === 'identifier' && t === 'throw', what: '`throw`', use: '`revert()`' },
   { test: (t, n) => n.type === 'identifier' && t === 'suicide', what: '`suicide`', use: '`selfdestruct`' },
   { test: (t, n) => n.type === 'identifier' && t === 'sha3', what: '`sha3`', use: '`keccak256`' },
-  { test: (t, n) => n.type === 'member_expression' && t === 'block.blockhash', what: '`block.blockhash`', use: '`blockhash`' },
-  { test: (t, n) => n.type === 'member_expression' && t === 'msg.gas', what: '`msg.gas`', use: '`gasleft()`' },
-  { test: (t, n) => n.type === 'member_expression' && /\.callcode$/.test(t), what: '`callcode`', use: '`delegatecall`' },
+  {
+    test: (t, n) => n.type === 'member_expression' && t === 'block.blockhash',
+    what: '`block.blockhash`',
+    use: '`blockhash`',
+  },
+  {
+    test: (t, n) => n.type === 'member_expression' && t === 'msg.gas',
+    what: '`msg.gas`',
+    use: '`gasleft()`',
+  },
+  {
+    test: (t, n) => n.type === 'member_expression' && /\.callcode$/.test(t),
+    what: '`callcode`',
+    use: '`delegatecall`',
+  },
 ];
 
 const deprecated = defineRule(
   {
     id: 'sol.deprecated.construct',
     title: 'Deprecated Solidity construct',
-    description: 'The code uses a construct that newer compilers removed; it signals an old, unmaintained compiler version.',
+    description:
+      'The code uses a construct that newer compilers removed; it signals an old, unmaintained compiler version.',
     remediation: 'Replace it with its current equivalent and compile with a recent Solidity version.',
     severity: 'informational',
     confidence: 'high',
@@ -166,7 +181,8 @@ const callNotInvoked = defineRule(
     title: 'Low-level call that is never made',
     description:
       'The statement configures a low-level call (`addr.call.value(x)`) but never invokes it: the trailing `()` is missing, so no ether is sent and nothing reports it.',
-    remediation: 'Invoke the call and check its result: `(bool ok, ) = addr.call{value: x}(""); require(ok);`.',
+    remediation:
+      'Invoke the call and check its result: `(bool ok, ) = addr.call{value: x}(""); require(ok);`.',
     severity: 'high',
     confidence: 'high',
     category: 'unchecked_low_level_calls',
@@ -180,13 +196,17 @@ const callNotInvoked = defineRule(
       if (!fn.body) continue;
       for (const stmt of descendants(fn.body, 'expression_statement')) {
         const e = stmt.children[0] ? unwrap(stmt.children[0]) : undefined;
-        if (!e || e.type !== 'call_expression') continue;
+        if (e?.type !== 'call_expression') continue;
         const callee = field(e, 'function');
         const f = callee ? unwrap(callee) : undefined;
-        if (!f || f.type !== 'member_expression') continue;
+        if (f?.type !== 'member_expression') continue;
         const prop = fa.text(field(f, 'property') ?? f);
         const obj = field(f, 'object');
-        if ((prop === 'value' || prop === 'gas') && obj && /\.(call|delegatecall|callcode)$/.test(fa.text(unwrap(obj)).replace(/\s+/g, ''))) {
+        if (
+          (prop === 'value' || prop === 'gas') &&
+          obj &&
+          /\.(call|delegatecall|callcode)$/.test(fa.text(unwrap(obj)).replace(/\s+/g, ''))
+        ) {
           ctx.report(meta, stmt, { fn });
         }
       }
@@ -226,7 +246,6 @@ export function resultUse(
   return { kind: 'used' };
 }
 
-
 const HASHES = new Set(['keccak256', 'sha3', 'sha256', 'ripemd160']);
 
 const weakRandomness = defineRule(
@@ -235,7 +254,8 @@ const weakRandomness = defineRule(
     title: 'Weak randomness from block values',
     description:
       'A block value (`blockhash`, `block.timestamp`/`now`, `block.number`, `block.difficulty`, `block.coinbase`) or the caller’s address is used as a source of randomness. Miners can influence these values and other contracts can compute them in the same block, so the outcome is predictable.',
-    remediation: 'Use a verifiable randomness source (e.g. a VRF oracle) or a commit-reveal scheme with future blocks.',
+    remediation:
+      'Use a verifiable randomness source (e.g. a VRF oracle) or a commit-reveal scheme with future blocks.',
     severity: 'high',
     confidence: 'medium',
     category: 'bad_randomness',
@@ -251,7 +271,13 @@ const weakRandomness = defineRule(
       const stmt = fa.statementOf(n);
       if (reported.has(stmt)) return undefined;
       reported.add(stmt);
-      const fnNode = ancestor(n, 'function_definition', 'modifier_definition', 'fallback_receive_definition', 'constructor_definition');
+      const fnNode = ancestor(
+        n,
+        'function_definition',
+        'modifier_definition',
+        'fallback_receive_definition',
+        'constructor_definition',
+      );
       const fn = fnNode ? [...fa.ownFunctions()].find((f) => f.node === fnNode) : undefined;
       ctx.report(meta, stmt, { fn });
       return undefined;
@@ -263,7 +289,10 @@ const weakRandomness = defineRule(
  * A block value read inside a hash, a modulo or `blockhash(…)`, or an address cast to an integer
  * and reduced modulo: the shapes of on-chain "random" number generation.
  */
-export function isRandomnessSinkUse(fa: { text(n: AstNode): string; readsBlockValue(n: AstNode): boolean }, n: AstNode): boolean {
+export function isRandomnessSinkUse(
+  fa: { text(n: AstNode): string; readsBlockValue(n: AstNode): boolean },
+  n: AstNode,
+): boolean {
   if (n.type === 'call_expression') {
     const f = field(n, 'function');
     const name = f ? fa.text(unwrap(f)).replace(/\s+/g, '') : '';
@@ -288,7 +317,8 @@ const strictBalanceEquality = defineRule(
     title: 'Strict equality on the contract balance',
     description:
       'A condition requires the contract’s ether balance to equal an exact value. Anyone can force ether into a contract (selfdestruct, coinbase), so the equality can be broken permanently.',
-    remediation: 'Use `>=`/`<=` comparisons, or track deposits in a state variable instead of reading the balance.',
+    remediation:
+      'Use `>=`/`<=` comparisons, or track deposits in a state variable instead of reading the balance.',
     severity: 'medium',
     confidence: 'high',
     category: 'other',
@@ -319,7 +349,8 @@ const floatingPragma = defineRule(
   {
     id: 'sol.pragma.floating',
     title: 'Floating compiler pragma',
-    description: 'The pragma admits several compiler versions, so the deployed bytecode may come from a compiler other than the one tested.',
+    description:
+      'The pragma admits several compiler versions, so the deployed bytecode may come from a compiler other than the one tested.',
     remediation: 'Pin the exact compiler version (`pragma solidity 0.8.24;`).',
     severity: 'informational',
     confidence: 'high',
@@ -354,7 +385,8 @@ const outdatedPragma = defineRule(
     const p = ctx.file.pragma;
     if (!p?.minVersion || !ctx.file.versionBelow(0, 8)) return;
     const node = ctx.file.root.children.find((c) => c.type === 'pragma_directive' && c.line === p.line);
-    if (node) ctx.report(meta, node, { message: `\`${p.text}\` targets Solidity ${p.minVersion.join('.')}.` });
+    if (node)
+      ctx.report(meta, node, { message: `\`${p.text}\` targets Solidity ${p.minVersion.join('.')}.` });
   },
 );
 

@@ -8,7 +8,8 @@ import { defineRule, headerLines, type SolidityRule } from './rule.ts';
 
 const VALUE_KINDS = new Set(['transfer', 'send', 'call']);
 const GUARD_MODIFIER = /nonReentrant|noReentran|reentrancyGuard|mutex|lock/i;
-const OWNER_NAME = /owner|admin|creator|authority|controller|governance|manager|operator|ceo|cfo|coo|dev|master|root|boss|chairman|president/i;
+const OWNER_NAME =
+  /owner|admin|creator|authority|controller|governance|manager|operator|ceo|cfo|coo|dev|master|root|boss|chairman|president/i;
 
 function norm(fa: FileAnalysis, n: AstNode): string {
   return fa.text(unwrap(n)).replace(/\s+/g, '');
@@ -61,7 +62,8 @@ const reentrancy = defineRule(
       const a = fa.analyze(fn);
       const sites: Array<{ site: CallSite; via?: FunctionInfo }> = [];
       for (const c of a.calls) if (fa.isReentrantCall(a, c)) sites.push({ site: c });
-      for (const ic of a.internalCalls) if (fa.reentrantCall(ic.callee)) sites.push({ site: ic.site, via: ic.callee });
+      for (const ic of a.internalCalls)
+        if (fa.reentrantCall(ic.callee)) sites.push({ site: ic.site, via: ic.callee });
       for (const { site, via } of sites) {
         const after = a.cfg.reachableFrom(site.node.id);
         const written = new Set<string>();
@@ -92,7 +94,9 @@ const reentrancy = defineRule(
         const ma = fa.analyze(mod);
         const placeholder = ma.cfg.nodes.find((n) => n.kind === 'placeholder');
         if (!placeholder) continue;
-        const call = ma.calls.find((c) => fa.isReentrantCall(ma, c) && ma.cfg.reachableFrom(c.node.id).has(placeholder.id));
+        const call = ma.calls.find(
+          (c) => fa.isReentrantCall(ma, c) && ma.cfg.reachableFrom(c.node.id).has(placeholder.id),
+        );
         if (!call) continue;
         ctx.report(meta, fn.node, {
           fn,
@@ -120,7 +124,11 @@ function privilegedVars(fa: FileAnalysis, c: ContractInfo): Set<string> {
   const isRoleType = (name: string): boolean => {
     const v = vars.get(name);
     if (!v || v.isConstant) return false;
-    return /^address\b/.test(v.typeText) || /=>\s*(bool|address(\s+payable)?)\s*\)$/.test(v.typeText) || /^address\s*\[/.test(v.typeText);
+    return (
+      /^address\b/.test(v.typeText) ||
+      /=>\s*(bool|address(\s+payable)?)\s*\)$/.test(v.typeText) ||
+      /^address\s*\[/.test(v.typeText)
+    );
   };
   for (const x of fa.index.lineage(c)) {
     for (const f of [...x.functions, ...x.modifiers.values()]) {
@@ -131,14 +139,25 @@ function privilegedVars(fa: FileAnalysis, c: ContractInfo): Set<string> {
             const l = field(n, 'left');
             const r = field(n, 'right');
             if (!l || !r) return undefined;
-            const other = /^(msg\.sender|tx\.origin)$/.test(norm(fa, l)) ? r : /^(msg\.sender|tx\.origin)$/.test(norm(fa, r)) ? l : undefined;
+            const other = /^(msg\.sender|tx\.origin)$/.test(norm(fa, l))
+              ? r
+              : /^(msg\.sender|tx\.origin)$/.test(norm(fa, r))
+                ? l
+                : undefined;
             const base = other ? baseIdentifier(other) : undefined;
-            if (base && a.scope.isStateVar(fa.text(base)) && isRoleType(fa.text(base))) out.add(fa.text(base));
+            if (base && a.scope.isStateVar(fa.text(base)) && isRoleType(fa.text(base)))
+              out.add(fa.text(base));
           }
           if (n.type === 'array_access') {
             const idx = field(n, 'index');
             const base = baseIdentifier(n);
-            if (idx && base && /^(msg\.sender|tx\.origin)$/.test(norm(fa, idx)) && a.scope.isStateVar(fa.text(base)) && isRoleType(fa.text(base)))
+            if (
+              idx &&
+              base &&
+              /^(msg\.sender|tx\.origin)$/.test(norm(fa, idx)) &&
+              a.scope.isStateVar(fa.text(base)) &&
+              isRoleType(fa.text(base))
+            )
               out.add(fa.text(base));
           }
           return undefined;
@@ -186,7 +205,8 @@ const unprotectedOwnerWrite = defineRule(
         );
         if (guarded) continue;
         const looksLikeConstructor =
-          fn.name.toLowerCase() === c.name.toLowerCase() || /^(constructor|init|initiali[sz]e|setup)/i.test(fn.name);
+          fn.name.toLowerCase() === c.name.toLowerCase() ||
+          /^(constructor|init|initiali[sz]e|setup)/i.test(fn.name);
         const names = [...new Set(writes.map((w) => `\`${w.name}\``))].join(', ');
         ctx.report(meta, fn.node, {
           fn,
@@ -206,7 +226,8 @@ const arbitrarySend = defineRule(
     title: 'Anyone can withdraw ether',
     description:
       'A public function sends ether to an address or in an amount the caller chooses, with no caller check and no bookkeeping of what the caller is owed.',
-    remediation: 'Restrict the function to an owner/role, or pay only what the caller is owed from a balance that is debited first.',
+    remediation:
+      'Restrict the function to an owner/role, or pay only what the caller is owed from a balance that is debited first.',
     severity: 'high',
     confidence: 'medium',
     category: 'access_control',
@@ -279,7 +300,8 @@ const balanceNotDebited = defineRule(
         if (!idx || !base || norm(fa, idx) !== 'msg.sender' || !a.scope.isStateVar(fa.text(base))) continue;
         const m = fa.text(base);
         const debited =
-          a.stateWrites.some((w) => w.name === m) || a.internalCalls.some((ic) => fa.analyze(ic.callee).stateWrites.some((w) => w.name === m));
+          a.stateWrites.some((w) => w.name === m) ||
+          a.internalCalls.some((ic) => fa.analyze(ic.callee).stateWrites.some((w) => w.name === m));
         if (debited) continue;
         ctx.report(meta, fa.statementOf(c.info.node), {
           fn,
@@ -308,7 +330,9 @@ const invertedBalanceCheck = defineRule(
     const { fa } = ctx;
     for (const fn of mutatingFunctions(fa)) {
       const a = fa.analyze(fn);
-      const subtractions = a.stateWrites.filter((w) => w.ast.parent?.type === 'augmented_assignment_expression' && w.ast.parent.op === '-=');
+      const subtractions = a.stateWrites.filter(
+        (w) => w.ast.parent?.type === 'augmented_assignment_expression' && w.ast.parent.op === '-=',
+      );
       for (const cond of a.conditions) {
         const e = unwrap(cond.expr);
         if (e.type !== 'binary_expression' || !e.op || !['>=', '>', '<=', '<'].includes(e.op)) continue;
@@ -318,8 +342,10 @@ const invertedBalanceCheck = defineRule(
         // What the condition guarantees afterwards: `require(c)` → c; `if (c) throw;` → !c;
         // `if (c) { … }` → c inside the branch only.
         const ifStmt = cond.kind === 'if' ? cond.expr.parent : undefined;
-        const thenBranch = ifStmt?.type === 'if_statement' ? ifStmt.children.find((x) => x.field === 'body') : undefined;
-        const exits = thenBranch !== undefined && /^\s*\{?\s*(throw|revert|return)\b/.test(fa.text(thenBranch));
+        const thenBranch =
+          ifStmt?.type === 'if_statement' ? ifStmt.children.find((x) => x.field === 'body') : undefined;
+        const exits =
+          thenBranch !== undefined && /^\s*\{?\s*(throw|revert|return)\b/.test(fa.text(thenBranch));
         const greater = e.op.startsWith('>') !== exits;
         const [big, small] = greater ? [norm(fa, l), norm(fa, r)] : [norm(fa, r), norm(fa, l)];
         const hit = subtractions.find((w) => {
@@ -340,7 +366,8 @@ const delegatecallControlled = defineRule(
     title: 'Delegatecall to a caller-controlled target or with caller-controlled data',
     description:
       'A `delegatecall` runs foreign code in this contract’s storage context. Here the caller chooses the target or the call data, so they can run any function of the callee — or any code at all — against this contract’s storage (ownership, balances).',
-    remediation: 'Delegatecall only to fixed, trusted implementations, and only with selectors you whitelist; restrict who can trigger it.',
+    remediation:
+      'Delegatecall only to fixed, trusted implementations, and only with selectors you whitelist; restrict who can trigger it.',
     severity: 'high',
     confidence: 'medium',
     category: 'access_control',
@@ -386,7 +413,8 @@ const tautology = defineRule(
   {
     id: 'sol.logic.tautological-guard',
     title: 'Guard that can never fail',
-    description: 'A condition compares an unsigned value with zero in a way that is always true (or always false), so the check protects nothing.',
+    description:
+      'A condition compares an unsigned value with zero in a way that is always true (or always false), so the check protects nothing.',
     remediation: 'Write the check you meant (e.g. `length > 0`), or remove it.',
     severity: 'medium',
     confidence: 'high',
@@ -409,7 +437,8 @@ const tautology = defineRule(
           const zeroLeft = norm(fa, l) === '0';
           const other = zeroRight ? l : zeroLeft ? r : undefined;
           if (!other) return undefined;
-          const always = (zeroRight && (x.op === '>=' || x.op === '<')) || (zeroLeft && (x.op === '<=' || x.op === '>'));
+          const always =
+            (zeroRight && (x.op === '>=' || x.op === '<')) || (zeroLeft && (x.op === '<=' || x.op === '>'));
           if (!always) return undefined;
           // Subtractions are reported as underflows by the arithmetic rule.
           if (descendants(other, 'binary_expression').some((b) => b.op === '-')) return undefined;
@@ -435,7 +464,8 @@ const arrayLengthWrite = defineRule(
     title: 'Write to a storage array whose length the caller controls',
     description:
       'The length of a dynamic storage array can be set or decremented by callers, and elements are written at a caller-chosen index. With a manipulated (underflowed) length, the index reaches any storage slot, including the owner.',
-    remediation: 'Never assign or decrement `.length` directly; use `push`/`pop` (Solidity ≥ 0.6) and bound indexes.',
+    remediation:
+      'Never assign or decrement `.length` directly; use `push`/`pop` (Solidity ≥ 0.6) and bound indexes.',
     severity: 'high',
     confidence: 'medium',
     category: 'access_control',
@@ -451,7 +481,8 @@ const arrayLengthWrite = defineRule(
         if (!fa.isEntryPoint(f) || fa.checksCaller(f)) continue;
         for (const w of fa.analyze(f).stateWrites) {
           const t = unwrap(w.ast);
-          if (t.type === 'member_expression' && fa.text(field(t, 'property')!) === 'length') manipulated.add(w.name);
+          if (t.type === 'member_expression' && fa.text(field(t, 'property')!) === 'length')
+            manipulated.add(w.name);
         }
       }
       if (manipulated.size === 0) continue;
@@ -528,10 +559,15 @@ const arithmetic = defineRule(
         const node = a.cfg.nodeOf(x);
         if (!node) return undefined;
         // Loop counters and literal-only arithmetic are not interesting.
-        if (node.kind === 'cond' || node.loops.some((l) => field(l, 'update') && ancestorIs(x, field(l, 'update')!))) return undefined;
+        if (
+          node.kind === 'cond' ||
+          node.loops.some((l) => field(l, 'update') && ancestorIs(x, field(l, 'update')!))
+        )
+          return undefined;
         const lt = norm(fa, left);
         const rt = norm(fa, right);
-        const isLit = (s: string): boolean => /^\d[\d_.]*(e\d+)?(\w+)?$|^0x[\da-f]+$/i.test(s) || /^[A-Z][A-Z0-9_]*$/.test(s);
+        const isLit = (s: string): boolean =>
+          /^\d[\d_.]*(e\d+)?(\w+)?$|^0x[\da-f]+$/i.test(s) || /^[A-Z][A-Z0-9_]*$/.test(s);
         const lUser = taint.isTaintedExpr(left, node.id);
         const rUser = taint.isTaintedExpr(right, node.id);
         if (!lUser && !rUser) return undefined;
@@ -543,7 +579,9 @@ const arithmetic = defineRule(
         if (!constantOperand && op !== '*' && !(lState || rState || (lUser && rUser))) return undefined;
         if (x.type === 'binary_expression' && insideOverflowCheck(fa, x)) return undefined;
         // Guarded: some condition of the function mentions both operands (`require(a >= b)`).
-        const guarded = guards.some((g) => (g.l.includes(lt) && g.r.includes(rt)) || (g.l.includes(rt) && g.r.includes(lt)));
+        const guarded = guards.some(
+          (g) => (g.l.includes(lt) && g.r.includes(rt)) || (g.l.includes(rt) && g.r.includes(lt)),
+        );
         if (guarded) return undefined;
         // Burn: `totalSupply -= v` next to a checked `balance -= v` (a balance never exceeds the supply).
         if (op === '-' && x.type === 'augmented_assignment_expression') {
@@ -552,7 +590,9 @@ const arithmetic = defineRule(
             if (p?.type !== 'augmented_assignment_expression' || p === x || p.op !== '-=') return false;
             if (norm(fa, field(p, 'right')!) !== rt) return false;
             const wl = norm(fa, w.ast);
-            return guards.some((g) => (g.l.includes(wl) && g.r.includes(rt)) || (g.l.includes(rt) && g.r.includes(wl)));
+            return guards.some(
+              (g) => (g.l.includes(wl) && g.r.includes(rt)) || (g.l.includes(rt) && g.r.includes(wl)),
+            );
           });
           if (burnt) return undefined;
         }
@@ -611,7 +651,11 @@ function readsState(fa: FileAnalysis, a: FunctionAnalysis, n: AstNode): boolean 
   let hit = false;
   walk(n, (x) => {
     if (x.type === 'identifier' && x.field !== 'property' && a.scope.isStateVar(fa.text(x))) hit = true;
-    if (x.type === 'member_expression' && /^(this|address\(this\))\.balance$/.test(fa.text(x).replace(/\s+/g, ''))) hit = true;
+    if (
+      x.type === 'member_expression' &&
+      /^(this|address\(this\))\.balance$/.test(fa.text(x).replace(/\s+/g, ''))
+    )
+      hit = true;
     return undefined;
   });
   return hit;
@@ -625,7 +669,7 @@ function isConstantVar(a: FunctionAnalysis, name: string): boolean {
 /** `a + b >= a`: the expression is itself the overflow check. */
 function insideOverflowCheck(fa: FileAnalysis, x: AstNode): boolean {
   const p = x.parent;
-  if (!p || p.type !== 'binary_expression' || !p.op || !['>=', '>', '<=', '<'].includes(p.op)) return false;
+  if (p?.type !== 'binary_expression' || !p.op || !['>=', '>', '<=', '<'].includes(p.op)) return false;
   const other = field(p, 'left') === x ? field(p, 'right') : field(p, 'left');
   if (!other) return false;
   const o = norm(fa, other);
@@ -640,7 +684,11 @@ function insideOverflowCheck(fa: FileAnalysis, x: AstNode): boolean {
 const TIMESTAMP = /^(block\.timestamp|now)$/;
 
 /** State variables assigned from a value matching `pattern` (in any function or initializer). */
-function stateVarsFrom(fa: FileAnalysis, c: ContractInfo, test: (n: AstNode) => boolean): Map<string, AstNode[]> {
+function stateVarsFrom(
+  fa: FileAnalysis,
+  c: ContractInfo,
+  test: (n: AstNode) => boolean,
+): Map<string, AstNode[]> {
   const out = new Map<string, AstNode[]>();
   for (const x of fa.index.lineage(c)) {
     for (const v of x.stateVars.values()) if (v.initializer && test(v.initializer)) out.set(v.name, [v.node]);
@@ -663,7 +711,8 @@ const randomnessFlow = defineRule(
     title: 'Block value flows into a random number',
     description:
       'A block value (or the caller’s address) is stored — in a local or a state variable — and later fed into a hash, `blockhash` or a modulo that picks an outcome. Miners and other contracts can predict or steer it.',
-    remediation: 'Use a verifiable randomness source (VRF) or commit-reveal; do not derive outcomes from block data.',
+    remediation:
+      'Use a verifiable randomness source (VRF) or commit-reveal; do not derive outcomes from block data.',
     severity: 'high',
     confidence: 'medium',
     category: 'bad_randomness',
@@ -684,17 +733,29 @@ const randomnessFlow = defineRule(
         if (!fn.body) continue;
         const a = fa.analyze(fn);
         const readsState = (e: AstNode, vars: Map<string, AstNode[]>): boolean =>
-          descendants(e, 'identifier').some((i) => i.field !== 'property' && a.scope.isStateVar(fa.text(i)) && vars.has(fa.text(i)));
+          descendants(e, 'identifier').some(
+            (i) => i.field !== 'property' && a.scope.isStateVar(fa.text(i)) && vars.has(fa.text(i)),
+          );
         const castAddress = (e: AstNode): boolean =>
-          descendants(e, 'call_expression').some((x) => /^u?int\d*\((msg\.sender|block\.coinbase)\)$/.test(norm(fa, x)));
-        const forHash = a.cfg.taint((e) => fa.readsBlockValue(e) || castAddress(e) || readsState(e, blockState));
+          descendants(e, 'call_expression').some((x) =>
+            /^u?int\d*\((msg\.sender|block\.coinbase)\)$/.test(norm(fa, x)),
+          );
+        const forHash = a.cfg.taint(
+          (e) => fa.readsBlockValue(e) || castAddress(e) || readsState(e, blockState),
+        );
         const forModulo = a.cfg.taint(
-          (e) => fa.readsBlockValue(e, ENTROPY) || hasBlockhash(fa, e) || castAddress(e) || readsState(e, entropyState) || hasHashOf(fa, e),
+          (e) =>
+            fa.readsBlockValue(e, ENTROPY) ||
+            hasBlockhash(fa, e) ||
+            castAddress(e) ||
+            readsState(e, entropyState) ||
+            hasHashOf(fa, e),
         );
         // Sinks fed through variables: operands tainted at the sink's node.
         const slices: Array<{ node: number; operands: AstNode[]; taint: typeof forHash }> = [];
         walk(fn.body, (x) => {
-          const node = x.type === 'call_expression' || x.type === 'binary_expression' ? a.cfg.nodeOf(x) : undefined;
+          const node =
+            x.type === 'call_expression' || x.type === 'binary_expression' ? a.cfg.nodeOf(x) : undefined;
           if (!node) return undefined;
           const callee = x.type === 'call_expression' ? norm(fa, field(x, 'function') ?? x) : '';
           const isHash = /^(keccak256|sha3|sha256)$/.test(callee);
@@ -703,7 +764,8 @@ const randomnessFlow = defineRule(
             if (ops.length) slices.push({ node: node.id, operands: ops, taint: forHash });
           } else if (x.type === 'binary_expression' && x.op === '%') {
             const l = field(x, 'left');
-            if (l && forModulo.isTaintedExpr(l, node.id)) slices.push({ node: node.id, operands: [l], taint: forModulo });
+            if (l && forModulo.isTaintedExpr(l, node.id))
+              slices.push({ node: node.id, operands: [l], taint: forModulo });
           }
           return undefined;
         });
@@ -739,7 +801,9 @@ const randomnessFlow = defineRule(
           for (const origin of blockState.get(name)!) {
             if (reportedOrigins.has(origin) || containsLiteHit(fa, origin)) continue;
             reportedOrigins.add(origin);
-            const originFn = c.functions.find((f) => f.node.start <= origin.start && origin.end <= f.node.end);
+            const originFn = c.functions.find(
+              (f) => f.node.start <= origin.start && origin.end <= f.node.end,
+            );
             ctx.report(meta, origin, {
               fn: originFn,
               contract: c,
@@ -760,7 +824,8 @@ function usedAsNumber(fa: FileAnalysis, a: FunctionAnalysis, hash: AstNode): boo
   const numeric = (n: AstNode): boolean => {
     const p = n.parent;
     if (!p) return false;
-    if (p.type === 'binary_expression' && p.op && ['%', '==', '!=', '<', '>', '&', '/'].includes(p.op)) return true;
+    if (p.type === 'binary_expression' && p.op && ['%', '==', '!=', '<', '>', '&', '/'].includes(p.op))
+      return true;
     if (p.type === 'call_argument' && p.parent?.type === 'call_expression') {
       const fnName = norm(fa, field(p.parent, 'function') ?? p.parent);
       if (/^u?int\d*$/.test(fnName)) return true;
@@ -785,13 +850,17 @@ function usedAsNumber(fa: FileAnalysis, a: FunctionAnalysis, hash: AstNode): boo
 }
 
 function hasBlockhash(fa: FileAnalysis, n: AstNode): boolean {
-  return descendants(n, 'call_expression').some((x) => /^(blockhash|block\.blockhash)$/.test(norm(fa, field(x, 'function') ?? x)));
+  return descendants(n, 'call_expression').some((x) =>
+    /^(blockhash|block\.blockhash)$/.test(norm(fa, field(x, 'function') ?? x)),
+  );
 }
 
 /** A hash whose arguments read block values: a "random number" in the making. */
 function hasHashOf(fa: FileAnalysis, n: AstNode): boolean {
   return descendants(n, 'call_expression').some(
-    (x) => /^(keccak256|sha3|sha256)$/.test(norm(fa, field(x, 'function') ?? x)) && callArgs(x).some((arg) => fa.readsBlockValue(arg)),
+    (x) =>
+      /^(keccak256|sha3|sha256)$/.test(norm(fa, field(x, 'function') ?? x)) &&
+      callArgs(x).some((arg) => fa.readsBlockValue(arg)),
   );
 }
 
@@ -808,7 +877,14 @@ function containsLiteHit(fa: FileAnalysis, n: AstNode): boolean {
 
 /** Durations shorter than this are within reach of a proposer's timestamp drift (the 15-second rule, with margin). */
 const SHORT_WINDOW_SECONDS = 15 * 60;
-const UNIT_SECONDS: Record<string, number> = { seconds: 1, minutes: 60, hours: 3600, days: 86400, weeks: 604800, years: 31536000 };
+const UNIT_SECONDS: Record<string, number> = {
+  seconds: 1,
+  minutes: 60,
+  hours: 3600,
+  days: 86400,
+  weeks: 604800,
+  years: 31536000,
+};
 
 const timestampDependence = defineRule(
   {
@@ -816,7 +892,8 @@ const timestampDependence = defineRule(
     title: 'Decision depends on block.timestamp',
     description:
       'A decision depends on `block.timestamp`/`now` at a granularity the block proposer controls: an equality test, a window of a few minutes, or a function that hands the timestamp to callers as a value to decide on. The proposer can shift the timestamp by several seconds.',
-    remediation: 'Do not use timestamps for equality tests, short windows or randomness; allow for a drift of at least 15 seconds.',
+    remediation:
+      'Do not use timestamps for equality tests, short windows or randomness; allow for a drift of at least 15 seconds.',
     severity: 'low',
     confidence: 'medium',
     category: 'time_manipulation',
@@ -860,7 +937,8 @@ const timestampDependence = defineRule(
             if (!lt && !rt) continue;
             const equality = b.op === '==' || b.op === '!=';
             if (!equality && !shortWindow(b)) continue;
-            for (const i of descendants(b, 'identifier')) if (timeState.has(fa.text(i))) fineGrained.add(fa.text(i));
+            for (const i of descendants(b, 'identifier'))
+              if (timeState.has(fa.text(i))) fineGrained.add(fa.text(i));
             ctx.report(meta, cond.kind === 'require' ? fa.statementOf(cond.expr) : cond.expr, {
               fn,
               message: equality
@@ -872,7 +950,12 @@ const timestampDependence = defineRule(
         }
         // A function whose result is the timestamp, or a decision on it, for callers to act on.
         for (const r of descendants(fn.body, 'return_statement')) {
-          if (!readsTime(r) || fn.returns.length !== 1 || descendants(r, 'binary_expression').some((x) => x.op === '-' || x.op === '+')) continue;
+          if (
+            !readsTime(r) ||
+            fn.returns.length !== 1 ||
+            descendants(r, 'binary_expression').some((x) => x.op === '-' || x.op === '+')
+          )
+            continue;
           ctx.report(meta, r, {
             fn,
             message: `\`${fn.name}()\` returns ${/^bool/.test(fn.returns[0]!.typeText) ? 'a decision on' : ''} the block timestamp for callers to act on.`,
@@ -904,7 +987,8 @@ const callInLoop = defineRule(
     title: 'External call inside a loop',
     description:
       'A loop pays or calls several addresses. If one recipient reverts (or runs out of gas) the whole transaction fails, and nobody after it is ever served; a long list can also exceed the block gas limit.',
-    remediation: 'Let each recipient withdraw their own payment (pull payments) instead of pushing payments in a loop.',
+    remediation:
+      'Let each recipient withdraw their own payment (pull payments) instead of pushing payments in a loop.',
     severity: 'medium',
     confidence: 'medium',
     category: 'denial_of_service',
@@ -920,7 +1004,9 @@ const callInLoop = defineRule(
         if (c.node.loops.length === 0) continue;
         const reverting =
           c.info.kind === 'transfer' ||
-          ((c.info.kind === 'send' || c.info.kind === 'call') && resultUse(c.info.node, (n) => fa.text(n)).kind === 'used' && insideRequire(fa, c.info.node));
+          ((c.info.kind === 'send' || c.info.kind === 'call') &&
+            resultUse(c.info.node, (n) => fa.text(n)).kind === 'used' &&
+            insideRequire(fa, c.info.node));
         if (!reverting) continue;
         ctx.report(meta, fa.statementOf(c.info.node), { fn });
       }
@@ -951,7 +1037,8 @@ const pushPaymentRevert = defineRule(
     title: 'A reverting recipient blocks the contract',
     description:
       'The function requires a payment to a stored address (a previous leader, bidder or creditor) to succeed. A contract at that address can reject ether and block this function for everyone.',
-    remediation: 'Record what is owed and let recipients withdraw it (pull payments); do not revert on a failed refund.',
+    remediation:
+      'Record what is owed and let recipients withdraw it (pull payments); do not revert on a failed refund.',
     severity: 'medium',
     confidence: 'medium',
     category: 'denial_of_service',
@@ -966,7 +1053,11 @@ const pushPaymentRevert = defineRule(
       const a = fa.analyze(fn);
       for (const c of a.calls) {
         if (c.node.loops.length > 0 || !c.info.target) continue;
-        if (c.info.kind !== 'transfer' && !((c.info.kind === 'send' || c.info.kind === 'call') && insideRequire(fa, c.info.node))) continue;
+        if (
+          c.info.kind !== 'transfer' &&
+          !((c.info.kind === 'send' || c.info.kind === 'call') && insideRequire(fa, c.info.node))
+        )
+          continue;
         const base = baseIdentifier(c.info.target);
         if (!base || !a.scope.isStateVar(fa.text(base))) continue;
         const v = a.scope.lookup(fa.text(base));
@@ -986,7 +1077,8 @@ const unboundedLoop = defineRule(
     title: 'Loop bounded by caller input or a growing array',
     description:
       'The loop runs as many times as a caller-supplied number or the length of a storage array that anyone can grow, and writes storage on each pass. Its gas cost grows without bound until the function can no longer run within a block.',
-    remediation: 'Bound the number of iterations, process the work in batches, or let users act on their own entries.',
+    remediation:
+      'Bound the number of iterations, process the work in batches, or let users act on their own entries.',
     severity: 'medium',
     confidence: 'medium',
     category: 'denial_of_service',
@@ -1008,7 +1100,11 @@ const unboundedLoop = defineRule(
         }
         for (const w of fa.analyze(f).stateWrites) {
           const asg = w.ast.parent;
-          if (unwrap(w.ast).type === 'member_expression' && /\.length$/.test(norm(fa, w.ast)) && asg?.type === 'augmented_assignment_expression')
+          if (
+            unwrap(w.ast).type === 'member_expression' &&
+            /\.length$/.test(norm(fa, w.ast)) &&
+            asg?.type === 'augmented_assignment_expression'
+          )
             grownByAnyone.add(w.name);
         }
       }
@@ -1022,10 +1118,14 @@ const unboundedLoop = defineRule(
           if (!condNode) continue;
           const body = field(loop, 'body');
           if (!body) continue;
-          const bodyWrites = a.stateWrites.some((w) => ancestorIs(w.ast, body)) || a.calls.some((x) => ancestorIs(x.info.node, body) && VALUE_KINDS.has(x.info.kind));
+          const bodyWrites =
+            a.stateWrites.some((w) => ancestorIs(w.ast, body)) ||
+            a.calls.some((x) => ancestorIs(x.info.node, body) && VALUE_KINDS.has(x.info.kind));
           if (!bodyWrites) continue;
           const lengthOf = descendants(cond, 'member_expression').find(
-            (m) => fa.text(field(m, 'property')!) === 'length' && grownByAnyone.has(fa.text(baseIdentifier(m) ?? m)),
+            (m) =>
+              fa.text(field(m, 'property')!) === 'length' &&
+              grownByAnyone.has(fa.text(baseIdentifier(m) ?? m)),
           );
           // A caller-chosen (or large) iteration count only hurts others when each pass grows
           // storage that later code must walk; otherwise the caller only spends their own gas.
@@ -1033,7 +1133,10 @@ const unboundedLoop = defineRule(
             a.calls.some((x) => ancestorIs(x.info.node, body) && x.info.name === 'push') ||
             a.stateWrites.some((w) => ancestorIs(w.ast, body) && /\.length$/.test(norm(fa, w.ast)));
           const userBound = grows && fa.isUserInput(cond, a) && fa.isEntryPoint(fn);
-          const largeConst = grows && descendants(cond, 'number_literal').some((nl) => Number(fa.text(nl)) >= 100) && fa.isEntryPoint(fn);
+          const largeConst =
+            grows &&
+            descendants(cond, 'number_literal').some((nl) => Number(fa.text(nl)) >= 100) &&
+            fa.isEntryPoint(fn);
           if (!lengthOf && !userBound && !largeConst) continue;
           ctx.report(meta, cond, {
             fn,
@@ -1055,7 +1158,8 @@ const arrayReset = defineRule(
     title: 'Clearing a growing storage array',
     description:
       'Assigning a new empty array to (or deleting) a storage array clears every element, at a gas cost proportional to its length. Once the array is long enough, the function can no longer execute.',
-    remediation: 'Keep a separate length/round counter instead of clearing the array, or bound the array’s size.',
+    remediation:
+      'Keep a separate length/round counter instead of clearing the array, or bound the array’s size.',
     severity: 'medium',
     confidence: 'medium',
     category: 'denial_of_service',
@@ -1082,7 +1186,9 @@ const arrayReset = defineRule(
           if (!pushed.has(w.name) || unwrap(w.ast).type !== 'identifier') continue;
           const p = w.ast.parent;
           const rhs = p?.type === 'assignment_expression' ? field(p, 'right') : undefined;
-          const isReset = (rhs && /^new\b/.test(fa.text(unwrap(rhs)))) || (p?.type === 'unary_expression' && p.op === 'delete');
+          const isReset =
+            (rhs && /^new\b/.test(fa.text(unwrap(rhs)))) ||
+            (p?.type === 'unary_expression' && p.op === 'delete');
           if (!isReset) continue;
           ctx.report(meta, fa.statementOf(w.ast), { fn });
         }
@@ -1100,7 +1206,8 @@ const approveRace = defineRule(
     title: 'ERC-20 approve race',
     description:
       '`approve` overwrites an existing allowance. A spender who sees the change in the mempool can spend the old allowance first and then the new one.',
-    remediation: 'Require the allowance to be zero before setting a new non-zero value, or offer `increaseAllowance`/`decreaseAllowance`.',
+    remediation:
+      'Require the allowance to be zero before setting a new non-zero value, or offer `increaseAllowance`/`decreaseAllowance`.',
     severity: 'informational',
     confidence: 'medium',
     category: 'front_running',
@@ -1113,7 +1220,9 @@ const approveRace = defineRule(
     for (const fn of mutatingFunctions(fa)) {
       if (fn.name !== 'approve' || fn.params.length !== 2 || !fa.isEntryPoint(fn)) continue;
       const a = fa.analyze(fn);
-      const write = a.stateWrites.find((w) => /\[msg\.sender\]\[/.test(norm(fa, w.ast)) && w.ast.parent?.type === 'assignment_expression');
+      const write = a.stateWrites.find(
+        (w) => /\[msg\.sender\]\[/.test(norm(fa, w.ast)) && w.ast.parent?.type === 'assignment_expression',
+      );
       if (!write) continue;
       // `require(value == 0 || allowance[msg.sender][spender] == 0)` prevents the race.
       const zeroCheck = a.conditions.some((c) => /==0/.test(norm(fa, c.expr)));
@@ -1129,7 +1238,8 @@ const hashGuess = defineRule(
     title: 'Solution submitted in the clear',
     description:
       'The function pays whoever submits an input whose hash matches a stored value. The answer is visible in the mempool, so anyone can copy it with a higher gas price and take the reward.',
-    remediation: 'Use commit-reveal: first commit `hash(answer, sender, salt)`, reveal in a later transaction.',
+    remediation:
+      'Use commit-reveal: first commit `hash(answer, sender, salt)`, reveal in a later transaction.',
     severity: 'medium',
     confidence: 'medium',
     category: 'front_running',
@@ -1161,7 +1271,8 @@ const rewardTod = defineRule(
     title: 'Payout amount can change while a claim is pending',
     description:
       'The amount paid is read from a state variable that another public function can change. Whoever sees a pending claim can reorder transactions so that it is paid a different amount (transaction-order dependence).',
-    remediation: 'Let claimants state the amount they expect (and revert on mismatch), or lock the value once claims are open.',
+    remediation:
+      'Let claimants state the amount they expect (and revert on mismatch), or lock the value once claims are open.',
     severity: 'medium',
     confidence: 'low',
     category: 'front_running',
@@ -1228,7 +1339,10 @@ const uninitializedPointer = defineRule(
           if (!v || v.location === 'memory' || v.location === 'calldata') continue;
           const baseType = v.typeText.replace(/\s*\[.*$/, '');
           if (!(structs.has(baseType) || v.isArray || v.isMapping)) continue;
-          ctx.report(meta, stmt, { fn, message: `\`${v.typeText} ${v.name}\` points to storage slot 0; writes through it overwrite state.` });
+          ctx.report(meta, stmt, {
+            fn,
+            message: `\`${v.typeText} ${v.name}\` points to storage slot 0; writes through it overwrite state.`,
+          });
         }
       }
     }
@@ -1271,7 +1385,8 @@ const uncheckedErc20 = defineRule(
     title: 'Unchecked ERC-20 transfer result',
     description:
       'The boolean result of an ERC-20 `transfer`/`transferFrom`/`approve` is ignored. Tokens that return `false` instead of reverting leave the contract believing the transfer happened.',
-    remediation: 'Use OpenZeppelin `SafeERC20` (`safeTransfer`, `safeTransferFrom`) or check the returned value.',
+    remediation:
+      'Use OpenZeppelin `SafeERC20` (`safeTransfer`, `safeTransferFrom`) or check the returned value.',
     severity: 'medium',
     confidence: 'medium',
     category: 'unchecked_low_level_calls',
@@ -1300,7 +1415,8 @@ const lengthInLoop = defineRule(
   {
     id: 'sol.gas.storage-length-in-loop',
     title: 'Storage array length read on every iteration',
-    description: 'The loop condition reads the length of a storage array on every pass (a storage read each time).',
+    description:
+      'The loop condition reads the length of a storage array on every pass (a storage read each time).',
     remediation: 'Cache the length in a local variable before the loop.',
     severity: 'gas_optimization',
     confidence: 'high',
@@ -1317,7 +1433,9 @@ const lengthInLoop = defineRule(
         if (!cond) continue;
         const len = descendants(cond, 'member_expression').find((m) => {
           const b = baseIdentifier(m);
-          return fa.text(field(m, 'property')!) === 'length' && b !== undefined && a.scope.isStateVar(fa.text(b));
+          return (
+            fa.text(field(m, 'property')!) === 'length' && b !== undefined && a.scope.isStateVar(fa.text(b))
+          );
         });
         if (len) ctx.report(meta, cond, { fn });
       }
@@ -1329,7 +1447,8 @@ const couldBeConstant = defineRule(
   {
     id: 'sol.gas.could-be-constant',
     title: 'State variable could be constant',
-    description: 'The state variable is initialized with a literal and never written, yet occupies a storage slot and costs a storage read on each use.',
+    description:
+      'The state variable is initialized with a literal and never written, yet occupies a storage slot and costs a storage read on each use.',
     remediation: 'Declare it `constant` (or `immutable` when set in the constructor).',
     severity: 'gas_optimization',
     confidence: 'high',
@@ -1344,8 +1463,14 @@ const couldBeConstant = defineRule(
       for (const v of c.stateVars.values()) {
         if (v.isConstant || !v.initializer || v.isMapping || v.isArray) continue;
         if (!/^[\d_.]+(\s*\w+)?$|^(true|false)$|^"[^"]*"$/.test(fa.text(v.initializer).trim())) continue;
-        const written = ctx.file.contracts.some((x) => x.functions.some((f) => fa.analyze(f).stateWrites.some((w) => w.name === v.name)));
-        if (written || (derived.has(c.name) && ctx.file.contracts.some((x) => x !== c && x.stateVars.has(v.name)))) continue;
+        const written = ctx.file.contracts.some((x) =>
+          x.functions.some((f) => fa.analyze(f).stateWrites.some((w) => w.name === v.name)),
+        );
+        if (
+          written ||
+          (derived.has(c.name) && ctx.file.contracts.some((x) => x !== c && x.stateVars.has(v.name)))
+        )
+          continue;
         ctx.report(meta, v.node, { contract: c });
       }
     }
@@ -1377,4 +1502,3 @@ export const standardRules: SolidityRule[] = [
   lengthInLoop,
   couldBeConstant,
 ];
-
