@@ -22,7 +22,7 @@ export function childrenOfType(node: AstNode, type: string): AstNode[] {
 }
 
 /** Pre-order walk; return `false` from the visitor to skip a node's children. */
-export function walk(node: AstNode, visit: (n: AstNode) => boolean | undefined | undefined): void {
+export function walk(node: AstNode, visit: (n: AstNode) => unknown): void {
   if (visit(node) === false) return;
   for (const c of node.children) walk(c, visit);
 }
