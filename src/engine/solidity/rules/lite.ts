@@ -116,6 +116,7 @@ const deprecated = defineRule(
     const { fa } = ctx;
     const seenLines = new Set<number>();
     const src = ctx.file.source;
+    if (!/\b(throw|suicide|sha3|blockhash|gas|callcode)\b/.test(src)) return;
     walk(ctx.file.root, (n) => {
       if (n.type !== 'identifier' && n.type !== 'member_expression') return undefined;
       if (n.field === 'property' || n.field === 'name') return undefined;
@@ -265,6 +266,7 @@ const weakRandomness = defineRule(
   },
   (ctx, meta) => {
     const { fa } = ctx;
+    if (!/\bblock\s*\.|\bnow\b|\bblockhash\b|int\d*\s*\(\s*(msg\.sender|tx\.origin)/.test(ctx.file.source)) return;
     const reported = new Set<AstNode>();
     walk(ctx.file.root, (n) => {
       if (!isRandomnessSinkUse(fa, n)) return undefined;

@@ -725,12 +725,17 @@ const randomnessFlow = defineRule(
     // `block.number` feeds hashes and `blockhash`; on its own, `block.number % n` is usually
     // round arithmetic, so it is not a source for modulo sinks.
     const ENTROPY = /^(block\.(timestamp|difficulty|coinbase|gaslimit|prevrandao|blockhash)|now)$/;
+    // Cheap text filter: a file that never reads a block value or casts an address has nothing to find.
+    if (!/\bblock\s*\.|\bnow\b|\bblockhash\b|int\d*\s*\(\s*msg\.sender/.test(ctx.file.source)) return;
     for (const c of ctx.file.contracts) {
       const blockState = stateVarsFrom(fa, c, (n) => fa.readsBlockValue(n));
       const entropyState = stateVarsFrom(fa, c, (n) => fa.readsBlockValue(n, ENTROPY) || hasBlockhash(fa, n));
       const reportedOrigins = new Set<AstNode>();
+      const stateNames = [...blockState.keys()];
       for (const fn of c.functions) {
         if (!fn.body) continue;
+        const body = ctx.file.source.slice(fn.body.start, fn.body.end);
+        if (!/\bblock\s*\.|\bnow\b|\bblockhash\b|int\d*\s*\(\s*msg\.sender/.test(body) && !stateNames.some((n) => body.includes(n))) continue;
         const a = fa.analyze(fn);
         const readsState = (e: AstNode, vars: Map<string, AstNode[]>): boolean =>
           descendants(e, 'identifier').some(
@@ -904,6 +909,7 @@ const timestampDependence = defineRule(
   (ctx, meta) => {
     const { fa } = ctx;
     const readsTime = (n: AstNode): boolean => fa.readsBlockValue(n, TIMESTAMP);
+    if (!/\bnow\b|block\s*\.\s*timestamp/.test(ctx.file.source)) return;
     for (const c of ctx.file.contracts) {
       const timeState = stateVarsFrom(fa, c, readsTime);
       const stateVars = fa.index.stateVarsOf(c);
