@@ -216,6 +216,24 @@ describe('GET /api/v0/companies/{company_id}/audit-log', () => {
     expect((await page(company.id, '?since=2999-01-01T00:00:00Z')).items).toEqual([]);
   });
 
+  it('leaves entries without a target or a performer out of user filters, and keeps them otherwise', async () => {
+    const { company, manager } = await buildOrg(t);
+    const [anonymous] = await insertEntries(company.id, [
+      { action: 'sourcehost_integration_removed', at: new Date(), target: null, by: null },
+    ]);
+    const everything = (await page(company.id, '?limit=100')).items;
+    expect(everything.find((e) => e.id === anonymous)).toMatchObject({ target: null, createdBy: null });
+    expect(
+      (await page(company.id, `?target_users=${manager.id}&limit=100`)).items.map((e) => e.id),
+    ).not.toContain(anonymous);
+    expect(
+      (await page(company.id, `?performing_users=admin&limit=100`)).items.map((e) => e.id),
+    ).not.toContain(anonymous);
+    expect(
+      (await page(company.id, '?actions=sourcehost_integration_removed')).items.map((e) => e.id),
+    ).toEqual([anonymous]);
+  });
+
   it('applies the limits: default 5, 0 gives no entries and a cursor from the same place, 100 at most', async () => {
     const { company } = await buildOrg(t);
     await insertEntries(

@@ -116,3 +116,34 @@ describe('guilds', () => {
     expect(listed.guilds.map((g) => g.name)).toContain(name);
   });
 });
+
+describe('GET /api/v0/companies/{company_id}', () => {
+  itEnforcesUserAuth(() => t, {
+    method: 'GET',
+    request: async (app, companyId) => {
+      const member = await buildUser(app, { companyId });
+      return { url: `/api/v0/companies/${companyId}`, token: member.token };
+    },
+  });
+});
+
+describe('GET /api/v0/guilds', () => {
+  itEnforcesUserAuth(() => t, {
+    method: 'GET',
+    anonymousAllowed: true,
+    crossTenant: false,
+    request: async (app) => ({ url: '/api/v0/guilds', token: app.adminToken }),
+  });
+});
+
+describe('POST /api/v0/guilds', () => {
+  itEnforcesUserAuth(() => t, {
+    method: 'POST',
+    crossTenant: false,
+    request: async (app) => ({
+      url: '/api/v0/guilds',
+      payload: { name: `G ${randomBytes(3).toString('hex')}` },
+      token: app.adminToken,
+    }),
+  });
+});

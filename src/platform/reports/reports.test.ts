@@ -486,3 +486,46 @@ describe('GET /api/v0/reports', () => {
 function eqId(id: string) {
   return eq(reports.id, id);
 }
+
+describe('auth cases of the report routes', () => {
+  const draft = async (app: TestApp, companyId: string) => {
+    const repo = await buildRepo(app, companyId);
+    await apiOk(app, 'POST', `/api/v0/repositories/${repo.id}/finish`, app.adminToken);
+    const manager = await buildUser(app, { companyId, companyRole: 'manager' });
+    const report = await apiOk<ReportBody>(app, 'POST', '/api/v0/reports', manager.token, {
+      repositoryId: repo.id,
+    });
+    return { report, manager };
+  };
+
+  describe('GET /api/v0/reports/{report_id}', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'GET',
+      anonymousAllowed: true,
+      request: async (app, companyId) => {
+        const { report, manager } = await draft(app, companyId);
+        return { url: `/api/v0/reports/${report.id}`, token: manager.token };
+      },
+    });
+  });
+
+  describe('PATCH /api/v0/reports/{report_id}', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'PATCH',
+      request: async (app, companyId) => {
+        const { report, manager } = await draft(app, companyId);
+        return { url: `/api/v0/reports/${report.id}`, payload: { seoTitle: 'x' }, token: manager.token };
+      },
+    });
+  });
+
+  describe('POST /api/v0/reports/{report_id}/publish', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'POST',
+      request: async (app, companyId) => {
+        const { report, manager } = await draft(app, companyId);
+        return { url: `/api/v0/reports/${report.id}/publish`, payload: {}, token: manager.token };
+      },
+    });
+  });
+});

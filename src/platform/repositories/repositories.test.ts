@@ -724,3 +724,79 @@ it('makes joined repositories of another company visible to their reviewers only
   await putMember(t, repo.id, reviewer.id, 'reviewer');
   expect((await api(t, 'GET', `/api/v0/repositories/${repo.id}`, reviewer.token)).statusCode).toBe(200);
 });
+
+describe('auth cases of the repository management routes', () => {
+  const managed = async (app: TestApp, companyId: string) => {
+    const repo = await buildRepo(app, companyId);
+    const manager = await buildUser(app, { companyId, companyRole: 'manager' });
+    return { repo, manager };
+  };
+
+  describe('GET /api/v0/repositories/{repo_id}', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'GET',
+      request: async (app, companyId) => {
+        const { repo, manager } = await managed(app, companyId);
+        return { url: `/api/v0/repositories/${repo.id}`, token: manager.token };
+      },
+    });
+  });
+
+  describe('POST /api/v0/repositories/{repo_id}/finish', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'POST',
+      request: async (app, companyId) => {
+        const { repo, manager } = await managed(app, companyId);
+        return { url: `/api/v0/repositories/${repo.id}/finish`, token: manager.token };
+      },
+    });
+  });
+
+  describe('GET /api/v0/repositories/{repo_id}/members', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'GET',
+      request: async (app, companyId) => {
+        const { repo, manager } = await managed(app, companyId);
+        return { url: `/api/v0/repositories/${repo.id}/members`, token: manager.token };
+      },
+    });
+  });
+
+  describe('PUT /api/v0/repositories/{repo_id}/members/{user_id}', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'PUT',
+      request: async (app, companyId) => {
+        const { repo, manager } = await managed(app, companyId);
+        const user = await buildUser(app);
+        return {
+          url: `/api/v0/repositories/${repo.id}/members/${user.id}`,
+          payload: { role: 'reviewer' },
+          token: manager.token,
+        };
+      },
+    });
+  });
+
+  describe('DELETE /api/v0/repositories/{repo_id}/members/{user_id}', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'DELETE',
+      request: async (app, companyId) => {
+        const { repo, manager } = await managed(app, companyId);
+        const user = await buildRepoMember(app, repo.id, 'reviewer');
+        return { url: `/api/v0/repositories/${repo.id}/members/${user.id}`, token: manager.token };
+      },
+    });
+  });
+
+  describe('POST /api/v0/repositories/{repo_id}/join', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'POST',
+      crossTenant: false,
+      request: async (app, companyId) => {
+        const repo = await buildRepo(app, companyId, { isPublic: true });
+        const user = await buildUser(app);
+        return { url: `/api/v0/repositories/${repo.id}/join`, token: user.token };
+      },
+    });
+  });
+});

@@ -125,3 +125,16 @@ describe('POST and DELETE /api/v0/companies/{company_id}/sso-enforcement-rules',
     },
   });
 });
+
+describe('DELETE /api/v0/companies/{company_id}/sso-enforcement-rules/{rule_id}', () => {
+  itEnforcesUserAuth(() => t, {
+    method: 'DELETE',
+    request: async (app, companyId) => {
+      const manager = await buildUser(app, { companyId, companyRole: 'manager' });
+      const rule = await apiOk<{ id: string }>(app, 'POST', url(companyId), manager.token, {
+        domain: domain(),
+      });
+      return { url: `${url(companyId)}/${rule.id}`, token: manager.token };
+    },
+  });
+});

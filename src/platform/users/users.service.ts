@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   type Actor,
+  canReadCompany,
   isPlatformAdmin,
   requireCompanyManager,
   requirePlatformAdmin,
@@ -176,6 +177,8 @@ export function createUsersService(deps: { database: Database; now?: () => Date 
     async joinCompany(actor: Actor, companyId: string, userId: string): Promise<CompanyUser> {
       const caller = requireUser(actor);
       if (caller.userId !== userId && !isPlatformAdmin(caller)) {
+        // Someone else's membership: 403 for the company's own users, 404 for everyone else.
+        if (!canReadCompany(caller, companyId)) throw companyNotFound();
         throw new AppError('FORBIDDEN', { message: 'Users join companies themselves.' });
       }
       return database.transaction(async (tx) => {

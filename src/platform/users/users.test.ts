@@ -330,7 +330,7 @@ describe('joining a company', () => {
     expect((await listUsers(company.id, user.token)).some((u) => u.userId === user.id)).toBe(true);
   });
 
-  it('answers 404 without an invitation or a matching domain, 403 for someone else or a disabled membership', async () => {
+  it('answers 404 without an invitation or a matching domain; for another user’s join 404 to outsiders, 403 to company users; 403 for a disabled membership', async () => {
     const { company, manager } = await buildOrg(t);
     const stranger = await buildUser(t, { email: 'x@nowhere.example' });
     expect(
@@ -340,6 +340,10 @@ describe('joining a company', () => {
     const user = await invite(company.id, manager.token);
     expect(
       (await api(t, 'POST', `/api/v0/companies/${company.id}/users/${user.id}/join`, stranger.token))
+        .statusCode,
+    ).toBe(404);
+    expect(
+      (await api(t, 'POST', `/api/v0/companies/${company.id}/users/${user.id}/join`, manager.token))
         .statusCode,
     ).toBe(403);
     await apiOk(t, 'POST', `/api/v0/companies/${company.id}/users/${user.id}/disable`, manager.token);
@@ -511,5 +515,83 @@ describe('auditor profiles', () => {
       other.token,
     );
     expect(profile).toMatchObject({ id: user.id, reputation: 42, tagline: 'Breaks things' });
+  });
+});
+
+describe('auth cases of the membership and profile routes', () => {
+  const invited = async (app: TestApp, companyId: string) => {
+    const manager = await buildUser(app, { companyId, companyRole: 'manager' });
+    const user = await buildUser(app);
+    await apiOk(app, 'POST', `/api/v0/companies/${companyId}/users`, manager.token, {
+      username: user.username,
+    });
+    return { manager, user };
+  };
+
+  describe('POST /api/v0/companies/{company_id}/users/{user_id}/join', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'POST',
+      request: async (app, companyId) => {
+        const { user } = await invited(app, companyId);
+        return { url: `/api/v0/companies/${companyId}/users/${user.id}/join`, token: user.token };
+      },
+    });
+  });
+
+  describe('POST /api/v0/companies/{company_id}/users/{user_id}/reenable', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'POST',
+      request: async (app, companyId) => {
+        const { manager, user } = await invited(app, companyId);
+        return { url: `/api/v0/companies/${companyId}/users/${user.id}/reenable`, token: manager.token };
+      },
+    });
+  });
+
+  describe('PATCH /api/v0/companies/{company_id}/users/{user_id}', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'PATCH',
+      request: async (app, companyId) => {
+        const { manager, user } = await invited(app, companyId);
+        return {
+          url: `/api/v0/companies/${companyId}/users/${user.id}`,
+          payload: { role: 'manager' },
+          token: manager.token,
+        };
+      },
+    });
+  });
+
+  describe('GET /api/v0/users/{user_id}/profile', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'GET',
+      crossTenant: false,
+      request: async (app) => {
+        const user = await buildUser(app);
+        return { url: `/api/v0/users/${user.id}/profile`, token: user.token };
+      },
+    });
+  });
+
+  describe('PATCH /api/v0/users/{user_id}/profile', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'PATCH',
+      crossTenant: false,
+      request: async (app) => {
+        const user = await buildUser(app);
+        return { url: `/api/v0/users/${user.id}/profile`, payload: { bio: 'hello' }, token: user.token };
+      },
+    });
+  });
+
+  describe('POST /api/v0/users/{user_id}/badges', () => {
+    itEnforcesUserAuth(() => t, {
+      method: 'POST',
+      crossTenant: false,
+      request: async (app) => {
+        const user = await buildUser(app);
+        return { url: `/api/v0/users/${user.id}/badges`, payload: { name: 'Badge' }, token: app.adminToken };
+      },
+    });
   });
 });
