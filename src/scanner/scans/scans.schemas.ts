@@ -24,7 +24,7 @@ export const SourcehostScanSourceSchema = Type.Object(
   {
     kind: Type.Literal('sourcehost'),
     repository: Type.String({ minLength: 3, maxLength: 201, description: '`owner/name`' }),
-    commit: Type.String({ minLength: 1, maxLength: 255, description: 'A commit sha, branch or tag.' }),
+    commit: Type.String({ minLength: 1, maxLength: 255, description: 'The full 40-hex commit id.' }),
   },
   { additionalProperties: false },
 );

@@ -4,6 +4,7 @@ import type { ServiceActor } from '../../auth/actor.ts';
 import { type Database, isConnectionError, type Tx } from '../../db/client.ts';
 import type { EngineVulnerability } from '../../engine/types.ts';
 import { AppError, isAppError } from '../../errors.ts';
+import { normalizeCommitId } from '../../integrations/sourcehost/repository-ref.ts';
 import type { JobDefinition, JobQueue } from '../../jobs/queue.ts';
 import type { CreditsService } from '../credits/credits.service.ts';
 import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.ts';
@@ -149,7 +150,13 @@ export function createScansService(deps: ScansServiceDeps) {
       });
     }
     let repository: string | null = null;
-    for (const source of hosted) {
+    for (const [i, source] of hosted.entries()) {
+      if (normalizeCommitId(source.commit) === null) {
+        throw new AppError('VALIDATION_FAILED', {
+          message: 'A sourcehost commit must be a full 40-hex commit id (not a branch, tag or short id).',
+          details: { field: `scanSources.${i}.commit` },
+        });
+      }
       const name = parseRepository(source.repository).fullName;
       if (repository !== null && name !== repository) {
         throw new AppError('VALIDATION_FAILED', {

@@ -16,6 +16,8 @@ import {
 } from '../../../test/helpers/scan-helpers.ts';
 import { creditLedger, idempotencyRecords, scans, workspaces } from '../../db/schema/index.ts';
 
+const COMMIT = 'a'.repeat(40);
+
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp({ worker: true });
@@ -144,7 +146,7 @@ describe('POST /api/scanner/v1/scans', () => {
     expect((await postScan(t, key, localScanBody(archive), 'x'.repeat(255))).statusCode).toBe(202);
   });
 
-  it('validates the body (unknown fields, empty or too many sources, bad type)', async () => {
+  it('validates the body (unknown fields, empty or too many sources, bad type, a branch instead of a commit)', async () => {
     const { company, key } = await tenant();
     const archive = await buildArchive(t, company.id, { 'a.sol': REENTRANT_BANK });
     const source = localScanBody(archive).scanSources[0];
@@ -155,6 +157,7 @@ describe('POST /api/scanner/v1/scans', () => {
       { type: 'deep', scanSources: [source] },
       { type: 'standard', scanSources: [{ kind: 'ftp', url: 'x' }] },
       { type: 'standard', scanSources: [source], startMode: 'manual' },
+      { type: 'lite', scanSources: [{ kind: 'sourcehost', repository: 'acme/vault', commit: 'main' }] },
     ]) {
       const res = await postScan(t, key, body);
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
@@ -166,7 +169,7 @@ describe('POST /api/scanner/v1/scans', () => {
     const { company, key } = await tenant();
     const archive = await buildArchive(t, company.id, { 'a.sol': REENTRANT_BANK });
     const local = localScanBody(archive).scanSources[0];
-    const hosted = { kind: 'sourcehost', repository: 'acme/vault', commit: 'main' };
+    const hosted = { kind: 'sourcehost', repository: 'acme/vault', commit: COMMIT };
     const cases = [
       { type: 'lite', scanSources: [local] },
       { type: 'audit', scanSources: [local] },
@@ -223,7 +226,7 @@ describe('POST /api/scanner/v1/scans', () => {
     await connectSourcehost(t, company.id);
     const body = {
       type: 'lite',
-      scanSources: [{ kind: 'sourcehost', repository: 'acme/vault', commit: 'abc123' }],
+      scanSources: [{ kind: 'sourcehost', repository: 'acme/vault', commit: COMMIT }],
     };
     const first = await postScan(t, key, body);
     expect(first.statusCode, first.body).toBe(202);
@@ -270,7 +273,7 @@ describe('POST /api/scanner/v1/scans', () => {
     await connectSourcehost(t, company.id);
     const res = await postScan(t, key, {
       type: 'lite',
-      scanSources: [{ kind: 'sourcehost', repository: 'acme/unreachable', commit: 'abc' }],
+      scanSources: [{ kind: 'sourcehost', repository: 'acme/unreachable', commit: COMMIT }],
     });
     expect(res.statusCode).toBe(202);
     const scan = await waitForScan(t, key, res.json().id, isFinal);
