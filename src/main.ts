@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerAdminCommands } from './cli/admin.ts';
+import { registerFindingsAdminCommands } from './cli/admin-findings.ts';
 import { CliError } from './cli/http-client.ts';
 import { runOpenApiCommand } from './cli/openapi.ts';
 import { runProcesses } from './cli/runtime.ts';
@@ -51,7 +52,8 @@ export async function main(argv: string[]): Promise<void> {
     .option('--output <file>', 'write it to a file')
     .option('--check <file>', 'fail when the file differs from the generated document')
     .action((o: { output?: string; check?: string }) => runOpenApiCommand(config(), o));
-  registerAdminCommands(program, env);
+  const admin = registerAdminCommands(program, env);
+  registerFindingsAdminCommands(admin, env);
   registerScanCommand(program, env);
 
   try {

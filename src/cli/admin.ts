@@ -28,7 +28,7 @@ function parseSettings(pairs: string[] | undefined): Record<string, unknown> {
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** `vigil admin …`: management over HTTP (`--url`, `--token` or VIGIL_URL, VIGIL_TOKEN). */
-export function registerAdminCommands(program: Command, env: Env): void {
+export function registerAdminCommands(program: Command, env: Env): Command {
   const admin = program
     .command('admin')
     .description('manage a running server over HTTP (companies, users, tokens, credits, keys, integrations)')
@@ -184,4 +184,5 @@ export function registerAdminCommands(program: Command, env: Env): void {
       await run(cmd, 'DELETE', `/api/v0/companies/${companyId}/integrations/${provider}${q}`);
       printResult({ deleted: true }, opts(cmd).json);
     });
+  return admin;
 }
