@@ -72,3 +72,11 @@ describe('vigil engine scan', () => {
     await expect(run([dir, '--type', 'deep'])).rejects.toThrow();
   });
 });
+
+describe('vigil engine rules', () => {
+  it('keeps docs/engine-rules.md in step with the rule metadata', async () => {
+    const { renderRuleCatalogue } = await import('../engine/rules-doc.ts');
+    const doc = await readFile(path.join(import.meta.dirname, '../../docs/engine-rules.md'), 'utf8');
+    expect(doc).toBe(renderRuleCatalogue());
+  });
+});

@@ -11,6 +11,7 @@ import {
   toSarifReport,
   toSastReport,
 } from '../engine/index.ts';
+import { renderRuleCatalogue } from '../engine/rules-doc.ts';
 import { createLlmClient, type LlmClientOptions } from '../integrations/llm/llm-client.ts';
 
 export interface EngineCommandDeps {
@@ -30,9 +31,18 @@ interface ScanCommandOptions {
   llmModel?: string;
 }
 
-/** Adds `engine scan` to the program. */
+/** Adds `engine scan` and `engine rules` to the program. */
 export function registerEngineCommands(program: Command, deps: EngineCommandDeps = {}): void {
   const engine = program.command('engine').description('run the scan engine locally');
+  engine
+    .command('rules')
+    .description('print the rule catalogue (Markdown)')
+    .option('--output <file>', 'write it to a file instead of stdout')
+    .action(async (opts: { output?: string }) => {
+      const text = renderRuleCatalogue();
+      if (opts.output) await writeFile(opts.output, text);
+      else (deps.stdout ?? process.stdout).write(text);
+    });
   engine
     .command('scan')
     .description('scan a directory and print a SAST, SARIF or table report')

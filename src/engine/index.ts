@@ -86,6 +86,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
   let files = 0;
   let lines = 0;
   let done = 0;
+  let skipped = 0;
   for (const entry of entries) {
     options.signal?.throwIfAborted();
     try {
@@ -95,9 +96,12 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
           level: 'warning',
           value: `${entry.path}: skipped, ${entry.size} bytes is over the ${MAX_SOLIDITY_FILE_BYTES}-byte limit.`,
         });
-      } else if (sol || entry.size <= MAX_SECRET_FILE_BYTES) {
+      } else if (!sol && entry.size > MAX_SECRET_FILE_BYTES) {
+        skipped++;
+      } else {
         const buf = await tree.read(entry.path);
-        if (isProbablyText(buf)) {
+        if (!isProbablyText(buf)) skipped++;
+        else {
           const text = buf.toString('utf8');
           files++;
           lines += countLines(text);
@@ -122,6 +126,12 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
     }
     done++;
     await options.onProgress?.({ filesDone: done, filesTotal: entries.length });
+  }
+  if (skipped > 0) {
+    messages.push({
+      level: 'info',
+      value: `${skipped} binary or very large file(s) were not scanned for secrets.`,
+    });
   }
   if (riskiest && options.llm && riskiest.candidates.length > 0) {
     const review = await reviewWithLlm(options.llm, riskiest.candidates, {
