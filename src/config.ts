@@ -74,6 +74,17 @@ export function parseSecretKey(raw: string): Buffer {
   return key;
 }
 
+/** The LLM endpoint alone (for commands that need nothing else of the configuration). */
+export function loadLlmConfig(env: Env): Config['llm'] {
+  const baseUrl = readString(env, 'VIGIL_LLM_BASE_URL');
+  if (!baseUrl) return null;
+  return {
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    apiKey: readString(env, 'VIGIL_LLM_API_KEY'),
+    model: readString(env, 'VIGIL_LLM_MODEL') ?? 'gpt-4o-mini',
+  };
+}
+
 /** Builds and validates the configuration. Throws ConfigError with a message saying what to fix. */
 export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   const dataDir = path.resolve(cwd, readString(env, 'VIGIL_DATA_DIR') ?? 'data');
@@ -82,7 +93,6 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://.');
   }
   const secret = readString(env, 'VIGIL_SECRET_KEY');
-  const llmBase = readString(env, 'VIGIL_LLM_BASE_URL');
   const rpm = readInt(env, 'VIGIL_RATE_LIMIT_PER_MINUTE', 600, 1);
   return {
     port: readInt(env, 'PORT', 3000, 0),
@@ -114,13 +124,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       pollingSeconds: readInt(env, 'VIGIL_JOB_POLL_SECONDS', 1, 1),
       concurrency: readInt(env, 'VIGIL_WORKER_CONCURRENCY', 2, 1),
     },
-    llm: llmBase
-      ? {
-          baseUrl: llmBase.replace(/\/+$/, ''),
-          apiKey: readString(env, 'VIGIL_LLM_API_KEY'),
-          model: readString(env, 'VIGIL_LLM_MODEL') ?? 'gpt-4o-mini',
-        }
-      : null,
+    llm: loadLlmConfig(env),
     shutdownTimeoutMs: readInt(env, 'VIGIL_SHUTDOWN_TIMEOUT_MS', 30_000, 0),
   };
 }

@@ -1,11 +1,12 @@
 import { Command } from 'commander';
 import { registerAdminCommands } from './cli/admin.ts';
 import { registerFindingsAdminCommands } from './cli/admin-findings.ts';
+import { registerEngineCommands } from './cli/engine.ts';
 import { CliError } from './cli/http-client.ts';
 import { runOpenApiCommand } from './cli/openapi.ts';
 import { runProcesses } from './cli/runtime.ts';
 import { registerScanCommand } from './cli/scan.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, loadLlmConfig } from './config.ts';
 import { migrateDatabase, openDatabase } from './db/client.ts';
 import { AppError } from './errors.ts';
 
@@ -55,6 +56,11 @@ export async function main(argv: string[]): Promise<void> {
   const admin = registerAdminCommands(program, env);
   registerFindingsAdminCommands(admin, env);
   registerScanCommand(program, env);
+  const llm = loadLlmConfig(env);
+  registerEngineCommands(
+    program,
+    llm ? { llm: { baseUrl: llm.baseUrl, apiKey: llm.apiKey ?? undefined, model: llm.model } } : {},
+  );
 
   try {
     await program.parseAsync(argv);
