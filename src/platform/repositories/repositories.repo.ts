@@ -94,9 +94,14 @@ export function repositoriesRepo(db: Db) {
         .orderBy(desc(repositories.createdAt), desc(repositories.id));
     },
 
-    async findCompany(companyId: string) {
-      const [row] = await db.select().from(companies).where(eq(companies.id, companyId));
-      return row!;
+    /** Company rows by id. */
+    async findCompanies(companyIds: string[]) {
+      if (companyIds.length === 0) return new Map<string, typeof companies.$inferSelect>();
+      const rows = await db
+        .select()
+        .from(companies)
+        .where(inArray(companies.id, [...new Set(companyIds)]));
+      return new Map(rows.map((r) => [r.id, r]));
     },
 
     /** The asset groups (with sub-groups and assets) and safe harbor of each repository. */

@@ -185,14 +185,12 @@ export function createRepositoriesService(deps: { database: Database; now?: () =
   async function renderRepositories(db: Db, rows: RepositoryRow[], viewerId: string): Promise<Repository[]> {
     const repo = repositoriesRepo(db);
     const ids = rows.map((r) => r.id);
-    const [{ groups, harbors }, stats, roles] = await Promise.all([
+    const [{ groups, harbors }, stats, roles, companies] = await Promise.all([
       repo.loadStructures(ids),
       repo.loadStats(ids, viewerId),
       repo.loadRoles(ids, viewerId),
+      repo.findCompanies(rows.map((r) => r.companyId)),
     ]);
-    const companyRows = new Map<string, Awaited<ReturnType<typeof repo.findCompany>>>();
-    for (const companyId of new Set(rows.map((r) => r.companyId)))
-      companyRows.set(companyId, await repo.findCompany(companyId));
     return rows.map((row) => {
       const s = stats.get(row.id)!;
       return {
@@ -203,7 +201,7 @@ export function createRepositoriesService(deps: { database: Database; now?: () =
         createdAt: row.createdAt.toISOString(),
         name: row.name,
         url: row.url,
-        company: toCompanySummary(companyRows.get(row.companyId)!),
+        company: toCompanySummary(companies.get(row.companyId)!),
         timeframe: { start: iso(row.timeframeStart), end: iso(row.timeframeEnd) },
         totalRewardPot: row.totalRewardPot,
         submissionFee: row.submissionFee,
