@@ -40,6 +40,14 @@ export interface Config {
     concurrency: number;
   };
   llm: { baseUrl: string; apiKey: string | null; model: string } | null;
+  trackers: {
+    /** Timeout of one issue-tracker request (`VIGIL_TRACKER_TIMEOUT_MS`). */
+    timeoutMs: number;
+    /** How long tracker_b reconciliation polls a lagging search index (`VIGIL_TRACKER_RECONCILE_WINDOW_MS`). */
+    reconcileWindowMs: number;
+    /** How long an export in progress locks its finding (`VIGIL_TICKET_EXPORT_LEASE_SECONDS`). */
+    exportLeaseSeconds: number;
+  };
   /** Graceful shutdown budget in milliseconds (`VIGIL_SHUTDOWN_TIMEOUT_MS`). */
   shutdownTimeoutMs: number;
 }
@@ -125,6 +133,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       concurrency: readInt(env, 'VIGIL_WORKER_CONCURRENCY', 2, 1),
     },
     llm: loadLlmConfig(env),
+    trackers: {
+      timeoutMs: readInt(env, 'VIGIL_TRACKER_TIMEOUT_MS', 10_000, 100),
+      reconcileWindowMs: readInt(env, 'VIGIL_TRACKER_RECONCILE_WINDOW_MS', 120_000, 0),
+      exportLeaseSeconds: readInt(env, 'VIGIL_TICKET_EXPORT_LEASE_SECONDS', 300, 1),
+    },
     shutdownTimeoutMs: readInt(env, 'VIGIL_SHUTDOWN_TIMEOUT_MS', 30_000, 0),
   };
 }
