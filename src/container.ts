@@ -110,7 +110,15 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const objectStore: ObjectStore = createObjectStore(config.objectStore);
   const db = database.db;
   const credits = createCreditsService({ database, costs: config.scanCosts });
-  const scanServices = createScanServices({ database, config, credits, objectStore, queue: () => queue, log });
+  const scanServices = createScanServices({
+    database,
+    config,
+    credits,
+    objectStore,
+    integrations: createIntegrationsService({ database, secretBox }),
+    queue: () => queue,
+    log,
+  });
   const services = {
     auth: createAuthService({ db }),
     admin: createAdminService({ database, credits }),

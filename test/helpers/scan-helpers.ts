@@ -84,13 +84,23 @@ export function manySolidityFiles(count: number): Record<string, string> {
   return files;
 }
 
-/** Connects a sourcehost integration for the company (through the management API). */
-export async function connectSourcehost(t: TestApp, companyId: string): Promise<void> {
+/**
+ * Connects a sourcehost integration for the company (through the management API). The default
+ * base URL answers nothing, so fetching a commit fails.
+ */
+export async function connectSourcehost(
+  t: TestApp,
+  companyId: string,
+  options: { baseUrl?: string; token?: string } = {},
+): Promise<void> {
   const res = await t.app.inject({
     method: 'PUT',
     url: `/api/v0/companies/${companyId}/integrations/sourcehost`,
     headers: { authorization: `Bearer ${t.adminToken}` },
-    payload: { credentials: { token: 'sourcehost-token' }, settings: { baseUrl: 'http://127.0.0.1:1' } },
+    payload: {
+      credentials: { token: options.token ?? 'sourcehost-token' },
+      settings: { baseUrl: options.baseUrl ?? 'http://127.0.0.1:1' },
+    },
   });
   expect(res.statusCode, res.body).toBeLessThan(300);
 }

@@ -6,10 +6,7 @@ import { creditLedger, findings, scanFindings, scans } from '../../src/db/schema
 import type { ScanResult } from '../../src/engine/types.ts';
 import { AppError } from '../../src/errors.ts';
 import { createIdempotencyService } from '../../src/scanner/idempotency/idempotency.service.ts';
-import {
-  createArchiveSourceOpener,
-  createEngineAdapter,
-} from '../../src/scanner/scans/scans.engine-adapter.ts';
+import { createEngineAdapter, createScanSourceOpener } from '../../src/scanner/scans/scans.engine-adapter.ts';
 import type { ScanEngine } from '../../src/scanner/scans/scans.ports.ts';
 import { createScansService, type JobRunContext } from '../../src/scanner/scans/scans.service.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
@@ -41,7 +38,11 @@ function servicesWith(engine: ScanEngine) {
     credits: t.container.services.credits,
     idempotency: createIdempotencyService({ database, ttlHours: 24 }),
     engine,
-    openSources: createArchiveSourceOpener({ database, objectStore: t.container.objectStore }),
+    openSources: createScanSourceOpener({
+      database,
+      objectStore: t.container.objectStore,
+      integrations: t.container.services.integrations,
+    }),
     log,
   });
 }

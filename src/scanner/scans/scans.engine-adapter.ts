@@ -1,6 +1,6 @@
 /**
- * Binds the scan lifecycle's ports to the engine (src/engine) and, for local sources, to the
- * verified archives in the object store.
+ * Binds the scan lifecycle's ports to the engine (src/engine) and to the sources: sourcehost
+ * commits over git, local archives from the object store.
  */
 import { inArray } from 'drizzle-orm';
 import type { Database } from '../../db/client.ts';
@@ -14,7 +14,9 @@ import {
 } from '../../engine/index.ts';
 import { openArchiveTree } from '../../engine/sources/archive-tree.ts';
 import { AppError } from '../../errors.ts';
+import { openGitCommitTree } from '../../integrations/sourcehost/git-source.ts';
 import type { ObjectStore } from '../../integrations/storage/object-store.ts';
+import type { IntegrationsService } from '../../platform/integrations/integrations.service.ts';
 import type { OpenScanSources, ScanEngine } from './scans.ports.ts';
 
 /** The engine port over src/engine; `llm` is used by `audit` scans when configured. */
@@ -33,16 +35,39 @@ export function createEngineAdapter(deps: { llm?: LlmClient | undefined } = {}):
   };
 }
 
-/** Opens local sources from the object store; sourcehost commits are not readable here. */
-export function createArchiveSourceOpener(deps: {
+/**
+ * Opens a scan's sources: a sourcehost commit through the organization's sourcehost integration
+ * (git over smart HTTP; settings `baseUrl` and optional `authScheme`, credential `token`), or
+ * local archives from the object store.
+ */
+export function createScanSourceOpener(deps: {
   database: Database;
   objectStore: ObjectStore;
+  integrations: Pick<IntegrationsService, 'getConnections'>;
 }): OpenScanSources {
   return async (input) => {
-    const local = input.sources.filter((s) => s.kind === 'local');
-    if (local.length !== input.sources.length) {
-      throw new AppError('SOURCEHOST_ERROR', { message: 'The sourcehost commit could not be fetched.' });
+    const [commit] = input.sources.filter((s) => s.kind === 'sourcehost');
+    if (commit) {
+      const [connection] = await deps.integrations.getConnections(input.companyId, 'sourcehost');
+      const baseUrl = connection?.settings.baseUrl;
+      const token = connection?.credentials.token;
+      if (!connection || typeof baseUrl !== 'string' || !token) {
+        throw new AppError('SOURCEHOST_ERROR', {
+          message: 'The sourcehost integration is not connected or has no baseUrl.',
+          details: { reason: 'not_connected' },
+        });
+      }
+      return openGitCommitTree({
+        baseUrl,
+        token,
+        repository: commit.repository,
+        commit: commit.commit,
+        prefix: input.prefix,
+        authScheme: connection.settings.authScheme === 'bearer' ? 'bearer' : 'basic',
+        signal: input.signal,
+      });
     }
+    const local = input.sources.filter((s) => s.kind === 'local');
     const rows = await deps.database.db
       .select()
       .from(archives)

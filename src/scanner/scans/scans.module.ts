@@ -4,9 +4,10 @@ import type { Database } from '../../db/client.ts';
 import { createLlmClient } from '../../integrations/llm/llm-client.ts';
 import type { ObjectStore } from '../../integrations/storage/object-store.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
+import type { IntegrationsService } from '../../platform/integrations/integrations.service.ts';
 import type { CreditsService } from '../credits/credits.service.ts';
 import { createIdempotencyService } from '../idempotency/idempotency.service.ts';
-import { createArchiveSourceOpener, createEngineAdapter } from './scans.engine-adapter.ts';
+import { createEngineAdapter, createScanSourceOpener } from './scans.engine-adapter.ts';
 import { createScansService } from './scans.service.ts';
 
 /**
@@ -19,6 +20,7 @@ export function createScanServices(deps: {
   config: Pick<Config, 'idempotencyTtlHours' | 'llm'>;
   credits: CreditsService;
   objectStore: ObjectStore;
+  integrations: Pick<IntegrationsService, 'getConnections'>;
   queue: () => JobQueue;
   log: Logger;
 }) {
@@ -39,7 +41,11 @@ export function createScanServices(deps: {
     credits: deps.credits,
     idempotency,
     engine: createEngineAdapter({ llm }),
-    openSources: createArchiveSourceOpener({ database: deps.database, objectStore: deps.objectStore }),
+    openSources: createScanSourceOpener({
+      database: deps.database,
+      objectStore: deps.objectStore,
+      integrations: deps.integrations,
+    }),
     log: deps.log,
   });
   return { idempotency, scans };

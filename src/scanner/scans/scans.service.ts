@@ -149,6 +149,12 @@ export function createScansService(deps: ScansServiceDeps) {
         details: { type: body.type },
       });
     }
+    if (hosted.length > 1) {
+      throw new AppError('VALIDATION_FAILED', {
+        message: 'A scan reads one sourcehost commit.',
+        details: { field: 'scanSources' },
+      });
+    }
     let repository: string | null = null;
     for (const [i, source] of hosted.entries()) {
       if (normalizeCommitId(source.commit) === null) {

@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeGitServer } from '../../../test/fakes/git-server.ts';
 import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesServiceAuth } from '../../../test/helpers/auth-cases.ts';
 import { buildCompany, buildServiceKey, grantCredits } from '../../../test/helpers/factories.ts';
@@ -266,6 +267,36 @@ describe('POST /api/scanner/v1/scans', () => {
     const theirs = await buildArchive(t, other.company.id, { 'a.sol': REENTRANT_BANK });
     const res = await postScan(t, key, localScanBody(archive, { workspaceId: theirs.workspaceId }));
     expect(res.statusCode).toBe(404);
+  });
+
+  it('scans a sourcehost commit end to end through the connected integration', async () => {
+    const git = await startFakeGitServer({ token: 'git-token' });
+    try {
+      const { commit } = await git.createRepository('acme/bank', {
+        'contracts/Bank.sol': REENTRANT_BANK,
+        'README.md': '# bank',
+      });
+      const { company, key } = await tenant(10);
+      await connectSourcehost(t, company.id, { baseUrl: git.baseUrl, token: 'git-token' });
+      const res = await postScan(t, key, {
+        type: 'standard',
+        prefix: 'contracts',
+        scanSources: [{ kind: 'sourcehost', repository: 'acme/bank', commit }],
+      });
+      expect(res.statusCode, res.body).toBe(202);
+      const scan = await waitForScan(t, key, res.json().id, isFinal);
+      expect(scan.status, JSON.stringify(scan)).toBe('completed');
+      expect(scan.progress).toEqual({ filesTotal: 1, filesDone: 1 });
+      expect(scan.findingsCount).toBeGreaterThan(0);
+      const [ws] = await t.container.database.db
+        .select()
+        .from(workspaces)
+        .where(eq(workspaces.id, scan.workspaceId));
+      expect(ws).toMatchObject({ repository: 'acme/bank', prefix: 'contracts' });
+      expect(git.requests.every((r) => !r.url.includes('git-token'))).toBe(true);
+    } finally {
+      await git.close();
+    }
   });
 
   it('fails a sourcehost scan whose commit cannot be fetched and returns its credits', async () => {
