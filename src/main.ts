@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerAdminCommands } from './cli/admin.ts';
 import { registerFindingsAdminCommands } from './cli/admin-findings.ts';
+import { registerPlatformAdminCommands } from './cli/admin-platform.ts';
 import { registerEngineCommands } from './cli/engine.ts';
 import { CliError } from './cli/http-client.ts';
 import { runOpenApiCommand } from './cli/openapi.ts';
@@ -54,6 +55,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('--check <file>', 'fail when the file differs from the generated document')
     .action((o: { output?: string; check?: string }) => runOpenApiCommand(config(), o));
   const admin = registerAdminCommands(program, env);
+  registerPlatformAdminCommands(admin, env);
   registerFindingsAdminCommands(admin, env);
   registerScanCommand(program, env);
   const llm = loadLlmConfig(env);

@@ -1,4 +1,4 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { companyMembers, platformPermissions, serviceKeys, users, userTokens } from '../db/schema/index.ts';
 
@@ -21,10 +21,19 @@ export function authRepo(db: Db) {
     },
 
     async findActiveMemberships(userId: string) {
-      return db
-        .select({ companyId: companyMembers.companyId, role: companyMembers.role })
-        .from(companyMembers)
-        .where(and(eq(companyMembers.userId, userId), isNull(companyMembers.disabledAt)));
+      return (
+        db
+          .select({ companyId: companyMembers.companyId, role: companyMembers.role })
+          .from(companyMembers)
+          // Invited users act for the company only once they have joined.
+          .where(
+            and(
+              eq(companyMembers.userId, userId),
+              isNull(companyMembers.disabledAt),
+              isNotNull(companyMembers.joinedAt),
+            ),
+          )
+      );
     },
 
     async findPermissions(userId: string) {
