@@ -175,6 +175,30 @@ describe('user tokens', () => {
   });
 });
 
+describe('company membership', () => {
+  it('lets an invited user act for the company only after joining', async () => {
+    const { company, manager } = await buildCompanyWithManager(t);
+    const outsider = await buildUser(t);
+    const invite = await t.app.inject({
+      method: 'POST',
+      url: `/api/v0/companies/${company.id}/users`,
+      headers: { authorization: `Bearer ${manager.token}` },
+      payload: { username: outsider.username, role: 'member' },
+    });
+    expect(invite.statusCode).toBeLessThan(300);
+    const list = () =>
+      t.app.inject({ method: 'GET', url: `/api/v0/companies/${company.id}/users`, headers: { authorization: `Bearer ${outsider.token}` } });
+    expect((await list()).statusCode).toBe(404);
+    const join = await t.app.inject({
+      method: 'POST',
+      url: `/api/v0/companies/${company.id}/users/${outsider.id}/join`,
+      headers: { authorization: `Bearer ${outsider.token}` },
+    });
+    expect(join.statusCode).toBeLessThan(300);
+    expect((await list()).statusCode).toBe(200);
+  });
+});
+
 describe('first start', () => {
   it('creates the admin once, with the given token, and never again', async () => {
     const again = await t.container.services.admin.bootstrapAdmin({ token: null });
