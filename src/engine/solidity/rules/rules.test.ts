@@ -361,6 +361,78 @@ contract P { address lib; address owner;
   function setLib(address l) public { require(msg.sender == owner); lib = l; }
   function () public payable { require(lib.delegatecall(msg.data)); } }`,
   },
+  // Modern (0.8) dress of the rules above.
+  {
+    rule: 'sol.access.unprotected-ether-withdrawal',
+    vulnerable: `pragma solidity 0.8.20;
+contract Box { function donate() external payable {}
+  function withdraw() external { payable(msg.sender).transfer(address(this).balance); // HIT
+} }`,
+    safe: `pragma solidity 0.8.20;
+contract Box { address owner; modifier onlyOwner() { require(msg.sender == owner); _; }
+  function donate() external payable {}
+  function withdraw() external onlyOwner { payable(msg.sender).transfer(address(this).balance); } }`,
+  },
+  {
+    rule: 'sol.access.unprotected-privileged-write',
+    vulnerable: `pragma solidity 0.8.20;
+contract Impl { address public owner; modifier onlyOwner() { require(msg.sender == owner); _; }
+  function initialize(address o) external { // HIT
+    owner = o; }
+  function sweep() external onlyOwner { payable(owner).transfer(address(this).balance); } }`,
+    safe: `pragma solidity 0.8.20;
+contract Impl { address public owner; bool private initialized;
+  modifier initializer() { require(!initialized, "done"); initialized = true; _; }
+  modifier onlyOwner() { require(msg.sender == owner); _; }
+  function initialize(address o) external initializer { owner = o; }
+  function sweep() external onlyOwner { payable(owner).transfer(address(this).balance); } }`,
+  },
+  {
+    rule: 'sol.arithmetic.unchecked-overflow',
+    vulnerable: `pragma solidity 0.8.20;
+contract T { mapping(address => uint) public balanceOf;
+  function transfer(address to, uint amount) external { unchecked {
+    balanceOf[msg.sender] -= amount; // HIT
+    balanceOf[to] += amount; } } }`,
+    safe: `pragma solidity 0.8.20;
+contract T { mapping(address => uint) public balanceOf;
+  function transfer(address to, uint amount) external { uint b = balanceOf[msg.sender]; require(b >= amount);
+    unchecked { balanceOf[msg.sender] = b - amount; balanceOf[to] += amount; }
+    balanceOf[msg.sender] -= 0; balanceOf[to] += amount * 1; } }`,
+  },
+  {
+    rule: 'sol.reentrancy.state-after-call',
+    vulnerable: `pragma solidity 0.8.20;
+contract L { mapping(address => uint) public balances; bool locked;
+  modifier nonReentrant() { require(!locked); locked = true; _; locked = false; }
+  function transfer(address to, uint v) external { balances[msg.sender] -= v; balances[to] += v; }
+  function withdraw() external nonReentrant { uint v = balances[msg.sender];
+    (bool ok, ) = msg.sender.call{value: v}(""); // HIT
+    require(ok); balances[msg.sender] = 0; } }`,
+    safe: `pragma solidity 0.8.20;
+contract L { mapping(address => uint) public balances; bool locked;
+  modifier nonReentrant() { require(!locked); locked = true; _; locked = false; }
+  function transfer(address to, uint v) external nonReentrant { balances[msg.sender] -= v; balances[to] += v; }
+  function withdraw() external nonReentrant { uint v = balances[msg.sender];
+    (bool ok, ) = msg.sender.call{value: v}(""); require(ok); balances[msg.sender] = 0; } }`,
+  },
+  {
+    rule: 'sol.reentrancy.state-after-call',
+    vulnerable: `pragma solidity 0.8.20;
+contract Pool { uint public totalShares; mapping(address => uint) shares; bool locked;
+  modifier nonReentrant() { require(!locked); locked = true; _; locked = false; }
+  function remove(uint n) external nonReentrant { uint out = n * address(this).balance / totalShares;
+    (bool ok, ) = msg.sender.call{value: out}(""); // HIT
+    require(ok); shares[msg.sender] -= n; totalShares -= n; }
+  function price() external view returns (uint) { return address(this).balance * 1e18 / totalShares; } }`,
+    safe: `pragma solidity 0.8.20;
+contract Pool { uint public totalShares; mapping(address => uint) shares; bool locked;
+  modifier nonReentrant() { require(!locked); locked = true; _; locked = false; }
+  function remove(uint n) external nonReentrant { uint out = n * address(this).balance / totalShares;
+    shares[msg.sender] -= n; totalShares -= n;
+    (bool ok, ) = msg.sender.call{value: out}(""); require(ok); }
+  function price() external view returns (uint) { return address(this).balance * 1e18 / totalShares; } }`,
+  },
 ];
 
 function hitLine(source: string): number {

@@ -15,6 +15,24 @@ function norm(fa: FileAnalysis, n: AstNode): string {
   return fa.text(unwrap(n)).replace(/\s+/g, '');
 }
 
+/**
+ * The address an expression denotes, without the conversions 0.6+ code needs to send ether:
+ * `payable(msg.sender)` and `address(uint160(x))` name the same recipient as `msg.sender` and `x`.
+ */
+export function stripAddressCasts(n: AstNode): AstNode {
+  let e = unwrap(n);
+  while (
+    (e.type === 'payable_conversion_expression' ||
+      (e.type === 'type_cast_expression' && e.children.some((c) => c.type === 'primitive_type'))) &&
+    e.children.filter((c) => c.type === 'call_argument').length === 1
+  ) {
+    const inner = e.children.find((c) => c.type === 'call_argument')?.children[0];
+    if (!inner) break;
+    e = unwrap(inner);
+  }
+  return e;
+}
+
 /** Non-view functions that run code: functions, fallbacks, receives (not modifiers). */
 function* mutatingFunctions(fa: FileAnalysis): Generator<FunctionInfo> {
   for (const fn of fa.ownFunctions()) {
@@ -57,7 +75,9 @@ const reentrancy = defineRule(
     const { fa } = ctx;
     for (const fn of mutatingFunctions(fa)) {
       if (fn.kind === 'constructor') continue;
-      if (fn.modifiers.some((m) => GUARD_MODIFIER.test(m.name))) continue;
+      // A lock protects only the functions that take it: a locked function that updates state
+      // after its call is still re-entered through unlocked functions that use that state.
+      const locked = fn.modifiers.some((m) => GUARD_MODIFIER.test(m.name));
       if (fa.entryPointsReaching(fn).length === 0) continue;
       const a = fa.analyze(fn);
       const sites: Array<{ site: CallSite; via?: FunctionInfo }> = [];
@@ -74,9 +94,23 @@ const reentrancy = defineRule(
           }
         }
         if (written.size === 0) continue;
+        const names = [...written].map((n) => `\`${n}\``).join(', ');
+        if (locked) {
+          const readers = unlockedReaders(fa, fn, written);
+          if (readers.length === 0) continue;
+          const acting = readers.filter((g) => g.mutability !== 'view' && g.mutability !== 'pure');
+          const shown = (acting.length ? acting : readers).map((g) => `\`${g.name}()\``).join(', ');
+          ctx.report(meta, fa.statementOf(site.info.node), {
+            fn,
+            severity: acting.length ? 'high' : 'medium',
+            message: acting.length
+              ? `\`${fn.name}\` is locked but writes ${names} after its external call; ${shown} ${acting.length > 1 ? 'are' : 'is'} not locked and act${acting.length > 1 ? '' : 's'} on the stale value (cross-function reentrancy).`
+              : `\`${fn.name}\` is locked but writes ${names} after its external call; the view ${shown} reports the stale value to anyone who calls it meanwhile (read-only reentrancy).`,
+          });
+          continue;
+        }
         const readBefore = a.stateReads.some((r) => written.has(r.name) && !after.has(r.node.id));
         const sendsValue = site.info.value !== undefined;
-        const names = [...written].map((n) => `\`${n}\``).join(', ');
         ctx.report(meta, fa.statementOf(site.info.node), {
           fn,
           severity: sendsValue || via ? 'high' : 'medium',
@@ -89,7 +123,7 @@ const reentrancy = defineRule(
         });
       }
       // An external call made by a modifier before the function body runs.
-      if (a.stateWrites.length === 0) continue;
+      if (locked || a.stateWrites.length === 0) continue;
       for (const mod of a.modifiers) {
         const ma = fa.analyze(mod);
         const placeholder = ma.cfg.nodes.find((n) => n.kind === 'placeholder');
@@ -109,6 +143,17 @@ const reentrancy = defineRule(
     }
   },
 );
+
+/**
+ * Entry points of the contract, other than `fn`, that take no reentrancy lock and read one of
+ * `names` — including views, whose stale answers other contracts act on.
+ */
+function unlockedReaders(fa: FileAnalysis, fn: FunctionInfo, names: Set<string>): FunctionInfo[] {
+  return fa.index.functionsOf(fn.contract).filter((g) => {
+    if (g === fn || !fa.isEntryPoint(g) || g.modifiers.some((m) => GUARD_MODIFIER.test(m.name))) return false;
+    return fa.analyze(g).stateReads.some((r) => names.has(r.name));
+  });
+}
 
 // ---------------------------------------------------------------------------------------------
 // Access control
@@ -171,6 +216,40 @@ function privilegedVars(fa: FileAnalysis, c: ContractInfo): Set<string> {
   return out;
 }
 
+/** Modifiers from libraries outside the file that let a function run only once (OpenZeppelin `Initializable`). */
+const ONCE_MODIFIER = /^(initializer|reinitializer)$/;
+
+/**
+ * Whether the function can run only once: it (or one of its modifiers) tests a state flag and
+ * also sets it to a literal (`require(!initialized); initialized = true;`), or it carries an initializer
+ * modifier defined outside the file.
+ */
+export function runsOnce(fa: FileAnalysis, fn: FunctionInfo): boolean {
+  const a = fa.analyze(fn);
+  if (fn.modifiers.some((m) => ONCE_MODIFIER.test(m.name) && !fa.index.modifierOf(fn.contract, m.name)))
+    return true;
+  for (const part of [a, ...a.modifiers.map((m) => fa.analyze(m))]) {
+    // Flags set to a literal (`= true`, `= 1`): a counter or an address is no latch.
+    const written = new Set(
+      part.stateWrites
+        .filter((w) => {
+          const p = w.ast.parent;
+          const rhs = p?.type === 'assignment_expression' ? field(p, 'right') : undefined;
+          return rhs !== undefined && /^(true|\d+)$/.test(norm(fa, rhs));
+        })
+        .map((w) => w.name),
+    );
+    if (written.size === 0) continue;
+    const latch = part.conditions.some((c) =>
+      descendants(c.expr, 'identifier').some(
+        (i) => i.field !== 'property' && part.scope.isStateVar(fa.text(i)) && written.has(fa.text(i)),
+      ),
+    );
+    if (latch) return true;
+  }
+  return false;
+}
+
 const unprotectedOwnerWrite = defineRule(
   {
     id: 'sol.access.unprotected-privileged-write',
@@ -203,7 +282,7 @@ const unprotectedOwnerWrite = defineRule(
             [...descendants(cond.expr, 'identifier')].some((i) => fa.text(i) === w.name),
           ),
         );
-        if (guarded) continue;
+        if (guarded || runsOnce(fa, fn)) continue;
         const looksLikeConstructor =
           fn.name.toLowerCase() === c.name.toLowerCase() ||
           /^(constructor|init|initiali[sz]e|setup)/i.test(fn.name);
@@ -246,7 +325,7 @@ const arbitrarySend = defineRule(
         if (!isValueCall(c) || !c.info.target || !c.info.value) continue;
         const amount = norm(fa, c.info.value);
         if (/msg\.value/.test(amount) || /^0(\s*wei)?$/.test(amount)) continue; // the caller's own ether
-        const dest = norm(fa, c.info.target);
+        const dest = norm(fa, stripAddressCasts(c.info.target));
         // Bookkeeping: state indexed by the caller or by the destination (what they are owed).
         const keyed = a.stateReads.some((r) => {
           const acc = r.ast.parent;
@@ -512,8 +591,9 @@ const arithmetic = defineRule(
     id: 'sol.arithmetic.unchecked-overflow',
     title: 'Integer overflow or underflow',
     description:
-      'Before Solidity 0.8 arithmetic wraps around silently. This operation combines a caller-supplied value with stored state (or another input) and no check bounds the result, so it can overflow or underflow.',
-    remediation: 'Use a 0.8+ compiler (checked arithmetic) or SafeMath, and check bounds before subtracting.',
+      'Before Solidity 0.8, and inside `unchecked { … }` blocks since, arithmetic wraps around silently. This operation combines a caller-supplied value with stored state (or another input) and no check bounds the result, so it can overflow or underflow.',
+    remediation:
+      'Use a 0.8+ compiler (checked arithmetic) or SafeMath, check bounds before subtracting, and keep `unchecked` blocks for operations already bounded.',
     severity: 'high',
     confidence: 'medium',
     category: 'arithmetic',
@@ -523,7 +603,9 @@ const arithmetic = defineRule(
   },
   (ctx, meta) => {
     const { fa, file } = ctx;
-    if (!file.uncheckedArithmetic) return;
+    // From 0.8 on, arithmetic wraps only inside `unchecked { … }` blocks.
+    const onlyUnchecked = !file.uncheckedArithmetic;
+    if (onlyUnchecked && !/\bunchecked\b/.test(file.source)) return;
     for (const fn of fa.ownFunctions()) {
       // Privileged callers (owner-only functions) supply trusted numbers.
       if (!fn.body || fn.contract.kind === 'library' || !fa.isEntryPoint(fn) || fa.checksCaller(fn)) continue;
@@ -556,6 +638,7 @@ const arithmetic = defineRule(
           op = x.op[0];
         }
         if (!left || !right || !op) return undefined;
+        if (onlyUnchecked && !insideUncheckedBlock(x)) return undefined;
         const node = a.cfg.nodeOf(x);
         if (!node) return undefined;
         // Loop counters and literal-only arithmetic are not interesting.
@@ -596,17 +679,21 @@ const arithmetic = defineRule(
           });
           if (burnt) return undefined;
         }
-        // Conservation: `M[to] += v` next to a checked `M[from] -= v` moves a bounded amount.
+        // Conservation: `M[to] += v` next to a checked `M[from] -= v` (or `M[from] = b - v`)
+        // moves a bounded amount.
         if (op === '+' && x.type === 'augmented_assignment_expression') {
           const m = baseIdentifier(left);
-          const moved = a.stateWrites.some(
-            (w) =>
-              w.ast.parent?.type === 'augmented_assignment_expression' &&
-              w.ast.parent.op === '-=' &&
-              m &&
-              w.name === fa.text(m) &&
-              norm(fa, field(w.ast.parent, 'right')!) === rt,
-          );
+          const moved = a.stateWrites.some((w) => {
+            const p = w.ast.parent;
+            if (!m || w.name !== fa.text(m) || !p) return false;
+            if (p.type === 'augmented_assignment_expression')
+              return p.op === '-=' && norm(fa, field(p, 'right')!) === rt;
+            const rhs = p.type === 'assignment_expression' ? field(p, 'right') : undefined;
+            const sub = rhs ? unwrap(rhs) : undefined;
+            return (
+              sub?.type === 'binary_expression' && sub.op === '-' && norm(fa, field(sub, 'right')!) === rt
+            );
+          });
           if (moved) return undefined;
         }
         const stmt = fa.statementOf(x);
@@ -615,13 +702,24 @@ const arithmetic = defineRule(
         const kind = op === '-' ? 'underflow' : 'overflow';
         ctx.report(meta, stmt, {
           fn,
-          message: `\`${fa.text(x)}\` can ${kind}: Solidity ${file.pragma?.minVersion?.join('.') ?? '< 0.8'} does not check arithmetic and no condition bounds \`${lt}\` and \`${rt}\`.`,
+          message: onlyUnchecked
+            ? `\`${fa.text(x)}\` can ${kind}: it sits in an \`unchecked\` block and no condition bounds \`${lt}\` and \`${rt}\`.`
+            : `\`${fa.text(x)}\` can ${kind}: Solidity ${file.pragma?.minVersion?.join('.') ?? '< 0.8'} does not check arithmetic and no condition bounds \`${lt}\` and \`${rt}\`.`,
         });
         return undefined;
       });
     }
   },
 );
+
+/** Whether the expression sits in an `unchecked { … }` block (wrapping arithmetic in 0.8+). */
+export function insideUncheckedBlock(n: AstNode): boolean {
+  for (let p = n.parent; p; p = p.parent) {
+    if (p.type === 'block_statement' && p.children.some((c) => c.type === 'unchecked')) return true;
+    if (p.type === 'function_body' || p.type === 'function_definition') return false;
+  }
+  return false;
+}
 
 function ancestorIs(n: AstNode, maybe: AstNode): boolean {
   let p: AstNode | null = n;
@@ -735,7 +833,11 @@ const randomnessFlow = defineRule(
       for (const fn of c.functions) {
         if (!fn.body) continue;
         const body = ctx.file.source.slice(fn.body.start, fn.body.end);
-        if (!/\bblock\s*\.|\bnow\b|\bblockhash\b|int\d*\s*\(\s*msg\.sender/.test(body) && !stateNames.some((n) => body.includes(n))) continue;
+        if (
+          !/\bblock\s*\.|\bnow\b|\bblockhash\b|int\d*\s*\(\s*msg\.sender/.test(body) &&
+          !stateNames.some((n) => body.includes(n))
+        )
+          continue;
         const a = fa.analyze(fn);
         const readsState = (e: AstNode, vars: Map<string, AstNode[]>): boolean =>
           descendants(e, 'identifier').some(
