@@ -240,8 +240,32 @@ export const findings = pgTable(
     index('findings_published_number_idx').on(t.number, t.id).where(sql`${t.published}`),
     // severity_asc/desc order by this rank; the expression must stay the one findings-listing.ts sorts by.
     index('findings_published_severity_rank_idx')
-      .on(sql`array_position('{gas_optimization,informational,low,medium,high,critical}'::text[], ${t.severity})`, t.id)
+      .on(
+        sql`array_position('{gas_optimization,informational,low,medium,high,critical}'::text[], ${t.severity})`,
+        t.id,
+      )
       .where(sql`${t.published}`),
+  ],
+);
+
+/**
+ * How many published findings of a repository have each status and severity. Kept exact by
+ * statement triggers on `findings` (migration 0006) in the transaction of every write, so that
+ * `filteredTotal` of listings that filter only by repository, status and severity is a small sum
+ * instead of a scan. No foreign keys: a cascaded delete of a repository decrements its rows.
+ */
+export const findingCounts = pgTable(
+  'finding_counts',
+  {
+    repositoryId: uuid('repository_id').notNull(),
+    companyId: uuid('company_id').notNull(),
+    status: text('status', { enum: findingStatuses }).notNull(),
+    severity: text('severity', { enum: severities }).notNull(),
+    n: integer('n').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.repositoryId, t.companyId, t.status, t.severity] }),
+    index('finding_counts_company_idx').on(t.companyId),
   ],
 );
 
@@ -289,7 +313,11 @@ export const findingLabels = pgTable(
       .notNull()
       .references(() => labels.id, { onDelete: 'cascade' }),
   },
-  (t) => [primaryKey({ columns: [t.findingId, t.labelId] }), index('finding_labels_label_idx').on(t.labelId)],
+  (t) => [
+    primaryKey({ columns: [t.findingId, t.labelId] }),
+    // Label filters read the findings of a few labels from the index alone.
+    index('finding_labels_label_finding_idx').on(t.labelId, t.findingId),
+  ],
 );
 
 export const comments = pgTable(

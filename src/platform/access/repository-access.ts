@@ -109,6 +109,36 @@ export function effectiveRole(
 }
 
 /**
+ * The visibility rule (DESIGN §7) as sets, in two disjoint parts: whole repositories (those of the
+ * user's companies, and those where the user's role sees everything: client, judge, triager,
+ * admin, or reviewer with `showAllFindings`), and the repositories where the user sees only the
+ * findings they filed (reviewer without `showAllFindings`). A repository has one membership, so
+ * `fullRepositoryIds` and `ownRepositoryIds` never share an id. Cross-company readers see all.
+ */
+export interface VisibilityScope {
+  readAll: boolean;
+  companyIds: string[];
+  fullRepositoryIds: string[];
+  ownRepositoryIds: string[];
+}
+
+/** Splits the user's access into the parts of {@link VisibilityScope}. */
+export function visibilityScope(access: FindingAccess): VisibilityScope {
+  const full: string[] = [];
+  const own: string[] = [];
+  for (const [repositoryId, m] of access.memberships) {
+    if (m.role !== 'reviewer' || m.showAllFindings) full.push(repositoryId);
+    else own.push(repositoryId);
+  }
+  return {
+    readAll: access.readAll,
+    companyIds: access.companyIds,
+    fullRepositoryIds: full,
+    ownRepositoryIds: own,
+  };
+}
+
+/**
  * The findings the user may see, as one SQL condition on `findings` (DESIGN §7): published
  * findings filed on a repository where the user is a company user of its company, holds a
  * repository role that sees everything (client, judge, triager, admin, or reviewer with
@@ -120,18 +150,18 @@ export function effectiveRole(
 export function visibleFindingsCondition(access: FindingAccess): SQL {
   // Written as the predicate of the partial indexes (not `published = $1`) so that the planner can use them.
   const base = sql`(${findings.published} and ${findings.repositoryId} is not null)`;
-  if (access.readAll) return base;
-  const full: string[] = [];
-  const own: string[] = [];
-  for (const [repositoryId, m] of access.memberships) {
-    if (m.role !== 'reviewer' || m.showAllFindings) full.push(repositoryId);
-    else own.push(repositoryId);
-  }
+  const scope = visibilityScope(access);
+  if (scope.readAll) return base;
   const any: SQL[] = [];
-  if (access.companyIds.length > 0) any.push(inArray(findings.companyId, access.companyIds));
-  if (full.length > 0) any.push(inArray(findings.repositoryId, full));
-  if (own.length > 0) {
-    any.push(and(eq(findings.createdBy, access.userId), inArray(findings.repositoryId, own)) as SQL);
+  if (scope.companyIds.length > 0) any.push(inArray(findings.companyId, scope.companyIds));
+  if (scope.fullRepositoryIds.length > 0) any.push(inArray(findings.repositoryId, scope.fullRepositoryIds));
+  if (scope.ownRepositoryIds.length > 0) {
+    any.push(
+      and(
+        eq(findings.createdBy, access.userId),
+        inArray(findings.repositoryId, scope.ownRepositoryIds),
+      ) as SQL,
+    );
   }
   if (any.length === 0) return sql`false`;
   return and(base, any.length === 1 ? any[0] : sql`(${sql.join(any, sql` or `)})`) as SQL;

@@ -1,7 +1,21 @@
-import { and, asc, desc, eq, inArray, isNotNull, isNull, not, type SQL, sql } from 'drizzle-orm';
+import {
+  and,
+  asc,
+  type Column,
+  desc,
+  eq,
+  inArray,
+  isNotNull,
+  isNull,
+  not,
+  or,
+  type SQL,
+  sql,
+} from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.ts';
 import {
+  findingCounts,
   findingLabels,
   findingRelatedFiles,
   findingStatuses,
@@ -16,6 +30,8 @@ import { AppError } from '../../errors.ts';
 import {
   type FindingAccess,
   type RepositoryRole,
+  type VisibilityScope,
+  visibilityScope,
   visibleFindingsCondition,
 } from '../access/repository-access.ts';
 import { decodeCursor, encodeCursor, hashFilters, invalidCursor } from '../pagination/cursor.ts';
@@ -29,8 +45,6 @@ import {
   type FindingOrder,
 } from './findings.schemas.ts';
 import { parseSearch, requireValues, splitList } from './search-syntax.ts';
-
-type Severity = (typeof severities)[number];
 
 /** Query parameters of GET /api/v0/repositories/all-findings, as the HTTP schema parsed them. */
 export interface AllFindingsQuery {
@@ -198,12 +212,32 @@ function byUsernames(column: typeof findings.createdBy | typeof findings.assigne
   )}))`;
 }
 
-function byLabelNames(names: string[]): SQL {
-  return sql`exists (select 1 from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
-    where ${findingLabels.findingId} = ${findings.id} and lower(${labels.name}) in (${sql.join(
+/**
+ * The labels a visible finding can carry: a finding's labels are those of its repository or the
+ * company-wide labels of its company (labels are attached only after that check), so labels
+ * outside the user's repositories and companies never match a visible finding.
+ */
+function labelScope(scope: VisibilityScope): SQL {
+  if (scope.readAll) return sql`true`;
+  const repositoryIds = [...scope.fullRepositoryIds, ...scope.ownRepositoryIds];
+  const parts: SQL[] = [];
+  if (scope.companyIds.length > 0) parts.push(inArray(labels.companyId, scope.companyIds));
+  if (repositoryIds.length > 0) {
+    parts.push(inArray(labels.repositoryId, repositoryIds));
+    parts.push(sql`(${labels.repositoryId} is null and ${labels.companyId} in (select ${repositories.companyId}
+      from ${repositories} where ${inArray(repositories.id, repositoryIds)}))`);
+  }
+  return parts.length > 0 ? (or(...parts) as SQL) : sql`false`;
+}
+
+function byLabelNames(names: string[], scope: VisibilityScope): SQL {
+  // The label ids are computed once (an init plan) and limited to the user's scope, so that the
+  // planner hashes only the findings of those few labels instead of every finding with that name.
+  return sql`exists (select 1 from ${findingLabels} where ${findingLabels.findingId} = ${findings.id}
+    and ${findingLabels.labelId} = any(array(select ${labels.id} from ${labels} where lower(${labels.name}) in (${sql.join(
       lowered(names).map((n) => sql`${n}`),
       sql`, `,
-    )}))`;
+    )}) and ${labelScope(scope)})))`;
 }
 
 function byPaths(paths: string[]): SQL {
@@ -224,6 +258,8 @@ function byRepositoryRefs(refs: string[]): SQL {
   return ids.length > 0 ? sql`(${inArray(findings.repositoryId, ids)} or ${nameMatch})` : nameMatch;
 }
 
+const REQUIRE_REVIEW: FindingStatus[] = ['new', 'in_review', 'disputed'];
+
 /**
  * The predefined `filter_for` filters:
  * - `client_recommended`: what the triage team recommends to the client — valid findings
@@ -241,12 +277,34 @@ function filterFor(value: FilterFor): SQL {
     case 'with_duplicates':
       return sql`exists (select 1 from ${findings} as "dup" where "dup"."duplicate_of" = ${findings.id})`;
     default:
-      return inArray(findings.status, ['new', 'in_review', 'disputed']);
+      return inArray(findings.status, REQUIRE_REVIEW);
   }
 }
 
+/** The columns a filter on repository, status and severity reads: of `findings` or `finding_counts`. */
+interface BucketColumns {
+  repositoryId: Column;
+  status: Column;
+  severity: Column;
+}
+type BucketFilter = (columns: BucketColumns) => SQL;
+
+const FINDING_BUCKET: BucketColumns = {
+  repositoryId: findings.repositoryId,
+  status: findings.status,
+  severity: findings.severity,
+};
+const COUNT_BUCKET: BucketColumns = {
+  repositoryId: findingCounts.repositoryId,
+  status: findingCounts.status,
+  severity: findingCounts.severity,
+};
+
 interface Prepared {
   conditions: SQL[];
+  /** The same filters on `finding_counts`, when every filter reads only repository, status and severity. */
+  bucketFilters: BucketFilter[] | null;
+  scope: VisibilityScope;
   order: FindingOrder;
   filterHash: string;
   limit: number;
@@ -293,40 +351,52 @@ function prepare(access: FindingAccess, query: AllFindingsQuery): Prepared {
   const s = query.s?.trim() || undefined;
   const search = s ? parseSearch(s) : undefined;
 
+  const scope = visibilityScope(access);
   const conditions: SQL[] = [visibleFindingsCondition(access)];
-  if (repositoryIds.length > 0) conditions.push(inArray(findings.repositoryId, repositoryIds));
+  let bucketFilters: BucketFilter[] | null = [];
+  /** A filter that finding_counts can answer as well. */
+  const bucketed = (filter: BucketFilter) => {
+    conditions.push(filter(FINDING_BUCKET));
+    bucketFilters?.push(filter);
+  };
+  /** A filter on other columns: the total needs the findings themselves. */
+  const unbucketed = (condition: SQL) => {
+    conditions.push(condition);
+    bucketFilters = null;
+  };
+  if (repositoryIds.length > 0) bucketed((c) => inArray(c.repositoryId, repositoryIds));
   if (query.role !== undefined) {
     const withRole = [...access.memberships].filter(([, m]) => m.role === query.role).map(([id]) => id);
-    conditions.push(withRole.length > 0 ? inArray(findings.repositoryId, withRole) : sql`false`);
+    bucketed((c) => (withRole.length > 0 ? inArray(c.repositoryId, withRole) : sql`false`));
   }
-  if (path !== undefined) conditions.push(byPaths([path]));
-  if (statuses) conditions.push(inArray(findings.status, statuses));
-  if (sevs) conditions.push(inArray(findings.severity, sevs));
-  if (query.duplicates === false) conditions.push(isNull(findings.duplicateOf));
-  if (labelNames) conditions.push(byLabelNames(labelNames));
+  if (path !== undefined) unbucketed(byPaths([path]));
+  if (statuses) bucketed((c) => inArray(c.status, statuses));
+  if (sevs) bucketed((c) => inArray(c.severity, sevs));
+  if (query.duplicates === false) unbucketed(isNull(findings.duplicateOf));
+  if (labelNames) unbucketed(byLabelNames(labelNames, scope));
   if (query.unlabeled === true) {
-    conditions.push(
+    unbucketed(
       sql`not exists (select 1 from ${findingLabels} where ${findingLabels.findingId} = ${findings.id})`,
     );
   }
-  if (query.filter_for !== undefined) conditions.push(filterFor(query.filter_for));
-  if (createdBy) conditions.push(byUsernames(findings.createdBy, createdBy));
-  if (assignedTo !== undefined) conditions.push(byUsernames(findings.assignedTo, [assignedTo]));
-  if (q !== undefined) conditions.push(textMatch(q));
-  if (query.with_unread_comments === true) conditions.push(hasUnreadComments(access));
-  if (query.with_unread_comments === false) conditions.push(not(hasUnreadComments(access)));
+  if (query.filter_for === 'require_review') bucketed((c) => inArray(c.status, REQUIRE_REVIEW));
+  else if (query.filter_for !== undefined) unbucketed(filterFor(query.filter_for));
+  if (createdBy) unbucketed(byUsernames(findings.createdBy, createdBy));
+  if (assignedTo !== undefined) unbucketed(byUsernames(findings.assignedTo, [assignedTo]));
+  if (q !== undefined) unbucketed(textMatch(q));
+  if (query.with_unread_comments === true) unbucketed(hasUnreadComments(access));
+  if (query.with_unread_comments === false) unbucketed(not(hasUnreadComments(access)));
   if (search) {
-    if (search.status.length > 0) conditions.push(inArray(findings.status, search.status as FindingStatus[]));
-    if (search.severity.length > 0)
-      conditions.push(inArray(findings.severity, search.severity as Severity[]));
-    if (search.label.length > 0) conditions.push(byLabelNames(search.label));
-    if (search.createdBy.length > 0) conditions.push(byUsernames(findings.createdBy, search.createdBy));
-    if (search.assignedTo.length > 0) conditions.push(byUsernames(findings.assignedTo, search.assignedTo));
-    if (search.repository.length > 0) conditions.push(byRepositoryRefs(search.repository));
-    if (search.path.length > 0) conditions.push(byPaths(search.path));
-    if (search.unread) conditions.push(hasUnreadComments(access));
-    if (search.duplicate) conditions.push(isNotNull(findings.duplicateOf));
-    for (const term of search.text) conditions.push(textMatch(term));
+    if (search.status.length > 0) bucketed((c) => inArray(c.status, search.status));
+    if (search.severity.length > 0) bucketed((c) => inArray(c.severity, search.severity));
+    if (search.label.length > 0) unbucketed(byLabelNames(search.label, scope));
+    if (search.createdBy.length > 0) unbucketed(byUsernames(findings.createdBy, search.createdBy));
+    if (search.assignedTo.length > 0) unbucketed(byUsernames(findings.assignedTo, search.assignedTo));
+    if (search.repository.length > 0) unbucketed(byRepositoryRefs(search.repository));
+    if (search.path.length > 0) unbucketed(byPaths(search.path));
+    if (search.unread) unbucketed(hasUnreadComments(access));
+    if (search.duplicate) unbucketed(isNotNull(findings.duplicateOf));
+    for (const term of search.text) unbucketed(textMatch(term));
   }
 
   // The hash covers everything that changes which rows match or their order (not `limit`), in a
@@ -348,7 +418,7 @@ function prepare(access: FindingAccess, query: AllFindingsQuery): Prepared {
     s,
     unread: query.with_unread_comments,
   });
-  return { conditions, order, filterHash, limit };
+  return { conditions, bucketFilters, scope, order, filterHash, limit };
 }
 
 /** Decodes `next` into the keyset condition of this ordering (null: from the start). */
@@ -371,6 +441,35 @@ function cursorCondition(
 }
 
 /**
+ * `filteredTotal` from `finding_counts` when every filter reads only repository, status and
+ * severity: the buckets of whole visible repositories (by company or by a role that sees all),
+ * plus the reviewer's own findings in the repositories where they see only those, counted on
+ * `findings` (the two parts are disjoint, see {@link VisibilityScope}).
+ */
+function bucketCount(db: Db, access: FindingAccess, scope: VisibilityScope, filters: BucketFilter[]) {
+  const whole: SQL[] = [];
+  if (scope.companyIds.length > 0) whole.push(inArray(findingCounts.companyId, scope.companyIds));
+  if (scope.fullRepositoryIds.length > 0)
+    whole.push(inArray(findingCounts.repositoryId, scope.fullRepositoryIds));
+  const wholeCondition = scope.readAll ? sql`true` : whole.length > 0 ? (or(...whole) as SQL) : sql`false`;
+  let own: SQL = sql`0`;
+  if (!scope.readAll && scope.ownRepositoryIds.length > 0) {
+    const notWhole = [
+      sql`${findings.published} and ${findings.repositoryId} is not null`,
+      eq(findings.createdBy, access.userId),
+      inArray(findings.repositoryId, scope.ownRepositoryIds),
+    ];
+    // Findings of the user's companies are already in the buckets.
+    if (scope.companyIds.length > 0) notWhole.push(not(inArray(findings.companyId, scope.companyIds)));
+    own = sql`(select count(*)::int from ${findings} where ${and(...notWhole, ...filters.map((f) => f(FINDING_BUCKET)))})`;
+  }
+  return db
+    .select({ n: sql<number>`coalesce(sum(${findingCounts.n}), 0)::int + ${own}` })
+    .from(findingCounts)
+    .where(and(wholeCondition, ...filters.map((f) => f(COUNT_BUCKET))));
+}
+
+/**
  * The all-findings listing (v0 §4.4) for a user: visible published findings, every filter of the
  * document combined by AND, the chosen order with the id as tie-breaker (nulls last in both
  * directions), keyset pages of at most `limit`, and `filteredTotal` counted under the same
@@ -381,13 +480,15 @@ export async function listAllFindings(
   access: FindingAccess,
   query: AllFindingsQuery,
 ): Promise<AllFindingsResult> {
-  const { conditions, order, filterHash, limit } = prepare(access, query);
+  const { conditions, bucketFilters, scope, order, filterHash, limit } = prepare(access, query);
   const direction = order.endsWith('_desc') ? 'desc' : 'asc';
   const key = sortKeyOf(order);
   const after = query.next ? cursorCondition(key, direction, query.next, filterHash) : null;
   const where = and(...conditions) as SQL;
 
-  const countQuery = db.select({ n: sql<number>`count(*)::int` }).from(findings).where(where);
+  const countQuery = bucketFilters
+    ? bucketCount(db, access, scope, bucketFilters)
+    : db.select({ n: sql<number>`count(*)::int` }).from(findings).where(where);
   const pageQuery = async () => {
     if (limit === 0) return [];
     const base = db.select({ id: findings.id, key: cursorText(key) }).from(findings);
@@ -395,7 +496,11 @@ export async function listAllFindings(
     return joined
       .where(after ? and(where, after) : where)
       .orderBy(
-        direction === 'asc' ? sql`${key.expression} asc nulls last` : sql`${key.expression} desc nulls last`,
+        // Nulls last in both directions. A key that is never null is sorted without the clause,
+        // so that a descending order can read an ascending index backwards.
+        key.nullable
+          ? sql`${key.expression} ${direction === 'asc' ? sql`asc` : sql`desc`} nulls last`
+          : sql`${key.expression} ${direction === 'asc' ? sql`asc` : sql`desc`}`,
         direction === 'asc' ? asc(findings.id) : desc(findings.id),
       )
       .limit(limit + 1);
