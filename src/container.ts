@@ -28,6 +28,7 @@ import { createFindingViewsService } from './platform/views/finding-views.servic
 import { createCreditsService } from './scanner/credits/credits.service.ts';
 import { createScanServices } from './scanner/scans/scans.module.ts';
 import { createTicketsService } from './scanner/tickets/tickets.service.ts';
+import { createUploadsService } from './scanner/uploads/uploads.service.ts';
 
 export interface ContainerOptions {
   /** Apply migrations while opening (start, serve, worker, tests). Default true. */
@@ -114,6 +115,15 @@ export async function createContainer(config: Config, options: ContainerOptions 
     database,
     config,
     credits,
+    uploads: createUploadsService({
+      database,
+      objectStore,
+      secretBox,
+      log,
+      maxBytes: config.uploads.maxBytes,
+      ttlMinutes: config.uploads.ttlMinutes,
+      publicUrl: config.publicUrl,
+    }),
     objectStore,
     integrations: createIntegrationsService({ database, secretBox }),
     queue: () => queue,

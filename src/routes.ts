@@ -16,6 +16,7 @@ import { registerFindingViewRoutes } from './platform/views/finding-views.routes
 import { registerCreditsRoutes } from './scanner/credits/credits.routes.ts';
 import { registerScanRoutes } from './scanner/scans/scans.routes.ts';
 import { registerTicketRoutes } from './scanner/tickets/tickets.routes.ts';
+import { registerUploadRoutes } from './scanner/uploads/uploads.routes.ts';
 
 /** Registers every module's routes. Explicit: a module not listed here has no routes. */
 export async function registerRouteModules(app: App, container: Container): Promise<void> {
@@ -24,6 +25,7 @@ export async function registerRouteModules(app: App, container: Container): Prom
   registerServiceKeyRoutes(app, services.serviceKeys);
   registerIntegrationRoutes(app, services.integrations);
   registerCreditsRoutes(app, services.credits);
+  await registerUploadRoutes(app, services.uploads);
   registerScanRoutes(app, services.scans);
   registerFindingRoutes(app, services.findings);
   registerLabelRoutes(app, services.labels);

@@ -1,4 +1,5 @@
 import { scanJobDefinitions } from '../scanner/scans/scans.jobs.ts';
+import { uploadsHousekeepingJob } from '../scanner/uploads/uploads.jobs.ts';
 import type { JobDefinition } from './queue.ts';
 
 /**
@@ -6,5 +7,5 @@ import type { JobDefinition } from './queue.ts';
  * services and list them here so that the queue creates their queues at start.
  */
 export function jobDefinitions(): JobDefinition[] {
-  return [...scanJobDefinitions()] as JobDefinition[];
+  return [uploadsHousekeepingJob, ...scanJobDefinitions()] as JobDefinition[];
 }

@@ -1,8 +1,12 @@
 import type { Container } from '../container.ts';
 import { scanJobRegistrations } from '../scanner/scans/scans.jobs.ts';
+import { uploadsHousekeepingRegistration } from '../scanner/uploads/uploads.jobs.ts';
 import type { JobRegistration } from './queue.ts';
 
 /** The handlers this worker runs, wired to the container's services. */
 export function workerRegistrations(container: Container): JobRegistration[] {
-  return [...scanJobRegistrations(container.services)];
+  return [
+    uploadsHousekeepingRegistration(container.services.uploads),
+    ...scanJobRegistrations(container.services),
+  ];
 }

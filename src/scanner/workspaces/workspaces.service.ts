@@ -1,5 +1,6 @@
 import type { Db, Tx } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { parseRepositoryRef, type RepositoryRef } from '../../integrations/sourcehost/repository-ref.ts';
 import { type WorkspaceRow, workspacesRepo } from './workspaces.repo.ts';
 
 /** A workspace as the API and the other scanner modules see it. */
@@ -20,7 +21,6 @@ export type WorkspaceSelector = { workspaceId: string } | { workspace: { name: s
 
 const MAX_PREFIX_LENGTH = 1024;
 const MAX_NAME_LENGTH = 200;
-const REPOSITORY_PART = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,99})$/;
 
 function toWorkspace(row: WorkspaceRow): Workspace {
   return {
@@ -70,27 +70,12 @@ export function normalizePrefix(prefix: string | undefined | null): string {
 }
 
 /**
- * Parses a sourcehost repository reference. Only `owner/name` is supported (an optional `.git`
- * suffix is dropped); a URL, a path with more segments or another provider's notation answers
- * 422 UNSUPPORTED_REPOSITORY_TYPE.
+ * Parses a sourcehost repository reference: only `owner/name` (an optional `.git` suffix is
+ * dropped); a URL, a path with more segments or another provider's notation answers 422
+ * UNSUPPORTED_REPOSITORY_TYPE.
  */
-export function parseRepository(ref: string): { owner: string; name: string; fullName: string } {
-  const trimmed = ref.trim();
-  const parts = trimmed.split('/');
-  const owner = parts[0] ?? '';
-  const name = (parts[1] ?? '').replace(/\.git$/, '');
-  if (
-    parts.length !== 2 ||
-    !REPOSITORY_PART.test(owner) ||
-    !REPOSITORY_PART.test(name) ||
-    name.endsWith('.')
-  ) {
-    throw new AppError('UNSUPPORTED_REPOSITORY_TYPE', {
-      message: 'Only sourcehost repositories given as "owner/name" are supported.',
-      details: { repository: ref },
-    });
-  }
-  return { owner, name, fullName: `${owner}/${name}` };
+export function parseRepository(ref: string): RepositoryRef {
+  return parseRepositoryRef(ref);
 }
 
 /** The name given to a workspace created for a sourcehost repository and prefix. */
