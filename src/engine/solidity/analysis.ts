@@ -305,7 +305,10 @@ export class FileAnalysis {
             if (other && !this.isParamDerived(other, a)) identity = true;
           } else if (p.op && /^(<|>|<=|>=|\+|-|\*|\/|%)$/.test(p.op)) numeric = true;
         }
-        if (p.type === 'array_access' && child.field === 'index') identity = true;
+        if (p.type === 'array_access' && child.field === 'index') {
+          if (this.isOwnCounter(p, a)) numeric = true;
+          else identity = true;
+        }
         if (p.type === 'call_expression' && child.type === 'call_argument') identity = true;
         child = p;
         p = p.parent;
@@ -314,6 +317,19 @@ export class FileAnalysis {
       return undefined;
     });
     return hit;
+  }
+
+  /**
+   * `invested[msg.sender]` in a function that also updates `invested`: a number the caller keeps
+   * for themselves (a deposit, a counter), not a role they must hold.
+   */
+  private isOwnCounter(access: AstNode, a: FunctionAnalysis): boolean {
+    const base = baseIdentifier(access);
+    if (!base) return false;
+    const name = this.text(base);
+    const v = a.scope.isStateVar(name) ? a.scope.stateVars.get(name) : undefined;
+    if (!v || !/=>\s*u?int\d*\s*\)$/.test(v.typeText)) return false;
+    return a.stateWrites.some((w) => w.name === name);
   }
 
   /**

@@ -433,6 +433,77 @@ contract Pool { uint public totalShares; mapping(address => uint) shares; bool l
     (bool ok, ) = msg.sender.call{value: out}(""); require(ok); }
   function price() external view returns (uint) { return address(this).balance * 1e18 / totalShares; } }`,
   },
+  {
+    rule: 'sol.access.signature-replay',
+    vulnerable: `pragma solidity 0.8.20;
+contract V { address immutable signer; constructor(address s) { signer = s; }
+  function redeem(address payable to, uint amount, uint8 v, bytes32 r, bytes32 s) external {
+    bytes32 h = keccak256(abi.encodePacked(to, amount));
+    address who = ecrecover(h, v, r, s); // HIT
+    require(who != address(0) && who == signer); to.transfer(amount); } }`,
+    safe: `pragma solidity 0.8.20;
+contract V { address immutable signer; mapping(uint => bool) used; constructor(address s) { signer = s; }
+  function redeem(address payable to, uint amount, uint nonce, uint8 v, bytes32 r, bytes32 s) external {
+    require(!used[nonce]); bytes32 h = keccak256(abi.encodePacked(to, amount, nonce, block.chainid, address(this)));
+    address who = ecrecover(h, v, r, s); require(who != address(0) && who == signer);
+    used[nonce] = true; to.transfer(amount); }
+  function check(bytes32 h, uint8 v, bytes32 r, bytes32 s) external view returns (bool) { return ecrecover(h, v, r, s) == signer; } }`,
+  },
+  {
+    rule: 'sol.access.ecrecover-zero-address',
+    vulnerable: `pragma solidity 0.8.20;
+contract P { mapping(address => uint) public nonces; mapping(address => mapping(address => uint)) public allowance;
+  function permit(address owner, address spender, uint value, uint8 v, bytes32 r, bytes32 s) external {
+    bytes32 d = keccak256(abi.encode(owner, spender, value, nonces[owner]++));
+    address rec = ecrecover(d, v, r, s);
+    require(rec == owner, "sig"); // HIT
+    allowance[owner][spender] = value; } }`,
+    safe: `pragma solidity 0.8.20;
+contract P { mapping(address => uint) public nonces; mapping(address => mapping(address => uint)) public allowance;
+  function permit(address owner, address spender, uint value, uint8 v, bytes32 r, bytes32 s) external {
+    bytes32 d = keccak256(abi.encode(owner, spender, value, nonces[owner]++));
+    address rec = ecrecover(d, v, r, s);
+    require(rec != address(0) && rec == owner, "sig");
+    allowance[owner][spender] = value; } }`,
+  },
+  {
+    rule: 'sol.access.unprotected-mint',
+    vulnerable: `pragma solidity 0.8.20;
+contract T { address owner; uint public totalSupply; mapping(address => uint) public balanceOf;
+  function mint(address to, uint amount) external { // HIT
+    totalSupply += amount; balanceOf[to] += amount; } }`,
+    safe: `pragma solidity 0.8.20;
+interface IERC20 { function transferFrom(address, address, uint) external returns (bool); }
+contract T { address owner; IERC20 asset; uint public totalSupply; mapping(address => uint) public balanceOf;
+  function mint(address to, uint amount) external { require(msg.sender == owner); totalSupply += amount; balanceOf[to] += amount; }
+  function deposit(uint amount) external { require(asset.transferFrom(msg.sender, address(this), amount)); totalSupply += amount; balanceOf[msg.sender] += amount; } }`,
+  },
+  {
+    rule: 'sol.dos.unbounded-loop',
+    vulnerable: `pragma solidity 0.8.20;
+contract D { address manager; address payable[] investors; mapping(address => uint) invested; uint total;
+  function invest() external payable { if (invested[msg.sender] == 0) investors.push(payable(msg.sender)); invested[msg.sender] += msg.value; total += msg.value; }
+  function distribute() external payable { require(msg.sender == manager);
+    for (uint i = 0; i < investors.length; i++) { // HIT
+      investors[i].transfer(msg.value * invested[investors[i]] / total); } } }`,
+    safe: `pragma solidity 0.8.20;
+contract D { address manager; address payable[] investors; mapping(address => uint) level; mapping(address => uint) invested; uint total;
+  function invest() external payable { require(level[msg.sender] == 2); investors.push(payable(msg.sender)); invested[msg.sender] += msg.value; total += msg.value; }
+  function distribute() external payable { require(msg.sender == manager);
+    for (uint i = 0; i < investors.length; i++) { investors[i].transfer(msg.value * invested[investors[i]] / total); } } }`,
+  },
+  {
+    rule: 'sol.dos.storage-array-reset',
+    vulnerable: `pragma solidity 0.8.20;
+contract G { address payable[] players;
+  function enter() external payable { require(msg.value == 1 ether); players.push(payable(msg.sender)); }
+  function draw() external { players[0].transfer(address(this).balance); delete players; // HIT
+  } }`,
+    safe: `pragma solidity 0.8.20;
+contract G { address payable[] players;
+  function enter() external payable { require(players.length < 50); players.push(payable(msg.sender)); }
+  function draw() external { players[0].transfer(address(this).balance); delete players; } }`,
+  },
 ];
 
 function hitLine(source: string): number {

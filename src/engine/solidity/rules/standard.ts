@@ -1280,10 +1280,21 @@ const arrayReset = defineRule(
     for (const c of ctx.file.contracts) {
       const pushed = new Set<string>();
       for (const f of fa.index.functionsOf(c)) {
-        for (const call of fa.analyze(f).calls) {
+        const fx = fa.analyze(f);
+        for (const call of fx.calls) {
           if (call.info.name === 'push' && call.info.target) {
             const b = baseIdentifier(call.info.target);
-            if (b) pushed.add(fa.text(b));
+            // `require(list.length < MAX)` before the push caps what clearing costs.
+            const capped =
+              b !== undefined &&
+              fx.conditions.some((cond) =>
+                descendants(cond.expr, 'binary_expression').some(
+                  (x) =>
+                    (x.op === '<' || x.op === '<=') &&
+                    norm(fa, field(x, 'left') ?? x) === `${fa.text(b)}.length`,
+                ),
+              );
+            if (b && !capped) pushed.add(fa.text(b));
           }
         }
       }
@@ -1487,6 +1498,184 @@ const shadowing = defineRule(
   },
 );
 
+// ---------------------------------------------------------------------------------------------
+// Signatures and minting
+
+/** Calls that recover a signer: `ecrecover(…)` and `ECDSA.recover`/`tryRecover` (also via `using`). */
+function recoverCalls(a: FunctionAnalysis): CallSite[] {
+  return a.calls.filter(
+    (c) =>
+      (c.info.kind === 'builtin' && c.info.name === 'ecrecover') ||
+      (c.info.kind !== 'builtin' && c.info.kind !== 'internal' && /^(recover|tryRecover)$/.test(c.info.name)),
+  );
+}
+
+/**
+ * Whether the function consumes something per signature: it increments a state counter (a
+ * nonce), or it writes state that its own conditions test (a used-signature or used-nonce map).
+ * Internal callees and modifiers count.
+ */
+function consumesNonce(fa: FileAnalysis, a: FunctionAnalysis): boolean {
+  const parts = [
+    a,
+    ...a.modifiers.map((m) => fa.analyze(m)),
+    ...a.internalCalls.map((c) => fa.analyze(c.callee)),
+  ];
+  const conditionVars = new Set<string>();
+  for (const p of parts)
+    for (const c of p.conditions)
+      for (const i of descendants(c.expr, 'identifier'))
+        if (i.field !== 'property' && p.scope.isStateVar(fa.text(i))) conditionVars.add(fa.text(i));
+  return parts.some((p) =>
+    p.stateWrites.some((w) => {
+      const parent = w.ast.parent;
+      if (parent?.type === 'update_expression') return true;
+      if (parent?.type === 'augmented_assignment_expression' && parent.op === '+=') return true;
+      return conditionVars.has(w.name);
+    }),
+  );
+}
+
+const signatureReplay = defineRule(
+  {
+    id: 'sol.access.signature-replay',
+    title: 'Signature can be replayed',
+    description:
+      'The function acts on a signed message but keeps no record of the signatures (or nonces) it has already accepted. Anyone who has seen one valid signature can submit it again and repeat the action.',
+    remediation:
+      'Include a per-signer nonce (and the chain id and contract address) in the signed message, and mark it used before acting.',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'access_control',
+    swc: 'SWC-121',
+    cwe: 'CWE-294',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    if (!/\b(ecrecover|recover|tryRecover)\b/.test(ctx.file.source)) return;
+    for (const fn of mutatingFunctions(fa)) {
+      if (fn.kind !== 'function' || !fa.isEntryPoint(fn)) continue;
+      const a = fa.analyze(fn);
+      const recovered = recoverCalls(a);
+      if (recovered.length === 0 || consumesNonce(fa, a)) continue;
+      // Something to repeat: a state change or a payment.
+      const acts =
+        a.stateWrites.length > 0 || a.calls.some((c) => isValueCall(c) || c.info.kind === 'external');
+      if (!acts && !a.internalCalls.some((c) => fa.writesState(c.callee))) continue;
+      ctx.report(meta, fa.statementOf(recovered[0]!.info.node), {
+        fn,
+        message: `\`${fn.name}()\` accepts a signature but records no nonce or used signature: the same signature can be submitted again.`,
+      });
+    }
+  },
+);
+
+const ZERO_ADDRESS = /^(address\(0(x0+)?\)|0(x0+)?)$/;
+
+const ecrecoverZero = defineRule(
+  {
+    id: 'sol.access.ecrecover-zero-address',
+    title: 'Signer compared without rejecting the zero address',
+    description:
+      '`ecrecover` returns the zero address for an invalid signature. The recovered signer is compared with a caller-supplied address and nothing rejects zero, so anyone passes the check for the zero address with a malformed signature.',
+    remediation:
+      'Require the recovered address to be non-zero (or use OpenZeppelin `ECDSA.recover`, which reverts on invalid signatures).',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'access_control',
+    swc: 'SWC-122',
+    cwe: 'CWE-347',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    if (!/\becrecover\b/.test(ctx.file.source)) return;
+    for (const fn of fa.ownFunctions()) {
+      if (!fn.body || fn.kind === 'modifier') continue;
+      const a = fa.analyze(fn);
+      for (const c of a.calls) {
+        if (c.info.kind !== 'builtin' || c.info.name !== 'ecrecover') continue;
+        const use = resultUse(c.info.node, (n) => fa.text(n));
+        const names = new Set([norm(fa, c.info.node), ...(use.kind === 'assigned' ? use.names : [])]);
+        const comparisons: Array<{ cmp: AstNode; other: AstNode }> = [];
+        const zeroChecked = new Set<string>();
+        for (const cond of a.conditions) {
+          for (const b of descendants(cond.expr, 'binary_expression')) {
+            if (b.op !== '==' && b.op !== '!=') continue;
+            const l = field(b, 'left');
+            const r = field(b, 'right');
+            if (!l || !r) continue;
+            const [ln, rn] = [norm(fa, l), norm(fa, r)];
+            if (ZERO_ADDRESS.test(rn)) zeroChecked.add(ln);
+            else if (ZERO_ADDRESS.test(ln)) zeroChecked.add(rn);
+            else if (names.has(ln)) comparisons.push({ cmp: b, other: r });
+            else if (names.has(rn)) comparisons.push({ cmp: b, other: l });
+          }
+        }
+        if ([...names].some((n) => zeroChecked.has(n))) continue;
+        for (const { cmp, other } of comparisons) {
+          if (!fa.isParamDerived(other, a) || zeroChecked.has(norm(fa, other))) continue;
+          ctx.report(meta, fa.statementOf(cmp), {
+            fn,
+            message: `The recovered signer is compared with \`${fa.text(other)}\`, which the caller chooses, and is never checked against zero: an invalid signature passes for the zero address.`,
+          });
+        }
+      }
+    }
+  },
+);
+
+const SUPPLY_NAME = /supply/i;
+
+const unprotectedMint = defineRule(
+  {
+    id: 'sol.access.unprotected-mint',
+    title: 'Anyone can mint',
+    description:
+      'A public function increases the token supply by a caller-chosen amount with no caller check and without taking anything in return (no ether, no tokens): any account can mint itself an unlimited balance.',
+    remediation: 'Restrict minting to a minter role or owner (`onlyOwner`, `onlyRole(MINTER_ROLE)`).',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'access_control',
+    swc: 'SWC-105',
+    cwe: 'CWE-284',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    if (!/supply/i.test(ctx.file.source)) return;
+    for (const fn of mutatingFunctions(fa)) {
+      if (fn.kind !== 'function' || fn.mutability === 'payable' || !fa.isEntryPoint(fn)) continue;
+      if (fa.checksCaller(fn) || runsOnce(fa, fn)) continue;
+      const a = fa.analyze(fn);
+      const parts = [a, ...a.internalCalls.map((c) => fa.analyze(c.callee))];
+      const minted = parts.flatMap((p) =>
+        p.stateWrites.filter((w) => {
+          const v = p.scope.stateVars.get(w.name);
+          if (!v || v.isMapping || v.isArray || !SUPPLY_NAME.test(w.name)) return false;
+          const asg = w.ast.parent;
+          if (asg?.type !== 'augmented_assignment_expression' || asg.op !== '+=') return false;
+          return fa.isParamDerived(field(asg, 'right')!, a) || isParamRead(fa, p, field(asg, 'right')!);
+        }),
+      );
+      if (minted.length === 0) continue;
+      // Something taken in return: ether, or a call that pulls tokens in.
+      const paid = parts.some(
+        (p) =>
+          /msg\.value/.test(fa.text(p.fn.body ?? p.fn.node)) ||
+          p.calls.some((c) => c.info.kind === 'external' || c.info.kind === 'call'),
+      );
+      if (paid) continue;
+      ctx.report(meta, fn.node, {
+        fn,
+        lines: headerLines(fn),
+        message: `\`${fn.name}()\` raises \`${minted[0]!.name}\` by a caller-chosen amount and checks nothing about the caller: anyone can mint.`,
+      });
+    }
+  },
+);
+
 const uncheckedErc20 = defineRule(
   {
     id: 'sol.erc20.unchecked-transfer',
@@ -1607,6 +1796,9 @@ export const standardRules: SolidityRule[] = [
   uninitializedPointer,
   shadowing,
   uncheckedErc20,
+  signatureReplay,
+  ecrecoverZero,
+  unprotectedMint,
   lengthInLoop,
   couldBeConstant,
 ];
