@@ -6,9 +6,10 @@ import { creditLedger, findings, scanFindings, scans } from '../../src/db/schema
 import type { ScanResult } from '../../src/engine/types.ts';
 import { AppError } from '../../src/errors.ts';
 import { createIdempotencyService } from '../../src/scanner/idempotency/idempotency.service.ts';
-import { createEngineAdapter, createScanSourceOpener } from '../../src/scanner/scans/scans.engine-adapter.ts';
+import { createEngineAdapter } from '../../src/scanner/scans/scans.engine-adapter.ts';
 import type { ScanEngine } from '../../src/scanner/scans/scans.ports.ts';
 import { createScansService, type JobRunContext } from '../../src/scanner/scans/scans.service.ts';
+import { openScanSources } from '../../src/scanner/sources/scan-sources.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
 import { buildArchive, localScanBody, newIdempotencyKey, REENTRANT_BANK } from '../helpers/scan-helpers.ts';
@@ -38,11 +39,16 @@ function servicesWith(engine: ScanEngine) {
     credits: t.container.services.credits,
     idempotency: createIdempotencyService({ database, ttlHours: 24 }),
     engine,
-    openSources: createScanSourceOpener({
-      database,
-      objectStore: t.container.objectStore,
-      integrations: t.container.services.integrations,
-    }),
+    openSources: (input) =>
+      openScanSources(
+        {
+          database,
+          objectStore: t.container.objectStore,
+          integrations: t.container.services.integrations,
+          log,
+        },
+        input,
+      ),
     log,
   });
 }

@@ -7,7 +7,8 @@ import type { JobQueue } from '../../jobs/queue.ts';
 import type { IntegrationsService } from '../../platform/integrations/integrations.service.ts';
 import type { CreditsService } from '../credits/credits.service.ts';
 import { createIdempotencyService } from '../idempotency/idempotency.service.ts';
-import { createEngineAdapter, createScanSourceOpener } from './scans.engine-adapter.ts';
+import { openScanSources } from '../sources/scan-sources.ts';
+import { createEngineAdapter } from './scans.engine-adapter.ts';
 import { createScansService } from './scans.service.ts';
 
 /**
@@ -41,11 +42,16 @@ export function createScanServices(deps: {
     credits: deps.credits,
     idempotency,
     engine: createEngineAdapter({ llm }),
-    openSources: createScanSourceOpener({
-      database: deps.database,
-      objectStore: deps.objectStore,
-      integrations: deps.integrations,
-    }),
+    openSources: (input) =>
+      openScanSources(
+        {
+          database: deps.database,
+          objectStore: deps.objectStore,
+          integrations: deps.integrations,
+          log: deps.log,
+        },
+        input,
+      ),
     log: deps.log,
   });
   return { idempotency, scans };

@@ -95,15 +95,6 @@ export function scansRepo(db: Db) {
       return row?.status;
     },
 
-    /** Completed archives of the organization by id (an archive row exists only once verified). */
-    async findArchives(companyId: string, ids: string[]) {
-      if (ids.length === 0) return [];
-      return db
-        .select()
-        .from(archives)
-        .where(and(eq(archives.companyId, companyId), inArray(archives.id, ids)));
-    },
-
     /** Whether the organization has connected a sourcehost integration. */
     async hasSourcehostIntegration(companyId: string): Promise<boolean> {
       const rows = await db

@@ -8,6 +8,7 @@ import { normalizeCommitId } from '../../integrations/sourcehost/repository-ref.
 import type { JobDefinition, JobQueue } from '../../jobs/queue.ts';
 import type { CreditsService } from '../credits/credits.service.ts';
 import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.ts';
+import { validateLocalSources } from '../sources/scan-sources.ts';
 import {
   createLinked,
   getWorkspace,
@@ -268,26 +269,14 @@ export function createScansService(deps: ScansServiceDeps) {
             return await database.transaction(async (tx) => {
               await claim.lockInTx(tx);
               const repo = scansRepo(tx.db);
-              const found = await repo.findArchives(
-                companyId,
-                local.map((s) => s.archiveId),
-              );
-              const byId = new Map(found.map((a) => [a.id, a]));
-              for (const source of local) {
-                const archive = byId.get(source.archiveId);
-                if (!archive || archive.sha256.toLowerCase() !== source.sha256.toLowerCase()) {
-                  throw new AppError('ARCHIVE_NOT_FOUND', {
-                    message: 'No completed archive of this organization has this archiveId and sha256.',
-                    details: { archiveId: source.archiveId },
-                  });
-                }
-              }
+              // Completed archives of this organization with the sha256 given (404 otherwise).
+              const archives = await validateLocalSources(tx.db, companyId, local);
               const workspace = await resolveWorkspace(
                 tx,
                 companyId,
                 body,
                 repository,
-                found.map((a) => a.workspaceId),
+                archives.map((a) => a.workspaceId),
               );
               const sources: ScanSource[] = body.scanSources.map((s, i) =>
                 s.kind === 'local'
