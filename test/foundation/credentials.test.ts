@@ -187,7 +187,11 @@ describe('company membership', () => {
     });
     expect(invite.statusCode).toBeLessThan(300);
     const list = () =>
-      t.app.inject({ method: 'GET', url: `/api/v0/companies/${company.id}/users`, headers: { authorization: `Bearer ${outsider.token}` } });
+      t.app.inject({
+        method: 'GET',
+        url: `/api/v0/companies/${company.id}/users`,
+        headers: { authorization: `Bearer ${outsider.token}` },
+      });
     expect((await list()).statusCode).toBe(404);
     const join = await t.app.inject({
       method: 'POST',

@@ -113,7 +113,10 @@ describe('job queue on the service database', () => {
     await other.stop({ timeoutMs: 200 });
     expect(await jobState(id!)).toBe('retry');
     let finished = false;
-    await queue.work([handleJob(slow, async () => void (finished = true))], {
+    const markFinished = async () => {
+      finished = true;
+    };
+    await queue.work([handleJob(slow, markFinished)], {
       concurrency: 1,
       pollingSeconds: 0.5,
     });

@@ -266,7 +266,8 @@ const weakRandomness = defineRule(
   },
   (ctx, meta) => {
     const { fa } = ctx;
-    if (!/\bblock\s*\.|\bnow\b|\bblockhash\b|int\d*\s*\(\s*(msg\.sender|tx\.origin)/.test(ctx.file.source)) return;
+    if (!/\bblock\s*\.|\bnow\b|\bblockhash\b|int\d*\s*\(\s*(msg\.sender|tx\.origin)/.test(ctx.file.source))
+      return;
     const reported = new Set<AstNode>();
     walk(ctx.file.root, (n) => {
       if (!isRandomnessSinkUse(fa, n)) return undefined;
