@@ -59,12 +59,16 @@ export async function registerUploadRoutes(app: App, uploads: UploadsService): P
         response: { 200: CompletedSourceUploadSchema, ...v1Errors(404, 409, 410, 413) },
       },
       config: { auth: { kind: 'service', scope: 'scans:create' } },
+      // The body is optional: a completion without one (no sha256 to compare) is the common call.
+      preValidation: async (request) => {
+        if (request.body === undefined || request.body === null) request.body = {};
+      },
     },
     async (request) =>
       uploads.completeSourceUpload(
         (request.actor as ServiceActor).organizationId,
         request.params.uploadId,
-        request.body ?? {},
+        request.body,
       ),
   );
 

@@ -137,7 +137,11 @@ function describeUploadFlow(flavour: 'fs' | 's3', storeUrl: () => Promise<string
       const session = created.body.uploads[0]!;
       expect(session).toMatchObject({ method: 'PUT', maxBytes: archive.length, filename: 'a.tar.gz' });
       expect(Date.parse(session.expiresAt)).toBeGreaterThan(Date.now());
-      if (flavour === 'fs') expect(new URL(session.uploadUrl).pathname).toBe(`/uploads/${session.uploadId}`);
+      // No public URL configured: the upload URL points at the address the request came to.
+      if (flavour === 'fs')
+        expect(session.uploadUrl).toMatch(
+          new RegExp(`^http://localhost(:80)?/uploads/${session.uploadId}\\?`),
+        );
       else expect(session.uploadUrl).toContain('X-Amz-Signature=');
 
       const again = await createUploadSessions(t, key, {
@@ -198,6 +202,19 @@ function describeUploadFlow(flavour: 'fs' | 's3', storeUrl: () => Promise<string
       const res = await completeUpload(t, key, session.uploadId);
       expect(res.statusCode).toBe(409);
       expect(res.body.code).toBe('UPLOAD_NOT_RECEIVED');
+    });
+
+    it('completes without a request body', async () => {
+      const archive = buildTarGz(GOOD_ENTRIES);
+      const session = await openSession(archive.length);
+      expect((await putUpload(t, session, archive)).statusCode).toBe(200);
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/api/scanner/v1/source-uploads/${session.uploadId}/complete`,
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ sha256: sha256Hex(archive) });
     });
 
     it('lets a second PUT replace the first until completion, and never changes a completed archive', async () => {
@@ -510,4 +527,26 @@ describeUploadFlow('s3', async () => {
 afterAll(async () => {
   await s3rver?.close();
   if (s3rverDir) await rm(s3rverDir, { recursive: true, force: true });
+});
+
+describe('upload URLs with VIGIL_PUBLIC_URL', () => {
+  it('builds the embedded store’s upload URL on the public URL, and the route takes it', async () => {
+    const t = await createTestApp({ env: { VIGIL_PUBLIC_URL: 'https://vigil.example.com' } });
+    try {
+      const company = await buildCompany(t);
+      const key = (await buildServiceKey(t, company.id, ['scans:create'])).key;
+      const archive = buildTarGz(GOOD_ENTRIES);
+      const created = await createUploadSessions(t, key, {
+        workspace: { name: 'public' },
+        archives: [{ filename: 'a.tar.gz', sizeBytes: archive.length }],
+      });
+      const session = created.body.uploads[0]!;
+      expect(session.uploadUrl.startsWith(`https://vigil.example.com/uploads/${session.uploadId}?`)).toBe(
+        true,
+      );
+      expect((await putUpload(t, session, archive)).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
 });
