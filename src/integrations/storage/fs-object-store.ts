@@ -4,6 +4,7 @@
  * see either the old object or the complete new one, never a partial file.
  */
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -48,13 +49,14 @@ export function createFsObjectStore(options: FsObjectStoreOptions = {}): ObjectS
       swept ??= removeStaleStaging(stagingDir, staleStagingMs).catch(() => undefined);
       await swept;
       let sizeBytes = 0;
+      const out = createWriteStream(staging, { flags: 'wx' });
       try {
         await pipeline(
           body,
           createByteLimiter(maxBytes, (n) => {
             sizeBytes = n;
           }),
-          createWriteStream(staging, { flags: 'wx' }),
+          out,
         );
         // The rename is only atomic for data already on disk; without the sync a crash could
         // leave the new name pointing at an empty file.
@@ -67,6 +69,9 @@ export function createFsObjectStore(options: FsObjectStoreOptions = {}): ObjectS
         await mkdir(dirname(target), { recursive: true });
         await rename(staging, target);
       } catch (err) {
+        // A stream destroyed before its file opened still creates the file when the open lands:
+        // wait for it to close, or the removal could run first and leave the file behind.
+        if (!out.closed) await once(out, 'close').catch(() => undefined);
         await rm(staging, { force: true });
         throw err;
       }
