@@ -6,7 +6,7 @@
  * `tar -tzf`, whose combined speed is size / (t_sha + t_tar). Two sizes are run so that memory
  * can be compared against archive size.
  *
- * Run: `npm run bench:uploads [-- --sizes 50,200]`. Writes bench/results/uploads.json.
+ * Run: `npm run bench:uploads [-- --sizes 50,200 --repeats 3]` (medians of the rounds). Writes bench/results/uploads.json.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -98,10 +98,19 @@ async function buildArchive(
   return { sizeBytes: (await stat(file)).size, files, expandedBytes: expanded };
 }
 
+interface Measured<T = unknown> {
+  result: T;
+  seconds: number;
+  peakRssMB: number;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
 /** Peak RSS while `run` runs, sampled every 50 ms. */
-async function withPeakRss<T>(
-  run: () => Promise<T>,
-): Promise<{ result: T; seconds: number; peakRssMB: number }> {
+async function withPeakRss<T>(run: () => Promise<T>): Promise<Measured<T>> {
   let peak = process.memoryUsage().rss;
   const timer = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage().rss);
@@ -133,6 +142,7 @@ interface SizeResult {
   targetMB: number;
   sizeBytes: number;
   files: number;
+  rounds: number;
   put: { seconds: number; mbPerSecond: number; peakRssMB: number };
   complete: {
     seconds: number;
@@ -183,6 +193,7 @@ async function main(): Promise<void> {
     return;
   }
   const sizes = arg('sizes', '50,200').split(',').map(Number);
+  const repeats = Number(arg('repeats', '3'));
   const work = await mkdtemp(join(tmpdir(), 'vigil-bench-uploads-'));
   const dataDir = join(work, 'data');
   await mkdir(dataDir, { recursive: true });
@@ -229,63 +240,81 @@ async function main(): Promise<void> {
       const file = built.file;
       console.log(`[${targetMB} MB] ${(built.sizeBytes / MB).toFixed(1)} MB, ${built.files} files`);
 
-      const created = (await (
-        await fetch(`${base}/api/scanner/v1/source-uploads`, {
+      const mb = built.sizeBytes / MB;
+      const runs: Array<{
+        put: Measured;
+        complete: Measured<{ fileCount: number; expandedBytes: number }>;
+        sha: number;
+        tar: number;
+        baseline: number;
+      }> = [];
+      for (let round = 1; round <= repeats; round += 1) {
+        const createdRes = await fetch(`${base}/api/scanner/v1/source-uploads`, {
           method: 'POST',
           headers: service,
           body: JSON.stringify({
             workspace: { name: 'bench' },
             archives: [{ filename: 'source.tar.gz', sizeBytes: built.sizeBytes }],
           }),
-        })
-      ).json()) as {
-        uploads: Array<{ uploadId: string; uploadUrl: string; headers: Record<string, string> }>;
-      };
-      const session = created.uploads[0]!;
-      // With --expose-gc (the npm script sets it) the baseline is taken after a full collection,
-      // so that growth over it is what the upload itself holds.
-      (globalThis as { gc?: () => void }).gc?.();
-      const baselineRssMB = process.memoryUsage().rss / MB;
-
-      console.log(`[${targetMB} MB] PUT`);
-      const put = await withPeakRss(async () => {
-        const res = await fetch(session.uploadUrl, {
-          method: 'PUT',
-          headers: { ...session.headers, 'content-length': String(built.sizeBytes) },
-          body: Readable.toWeb(createReadStream(file)) as ReadableStream,
-          duplex: 'half',
-        } as RequestInit);
-        if (res.status !== 200) throw new Error(`PUT → ${res.status}: ${await res.text()}`);
-        return res.json();
-      });
-      (globalThis as { gc?: () => void }).gc?.();
-      console.log(`[${targetMB} MB] complete`);
-      const complete = await withPeakRss(async () => {
-        const res = await fetch(`${base}/api/scanner/v1/source-uploads/${session.uploadId}/complete`, {
-          method: 'POST',
-          headers: service,
-          body: '{}',
         });
-        if (res.status !== 200) throw new Error(`complete → ${res.status}: ${await res.text()}`);
-        return (await res.json()) as { fileCount: number; expandedBytes: number };
-      });
-      console.log(`[${targetMB} MB] sha256sum and tar -tzf`);
-      const sha = await timeCommand('sha256sum', [file]);
-      const tarList = await timeCommand('tar', ['-tzf', file]);
-      const mb = built.sizeBytes / MB;
+        if (createdRes.status !== 200)
+          throw new Error(`createSourceUploads → ${createdRes.status}: ${await createdRes.text()}`);
+        const created = (await createdRes.json()) as {
+          uploads: Array<{ uploadId: string; uploadUrl: string; headers: Record<string, string> }>;
+        };
+        const session = created.uploads[0]!;
+        const baseline = process.memoryUsage().rss / MB;
+        console.log(`[${targetMB} MB] round ${round}/${repeats}: PUT`);
+        const put = await withPeakRss(async () => {
+          const res = await fetch(session.uploadUrl, {
+            method: 'PUT',
+            headers: { ...session.headers, 'content-length': String(built.sizeBytes) },
+            body: Readable.toWeb(createReadStream(file)) as ReadableStream,
+            duplex: 'half',
+          } as RequestInit);
+          if (res.status !== 200) throw new Error(`PUT → ${res.status}: ${await res.text()}`);
+          return res.json();
+        });
+        console.log(`[${targetMB} MB] round ${round}/${repeats}: complete`);
+        const complete = await withPeakRss(async () => {
+          const res = await fetch(`${base}/api/scanner/v1/source-uploads/${session.uploadId}/complete`, {
+            method: 'POST',
+            headers: service,
+            body: '{}',
+          });
+          if (res.status !== 200) throw new Error(`complete → ${res.status}: ${await res.text()}`);
+          return (await res.json()) as { fileCount: number; expandedBytes: number };
+        });
+        console.log(`[${targetMB} MB] round ${round}/${repeats}: sha256sum and tar -tzf`);
+        const sha = await timeCommand('sha256sum', [file]);
+        const tar = await timeCommand('tar', ['-tzf', file]);
+        runs.push({ put, complete, sha, tar, baseline });
+      }
+      // Medians: the machine may be shared, and one disturbed round should not decide.
+      const putSeconds = median(runs.map((r) => r.put.seconds));
+      const completeSeconds = median(runs.map((r) => r.complete.seconds));
+      const sha = median(runs.map((r) => r.sha));
+      const tarList = median(runs.map((r) => r.tar));
       const combined = mb / (sha + tarList);
-      const completeSpeed = mb / complete.seconds;
+      const completeSpeed = mb / completeSeconds;
+      const baselineRssMB = Math.min(...runs.map((r) => r.baseline));
+      const last = runs[runs.length - 1]!;
       results.push({
         targetMB,
         sizeBytes: built.sizeBytes,
         files: built.files,
-        put: { seconds: put.seconds, mbPerSecond: mb / put.seconds, peakRssMB: put.peakRssMB },
+        rounds: repeats,
+        put: {
+          seconds: putSeconds,
+          mbPerSecond: mb / putSeconds,
+          peakRssMB: Math.max(...runs.map((r) => r.put.peakRssMB)),
+        },
         complete: {
-          seconds: complete.seconds,
+          seconds: completeSeconds,
           mbPerSecond: completeSpeed,
-          peakRssMB: complete.peakRssMB,
-          fileCount: complete.result.fileCount,
-          expandedBytes: complete.result.expandedBytes,
+          peakRssMB: Math.max(...runs.map((r) => r.complete.peakRssMB)),
+          fileCount: last.complete.result.fileCount,
+          expandedBytes: last.complete.result.expandedBytes,
         },
         reference: { sha256sumSeconds: sha, tarListSeconds: tarList, combinedMbPerSecond: combined },
         completeVsReference: completeSpeed / combined,
