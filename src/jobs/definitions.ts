@@ -1,4 +1,5 @@
 import { scanJobDefinitions } from '../scanner/scans/scans.jobs.ts';
+import { scanSweepJob } from '../scanner/scans/scans.sweep.ts';
 import { uploadsHousekeepingJob } from '../scanner/uploads/uploads.jobs.ts';
 import type { JobDefinition } from './queue.ts';
 
@@ -7,5 +8,5 @@ import type { JobDefinition } from './queue.ts';
  * services and list them here so that the queue creates their queues at start.
  */
 export function jobDefinitions(): JobDefinition[] {
-  return [uploadsHousekeepingJob, ...scanJobDefinitions()] as JobDefinition[];
+  return [uploadsHousekeepingJob, ...scanJobDefinitions(), scanSweepJob] as JobDefinition[];
 }

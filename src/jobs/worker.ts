@@ -1,5 +1,6 @@
 import type { Container } from '../container.ts';
 import { scanJobRegistrations } from '../scanner/scans/scans.jobs.ts';
+import { scanSweepRegistration } from '../scanner/scans/scans.sweep.ts';
 import { uploadsHousekeepingRegistration } from '../scanner/uploads/uploads.jobs.ts';
 import type { JobRegistration } from './queue.ts';
 
@@ -8,5 +9,6 @@ export function workerRegistrations(container: Container): JobRegistration[] {
   return [
     uploadsHousekeepingRegistration(container.services.uploads),
     ...scanJobRegistrations(container.services),
+    scanSweepRegistration(container),
   ];
 }

@@ -8,6 +8,7 @@ const ScanJobPayloadSchema = Type.Object({ scanId: Type.String({ minLength: 36, 
 /**
  * The unattended step after createScan: materialize the sources, build and store the threat
  * model, then start the paid scan (consume the reservation, status `queued`, enqueue `scan.run`).
+ * Its lease is the queue's (`config.jobs.leaseSeconds`), as for `scan.run`.
  */
 export const scanThreatModelJob = defineJob({
   name: 'scan.threat-model',
@@ -17,7 +18,12 @@ export const scanThreatModelJob = defineJob({
   retryDelaySeconds: 5,
 });
 
-/** The paid scan: run the engine, store draft findings and the report, complete the scan. */
+/**
+ * The paid scan: run the engine, store draft findings and the report, complete the scan.
+ * Its lease is the queue's (`config.jobs.leaseSeconds`, VIGIL_JOB_LEASE_SECONDS) and must exceed
+ * the longest scan: a scan outliving it is run again by another worker (the result stays
+ * correct: completion is guarded by the scan's status and findings are upserted).
+ */
 export const scanRunJob = defineJob({
   name: 'scan.run',
   version: 1,
