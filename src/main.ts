@@ -7,6 +7,7 @@ import { CliError } from './cli/http-client.ts';
 import { runOpenApiCommand } from './cli/openapi.ts';
 import { runProcesses } from './cli/runtime.ts';
 import { registerScanCommand } from './cli/scan.ts';
+import { registerSeedCommands } from './cli/seed.ts';
 import { ConfigError, loadConfig, loadLlmConfig } from './config.ts';
 import { migrateDatabase, openDatabase } from './db/client.ts';
 import { AppError } from './errors.ts';
@@ -58,6 +59,7 @@ export async function main(argv: string[]): Promise<void> {
   registerPlatformAdminCommands(admin, env);
   registerFindingsAdminCommands(admin, env);
   registerScanCommand(program, env);
+  registerSeedCommands(program, config);
   const llm = loadLlmConfig(env);
   registerEngineCommands(
     program,
