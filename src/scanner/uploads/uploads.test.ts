@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -455,6 +456,33 @@ function describeUploadFlow(flavour: 'fs' | 's3', storeUrl: () => Promise<string
         } as RequestInit);
         expect(ok.status).toBe(200);
         expect(await ok.json()).toMatchObject({ sizeBytes: archive.length, status: 'received' });
+
+        // Several megabytes in 64 KiB chunks: a store that loses backpressure or its file handle
+        // shows up here, not with a few hundred bytes.
+        const large = gzipSync(
+          buildTar([{ name: 'big.sol', content: randomBytes(6 * 1024 * 1024).toString('hex') }]),
+          {
+            level: 1,
+          },
+        );
+        const largeSession = await openSession(large.length);
+        const largeUrl = new URL(largeSession.uploadUrl);
+        let offset = 0;
+        const streamed = await fetch(`http://127.0.0.1:${port}${largeUrl.pathname}${largeUrl.search}`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/gzip' },
+          body: new ReadableStream({
+            pull(controller) {
+              if (offset >= large.length) return controller.close();
+              controller.enqueue(large.subarray(offset, offset + 64 * 1024));
+              offset += 64 * 1024;
+            },
+          }),
+          duplex: 'half',
+          signal: AbortSignal.timeout(20_000),
+        } as RequestInit);
+        expect(streamed.status).toBe(200);
+        expect((await completeUpload(t, key, largeSession.uploadId)).body.sha256).toBe(sha256Hex(large));
 
         const big = await openSession(1024);
         const bigUrl = new URL(big.uploadUrl);
