@@ -79,6 +79,7 @@ afterAll(async () => {
 
 describe('vigil seed demo', () => {
   it('creates the bootstrap admin on an empty database and prints its token once', async () => {
+    expect(summary.adminCreated).toBe(true);
     expect(summary.adminToken).toMatch(/^vgl_u_/);
     expect(printed.split(summary.adminToken!).length - 1).toBe(1);
     const [admin] = await database.db.select().from(users).where(eq(users.username, 'admin'));

@@ -38,8 +38,10 @@ export interface DemoUser {
 
 /** What `vigil seed demo` created, for the summary (tokens and the service key appear only here). */
 export interface DemoSummary {
-  /** The bootstrap admin's token when the seed created the admin, null when it existed already. */
+  /** The bootstrap admin's token when the seed generated it, null when it existed or was given. */
   adminToken: string | null;
+  /** Whether the seed created the platform admin (the instance had never been started). */
+  adminCreated: boolean;
   company: { id: string; name: string; handle: string };
   users: DemoUser[];
   repositories: Array<{ id: string; name: string; access: string; findings: number }>;
@@ -264,7 +266,10 @@ export async function packSampleProject(root: string = SAMPLE_PROJECT_DIR): Prom
 }
 
 /** The demo itself: every step through the services, as the users who would take it. */
-async function seedDemo(container: Container, adminToken: string | null): Promise<DemoSummary> {
+async function seedDemo(
+  container: Container,
+  bootstrap: Pick<DemoSummary, 'adminToken' | 'adminCreated'>,
+): Promise<DemoSummary> {
   const { services } = container;
   const db = container.database.db;
   const admin = await loadAdminActor(container);
@@ -765,7 +770,7 @@ async function seedDemo(container: Container, adminToken: string | null): Promis
   ];
   for (const who of order) await actorOf(who);
   return {
-    adminToken,
+    ...bootstrap,
     company: { id: company.id, name: company.name, handle: company.handle },
     users: order.map((who) => ({
       userId: ids[who],
@@ -888,10 +893,12 @@ function table(rows: Array<Record<string, string | number>>, columns: string[]):
 /** The summary a person reads after the seed: ids, tokens, the service key, and what to try next. */
 export function formatDemoSummary(summary: DemoSummary, baseUrl: string): string {
   const lines: string[] = [];
-  if (summary.adminToken) {
+  if (summary.adminCreated) {
     lines.push(
       'Created the platform admin "admin".',
-      `Its API token (shown once, store it now): ${summary.adminToken}`,
+      summary.adminToken
+        ? `Its API token (shown once, store it now): ${summary.adminToken}`
+        : 'Its API token is the one given in VIGIL_ADMIN_TOKEN.',
       '',
     );
   }
@@ -954,10 +961,13 @@ export async function runSeedDemo(config: Config, options: RunSeedDemoOptions): 
   try {
     await requireEmptyInstance(container);
     const created = await container.services.admin.bootstrapAdmin({ token: config.adminToken });
-    const adminToken = created && !config.adminToken ? created.token : null;
+    const admin = {
+      adminToken: created && !config.adminToken ? created.token : null,
+      adminCreated: created !== null,
+    };
     await container.queue.start({ supervise: true });
     await container.queue.work(workerRegistrations(container), { concurrency: 1, pollingSeconds: 1 });
-    const summary = await seedDemo(container, adminToken);
+    const summary = await seedDemo(container, admin);
     await container.queue.stop({ timeoutMs: config.shutdownTimeoutMs });
     options.out(formatDemoSummary(summary, config.publicUrl ?? `http://localhost:${config.port}`));
     return summary;
