@@ -111,12 +111,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const objectStore: ObjectStore = createObjectStore(config.objectStore);
   const db = database.db;
   const credits = createCreditsService({ database, costs: config.scanCosts });
+  const integrations = createIntegrationsService({ database, secretBox });
   const scanServices = createScanServices({
     database,
     config,
     credits,
     objectStore,
-    integrations: createIntegrationsService({ database, secretBox }),
+    integrations,
     queue: () => queue,
     log,
   });
@@ -124,7 +125,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     auth: createAuthService({ db }),
     admin: createAdminService({ database, credits }),
     serviceKeys: createServiceKeysService({ database }),
-    integrations: createIntegrationsService({ database, secretBox }),
+    integrations,
     credits,
     uploads: createUploadsService({
       database,
@@ -139,12 +140,6 @@ export async function createContainer(config: Config, options: ContainerOptions 
     findings: createFindingsService({ database }),
     labels: createLabelsService({ database }),
     findingViews: createFindingViewsService({ database }),
-    tickets: createTicketsService({
-      database,
-      integrations: createIntegrationsService({ database, secretBox }),
-      publicUrl: config.publicUrl ?? `http://localhost:${config.port}`,
-      log,
-    }),
     companies: createCompaniesService({ database }),
     users: createUsersService({ database }),
     audit: createAuditService({ database }),
@@ -152,6 +147,17 @@ export async function createContainer(config: Config, options: ContainerOptions 
     repositories: createRepositoriesService({ database }),
     reports: createReportsService({ database }),
     guilds: createGuildsService({ database }),
+    tickets: createTicketsService({
+      database,
+      integrations,
+      publicUrl: config.publicUrl ?? `http://localhost:${config.port}`,
+      trackerOptions: {
+        timeoutMs: config.trackers.timeoutMs,
+        reconcileWindowMs: config.trackers.reconcileWindowMs,
+      },
+      leaseSeconds: config.trackers.exportLeaseSeconds,
+      log,
+    }),
   };
   const queue: JobQueue = createJobQueue({
     database,

@@ -30,7 +30,6 @@ export async function registerRouteModules(app: App, container: Container): Prom
   registerFindingRoutes(app, services.findings);
   registerLabelRoutes(app, services.labels);
   registerFindingViewRoutes(app, services.findingViews);
-  registerTicketRoutes(app, services.tickets);
   registerCompanyRoutes(app, services.companies);
   registerUserRoutes(app, services.users);
   registerAuditRoutes(app, services.audit);
@@ -38,4 +37,5 @@ export async function registerRouteModules(app: App, container: Container): Prom
   registerRepositoryRoutes(app, services.repositories);
   registerReportRoutes(app, services.reports);
   registerGuildRoutes(app, services.guilds);
+  registerTicketRoutes(app, services.tickets);
 }

@@ -60,13 +60,26 @@ export function registerAuth(
     // API routes require a user token unless they say otherwise; plugin pages (/docs) are public.
     const requirement =
       request.routeOptions.config.auth ?? (url.startsWith('/api/') ? { kind: 'user' } : { kind: 'none' });
-    const actor = await authenticate(deps.auth, request, requirement);
+    const limit = async (key: string) => {
+      const decision = await deps.rateLimiter.take(key);
+      reply.headers(rateLimitHeaders(deps.policy, decision));
+      if (!decision.allowed) {
+        throw new AppError('RATE_LIMITED', {
+          headers: { 'retry-after': String(decision.retryAfterSeconds) },
+        });
+      }
+    };
+    let actor: Actor;
+    try {
+      actor = await authenticate(deps.auth, request, requirement);
+    } catch (err) {
+      // Failed authentications spend the caller's address bucket, so that guessing credentials
+      // is throttled and the 401 carries the rate-limit headers too.
+      await limit(`ip:${request.ip}`);
+      throw err;
+    }
     Object.defineProperty(request, 'actor', { value: actor, enumerable: true, configurable: true });
     if (requirement.kind === 'none') return;
-    const decision = await deps.rateLimiter.take(actor.credentialId ?? `ip:${request.ip}`);
-    reply.headers(rateLimitHeaders(deps.policy, decision));
-    if (!decision.allowed) {
-      throw new AppError('RATE_LIMITED', { headers: { 'retry-after': String(decision.retryAfterSeconds) } });
-    }
+    await limit(actor.credentialId ?? `ip:${request.ip}`);
   });
 }

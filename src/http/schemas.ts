@@ -28,10 +28,27 @@ const descriptions: Record<number, string> = {
 
 const COMMON = [400, 401, 429, 500] as const;
 
+const RETRY_AFTER = {
+  type: 'integer',
+  minimum: 1,
+  description: 'Seconds to wait before retrying (an integer ≥ 1)',
+};
+
+/** Response headers per status: 429 always carries Retry-After; 502 and 503 may. */
+const headersOf: Record<number, Record<string, unknown>> = {
+  429: { 'Retry-After': RETRY_AFTER },
+  502: { 'Retry-After': RETRY_AFTER },
+  503: { 'Retry-After': RETRY_AFTER },
+};
+
 function errors(schema: TSchema, statuses: readonly number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
   for (const status of new Set([...COMMON, ...statuses])) {
-    out[status] = Type.Ref(schema, { description: descriptions[status] ?? 'Error' });
+    const headers = headersOf[status];
+    out[status] = Type.Ref(schema, {
+      description: descriptions[status] ?? 'Error',
+      ...(headers ? { headers } : {}),
+    });
   }
   return out;
 }

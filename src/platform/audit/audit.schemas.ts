@@ -37,10 +37,12 @@ export const AuditLogQuerySchema = Type.Object(
     since: Type.Optional(
       Type.String({ format: 'date-time', description: 'entries created at or after this time' }),
     ),
-    limit: Type.Integer({ minimum: 0, maximum: 100, default: 5 }),
-    order_by: Type.Union([Type.Literal('created_at_asc'), Type.Literal('created_at_desc')], {
-      default: 'created_at_desc',
-    }),
+    limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, default: 5 })),
+    order_by: Type.Optional(
+      Type.Union([Type.Literal('created_at_asc'), Type.Literal('created_at_desc')], {
+        default: 'created_at_desc',
+      }),
+    ),
     next: Type.Optional(
       Type.String({ description: 'the nextValue of the previous page, with the same filters' }),
     ),

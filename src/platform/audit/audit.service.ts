@@ -8,6 +8,9 @@ import { usersRepo } from '../users/users.repo.ts';
 import { type AuditAction, auditRepo } from './audit.repo.ts';
 import type { AuditLogEntry, AuditLogQuery } from './audit.schemas.ts';
 
+/** The audit log's page size when `limit` is not given. */
+const DEFAULT_LIMIT = 5;
+
 const USER_REF_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,38}$/;
 
 /** The user references of a parameter, checked, lower-cased and sorted (for the filter hash). */
@@ -77,10 +80,10 @@ export function createAuditService(deps: { database: Database }) {
         since,
         order,
         after,
-        limit: query.limit,
+        limit: query.limit ?? DEFAULT_LIMIT,
       });
       const page = pageOf(rows, {
-        limit: query.limit,
+        limit: query.limit ?? DEFAULT_LIMIT,
         filterHash,
         given: query.next,
         keyOf: (r) => [r.createdAtKey, r.entry.id],

@@ -70,7 +70,7 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
         response: {
           200: Type.Object({
             findings: Type.Array(FindingSchema),
-            filteredTotal: Type.Integer(),
+            filteredTotal: Type.Integer({ format: 'int32' }),
             nextValue: Nullable(Type.String()),
           }),
           ...v0Errors(),

@@ -92,7 +92,7 @@ export const FindingSchema = Type.Object({
   assetGroup: Nullable(AssetGroupSchema),
   lastCommentAt: Nullable(DateTimeSchema),
   safeHarborAssets: Type.Array(
-    Type.Object({ id: Type.String(), name: Type.String(), description: Type.String() }),
+    Type.Object({ id: UuidSchema, name: Type.String(), description: Type.String() }),
   ),
   note: Nullable(Type.String()),
   paymentId: Nullable(UuidSchema),

@@ -73,7 +73,7 @@ export type Report = Static<typeof ReportSchema>;
 
 export const ListReportsQuerySchema = Type.Object(
   {
-    limit: Type.Integer({ minimum: 0, maximum: 1000, default: 100 }),
+    limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: 100 })),
     next: Type.Optional(
       Type.String({ description: 'the nextValue of the previous page, with the same q and guild' }),
     ),

@@ -19,6 +19,9 @@ import type {
   UpdateReportRequest,
 } from './reports.schemas.ts';
 
+/** The reports page size when `limit` is not given. */
+const DEFAULT_LIMIT = 100;
+
 type Severity = (typeof severities)[number];
 
 function reportNotFound(): AppError {
@@ -187,10 +190,10 @@ export function createReportsService(deps: { database: Database; now?: () => Dat
         q,
         guild,
         after,
-        limit: query.limit,
+        limit: query.limit ?? DEFAULT_LIMIT,
       });
       const page = pageOf(rows, {
-        limit: query.limit,
+        limit: query.limit ?? DEFAULT_LIMIT,
         filterHash,
         given: query.next,
         keyOf: (r) => [r.publishedAtKey, r.report.id],

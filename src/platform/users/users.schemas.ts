@@ -72,10 +72,12 @@ const shortText = (maxLength: number) => NullableInput(Type.String({ maxLength }
 
 export const ListCompanyUsersQuerySchema = Type.Object(
   {
-    include_all: Type.Boolean({
-      default: false,
-      description: 'true also lists deleted and disabled users and invited users who have not joined',
-    }),
+    include_all: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: 'true also lists deleted and disabled users and invited users who have not joined',
+      }),
+    ),
     q: Type.Optional(
       Type.String({ maxLength: 200, description: 'case-insensitive search in name and username' }),
     ),

@@ -106,7 +106,7 @@ export function createUsersService(deps: { database: Database; now?: () => Date 
       await loadCompany(database.db, companyId);
       const q = query.q?.trim();
       const rows = await usersRepo(database.db).listCompanyUsers(companyId, {
-        includeAll: query.include_all,
+        includeAll: query.include_all ?? false,
         q: q ? q : undefined,
       });
       return rows.map((r) => toCompanyUser(r.user, r.member));
