@@ -96,6 +96,28 @@ describe('rate limits per credential', () => {
   });
 });
 
+describe('failed authentications', () => {
+  it('spend the address bucket, carry the headers and end in 429', async () => {
+    const t = await createTestApp({ env: { VIGIL_RATE_LIMIT_PER_MINUTE: '3' } });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await t.app.inject({
+          method: 'GET',
+          url: '/api/scanner/v1/credits',
+          headers: { 'x-api-key': `vgl_sk_${String(i).repeat(40)}` },
+          remoteAddress: '198.51.100.7',
+        });
+        statuses.push(res.statusCode);
+        expect(res.headers.ratelimit).toMatch(/^"default";r=\d+;t=\d+$/);
+      }
+      expect(statuses).toEqual([401, 401, 401, 429]);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('token bucket', () => {
   it('refills at the configured rate', async () => {
     let now = 0;
