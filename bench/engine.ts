@@ -18,23 +18,12 @@ import { parse as antlrParse } from '@solidity-parser/parser';
 import { Language, Parser } from 'web-tree-sitter';
 import { type EngineVulnerability, openDirectoryTree, type ScanType, scanTree } from '../src/engine/index.ts';
 import { parseSolidity } from '../src/engine/solidity/parser.ts';
-import type { DaspCategory } from '../src/engine/types.ts';
+import { DASP_CATEGORIES, type DaspCategory } from '../src/engine/types.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const datasetDir =
   process.env.SMARTBUGS_DIR ?? path.resolve(repoRoot, '../shared/datasets/smartbugs-curated');
-const CATEGORIES: DaspCategory[] = [
-  'access_control',
-  'arithmetic',
-  'bad_randomness',
-  'denial_of_service',
-  'front_running',
-  'other',
-  'reentrancy',
-  'short_addresses',
-  'time_manipulation',
-  'unchecked_low_level_calls',
-];
+const CATEGORIES: readonly DaspCategory[] = DASP_CATEGORIES;
 
 interface GroundTruth {
   file: string;

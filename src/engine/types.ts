@@ -13,17 +13,20 @@ export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'informational' 
 export type Confidence = 'high' | 'medium' | 'low';
 
 /** The DASP Top 10 categories used to classify every rule (and to score the SmartBugs benchmark). */
-export type DaspCategory =
-  | 'access_control'
-  | 'arithmetic'
-  | 'bad_randomness'
-  | 'denial_of_service'
-  | 'front_running'
-  | 'other'
-  | 'reentrancy'
-  | 'short_addresses'
-  | 'time_manipulation'
-  | 'unchecked_low_level_calls';
+export const DASP_CATEGORIES = [
+  'access_control',
+  'arithmetic',
+  'bad_randomness',
+  'denial_of_service',
+  'front_running',
+  'other',
+  'reentrancy',
+  'short_addresses',
+  'time_manipulation',
+  'unchecked_low_level_calls',
+] as const;
+
+export type DaspCategory = (typeof DASP_CATEGORIES)[number];
 
 /** A place in the scanned tree: a POSIX path relative to the tree's root and 1-based lines. */
 export interface SourceLocation {

@@ -8,13 +8,14 @@ import { FindingCollector } from '../findings.ts';
 import type { FileAnalysis } from '../solidity/analysis.ts';
 import type { FunctionInfo } from '../solidity/model.ts';
 import type { ThreatModel } from '../threat-model/threat-model.ts';
-import type {
-  Confidence,
-  DaspCategory,
-  EngineVulnerability,
-  RuleMeta,
-  ScanMessage,
-  Severity,
+import {
+  type Confidence,
+  DASP_CATEGORIES,
+  type DaspCategory,
+  type EngineVulnerability,
+  type RuleMeta,
+  type ScanMessage,
+  type Severity,
 } from '../types.ts';
 
 export interface ReviewCandidate {
@@ -30,18 +31,7 @@ export interface ReviewCandidate {
 }
 
 const MAX_CODE_CHARS = 8000;
-const CATEGORIES: DaspCategory[] = [
-  'access_control',
-  'arithmetic',
-  'bad_randomness',
-  'denial_of_service',
-  'front_running',
-  'other',
-  'reentrancy',
-  'short_addresses',
-  'time_manipulation',
-  'unchecked_low_level_calls',
-];
+const CATEGORIES: readonly DaspCategory[] = DASP_CATEGORIES;
 const SEVERITIES: Severity[] = ['critical', 'high', 'medium', 'low', 'informational'];
 
 /** Keeps the N riskiest functions seen so far (files are analysed one at a time). */

@@ -1,5 +1,11 @@
 import { eq } from 'drizzle-orm';
-import { type Actor, canReadCompany, requireUser, type UserActor } from '../../auth/actor.ts';
+import {
+  type Actor,
+  canReadCompany,
+  requireCompanyManager,
+  requireUser,
+  type UserActor,
+} from '../../auth/actor.ts';
 import type { Db } from '../../db/client.ts';
 import { companies } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
@@ -39,4 +45,14 @@ export function requireCompanyOverseer(actor: Actor, companyId: string): UserAct
   const user = requireCompanyReader(actor, companyId);
   if (user.companies.get(companyId) === 'manager' || readsAllCompanies(user)) return user;
   throw new AppError('FORBIDDEN', { message: 'Only company managers may see this.' });
+}
+
+/**
+ * The company exists and the actor manages it (its manager, or a platform admin); 404 when the
+ * actor may not see the company or it does not exist, 403 when they see it but do not manage it.
+ */
+export async function requireManagedCompany(db: Db, actor: Actor, companyId: string): Promise<UserActor> {
+  const user = requireCompanyManager(actor, companyId);
+  await loadCompany(db, companyId);
+  return user;
 }

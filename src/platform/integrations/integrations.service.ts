@@ -1,10 +1,11 @@
 import { and, asc, eq } from 'drizzle-orm';
-import { type Actor, requireCompanyManager } from '../../auth/actor.ts';
+import type { Actor } from '../../auth/actor.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
-import { companies, integrations } from '../../db/schema/index.ts';
+import { integrations } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import { appendAuditEntry } from '../audit/audit.repo.ts';
+import { requireManagedCompany } from '../companies/company-access.ts';
 
 export const INTEGRATION_PROVIDERS = ['tracker_a', 'tracker_b', 'sourcehost'] as const;
 export type IntegrationProvider = (typeof INTEGRATION_PROVIDERS)[number];
@@ -102,15 +103,8 @@ export function createIntegrationsService(deps: { database: Database; secretBox:
     };
   }
 
-  async function requireCompany(actor: Actor, companyId: string) {
-    const user = requireCompanyManager(actor, companyId);
-    const [company] = await database.db
-      .select({ id: companies.id })
-      .from(companies)
-      .where(eq(companies.id, companyId));
-    if (!company) throw new AppError('NOT_FOUND', { message: 'Company not found.' });
-    return user;
-  }
+  const requireCompany = (actor: Actor, companyId: string) =>
+    requireManagedCompany(database.db, actor, companyId);
 
   return {
     /** Creates or replaces the connection of (provider, site). */

@@ -1,9 +1,10 @@
 import { and, desc, eq, isNull } from 'drizzle-orm';
-import { type Actor, requireCompanyManager } from '../../auth/actor.ts';
+import type { Actor } from '../../auth/actor.ts';
 import { DEFAULT_SCOPES, issueSecret, SCOPES, type Scope } from '../../auth/credentials.ts';
 import type { Database } from '../../db/client.ts';
-import { companies, serviceKeys } from '../../db/schema/index.ts';
+import { serviceKeys } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
+import { requireManagedCompany } from '../companies/company-access.ts';
 
 export interface ServiceKeyView {
   id: string;
@@ -32,15 +33,8 @@ export function createServiceKeysService(deps: { database: Database; now?: () =>
   const { database } = deps;
   const now = deps.now ?? (() => new Date());
 
-  async function requireCompany(actor: Actor, companyId: string) {
-    const user = requireCompanyManager(actor, companyId);
-    const [company] = await database.db
-      .select({ id: companies.id })
-      .from(companies)
-      .where(eq(companies.id, companyId));
-    if (!company) throw new AppError('NOT_FOUND', { message: 'Company not found.' });
-    return user;
-  }
+  const requireCompany = (actor: Actor, companyId: string) =>
+    requireManagedCompany(database.db, actor, companyId);
 
   return {
     async createKey(
