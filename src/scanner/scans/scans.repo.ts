@@ -1,13 +1,6 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import {
-  archives,
-  findings,
-  integrations,
-  scanArchives,
-  scanFindings,
-  scans,
-} from '../../db/schema/index.ts';
+import { findings, integrations, scanArchives, scanFindings, scans } from '../../db/schema/index.ts';
 
 export type ScanRow = typeof scans.$inferSelect;
 export type ScanStatusValue = ScanRow['status'];
