@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /** Scopes of organization service keys. */
 export const SCOPES = [
@@ -61,11 +61,4 @@ export function classifySecret(secret: string): 'user' | 'service' | null {
 /** Accepts a caller-chosen admin token only when it has the user token format. */
 export function isValidUserTokenFormat(secret: string): boolean {
   return classifySecret(secret) === 'user';
-}
-
-/** Constant-time comparison of two hex digests. */
-export function digestsEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'hex');
-  const y = Buffer.from(b, 'hex');
-  return x.length === y.length && timingSafeEqual(x, y);
 }

@@ -55,15 +55,6 @@ export function ancestor(node: AstNode, ...types: string[]): AstNode | undefined
   return undefined;
 }
 
-export function isAncestor(maybeAncestor: AstNode, node: AstNode): boolean {
-  let p: AstNode | null = node;
-  while (p) {
-    if (p === maybeAncestor) return true;
-    p = p.parent;
-  }
-  return false;
-}
-
 /** Call arguments as expressions (struct-style arguments yield their values). */
 export function callArgs(call: AstNode): AstNode[] {
   const out: AstNode[] = [];
@@ -75,21 +66,6 @@ export function callArgs(call: AstNode): AstNode[] {
       const v = field(inner, 'value');
       if (v) out.push(v);
     } else out.push(inner);
-  }
-  return out;
-}
-
-/** `{value: x, gas: y}` options of a 0.6+ call (`addr.call{value: x}(…)`) or of struct arguments. */
-export function structArgs(call: AstNode): Map<string, AstNode> {
-  const out = new Map<string, AstNode>();
-  for (const c of call.children) {
-    if (c.type !== 'call_argument') continue;
-    for (const inner of c.children) {
-      if (inner.type !== 'call_struct_argument') continue;
-      const name = field(inner, 'name');
-      const value = field(inner, 'value');
-      if (name && value) out.set(`${name.start}:${name.end}`, value);
-    }
   }
   return out;
 }

@@ -660,20 +660,4 @@ export function lvalueTargets(n: AstNode): AstNode[] {
   return [e];
 }
 
-/** Whether `n` reads `msg.sender`-like caller identity. */
-export function isCallerExpr(file: SolFile, n: AstNode): boolean {
-  const t = file.text(unwrap(n)).replace(/\s+/g, '');
-  return t === 'msg.sender' || t === 'tx.origin' || t === '_msgSender()';
-}
-
-/** Collects identifier names used anywhere under `n`. */
-export function identifiersIn(file: SolFile, n: AstNode): Set<string> {
-  const out = new Set<string>();
-  walk(n, (x) => {
-    if (x.type === 'identifier' && x.field !== 'property') out.add(file.text(x));
-    // `a.b`: only the object side names a variable.
-  });
-  return out;
-}
-
 export { fields };

@@ -28,25 +28,6 @@ export interface FindingAccess {
   memberships: Map<string, RepositoryMembership>;
 }
 
-/** The user's active role in a repository, or null when they have none. */
-export async function getRepositoryRole(
-  db: Db,
-  userId: string,
-  repositoryId: string,
-): Promise<RepositoryRole | null> {
-  const [row] = await db
-    .select({ role: repositoryMembers.role })
-    .from(repositoryMembers)
-    .where(
-      and(
-        eq(repositoryMembers.userId, userId),
-        eq(repositoryMembers.repositoryId, repositoryId),
-        isNull(repositoryMembers.deletedAt),
-      ),
-    );
-  return row?.role ?? null;
-}
-
 /** Loads what decides the user's finding visibility (401 for callers that are not users). */
 export async function loadFindingAccess(db: Db, actor: Actor): Promise<FindingAccess> {
   const user: UserActor = requireUser(actor);

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { PLATFORM_PERMISSIONS } from '../../auth/actor.ts';
 import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
 
 export const CreateCompanyRequestSchema = Type.Object(
@@ -35,9 +36,7 @@ export const CreateUserRequestSchema = Type.Object(
     email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
     companyId: Type.Optional(UuidSchema),
     companyRole: Type.Optional(Type.Union([Type.Literal('manager'), Type.Literal('member')])),
-    permissions: Type.Optional(
-      Type.Array(Type.Union([Type.Literal('admin'), Type.Literal('read_all_companies')])),
-    ),
+    permissions: Type.Optional(Type.Array(Type.Union(PLATFORM_PERMISSIONS.map((p) => Type.Literal(p))))),
   },
   { additionalProperties: false },
 );

@@ -36,9 +36,6 @@ const REVIEWER_OWN: Readonly<Partial<Record<FindingStatus, readonly FindingStatu
   disputed: ['withdrawn'],
 };
 
-/** The table as data, for documentation and the CLI. */
-export const STATUS_TRANSITIONS = { staff: STAFF, client: CLIENT, reviewerOwnFinding: REVIEWER_OWN } as const;
-
 /** Whether `role` may move a finding from `from` to `to` (`isAuthor`: the user filed it). */
 export function canTransition(
   role: RepositoryRole,
