@@ -1,10 +1,13 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeLlmServer, startFakeLlmServer } from '../../test/fakes/llm-server.ts';
+import { buildTarGz } from '../../test/fixtures/archives.ts';
 import { createLlmClient } from '../integrations/llm/llm-client.ts';
 import { buildThreatModel, openDirectoryTree, renderThreatModelMarkdown, scanTree } from './index.ts';
+import { openArchiveTree } from './sources/archive-tree.ts';
 import { memoryTree } from './test-helpers.ts';
 
 const BANK = `pragma solidity ^0.4.24;
@@ -217,5 +220,27 @@ describe('openDirectoryTree', () => {
     const tree = await openDirectoryTree(dir, { prefix: 'contracts/lib' });
     expect((await tree.list()).map((e) => e.path)).toEqual(['contracts/lib/B.sol']);
     await expect(openDirectoryTree(dir, { prefix: '../x' })).rejects.toThrow('..');
+  });
+});
+
+describe('scanTree and files a tree left out', () => {
+  it('reports every skipped file as a scan message', async () => {
+    const archive = buildTarGz([
+      { name: 'contracts/Small.sol', content: 'pragma solidity ^0.8.0; contract Small {}' },
+      { name: 'contracts/Huge.sol', content: `// ${'x'.repeat(4096)}\ncontract Huge {}` },
+    ]);
+    const tree = await openArchiveTree([{ open: async () => Readable.from([archive]) }], {
+      maxFileBytes: 1024,
+    });
+    try {
+      const result = await scanTree(tree, { type: 'standard' });
+      expect(result.stats.files).toBe(1);
+      expect(result.messages).toContainEqual({
+        level: 'warning',
+        value: expect.stringMatching(/^contracts\/Huge\.sol: not scanned/),
+      });
+    } finally {
+      await tree.close();
+    }
   });
 });

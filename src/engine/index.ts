@@ -77,7 +77,10 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
   const started = performance.now();
   const entries = await tree.list();
   const vulnerabilities: EngineVulnerability[] = [];
-  const messages: ScanMessage[] = [];
+  const messages: ScanMessage[] = (tree.skipped ?? []).map((s) => ({
+    level: 'warning' as const,
+    value: `${s.path}: not scanned (${s.reason}, ${s.size} bytes).`,
+  }));
   const audit = options.type === 'audit';
   // `audit` without a given model builds one file by file (per-file threats only).
   const ownModel = audit && !options.threatModel ? emptyThreatModel() : undefined;

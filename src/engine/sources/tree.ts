@@ -11,7 +11,16 @@ export interface SourceEntry {
   readonly size: number;
 }
 
+/** A file a tree left out, with the reason (for example over its size limit). */
+export interface SkippedEntry {
+  readonly path: string;
+  readonly size: number;
+  readonly reason: string;
+}
+
 export interface SourceTree {
+  /** Files the tree left out; a scan reports each as a message, so none disappears silently. */
+  readonly skipped?: readonly SkippedEntry[];
   /** Every regular file of the tree, in a stable order (sorted by path). */
   list(): Promise<SourceEntry[]>;
   /** The content of one file listed by `list()`. Rejects for a path that is not listed. */
