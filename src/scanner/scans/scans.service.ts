@@ -265,72 +265,66 @@ export function createScansService(deps: ScansServiceDeps) {
               message: 'The sourcehost integration is not connected for this organization.',
             });
           }
-          try {
-            return await database.transaction(async (tx) => {
-              await claim.lockInTx(tx);
-              const repo = scansRepo(tx.db);
-              // Completed archives of this organization with the sha256 given (404 otherwise).
-              const archives = await validateLocalSources(tx.db, companyId, local);
-              const workspace = await resolveWorkspace(
-                tx,
-                companyId,
-                body,
-                repository,
-                archives.map((a) => a.workspaceId),
-              );
-              const sources: ScanSource[] = body.scanSources.map((s, i) =>
-                s.kind === 'local'
-                  ? {
-                      kind: 'local',
-                      archiveId: s.archiveId,
-                      sha256: s.sha256.toLowerCase(),
-                      path: mounts[i] ?? '',
-                    }
-                  : {
-                      kind: 'sourcehost',
-                      repository: parseRepository(s.repository).fullName,
-                      commit: s.commit,
-                    },
-              );
-              const scanId = randomUUID();
-              const cost = credits.costOf(body.type);
-              const scan = await repo.insert({
-                id: scanId,
-                companyId,
-                workspaceId: workspace.id,
-                type: body.type,
-                status: 'preparing',
-                sources,
-                prefix: prefix ?? workspace.prefix,
-                cost,
-                createdByKey: actor.credentialId,
-              });
-              await repo.insertArchives(
-                local.map((s, i) => ({
-                  scanId,
-                  archiveId: s.archiveId,
-                  mountPath: mounts[i] ?? '',
-                  position: i,
-                })),
-              );
-              // The balance check and the reservation are one statement (see credits.repo).
-              await credits.reserveInTx(tx, companyId, scanId, cost);
-              await enqueueInTx(tx, scanThreatModelJob, scanId);
-              const accepted: AcceptedScan = {
-                id: scan.id,
-                status: 'preparing',
-                type: scan.type,
-                workspaceId: scan.workspaceId,
-                createdAt: scan.createdAt.toISOString(),
-              };
-              return claim.completeInTx(tx, { status: 202, body: accepted });
+          // A lost database surfaces as 503 through the error handler, after the claim is released.
+          return await database.transaction(async (tx) => {
+            await claim.lockInTx(tx);
+            const repo = scansRepo(tx.db);
+            // Completed archives of this organization with the sha256 given (404 otherwise).
+            const archives = await validateLocalSources(tx.db, companyId, local);
+            const workspace = await resolveWorkspace(
+              tx,
+              companyId,
+              body,
+              repository,
+              archives.map((a) => a.workspaceId),
+            );
+            const sources: ScanSource[] = body.scanSources.map((s, i) =>
+              s.kind === 'local'
+                ? {
+                    kind: 'local',
+                    archiveId: s.archiveId,
+                    sha256: s.sha256.toLowerCase(),
+                    path: mounts[i] ?? '',
+                  }
+                : {
+                    kind: 'sourcehost',
+                    repository: parseRepository(s.repository).fullName,
+                    commit: s.commit,
+                  },
+            );
+            const scanId = randomUUID();
+            const cost = credits.costOf(body.type);
+            const scan = await repo.insert({
+              id: scanId,
+              companyId,
+              workspaceId: workspace.id,
+              type: body.type,
+              status: 'preparing',
+              sources,
+              prefix: prefix ?? workspace.prefix,
+              cost,
+              createdByKey: actor.credentialId,
             });
-          } catch (err) {
-            if (isConnectionError(err)) {
-              throw new AppError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': '5' }, cause: err });
-            }
-            throw err;
-          }
+            await repo.insertArchives(
+              local.map((s, i) => ({
+                scanId,
+                archiveId: s.archiveId,
+                mountPath: mounts[i] ?? '',
+                position: i,
+              })),
+            );
+            // The balance check and the reservation are one statement (see credits.repo).
+            await credits.reserveInTx(tx, companyId, scanId, cost);
+            await enqueueInTx(tx, scanThreatModelJob, scanId);
+            const accepted: AcceptedScan = {
+              id: scan.id,
+              status: 'preparing',
+              type: scan.type,
+              workspaceId: scan.workspaceId,
+              createdAt: scan.createdAt.toISOString(),
+            };
+            return claim.completeInTx(tx, { status: 202, body: accepted });
+          });
         },
       );
     },
