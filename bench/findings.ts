@@ -362,3 +362,9 @@ await writeFile(
 );
 log('wrote bench/results/findings.json');
 await pool.end();
+
+// A run that misses the target or miscounts is a failed run, not just a row marked NO.
+if (results.some((r) => !r.meetsTarget || !r.totalExact)) {
+  console.error('bench:findings: a scenario missed p99 ≤ 50 ms or its filteredTotal was not exact');
+  process.exitCode = 1;
+}

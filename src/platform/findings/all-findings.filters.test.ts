@@ -111,6 +111,7 @@ describe('GET /api/v0/repositories/all-findings filters', () => {
     expect(titles(await list(tok, 'label=bug'))).toEqual(['Alpha overflow', 'Bravo reentrancy']);
     expect(titles(await list(tok, 'label=GAS,nothing'))).toEqual(['Bravo reentrancy']);
     expect(titles(await list(tok, 'unlabeled=true'))).toEqual(['Charlie gas', 'Delta disputed']);
+    expect((await list(tok, 'unlabeled=false')).body.filteredTotal).toBe(4);
     const both = await list(tok, 'label=bug&unlabeled=true');
     expect(both.status).toBe(400);
     expect(both.body.msg).toMatch(/mutually exclusive/);
@@ -231,6 +232,17 @@ describe('GET /api/v0/repositories/all-findings filters', () => {
     expect(zero.body.nextValue).toBeTruthy();
     const cont = await list(user.token, `limit=5&next=${zero.body.nextValue}`);
     expect(cont.body.findings.map((f) => f.number)).toEqual([1, 2, 3, 4, 5]);
+    // A zero-size page continues only when something follows its position.
+    const beforeLast = await list(user.token, 'limit=24');
+    expect((await list(user.token, `limit=0&next=${beforeLast.body.nextValue}`)).body.nextValue).toBeTruthy();
+    await t.container.database.executeSql('delete from findings where repository_id = $1 and number = 25', [
+      repository.id,
+    ]);
+    const atEnd = await list(user.token, `limit=0&next=${beforeLast.body.nextValue}`);
+    expect(atEnd.body).toMatchObject({ findings: [], filteredTotal: 24, nextValue: null });
+    const unknown = await list(user.token, 'bogus=1');
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.msg).toMatch(/bogus/);
     for (const bad of ['limit=101', 'limit=-1', 'limit=abc', 'limit=1.5']) {
       const res = await list(user.token, bad);
       expect(res.status, bad).toBe(400);

@@ -490,7 +490,6 @@ export async function listAllFindings(
     ? bucketCount(db, access, scope, bucketFilters)
     : db.select({ n: sql<number>`count(*)::int` }).from(findings).where(where);
   const pageQuery = async () => {
-    if (limit === 0) return [];
     const base = db.select({ id: findings.id, key: cursorText(key) }).from(findings);
     const joined = key.joinsCreator ? base.leftJoin(creator, eq(creator.id, findings.createdBy)) : base;
     return joined
@@ -511,8 +510,9 @@ export async function listAllFindings(
   const last = page[page.length - 1];
   let nextValue: string | null = null;
   if (rows.length > limit && last) nextValue = encodeCursor([last.key, last.id], filterHash);
-  // A zero-size page hands back a cursor at the current position, so the client can go on.
-  else if (limit === 0 && filteredTotal > 0) {
+  // A zero-size page reads one row to know whether anything follows; if so, it hands back a
+  // cursor at the current position, so the client can go on.
+  else if (limit === 0 && rows.length > 0) {
     nextValue = query.next ? query.next : encodeCursor([], filterHash);
   }
   const payloads = await loadFindingPayloads(

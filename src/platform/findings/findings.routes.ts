@@ -26,33 +26,36 @@ const findingParams = Type.Object({
 });
 
 /** Query parameters of the all-findings listing (v0 §4.4). */
-export const AllFindingsQuerySchema = Type.Object({
-  limit: Type.Optional(
-    Nullable(Type.Integer({ minimum: 0, maximum: MAX_FINDINGS_LIMIT, default: DEFAULT_FINDINGS_LIMIT })),
-  ),
-  order_by: Type.Optional(StringEnum(FINDING_ORDERS, { description: 'Default: number ascending' })),
-  next: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
-  with_unread_comments: Type.Optional(Type.Boolean()),
-  repositories: Type.Optional(
-    Type.Array(Type.String(), {
-      description: 'Repository ids; repeat the parameter or separate with commas',
-    }),
-  ),
-  role: Type.Optional(StringEnum(repositoryRoles)),
-  path: Type.Optional(Type.String({ maxLength: 1000 })),
-  status: Type.Optional(Type.String({ description: 'Comma-separated finding statuses' })),
-  duplicates: Type.Optional(Type.Boolean({ default: true })),
-  severity: Type.Optional(Type.String({ description: 'Comma-separated severities' })),
-  label: Type.Optional(
-    Type.String({ description: 'Comma-separated label names (OR); exclusive with unlabeled' }),
-  ),
-  unlabeled: Type.Optional(Type.Boolean()),
-  filter_for: Type.Optional(StringEnum(FILTER_FOR_VALUES)),
-  created_by: Type.Optional(Type.String({ description: 'Comma-separated usernames (OR)' })),
-  assigned_to: Type.Optional(Type.String({ maxLength: 200 })),
-  q: Type.Optional(Type.String({ maxLength: 500 })),
-  s: Type.Optional(Type.String({ maxLength: 2000 })),
-});
+export const AllFindingsQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(
+      Nullable(Type.Integer({ minimum: 0, maximum: MAX_FINDINGS_LIMIT, default: DEFAULT_FINDINGS_LIMIT })),
+    ),
+    order_by: Type.Optional(StringEnum(FINDING_ORDERS, { description: 'Default: number ascending' })),
+    next: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+    with_unread_comments: Type.Optional(Type.Boolean()),
+    repositories: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'Repository ids; repeat the parameter or separate with commas',
+      }),
+    ),
+    role: Type.Optional(StringEnum(repositoryRoles)),
+    path: Type.Optional(Type.String({ maxLength: 1000 })),
+    status: Type.Optional(Type.String({ description: 'Comma-separated finding statuses' })),
+    duplicates: Type.Optional(Type.Boolean({ default: true })),
+    severity: Type.Optional(Type.String({ description: 'Comma-separated severities' })),
+    label: Type.Optional(
+      Type.String({ description: 'Comma-separated label names (OR); exclusive with unlabeled' }),
+    ),
+    unlabeled: Type.Optional(Type.Boolean()),
+    filter_for: Type.Optional(StringEnum(FILTER_FOR_VALUES)),
+    created_by: Type.Optional(Type.String({ description: 'Comma-separated usernames (OR)' })),
+    assigned_to: Type.Optional(Type.String({ maxLength: 200 })),
+    q: Type.Optional(Type.String({ maxLength: 500 })),
+    s: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { additionalProperties: false },
+);
 
 /** Findings: the all-findings listing (v0 §4.4) and the write extensions on repository findings. */
 export function registerFindingRoutes(app: App, service: FindingsService): void {
