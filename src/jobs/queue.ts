@@ -69,8 +69,6 @@ export interface JobQueue {
   ): Promise<void>;
   /** Stops taking jobs, aborts running handlers' signals after `timeoutMs`, waits for them. */
   stop(options: { timeoutMs: number }): Promise<void>;
-  /** True when the queue's tables answer. */
-  ping(): Promise<boolean>;
 }
 
 interface JobQueueDeps {
@@ -176,15 +174,6 @@ export function createJobQueue({ database, definitions, log, leaseSeconds }: Job
         await Promise.allSettled([...running]);
       } finally {
         clearTimeout(timer);
-      }
-    },
-
-    async ping() {
-      try {
-        await database.executeSql('select 1 from pgboss.version limit 1', []);
-        return true;
-      } catch {
-        return false;
       }
     },
   };
