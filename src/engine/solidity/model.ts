@@ -3,7 +3,7 @@
  * functions and modifiers, with the helpers rules need (visibility defaults of old compilers,
  * pragma versions, call classification).
  */
-import { callArgs, childOfType, childrenOfType, descendants, field, fields, unwrap, walk } from './ast.ts';
+import { callArgs, childOfType, childrenOfType, descendants, field, fields, unwrap } from './ast.ts';
 import type { AstNode, ParseError } from './parser.ts';
 
 export interface PragmaInfo {
