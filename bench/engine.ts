@@ -99,6 +99,9 @@ const pct = (a: number, b: number): string => (b === 0 ? '—' : `${((100 * a) /
 /** Informational and gas findings are not claims of a vulnerability; they are counted apart. */
 const isScored = (v: EngineVulnerability): boolean =>
   v.severity !== 'informational' && v.severity !== 'gas_optimization';
+/** Claims of a vulnerability: severity medium and above (low findings are hints, not claims). */
+const isClaim = (v: EngineVulnerability): boolean =>
+  v.severity === 'critical' || v.severity === 'high' || v.severity === 'medium';
 
 const engineRuns: Record<string, unknown> = {};
 let standardScore: ReturnType<typeof score> | undefined;
@@ -130,6 +133,13 @@ for (const type of ['lite', 'standard', 'audit'] as ScanType[]) {
       lines: [v.location.startLine, v.location.endLine],
     })),
   );
+  const claims = score(
+    result.vulnerabilities.filter(isClaim).map((v) => ({
+      file: v.location.file,
+      category: v.category,
+      lines: [v.location.startLine, v.location.endLine] as [number, number],
+    })),
+  );
   const all = score(
     result.vulnerabilities.map((v) => ({
       file: v.location.file,
@@ -146,6 +156,13 @@ for (const type of ['lite', 'standard', 'audit'] as ScanType[]) {
     reported: s.reported,
     truePositives: s.truePositives,
     precision: s.truePositives / Math.max(1, s.reported),
+    mediumAndAbove: {
+      found: claims.found,
+      reported: claims.reported,
+      truePositives: claims.truePositives,
+      precision: claims.truePositives / Math.max(1, claims.reported),
+      perCategory: claims.perCategory,
+    },
     reportedIncludingInformationalAndGas: all.reported,
     precisionIncludingInformationalAndGas: all.truePositives / Math.max(1, all.reported),
     ms: Math.round(ms),
@@ -288,6 +305,7 @@ for (const [type, r] of Object.entries(engineRuns) as Array<
       found: number;
       reported: number;
       precision: number;
+      mediumAndAbove: { found: number; reported: number; truePositives: number; precision: number };
       reportedIncludingInformationalAndGas: number;
       precisionIncludingInformationalAndGas: number;
       ms: number;
@@ -297,7 +315,7 @@ for (const [type, r] of Object.entries(engineRuns) as Array<
   ]
 >) {
   console.log(
-    `  ${type.padEnd(9)} found ${r.found}/${annotated} (${pct(r.found, annotated)}), reported ${r.reported}, precision ${pct(r.precision * r.reported, r.reported)}; with informational/gas ${r.reportedIncludingInformationalAndGas} reported, precision ${pct(r.precisionIncludingInformationalAndGas * r.reportedIncludingInformationalAndGas, r.reportedIncludingInformationalAndGas)}; ${r.ms} ms, ${r.linesPerSecond} lines/s (${r.linesPerCpuSecond} per CPU-second)`,
+    `  ${type.padEnd(9)} found ${r.found}/${annotated} (${pct(r.found, annotated)}), reported ${r.reported}, precision ${pct(r.precision * r.reported, r.reported)}; medium and above: found ${r.mediumAndAbove.found}, reported ${r.mediumAndAbove.reported}, precision ${pct(r.mediumAndAbove.truePositives, r.mediumAndAbove.reported)}; with informational/gas ${r.reportedIncludingInformationalAndGas} reported, precision ${pct(r.precisionIncludingInformationalAndGas * r.reportedIncludingInformationalAndGas, r.reportedIncludingInformationalAndGas)}; ${r.ms} ms, ${r.linesPerSecond} lines/s (${r.linesPerCpuSecond} per CPU-second)`,
   );
 }
 console.log(

@@ -8,6 +8,7 @@
  * (ANALYZE, BUFFERS) plans of the page and count queries, and `filteredTotal` checked against an
  * independent plain count. Writes bench/results/findings.json.
  */
+import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { drizzle } from 'drizzle-orm/node-postgres';
@@ -17,6 +18,7 @@ import { type Db, migrateDatabase, openDatabase } from '../src/db/client.ts';
 import * as schema from '../src/db/schema/index.ts';
 import { loadFindingAccess } from '../src/platform/access/repository-access.ts';
 import { type AllFindingsQuery, listAllFindings } from '../src/platform/findings/findings-listing.ts';
+import { createCursorCodec } from '../src/platform/pagination/cursor.ts';
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB_NAME = 'vigil_bench_findings';
@@ -110,9 +112,21 @@ await timed('labels, related files, comments', async () => {
   await run(`insert into finding_related_files (finding_id, path, start_line, end_line, language)
     select md5('f'||g)::uuid, 'contracts/C'||(g % 200)||'.sol', g % 300, g % 300 + 5, 'solidity'
     from generate_series(1, ${FINDINGS}) g`);
+  // Comments of every visibility on every third finding of the first 60 %, so that every
+  // persona has commented findings; the per-visibility last-comment columns follow them.
   await run(`insert into comments (finding_id, author_id, content, visibility, created_at)
-    select md5('f'||(k * 5))::uuid, md5('u'||((k * 13) % 5000 + 1))::uuid, 'A comment', 'public', now() - k * interval '1 second'
+    select md5('f'||(k * 3))::uuid, md5('u'||((k * 13) % 5000 + 1))::uuid, 'A comment',
+      (array['public','public','private','internal','hidden'])[k % 5 + 1], now() - k * interval '1 second'
     from generate_series(1, ${FINDINGS / 5}) k`);
+  await run(`update findings f set last_comment_at = s.pub, last_private_comment_at = s.priv,
+      last_internal_comment_at = s.internal, last_hidden_comment_at = s.hidden
+    from (select finding_id,
+        max(created_at) filter (where visibility = 'public') pub,
+        max(created_at) filter (where visibility = 'private') priv,
+        max(created_at) filter (where visibility = 'internal') internal,
+        max(created_at) filter (where visibility = 'hidden') hidden
+      from comments group by finding_id) s
+    where s.finding_id = f.id`);
 });
 
 // Personas: a company member (10 repositories), a reviewer on 100 repositories who judges 10 of
@@ -132,6 +146,15 @@ await run(`update findings set created_by = md5('persona-reviewer')::uuid
 await run(
   `insert into platform_permissions (user_id, permission) values (md5('persona-reader')::uuid, 'read_all_companies')`,
 );
+// Read markers: the member and the reviewer read half of their commented findings at a time
+// that leaves some comments after it.
+await run(`insert into comment_reads (user_id, finding_id, read_at)
+  select md5('persona-member')::uuid, f.id, now() - interval '20000 seconds'
+  from findings f where f.company_id = md5('c1')::uuid and f.last_comment_at is not null and f.number % 2 = 0`);
+await run(`insert into comment_reads (user_id, finding_id, read_at)
+  select md5('persona-reviewer')::uuid, f.id, now() - interval '20000 seconds'
+  from findings f join repository_members m on m.repository_id = f.repository_id and m.user_id = md5('persona-reviewer')::uuid
+  where f.last_comment_at is not null and f.number % 2 = 0`);
 await timed('vacuum analyze', () => run('vacuum analyze'));
 
 const ids = async (sql: string) => (await run(sql)).rows[0] as Record<string, string>;
@@ -176,6 +199,17 @@ const visibleToReviewer = `(f.repository_id in (select m.repository_id from repo
     where m.user_id = '${reviewer}' and m.deleted_at is null and (m.role <> 'reviewer' or r.show_all_findings))
   or (f.created_by = '${reviewer}' and f.repository_id in (select repository_id from repository_members where user_id = '${reviewer}' and deleted_at is null)))`;
 const memberRows = `f.published and f.company_id = '${company}'`;
+/** Comments of f the user did not write and has not read, with the visibility rule given. */
+const unreadBy = (
+  userId: string,
+  readable: string,
+) => `exists (select 1 from comments c where c.finding_id = f.id
+    and c.author_id is distinct from '${userId}' and c.deleted_at is null and (${readable})
+    and c.created_at > coalesce((select read_at from comment_reads r where r.user_id = '${userId}' and r.finding_id = f.id), '-infinity'))`;
+// The reviewer persona is a reviewer or judge, never admin or company user: public, and private
+// on the findings they filed or the repositories they judge.
+const reviewerReads = `c.visibility = 'public' or (c.visibility = 'private' and (f.created_by = '${reviewer}'
+    or f.repository_id in (select repository_id from repository_members where user_id = '${reviewer}' and role in ('judge', 'triager') and deleted_at is null)))`;
 const scenarios: Scenario[] = [
   {
     name: 'member: default listing',
@@ -222,6 +256,24 @@ const scenarios: Scenario[] = [
       and exists (select 1 from finding_related_files rf where rf.finding_id = f.id and rf.path = 'contracts/C7.sol')`,
   },
   {
+    name: 'member: with_unread_comments, last_comment_desc',
+    persona: 'member',
+    query: { with_unread_comments: true, order_by: 'last_comment_desc' },
+    plainCount: `select count(*) from findings f where ${memberRows} and ${unreadBy(member as string, `c.visibility in ('public', 'private', 'internal')`)}`,
+  },
+  {
+    name: 'reviewer: with_unread_comments',
+    persona: 'reviewer',
+    query: { with_unread_comments: true },
+    plainCount: `select count(*) from findings f where f.published and ${visibleToReviewer} and ${unreadBy(reviewer as string, reviewerReads)}`,
+  },
+  {
+    name: 'reviewer: last_comment_desc',
+    persona: 'reviewer',
+    query: { order_by: 'last_comment_desc' },
+    plainCount: `select count(*) from findings f where f.published and ${visibleToReviewer}`,
+  },
+  {
     name: 'reader: 5 repositories, last_comment_desc',
     persona: 'reader',
     query: { repositories: [someRepos], order_by: 'last_comment_desc', duplicates: false },
@@ -258,30 +310,31 @@ interface Result {
   plans: string[];
 }
 const results: Result[] = [];
+const cursors = createCursorCodec(randomBytes(32));
 // Other processes on the machine distort latencies; the load average is recorded with the results.
 const loadBefore = os.loadavg();
 for (const scenario of scenarios) {
   const access = await loadFindingAccess(db, personas[scenario.persona]);
   let query: AllFindingsQuery = { ...scenario.query };
   for (let page = 0; page < (scenario.deepPages ?? 0); page++) {
-    const res = await listAllFindings(db, access, query);
+    const res = await listAllFindings(db, access, query, cursors);
     if (!res.nextValue) break;
     query = { ...scenario.query, next: res.nextValue };
   }
   // Warm up, then measure what a request costs: access loading plus the listing.
-  for (let i = 0; i < 3; i++) await listAllFindings(db, access, query);
+  for (let i = 0; i < 3; i++) await listAllFindings(db, access, query, cursors);
   const times: number[] = [];
-  let last = await listAllFindings(db, access, query);
+  let last = await listAllFindings(db, access, query, cursors);
   for (let i = 0; i < RUNS; i++) {
     const start = performance.now();
     const fresh = await loadFindingAccess(db, personas[scenario.persona]);
-    last = await listAllFindings(db, fresh, query);
+    last = await listAllFindings(db, fresh, query, cursors);
     times.push(performance.now() - start);
   }
   times.sort((a, b) => a - b);
   captured.length = 0;
   capture = true;
-  await listAllFindings(db, access, query);
+  await listAllFindings(db, access, query, cursors);
   capture = false;
   const plans: string[] = [];
   // The first two statements are the count and the page (run together); the rest hydrate the page.

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalar from '@scalar/fastify-api-reference';
@@ -6,15 +7,20 @@ import { Type } from '@sinclair/typebox';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
+  LogController,
   type RawReplyDefaultExpression,
   type RawRequestDefaultExpression,
   type RawServerDefault,
 } from 'fastify';
 import type { Container } from './container.ts';
 import { registerAuth } from './http/auth.hook.ts';
+import { registerConsole } from './http/console.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
+import { handleClientError, handleFrameworkError, registerHostileInputChecks } from './http/hostile-input.ts';
 import { registerMetrics } from './http/metrics.ts';
-import { ErrorV0Schema, ErrorV1Schema } from './http/schemas.ts';
+import { registerRequestLog } from './http/request-log.ts';
+import { registerRuleDocs } from './http/rule-docs.ts';
+import { ErrorV0Schema, ErrorV1Schema, namedSchemaTransforms } from './http/schemas.ts';
 import { registerRouteModules } from './routes.ts';
 
 /** The Fastify instance with the TypeBox type provider. */
@@ -43,6 +49,10 @@ export async function buildApp(container: Container): Promise<App> {
     },
     return503OnClosing: true,
     forceCloseConnections: false,
+    frameworkErrors: handleFrameworkError,
+    // One line per request, written by registerRequestLog with secrets redacted.
+    logController: new LogController({ disableRequestLogging: true }),
+    clientErrorHandler: handleClientError,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.addHook('onSend', async (request, reply) => {
@@ -50,6 +60,14 @@ export async function buildApp(container: Container): Promise<App> {
   });
 
   registerErrorHandling(app);
+  // An API operation that declares no query parameters takes none: an unknown one is a 400 like
+  // on every list, instead of being silently ignored.
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/api/') || route.schema?.querystring !== undefined) return;
+    route.schema = { ...(route.schema ?? {}), querystring: Type.Object({}, { additionalProperties: false }) };
+  });
+  registerHostileInputChecks(app);
+  registerRequestLog(app);
   app.addSchema(ErrorV1Schema);
   app.addSchema(ErrorV0Schema);
 
@@ -76,16 +94,33 @@ export async function buildApp(container: Container): Promise<App> {
             description: 'Organization service key',
           },
           UserBearer: { type: 'http', scheme: 'bearer', description: 'User API token `vgl_u_…`' },
+          WebhookSignature: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Hub-Signature-256',
+            description:
+              '`sha256=` and the HMAC-SHA256 of the raw body under the integration’s webhook secret',
+          },
+          ConsoleSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'vigil_session',
+            description:
+              'Console session cookie from `POST /api/v0/session`; accepted wherever a user token is, and on the scanner API with `X-Vigil-Company`. Writes need `X-CSRF-Token`.',
+          },
         },
       },
     },
+    ...namedSchemaTransforms(),
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}`,
     },
   });
 
+  await app.register(cookie);
   registerAuth(app, {
     auth: container.services.auth,
+    sessions: container.sessionCodec,
     rateLimiter: container.rateLimiter,
     policy: container.config.rateLimit,
   });
@@ -94,6 +129,7 @@ export async function buildApp(container: Container): Promise<App> {
   app.get('/openapi.json', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async () =>
     app.swagger(),
   );
+  registerRuleDocs(app);
   await app.register(scalar, {
     routePrefix: '/docs',
     configuration: { url: '/openapi.json', title: 'Vigil API' },
@@ -133,5 +169,6 @@ export async function buildApp(container: Container): Promise<App> {
   );
 
   await registerRouteModules(app, container);
+  await registerConsole(app, { objectStore: container.config.objectStore });
   return app;
 }

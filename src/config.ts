@@ -1,4 +1,5 @@
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 
 /**
  * One typed, validated configuration object built from environment variables. This module is the
@@ -12,8 +13,12 @@ export interface Config {
   host: string;
   /** Directory of the embedded state (`VIGIL_DATA_DIR`, default ./data). */
   dataDir: string;
+  /**
+   * `embedded`: the PostgreSQL server Vigil runs in `<dataDir>/postgres` (shared by every vigil
+   * process on the folder; `VIGIL_EMBEDDED_PG_PORT`, default a free port); `postgres`: `DATABASE_URL`.
+   */
   database:
-    | { kind: 'pglite'; dataDir: string | null /* null = in memory */ }
+    | { kind: 'embedded'; dataDir: string; poolSize: number; port?: number }
     | { kind: 'postgres'; url: string; poolSize: number };
   /** Public base URL of this server, used in upload URLs and links (`VIGIL_PUBLIC_URL`). */
   publicUrl: string | null;
@@ -24,6 +29,8 @@ export interface Config {
   /** Object store URL (`VIGIL_OBJECT_STORE`: `file:./data/objects` or `s3://bucket?endpoint=…&region=…`). */
   objectStore: string;
   redisUrl: string | null;
+  /** Prefix of every Redis key Vigil writes (`VIGIL_REDIS_PREFIX`, default `vigil:`). */
+  redisPrefix: string;
   logLevel: string;
   /** Largest JSON body in bytes (`VIGIL_BODY_LIMIT_BYTES`, default 1 MiB). */
   bodyLimitBytes: number;
@@ -34,12 +41,36 @@ export interface Config {
   idempotencyTtlHours: number;
   uploads: { maxBytes: number; ttlMinutes: number };
   jobs: {
-    /** How long a claimed job may run before another worker takes it over (`VIGIL_JOB_LEASE_SECONDS`). */
+    /**
+     * How long an unfinished scan without any job is left alone before the scan sweep fails it
+     * (`VIGIL_JOB_LEASE_SECONDS`, default 900). Running jobs are not bounded by it: their
+     * heartbeat says whether their worker lives.
+     */
     leaseSeconds: number;
+    /** A running job whose heartbeat is older than this is handed to another worker (`VIGIL_JOB_HEARTBEAT_TIMEOUT_SECONDS`, default 60). */
+    heartbeatTimeoutSeconds: number;
     pollingSeconds: number;
     concurrency: number;
   };
   llm: { baseUrl: string; apiKey: string | null; model: string } | null;
+  /** The repository assistant (v0 AI ask). */
+  ai: {
+    /** Asks per user and minute (`VIGIL_AI_RATE_LIMIT_PER_MINUTE`, default 10) and bucket size (`VIGIL_AI_RATE_LIMIT_BURST`). */
+    rateLimit: { requestsPerMinute: number; burst: number };
+    /** Model tokens a company may spend per calendar month (`VIGIL_AI_MONTHLY_TOKEN_BUDGET`; 0 = no limit). */
+    monthlyTokenBudget: number;
+    /** Estimated tokens of earlier turns sent with a question (`VIGIL_AI_HISTORY_TOKENS`). */
+    historyTokens: number;
+    /** Estimated tokens of retrieved repository data sent with a question (`VIGIL_AI_CONTEXT_TOKENS`). */
+    contextTokens: number;
+    /** Largest answer in tokens (`VIGIL_AI_MAX_ANSWER_TOKENS`). */
+    maxAnswerTokens: number;
+    /** Timeout of one model attempt (`VIGIL_LLM_TIMEOUT_MS`) and retries on 429, 5xx and timeouts (`VIGIL_LLM_MAX_RETRIES`). */
+    timeoutMs: number;
+    maxRetries: number;
+    /** First backoff delay between retries (`VIGIL_LLM_RETRY_DELAY_MS`, doubled per retry). */
+    retryDelayMs: number;
+  };
   trackers: {
     /** Timeout of one issue-tracker request (`VIGIL_TRACKER_TIMEOUT_MS`). */
     timeoutMs: number;
@@ -50,6 +81,19 @@ export interface Config {
   };
   /** Graceful shutdown budget in milliseconds (`VIGIL_SHUTDOWN_TIMEOUT_MS`). */
   shutdownTimeoutMs: number;
+  notifications: {
+    /** SMTP server for notification e-mails (`VIGIL_SMTP_URL`, `smtp://user:pass@host:587`); null: no e-mail. */
+    smtpUrl: string | null;
+    /** Sender of notification e-mails (`VIGIL_SMTP_FROM`). */
+    smtpFrom: string;
+    /** Timeout of one e-mail or webhook delivery (`VIGIL_NOTIFY_TIMEOUT_MS`). */
+    timeoutMs: number;
+  };
+  /**
+   * Destinations outbound calls may reach although they are private, loopback or link-local
+   * (`VIGIL_OUTBOUND_ALLOW`: host names, addresses and CIDR ranges, comma or space separated).
+   */
+  outbound: { allow: { hosts: string[]; cidrs: string[] } };
 }
 
 export class ConfigError extends Error {
@@ -82,6 +126,39 @@ export function parseSecretKey(raw: string): Buffer {
   return key;
 }
 
+const HOST_NAME =
+  /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * Parses `VIGIL_OUTBOUND_ALLOW`: entries separated by commas or spaces, each a host name
+ * (`tracker.corp.example`, exact), an address (`10.0.0.5`, `::1`) or a CIDR range (`10.0.0.0/8`).
+ */
+export function parseOutboundAllow(raw: string | null): { hosts: string[]; cidrs: string[] } {
+  const hosts: string[] = [];
+  const cidrs: string[] = [];
+  for (const entry of (raw ?? '').split(/[\s,]+/).filter(Boolean)) {
+    const bare = entry.replace(/^\[|\](?=\/|$)/g, '');
+    if (ipaddr.isValidCIDR(bare)) {
+      const [address, bits] = ipaddr.parseCIDR(bare);
+      if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
+        cidrs.push(`${(address as ipaddr.IPv6).toIPv4Address().toString()}/${Math.max(0, bits - 96)}`);
+      } else {
+        cidrs.push(`${address.toString()}/${bits}`);
+      }
+    } else if (ipaddr.isValid(bare) && !/^\d+$/.test(bare)) {
+      const address = ipaddr.process(bare);
+      cidrs.push(`${address.toString()}/${address.kind() === 'ipv4' ? 32 : 128}`);
+    } else if (HOST_NAME.test(entry.toLowerCase()) && !/^[\d.]+$/.test(entry)) {
+      hosts.push(entry.toLowerCase());
+    } else {
+      throw new ConfigError(
+        `VIGIL_OUTBOUND_ALLOW: "${entry}" is neither a host name, an address nor a CIDR range (e.g. 10.0.0.0/8).`,
+      );
+    }
+  }
+  return { hosts, cidrs };
+}
+
 /** The LLM endpoint alone (for commands that need nothing else of the configuration). */
 export function loadLlmConfig(env: Env): Config['llm'] {
   const baseUrl = readString(env, 'VIGIL_LLM_BASE_URL');
@@ -91,6 +168,44 @@ export function loadLlmConfig(env: Env): Config['llm'] {
     apiKey: readString(env, 'VIGIL_LLM_API_KEY'),
     model: readString(env, 'VIGIL_LLM_MODEL') ?? 'gpt-4o-mini',
   };
+}
+
+function loadAiConfig(env: Env): Config['ai'] {
+  const rpm = readInt(env, 'VIGIL_AI_RATE_LIMIT_PER_MINUTE', 10, 1);
+  return {
+    rateLimit: { requestsPerMinute: rpm, burst: readInt(env, 'VIGIL_AI_RATE_LIMIT_BURST', rpm, 1) },
+    monthlyTokenBudget: readInt(env, 'VIGIL_AI_MONTHLY_TOKEN_BUDGET', 2_000_000, 0),
+    historyTokens: readInt(env, 'VIGIL_AI_HISTORY_TOKENS', 2_000, 0),
+    contextTokens: readInt(env, 'VIGIL_AI_CONTEXT_TOKENS', 6_000, 500),
+    maxAnswerTokens: readInt(env, 'VIGIL_AI_MAX_ANSWER_TOKENS', 1_000, 16),
+    timeoutMs: readInt(env, 'VIGIL_LLM_TIMEOUT_MS', 60_000, 100),
+    maxRetries: readInt(env, 'VIGIL_LLM_MAX_RETRIES', 2, 0),
+    retryDelayMs: readInt(env, 'VIGIL_LLM_RETRY_DELAY_MS', 500, 0),
+  };
+}
+
+function readSmtpUrl(env: Env): string | null {
+  const url = readString(env, 'VIGIL_SMTP_URL');
+  if (url && !/^smtps?:\/\//.test(url)) {
+    throw new ConfigError('VIGIL_SMTP_URL must start with smtp:// or smtps://.');
+  }
+  return url;
+}
+
+/** The address clients reach this service at: VIGIL_PUBLIC_URL, else this machine's port. */
+export function publicBaseUrl(config: Pick<Config, 'publicUrl' | 'port'>): string {
+  return config.publicUrl ?? `http://localhost:${config.port}`;
+}
+
+/**
+ * Where reports link rule pages (`/docs/rules` of the server clients reach), from the environment
+ * alone: the offline engine command needs no other setting.
+ */
+export function loadRulesUrl(env: Env): string {
+  const publicUrl = readString(env, 'VIGIL_PUBLIC_URL')?.replace(/\/+$/, '') ?? null;
+  // Lenient: a bad PORT is reported by the command that uses the configuration, not here.
+  const port = Number(readString(env, 'PORT') ?? 3000);
+  return `${publicBaseUrl({ publicUrl, port: Number.isInteger(port) && port >= 0 ? port : 3000 })}/docs/rules`;
 }
 
 /** Builds and validates the configuration. Throws ConfigError with a message saying what to fix. */
@@ -108,12 +223,18 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     dataDir,
     database: databaseUrl
       ? { kind: 'postgres', url: databaseUrl, poolSize: readInt(env, 'VIGIL_DB_POOL_SIZE', 10, 1) }
-      : { kind: 'pglite', dataDir: path.join(dataDir, 'db') },
+      : {
+          kind: 'embedded',
+          dataDir,
+          poolSize: readInt(env, 'VIGIL_DB_POOL_SIZE', 10, 1),
+          port: readInt(env, 'VIGIL_EMBEDDED_PG_PORT', 0, 0),
+        },
     publicUrl: readString(env, 'VIGIL_PUBLIC_URL')?.replace(/\/+$/, '') ?? null,
     secretKey: secret ? parseSecretKey(secret) : null,
     adminToken: readString(env, 'VIGIL_ADMIN_TOKEN'),
     objectStore: readString(env, 'VIGIL_OBJECT_STORE') ?? `file:${path.join(dataDir, 'objects')}`,
     redisUrl: readString(env, 'REDIS_URL'),
+    redisPrefix: readString(env, 'VIGIL_REDIS_PREFIX') ?? 'vigil:',
     logLevel: readString(env, 'LOG_LEVEL') ?? 'info',
     bodyLimitBytes: readInt(env, 'VIGIL_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     rateLimit: { requestsPerMinute: rpm, burst: readInt(env, 'VIGIL_RATE_LIMIT_BURST', rpm, 1) },
@@ -129,15 +250,23 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     },
     jobs: {
       leaseSeconds: readInt(env, 'VIGIL_JOB_LEASE_SECONDS', 900, 1),
+      heartbeatTimeoutSeconds: readInt(env, 'VIGIL_JOB_HEARTBEAT_TIMEOUT_SECONDS', 60, 5),
       pollingSeconds: readInt(env, 'VIGIL_JOB_POLL_SECONDS', 1, 1),
       concurrency: readInt(env, 'VIGIL_WORKER_CONCURRENCY', 2, 1),
     },
     llm: loadLlmConfig(env),
+    ai: loadAiConfig(env),
     trackers: {
       timeoutMs: readInt(env, 'VIGIL_TRACKER_TIMEOUT_MS', 10_000, 100),
       reconcileWindowMs: readInt(env, 'VIGIL_TRACKER_RECONCILE_WINDOW_MS', 120_000, 0),
       exportLeaseSeconds: readInt(env, 'VIGIL_TICKET_EXPORT_LEASE_SECONDS', 300, 1),
     },
     shutdownTimeoutMs: readInt(env, 'VIGIL_SHUTDOWN_TIMEOUT_MS', 30_000, 0),
+    notifications: {
+      smtpUrl: readSmtpUrl(env),
+      smtpFrom: readString(env, 'VIGIL_SMTP_FROM') ?? 'Vigil <notifications@vigil.localhost>',
+      timeoutMs: readInt(env, 'VIGIL_NOTIFY_TIMEOUT_MS', 10_000, 100),
+    },
+    outbound: { allow: parseOutboundAllow(readString(env, 'VIGIL_OUTBOUND_ALLOW')) },
   };
 }

@@ -1,27 +1,38 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { createAuthService } from './auth/auth.service.ts';
 import { createSecretBox, type SecretBox } from './auth/secret-box.ts';
-import { type Config, ConfigError, parseSecretKey } from './config.ts';
+import { createSessionCodec } from './auth/session.ts';
+import { type Config, ConfigError, parseSecretKey, publicBaseUrl } from './config.ts';
 import { type Database, migrateDatabase, openDatabase } from './db/client.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './http/rate-limit.ts';
+import { createSmtpMailer, type Mailer } from './integrations/notify/smtp-mailer.ts';
+import { createOutboundPolicy, type OutboundPolicy } from './integrations/outbound/outbound-policy.ts';
 import type { ObjectStore } from './integrations/storage/object-store.ts';
 import { createObjectStore } from './integrations/storage/object-store-url.ts';
 import { jobDefinitions } from './jobs/definitions.ts';
-import { createJobQueue, type JobQueue } from './jobs/queue.ts';
+import { createJobQueue, type JobQueue, MAX_LEASE_SECONDS } from './jobs/queue.ts';
 import { createAdminService } from './platform/admin/admin.service.ts';
+import { createAiService } from './platform/ai/ai.service.ts';
 import { createAuditService } from './platform/audit/audit.service.ts';
+import { createCommentsService } from './platform/comments/comments.service.ts';
 import { createCompaniesService } from './platform/companies/companies.service.ts';
 import { createFindingsService } from './platform/findings/findings.service.ts';
 import { createGuildsService } from './platform/guilds/guilds.service.ts';
 import { createIntegrationsService } from './platform/integrations/integrations.service.ts';
 import { createLabelsService } from './platform/labels/labels.service.ts';
+import { createLeaderboardService } from './platform/leaderboard/leaderboard.service.ts';
+import { createNotificationDelivery } from './platform/notifications/notifications.delivery.ts';
+import { createNotificationsService } from './platform/notifications/notifications.service.ts';
+import { type CursorCodec, createCursorCodec } from './platform/pagination/cursor.ts';
 import { createReportsService } from './platform/reports/reports.service.ts';
 import { createRepositoriesService } from './platform/repositories/repositories.service.ts';
 import { createServiceKeysService } from './platform/service-keys/service-keys.service.ts';
+import { createSessionService } from './platform/session/session.service.ts';
+import { createSourcehostService, type SourcehostService } from './platform/sourcehost/sourcehost.service.ts';
 import { createSsoService } from './platform/sso/sso.service.ts';
 import { createUsersService } from './platform/users/users.service.ts';
 import { createFindingViewsService } from './platform/views/finding-views.service.ts';
@@ -52,6 +63,15 @@ export const REDACTED_LOG_PATHS = [
   '*.accessToken',
   '*.credentials',
   '*.authorization',
+  '*.signature',
+  '*.clientSecret',
+  '*.privateKey',
+  '*.secretAccessKey',
+  '*.sessionToken',
+  '*.headers.authorization',
+  '*.headers.cookie',
+  '*.headers["x-api-key"]',
+  '*.headers["proxy-authorization"]',
 ];
 
 /** Creates the process logger with secrets redacted (to stdout, or to `destination`). */
@@ -68,18 +88,32 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: pin
   );
 }
 
+/** The process's outbound policy: `VIGIL_OUTBOUND_ALLOW`, and this service's own public host. */
+export function createOutboundPolicyFromConfig(
+  config: Pick<Config, 'outbound' | 'publicUrl'>,
+): OutboundPolicy {
+  const selfHosts: string[] = [];
+  if (config.publicUrl) {
+    try {
+      selfHosts.push(new URL(config.publicUrl).hostname);
+    } catch {
+      // An unparsable public URL is reported where it is used.
+    }
+  }
+  return createOutboundPolicy({ allow: config.outbound.allow, selfHosts });
+}
+
 /**
  * The secret key: `VIGIL_SECRET_KEY`, else (embedded default only) a key generated once into
  * `<dataDir>/secret.key`. A server deployment must set it so that every process shares it.
  */
-async function resolveSecretKey(config: Config): Promise<Buffer> {
+export async function resolveSecretKey(config: Config): Promise<Buffer> {
   if (config.secretKey) return config.secretKey;
   if (config.database.kind === 'postgres') {
     throw new ConfigError(
       'VIGIL_SECRET_KEY is required with DATABASE_URL: every process must share it. Generate one with: openssl rand -hex 32',
     );
   }
-  if (config.database.dataDir === null) return randomBytes(32);
   const file = path.join(config.dataDir, 'secret.key');
   try {
     return parseSecretKey((await readFile(file, 'utf8')).trim());
@@ -87,42 +121,104 @@ async function resolveSecretKey(config: Config): Promise<Buffer> {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   await mkdir(config.dataDir, { recursive: true });
+  // Written whole to a private file, then linked into place: a process starting at the same time
+  // either wins the link or reads the winner's complete key, never an empty or half-written file.
   const key = randomBytes(32);
-  await writeFile(file, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' }).catch(async (err) => {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  });
-  await chmod(file, 0o600);
+  const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  await writeFile(draft, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    await link(draft, file).catch((err) => {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    });
+  } finally {
+    await unlink(draft).catch(() => undefined);
+  }
   return parseSecretKey((await readFile(file, 'utf8')).trim());
+}
+
+/** Applying the committed migrations failed (the cause says why). */
+export class MigrationError extends Error {
+  override name = 'MigrationError';
+  constructor(cause: unknown) {
+    super(`applying the database migrations failed: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
+  }
 }
 
 /** Builds everything a process needs: database, queue, services. The composition root. */
 export async function createContainer(config: Config, options: ContainerOptions = {}) {
   const log = options.log ?? createLogger(config);
   const database = options.database ?? (await openDatabase(config.database));
-  if (options.migrate !== false) await migrateDatabase(database);
-  const secretBox: SecretBox = createSecretBox(await resolveSecretKey(config));
-  const rateLimiter: RateLimiter = config.redisUrl
-    ? createRedisRateLimiter(
-        new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }),
-        config.rateLimit,
-      )
+  let secretBox: SecretBox;
+  let secretKey: Buffer;
+  try {
+    if (options.migrate !== false) {
+      await migrateDatabase(database).catch((err) => {
+        throw new MigrationError(err);
+      });
+    }
+    secretKey = await resolveSecretKey(config);
+    secretBox = createSecretBox(secretKey);
+  } catch (err) {
+    // Nothing else holds the database yet: close it (and detach from the embedded server).
+    if (!options.database) await database.close().catch(() => undefined);
+    throw err;
+  }
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 })
+    : null;
+  const rateLimiter: RateLimiter = redis
+    ? createRedisRateLimiter(redis, config.rateLimit, `${config.redisPrefix}rl:`)
     : createMemoryRateLimiter(config.rateLimit);
-
-  const objectStore: ObjectStore = createObjectStore(config.objectStore);
+  const cursors: CursorCodec = createCursorCodec(secretKey);
+  // Questions to the repository assistant: per user, in buckets of their own.
+  const aiRateLimiter: RateLimiter = redis
+    ? createRedisRateLimiter(redis, config.ai.rateLimit, `${config.redisPrefix}ai-rl:`)
+    : createMemoryRateLimiter(config.ai.rateLimit);
+  // Every outbound connection goes through the outbound policy: its fetch serves the assistant's
+  // model calls, the source host's REST API and notification webhooks.
+  const outbound: OutboundPolicy = createOutboundPolicyFromConfig(config);
+  const outboundFetch: typeof fetch = outbound.fetch;
+  const objectStore: ObjectStore = createObjectStore(config.objectStore, outbound);
+  const mailer: Mailer | null = config.notifications.smtpUrl
+    ? createSmtpMailer({
+        url: config.notifications.smtpUrl,
+        from: config.notifications.smtpFrom,
+        timeoutMs: config.notifications.timeoutMs,
+      })
+    : null;
   const db = database.db;
   const credits = createCreditsService({ database, costs: config.scanCosts });
-  const integrations = createIntegrationsService({ database, secretBox });
+  const integrations = createIntegrationsService({ database, secretBox, outbound });
   const scanServices = createScanServices({
     database,
     config,
     credits,
     objectStore,
     integrations,
+    outbound,
     queue: () => queue,
     log,
+    // The source-host service is built below; a scan can only finish once the container is built.
+    afterScanFinished: (tx, scanId) => sourcehost.afterScanFinished(tx, scanId),
   });
+  const publicUrl = publicBaseUrl(config);
+  const sourcehost: SourcehostService = createSourcehostService({
+    database,
+    cursors,
+    secretBox,
+    queue: () => queue,
+    fetch: outboundFetch,
+    createScanFor: (origin, key, body) => scanServices.scans.createScanFor(origin, key, body),
+    publicUrl,
+    log,
+  });
+  const auth = createAuthService({ db });
+  const sessionCodec = createSessionCodec(secretBox);
   const services = {
-    auth: createAuthService({ db }),
+    auth,
+    session: createSessionService({ database, auth, codec: sessionCodec }),
     admin: createAdminService({ database, credits }),
     serviceKeys: createServiceKeysService({ database }),
     integrations,
@@ -137,23 +233,45 @@ export async function createContainer(config: Config, options: ContainerOptions 
       publicUrl: config.publicUrl,
     }),
     ...scanServices,
-    findings: createFindingsService({ database }),
+    sourcehost,
+    leaderboard: createLeaderboardService({ database, cursors }),
+    findings: createFindingsService({ database, cursors }),
+    comments: createCommentsService({ database, queue: () => queue, emailEnabled: mailer !== null }),
+    notifications: createNotificationsService({ database, secretBox, cursors }),
+    notificationDelivery: createNotificationDelivery({
+      database,
+      secretBox,
+      mailer,
+      fetch: outboundFetch,
+      webhookTimeoutMs: config.notifications.timeoutMs,
+      publicUrl: config.publicUrl,
+      log,
+    }),
     labels: createLabelsService({ database }),
     findingViews: createFindingViewsService({ database }),
     companies: createCompaniesService({ database }),
     users: createUsersService({ database }),
-    audit: createAuditService({ database }),
+    audit: createAuditService({ database, cursors }),
     sso: createSsoService({ database }),
     repositories: createRepositoriesService({ database }),
-    reports: createReportsService({ database }),
+    reports: createReportsService({ database, cursors }),
     guilds: createGuildsService({ database }),
+    ai: createAiService({
+      database,
+      llm: config.llm,
+      ai: config.ai,
+      rateLimiter: aiRateLimiter,
+      fetch: outboundFetch,
+      log,
+    }),
     tickets: createTicketsService({
       database,
       integrations,
-      publicUrl: config.publicUrl ?? `http://localhost:${config.port}`,
+      publicUrl,
       trackerOptions: {
         timeoutMs: config.trackers.timeoutMs,
         reconcileWindowMs: config.trackers.reconcileWindowMs,
+        fetch: outbound.fetch,
       },
       leaseSeconds: config.trackers.exportLeaseSeconds,
       log,
@@ -163,7 +281,9 @@ export async function createContainer(config: Config, options: ContainerOptions 
     database,
     definitions: jobDefinitions(),
     log,
-    leaseSeconds: config.jobs.leaseSeconds,
+    // A running job is bounded by its heartbeat, not by a lease: the longest run pg-boss allows.
+    leaseSeconds: MAX_LEASE_SECONDS,
+    heartbeatTimeoutSeconds: config.jobs.heartbeatTimeoutSeconds,
   });
 
   return {
@@ -171,7 +291,10 @@ export async function createContainer(config: Config, options: ContainerOptions 
     log,
     database,
     secretBox,
+    sessionCodec,
     rateLimiter,
+    /** The outbound policy: every outbound connection's `fetch`, dispatcher and address checks. */
+    outbound,
     objectStore,
     queue,
     services,
@@ -179,7 +302,10 @@ export async function createContainer(config: Config, options: ContainerOptions 
     async close() {
       await queue.stop({ timeoutMs: config.shutdownTimeoutMs });
       await rateLimiter.close();
+      await aiRateLimiter.close();
       await objectStore.close();
+      mailer?.close();
+      await outbound.close();
       if (!options.database) await database.close();
     },
   };

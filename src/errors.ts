@@ -27,6 +27,10 @@ export const ERROR_CODES = {
     status: 415,
     message: 'The Content-Type is not supported; send application/json.',
   },
+  /** A path parameter is longer than the server reads. */
+  URI_TOO_LONG: { status: 414, message: 'A path parameter is too long.' },
+  /** A request header is malformed or the headers are too large. */
+  BAD_HEADERS: { status: 400, message: 'The request headers are malformed.' },
   /** No route has this path. */
   ROUTE_NOT_FOUND: { status: 404, message: 'No such route.' },
   /** The path exists but not with this method. */
@@ -41,6 +45,11 @@ export const ERROR_CODES = {
   INSUFFICIENT_SCOPE: { status: 403, message: 'The credential lacks the required scope.' },
   /** The caller is known but may not do this. */
   FORBIDDEN: { status: 403, message: 'You are not allowed to do this.' },
+  /** A cookie-authenticated write came without the session's CSRF token (X-CSRF-Token). */
+  CSRF_TOKEN_INVALID: {
+    status: 403,
+    message: 'This request needs the X-CSRF-Token header of the console session.',
+  },
   /** Too many requests for this credential. */
   RATE_LIMITED: {
     status: 429,
@@ -153,6 +162,20 @@ export const ERROR_CODES = {
   NO_PINGS_LEFT: { status: 409, message: 'You have no @project pings left on this repository.' },
   /** The status or severity change is not allowed for this role or state. */
   TRANSITION_NOT_ALLOWED: { status: 409, message: 'This change is not allowed.' },
+  /** The company's monthly token budget of the repository assistant is used up. */
+  AI_BUDGET_EXHAUSTED: { status: 429, message: "The company's monthly AI token budget is used up." },
+  /** The language model answered with an error or could not be reached. */
+  AI_MODEL_FAILED: { status: 502, message: 'The language model request failed; try again.' },
+  /** The language model is rate limiting this server; the identical retry later is safe. */
+  AI_MODEL_BUSY: { status: 503, message: 'The language model is busy; retry after Retry-After seconds.' },
+  /** The language model did not answer in time. */
+  AI_MODEL_TIMEOUT: { status: 504, message: 'The language model did not answer in time; try again.' },
+
+  /** An inbound source-host webhook whose `X-Hub-Signature-256` is missing or does not match. */
+  WEBHOOK_SIGNATURE_INVALID: {
+    status: 401,
+    message: 'The webhook signature is missing or does not match the integration secret.',
+  },
 
   // --- server ---
   /** An unexpected failure; the body carries a request id to quote. */

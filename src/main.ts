@@ -2,15 +2,21 @@ import { Command } from 'commander';
 import { registerAdminCommands } from './cli/admin.ts';
 import { registerFindingsAdminCommands } from './cli/admin-findings.ts';
 import { registerPlatformAdminCommands } from './cli/admin-platform.ts';
+import { registerAiCommands } from './cli/ai.ts';
+import { registerClientCommands } from './cli/client-commands.ts';
+import { registerCommentCommands } from './cli/comments.ts';
 import { registerEngineCommands } from './cli/engine.ts';
-import { CliError } from './cli/http-client.ts';
-import { runOpenApiCommand } from './cli/openapi.ts';
-import { runProcesses } from './cli/runtime.ts';
+import { describeError } from './cli/errors.ts';
 import { registerScanCommand } from './cli/scan.ts';
-import { registerSeedCommands } from './cli/seed.ts';
-import { ConfigError, loadConfig, loadLlmConfig } from './config.ts';
-import { migrateDatabase, openDatabase } from './db/client.ts';
-import { AppError } from './errors.ts';
+import { registerSeedCommands } from './cli/seed-command.ts';
+import { registerSourcehostCommands } from './cli/sourcehost.ts';
+import { loadConfig, loadLlmConfig, loadRulesUrl } from './config.ts';
+
+/**
+ * The server, the database and the OpenAPI generator load only for the commands that use them,
+ * so that `vigil --help`, the HTTP clients and `vigil engine scan` start without them.
+ */
+const runtime = () => import('./cli/runtime.ts');
 
 /** The `vigil` command line. The only reader of process.argv and process.env. */
 export async function main(argv: string[]): Promise<void> {
@@ -19,34 +25,43 @@ export async function main(argv: string[]): Promise<void> {
   const program = new Command()
     .name('vigil')
     .description('Vigil security review platform server')
+    .option('--debug', 'show the stack trace of an error')
     .showHelpAfterError()
     .exitOverride();
 
   program
     .command('start')
     .description(
-      'run the API and the worker in one process (embedded PGlite in ./data unless DATABASE_URL is set)',
+      'run the API and the worker in one process (embedded PostgreSQL in ./data/postgres unless DATABASE_URL is set)',
     )
-    .action(() => runProcesses(config(), { api: true, worker: true }));
+    .action(async () => (await runtime()).runProcesses(config(), { api: true, worker: true }));
   program
     .command('serve')
     .description('run the HTTP API only')
-    .action(() => runProcesses(config(), { api: true, worker: false }));
+    .action(async () => (await runtime()).runProcesses(config(), { api: true, worker: false }));
   program
     .command('worker')
     .description('run background jobs only')
-    .action(() => runProcesses(config(), { api: false, worker: true }));
+    .action(async () => (await runtime()).runProcesses(config(), { api: false, worker: true }));
   program
     .command('migrate')
     .description('apply database migrations')
     .action(async () => {
       const cfg = config();
-      const database = await openDatabase(cfg.database);
+      const { describeStartupError, StartupError } = await runtime();
+      const { migrateDatabase, openDatabase } = await import('./db/client.ts');
+      const { MigrationError } = await import('./container.ts');
+      let database: Awaited<ReturnType<typeof openDatabase>> | null = null;
       try {
-        await migrateDatabase(database);
+        database = await openDatabase(cfg.database);
+        await migrateDatabase(database).catch((err) => {
+          throw new MigrationError(err);
+        });
         process.stdout.write(`migrations applied (${database.kind})\n`);
+      } catch (err) {
+        throw new StartupError(describeStartupError(err, cfg), { cause: err });
       } finally {
-        await database.close();
+        await database?.close();
       }
     });
   program
@@ -54,17 +69,23 @@ export async function main(argv: string[]): Promise<void> {
     .description('print the OpenAPI 3.1 document generated from the route schemas')
     .option('--output <file>', 'write it to a file')
     .option('--check <file>', 'fail when the file differs from the generated document')
-    .action((o: { output?: string; check?: string }) => runOpenApiCommand(config(), o));
+    .action(async (o: { output?: string; check?: string }) =>
+      (await import('./cli/openapi.ts')).runOpenApiCommand(config(), o),
+    );
   const admin = registerAdminCommands(program, env);
   registerPlatformAdminCommands(admin, env);
   registerFindingsAdminCommands(admin, env);
   registerScanCommand(program, env);
+  registerSourcehostCommands(program, env);
+  registerAiCommands(program, env);
+  registerCommentCommands(program, env);
+  registerClientCommands(program, env);
   registerSeedCommands(program, config);
   const llm = loadLlmConfig(env);
-  registerEngineCommands(
-    program,
-    llm ? { llm: { baseUrl: llm.baseUrl, apiKey: llm.apiKey ?? undefined, model: llm.model } } : {},
-  );
+  registerEngineCommands(program, {
+    rulesUrl: loadRulesUrl(env),
+    ...(llm ? { llm: { baseUrl: llm.baseUrl, apiKey: llm.apiKey ?? undefined, model: llm.model } } : {}),
+  });
 
   try {
     await program.parseAsync(argv);
@@ -76,11 +97,29 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = 2;
       return;
     }
-    if (err instanceof ConfigError || err instanceof CliError || err instanceof AppError) {
-      process.stderr.write(`vigil: ${err.message}\n`);
-      process.exitCode = 1;
-      return;
+    const name = err instanceof Error ? err.name : '';
+    if (name === 'StartupError' || name === 'EmbeddedServerError') {
+      // A start that failed: one line, and out now (timers of half-started parts must not keep
+      // the process alive).
+      process.stderr.write(`vigil: ${(err as Error).message}\n`);
+      process.exit(1);
     }
-    throw err;
+    const { isConnectionError } = await import('./db/client.ts');
+    if (isConnectionError(err)) {
+      let line = `could not reach the database: ${(err as Error).message}`;
+      try {
+        line = (await runtime()).describeStartupError(err, loadConfig(env));
+      } catch {
+        // the configuration itself is broken: the plain message is all there is
+      }
+      process.stderr.write(`vigil: ${line}\n`);
+      process.exit(1);
+    }
+    // No stack trace for users: what is wrong and what to do; --debug (or VIGIL_DEBUG=1) adds the trace.
+    const { message, exitCode } = describeError(err);
+    process.stderr.write(`vigil: ${message}\n`);
+    if (argv.includes('--debug') || env.VIGIL_DEBUG === '1')
+      process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`);
+    process.exitCode = exitCode;
   }
 }

@@ -1,15 +1,21 @@
 import type { App } from './app.ts';
 import type { Container } from './container.ts';
 import { registerAdminRoutes } from './platform/admin/admin.routes.ts';
+import { registerAiRoutes } from './platform/ai/ai.routes.ts';
 import { registerAuditRoutes } from './platform/audit/audit.routes.ts';
+import { registerCommentRoutes } from './platform/comments/comments.routes.ts';
 import { registerCompanyRoutes } from './platform/companies/companies.routes.ts';
 import { registerFindingRoutes } from './platform/findings/findings.routes.ts';
 import { registerGuildRoutes } from './platform/guilds/guilds.routes.ts';
 import { registerIntegrationRoutes } from './platform/integrations/integrations.routes.ts';
 import { registerLabelRoutes } from './platform/labels/labels.routes.ts';
+import { registerLeaderboardRoutes } from './platform/leaderboard/leaderboard.routes.ts';
+import { registerNotificationRoutes } from './platform/notifications/notifications.routes.ts';
 import { registerReportRoutes } from './platform/reports/reports.routes.ts';
 import { registerRepositoryRoutes } from './platform/repositories/repositories.routes.ts';
 import { registerServiceKeyRoutes } from './platform/service-keys/service-keys.routes.ts';
+import { registerSessionRoutes } from './platform/session/session.routes.ts';
+import { registerSourcehostRoutes } from './platform/sourcehost/sourcehost.routes.ts';
 import { registerSsoRoutes } from './platform/sso/sso.routes.ts';
 import { registerUserRoutes } from './platform/users/users.routes.ts';
 import { registerFindingViewRoutes } from './platform/views/finding-views.routes.ts';
@@ -22,12 +28,15 @@ import { registerUploadRoutes } from './scanner/uploads/uploads.routes.ts';
 export async function registerRouteModules(app: App, container: Container): Promise<void> {
   const { services } = container;
   registerAdminRoutes(app, services.admin);
+  registerSessionRoutes(app, services.session, container.config.publicUrl);
   registerServiceKeyRoutes(app, services.serviceKeys);
   registerIntegrationRoutes(app, services.integrations);
   registerCreditsRoutes(app, services.credits);
   await registerUploadRoutes(app, services.uploads);
   registerScanRoutes(app, services.scans);
   registerFindingRoutes(app, services.findings);
+  registerCommentRoutes(app, services.comments);
+  registerNotificationRoutes(app, services.notifications);
   registerLabelRoutes(app, services.labels);
   registerFindingViewRoutes(app, services.findingViews);
   registerCompanyRoutes(app, services.companies);
@@ -38,4 +47,7 @@ export async function registerRouteModules(app: App, container: Container): Prom
   registerReportRoutes(app, services.reports);
   registerGuildRoutes(app, services.guilds);
   registerTicketRoutes(app, services.tickets);
+  await registerSourcehostRoutes(app, services.sourcehost);
+  registerLeaderboardRoutes(app, services.leaderboard);
+  registerAiRoutes(app, services.ai);
 }

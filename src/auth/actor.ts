@@ -9,6 +9,11 @@ export interface ServiceActor {
   readonly credentialId: string;
   readonly organizationId: string;
   readonly scopes: ReadonlySet<Scope>;
+  /**
+   * Set when a user's console session acts for the organization (no service key is involved):
+   * `credentialId` is then the user token's id, not a service key's.
+   */
+  readonly sessionUserId?: string;
 }
 
 /** A caller holding a user API token (v0), acting as that user. */

@@ -24,6 +24,16 @@ export function readCredential(
   return { secret: match[1].trim(), scheme: 'bearer' };
 }
 
+/** Why a presented secret is not the credential an endpoint takes: the other kind, or malformed. */
+function describeWrongSecret(secret: string, kind: 'user' | 'service' | null, wanted: string): string {
+  if (kind !== null)
+    return `This endpoint takes ${wanted}, not ${kind === 'user' ? 'a user token' : 'a service key'}.`;
+  const prefix = /^vgl_(u|sk)_/.exec(secret)?.[0];
+  if (prefix)
+    return `Malformed credential: a ${prefix}… credential has exactly 40 letters and digits after "${prefix}" (got ${secret.length - prefix.length}); copy it again in full.`;
+  return `This endpoint takes ${wanted}.`;
+}
+
 /** Resolves presented secrets into Actors. */
 export function createAuthService(deps: { db: Db; now?: () => Date }) {
   const repo = authRepo(deps.db);
@@ -32,9 +42,10 @@ export function createAuthService(deps: { db: Db; now?: () => Date }) {
   return {
     /** An organization service key → ServiceActor; 401 when malformed, unknown, expired or revoked. */
     async authenticateServiceKey(secret: string): Promise<ServiceActor> {
-      if (classifySecret(secret) !== 'service') {
+      const kind = classifySecret(secret);
+      if (kind !== 'service') {
         throw new AppError('INVALID_CREDENTIAL', {
-          message: 'This endpoint takes an organization service key (vgl_sk_…).',
+          message: describeWrongSecret(secret, kind, 'an organization service key (vgl_sk_…)'),
         });
       }
       const key = await repo.findServiceKeyByHash(hashSecret(secret));
@@ -54,9 +65,10 @@ export function createAuthService(deps: { db: Db; now?: () => Date }) {
 
     /** A user API token → UserActor; 401 when malformed, unknown, expired, revoked or disabled. */
     async authenticateUserToken(secret: string): Promise<UserActor> {
-      if (classifySecret(secret) !== 'user') {
+      const kind = classifySecret(secret);
+      if (kind !== 'user') {
         throw new AppError('INVALID_CREDENTIAL', {
-          message: 'This endpoint takes a user API token (vgl_u_…).',
+          message: describeWrongSecret(secret, kind, 'a user API token (vgl_u_…)'),
         });
       }
       const row = await repo.findUserTokenByHash(hashSecret(secret));

@@ -53,6 +53,14 @@ export function registerAdminCommands(program: Command, env: Env): Command {
       ]);
     });
 
+  companies
+    .command('list')
+    .description('every company (platform admins)')
+    .action(async (_o, cmd: Command) => {
+      const result = (await run(cmd, 'GET', '/api/v0/admin/companies')) as { companies: unknown[] };
+      printResult(result.companies, opts(cmd).json, ['id', 'handle', 'name', 'createdAt']);
+    });
+
   const users = admin.command('users').description('users');
   users
     .command('create')

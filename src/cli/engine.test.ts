@@ -64,7 +64,8 @@ describe('vigil engine scan', () => {
 
   it('prints a table by default', async () => {
     const { stdout } = await run([dir]);
-    expect(stdout).toMatch(/high\s+Kill\.sol:2\s+sol\.access\.unprotected-selfdestruct/);
+    expect(stdout).toMatch(/^SEVERITY\s+LOCATION\s+RULE\s+TITLE/);
+    expect(stdout).toMatch(/High\s+Kill\.sol:2\s+sol\.access\.unprotected-selfdestruct/);
     expect(stdout).toMatch(/finding\(s\)/);
   });
 

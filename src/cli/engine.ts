@@ -11,12 +11,15 @@ import {
   toSarifReport,
   toSastReport,
 } from '../engine/index.ts';
+import { REPORT_SEVERITY } from '../engine/report/common.ts';
 import { renderRuleCatalogue } from '../engine/rules-doc.ts';
 import { createLlmClient, type LlmClientOptions } from '../integrations/llm/llm-client.ts';
 
 export interface EngineCommandDeps {
   /** LLM settings from the configuration (`VIGIL_LLM_*`); command-line options override them. */
   llm?: Partial<LlmClientOptions>;
+  /** Base of the rule pages the reports link (`…/docs/rules`). */
+  rulesUrl?: string;
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream & { isTTY?: boolean };
 }
@@ -90,16 +93,16 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
       const items = result.vulnerabilities.map((vulnerability) => ({ id: randomUUID(), vulnerability }));
       const text =
         opts.format === 'sast'
-          ? `${JSON.stringify(toSastReport(items, { startTime, endTime, messages: result.messages }), null, 2)}\n`
+          ? `${JSON.stringify(toSastReport(items, { startTime, endTime, messages: result.messages, ...(deps.rulesUrl ? { rulesUrl: deps.rulesUrl } : {}) }), null, 2)}\n`
           : opts.format === 'sarif'
-            ? `${JSON.stringify(toSarifReport(items, { startTime, endTime }), null, 2)}\n`
+            ? `${JSON.stringify(toSarifReport(items, { startTime, endTime, ...(deps.rulesUrl ? { rulesUrl: deps.rulesUrl } : {}) }), null, 2)}\n`
             : renderTable(result);
       if (opts.output) await writeFile(opts.output, text);
       else stdout.write(text);
     });
 }
 
-const ORDER = ['critical', 'high', 'medium', 'low', 'informational', 'gas_optimization'];
+const ORDER = ['critical', 'high', 'medium', 'low', 'informational', 'gas_optimization'] as const;
 
 function renderTable(result: ScanResult): string {
   const rows = [...result.vulnerabilities].sort(
@@ -107,12 +110,12 @@ function renderTable(result: ScanResult): string {
   );
   const lines: string[] = [];
   const cell = (v: EngineVulnerability): string[] => [
-    v.severity,
+    REPORT_SEVERITY[v.severity],
     `${v.location.file}:${v.location.startLine}`,
     v.ruleId,
     v.title,
   ];
-  const table = rows.map(cell);
+  const table = [['SEVERITY', 'LOCATION', 'RULE', 'TITLE'], ...rows.map(cell)];
   const widths = [0, 1, 2].map((i) => Math.min(60, Math.max(8, ...table.map((r) => r[i]!.length))));
   for (const r of table) lines.push(r.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c)).join('  '));
   for (const m of result.messages) lines.push(`${m.level}: ${m.value}`);
@@ -120,7 +123,7 @@ function renderTable(result: ScanResult): string {
     ([, n]) => n > 0,
   );
   lines.push(
-    `${rows.length} finding(s)${counts.length ? ` (${counts.map(([s, n]) => `${n} ${s}`).join(', ')})` : ''} in ${result.stats.files} files, ${result.stats.lines} lines, ${result.stats.durationMs} ms.`,
+    `${rows.length} finding(s)${counts.length ? ` (${counts.map(([s, n]) => `${n} ${REPORT_SEVERITY[s]}`).join(', ')})` : ''} in ${result.stats.files} files, ${result.stats.lines} lines, ${result.stats.durationMs} ms.`,
   );
   return `${lines.join('\n')}\n`;
 }

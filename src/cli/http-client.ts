@@ -7,6 +7,8 @@ export interface ServerOptions {
 
 export class CliError extends Error {
   override name = 'CliError';
+  /** The process exit code (default 1; 2 for usage and service errors of `vigil scan`). */
+  exitCode?: number;
 }
 
 /** Calls the API and returns the parsed body; throws a CliError saying what went wrong and what to do. */
@@ -17,27 +19,32 @@ export async function callApi(
   path: string,
   body?: unknown,
 ): Promise<unknown> {
-  const base = (options.url ?? env.VIGIL_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
-  const token = options.token ?? env.VIGIL_TOKEN;
+  const { resolveConnection, retryingFetch, DEFAULT_RETRY } = await import('./settings.ts');
+  const connection = await resolveConnection({ url: options.url, token: options.token }, env);
+  const base = connection.url;
+  const token = connection.token;
   if (!token)
-    throw new CliError('No token: pass --token or set VIGIL_TOKEN (the admin token printed at first start).');
-  let response: Response;
-  try {
-    response = await fetch(base + path, {
+    throw new CliError(
+      'No token: pass --token, set VIGIL_TOKEN or run "vigil login --token …" (the admin token printed at first start).',
+    );
+  const send = retryingFetch((request) => globalThis.fetch(request), DEFAULT_RETRY);
+  const response = await send(
+    new Request(base + path, {
       method,
       headers: {
         authorization: `Bearer ${token}`,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch (err) {
-    throw new CliError(
-      `Cannot reach ${base}: ${(err as Error).message}. Is the server running (npm start)? Set --url or VIGIL_URL.`,
-    );
-  }
+    }),
+  );
   const text = await response.text();
-  const parsed: unknown = text ? JSON.parse(text) : null;
+  let parsed: unknown = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = text;
+  }
   if (!response.ok) {
     const message =
       (parsed as { msg?: string; error?: string } | null)?.msg ??

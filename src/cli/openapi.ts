@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { buildApp } from '../app.ts';
 import type { Config } from '../config.ts';
@@ -6,8 +7,15 @@ import { CliError } from './http-client.ts';
 
 /** The OpenAPI document generated from the route schemas, as stable JSON text. */
 export async function generateOpenApi(config: Config): Promise<string> {
+  // The document needs the routes only: a pool that never connects (no query is sent) and a
+  // throwaway key stand in for the database and the secret.
   const container = await createContainer(
-    { ...config, database: { kind: 'pglite', dataDir: null }, redisUrl: null },
+    {
+      ...config,
+      database: { kind: 'postgres', url: 'postgres://vigil@127.0.0.1:1/unused', poolSize: 1 },
+      secretKey: randomBytes(32),
+      redisUrl: null,
+    },
     { migrate: false, log: createLogger({ logLevel: 'silent' }) },
   );
   try {

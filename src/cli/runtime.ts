@@ -1,7 +1,69 @@
-import { buildApp } from '../app.ts';
-import type { Config } from '../config.ts';
-import { type Container, createContainer } from '../container.ts';
+import { type App, buildApp } from '../app.ts';
+import { type Config, ConfigError, publicBaseUrl } from '../config.ts';
+import { type Container, createContainer, MigrationError } from '../container.ts';
+import { isConnectionError } from '../db/client.ts';
+import { EmbeddedServerError } from '../db/embedded-server.ts';
+import { sweepSpillFolders } from '../engine/sources/archive-tree.ts';
+import { AppError } from '../errors.ts';
 import { workerRegistrations } from '../jobs/worker.ts';
+
+/** A start that cannot go on: one line for the operator (what is wrong, what to do), no stack. */
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+function innermostMessage(err: unknown): string {
+  let message = (err as Error)?.message ?? String(err);
+  let current: unknown = err;
+  for (let depth = 0; depth < 6 && current && typeof current === 'object'; depth++) {
+    const m = (current as { message?: unknown }).message;
+    if (typeof m === 'string' && m.trim()) message = m;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return message.split('\n')[0]!.trim();
+}
+
+/** Turns a failure while starting into the one line an operator needs. */
+export function describeStartupError(err: unknown, config: Config): string {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (err instanceof StartupError || err instanceof ConfigError || err instanceof EmbeddedServerError) {
+    return err.message;
+  }
+  if (code === 'EADDRINUSE') {
+    return `port ${config.port} on ${config.host} is already in use; stop the program using it or set PORT to another port`;
+  }
+  if (code === 'EACCES' && (err as { syscall?: string }).syscall === 'listen') {
+    return `listening on port ${config.port} is not allowed; set PORT to a port above 1023`;
+  }
+  if (
+    config.database.kind === 'postgres' &&
+    (isConnectionError(err) ||
+      /password authentication|(database|role) "[^"]*" does not exist|getaddrinfo/i.test(
+        innermostMessage(err),
+      ))
+  ) {
+    const url = new URL(config.database.url);
+    return `cannot reach the database at ${url.hostname}:${url.port || 5432}${url.pathname} (DATABASE_URL): ${innermostMessage(err)}; start the server or fix DATABASE_URL`;
+  }
+  if (err instanceof MigrationError) {
+    return `applying the database migrations failed: ${innermostMessage(err.cause)}; the database is unchanged by the failed step — fix it (or point DATABASE_URL elsewhere) and start again`;
+  }
+  if (err instanceof AppError) return err.message;
+  return `could not start: ${innermostMessage(err)}`;
+}
+
+/** Runs `fn`; on failure closes what it opened within a short budget and rethrows as one line. */
+async function starting<T>(config: Config, cleanup: () => Promise<void>, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    await Promise.race([
+      cleanup().catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, 3000).unref()),
+    ]);
+    throw new StartupError(describeStartupError(err, config), { cause: err });
+  }
+}
 
 export interface RunOptions {
   api: boolean;
@@ -19,7 +81,7 @@ async function bootstrap(container: Container): Promise<void> {
       ? 'Its API token is the one given in VIGIL_ADMIN_TOKEN.'
       : `Its API token (shown once, store it now): ${created.token}`,
     `The token expires ${created.expiresAt.toISOString()}.`,
-    'Try: curl -H "Authorization: Bearer <token>" http://localhost:PORT/api/v0/admin/... (see README)',
+    `Try: curl -H "Authorization: Bearer <token>" ${publicBaseUrl(container.config)}/api/v0/admin/companies (see README)`,
     '',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -30,23 +92,35 @@ async function bootstrap(container: Container): Promise<void> {
  * in-flight requests finish, workers finish or release their jobs, and the process exits 0.
  */
 export async function runProcesses(config: Config, options: RunOptions): Promise<void> {
-  const container = await createContainer(config);
-  const { log } = container;
-  await container.queue.start({ supervise: options.worker });
-  if (options.api) await bootstrap(container);
-
-  const app = options.api ? await buildApp(container) : null;
-  if (app) {
-    const address = await app.listen({ port: config.port, host: config.host });
-    log.info({ address, database: container.database.kind }, 'API listening');
-  }
-  if (options.worker) {
-    await container.queue.work(workerRegistrations(container), {
-      concurrency: config.jobs.concurrency,
-      pollingSeconds: config.jobs.pollingSeconds,
-    });
-    log.info({ concurrency: config.jobs.concurrency }, 'worker started');
-  }
+  let container: Container | null = null;
+  let app: App | null = null;
+  const cleanup = async () => {
+    if (app) await app.close().catch(() => undefined);
+    if (container) await container.close();
+  };
+  await starting(config, cleanup, async () => {
+    container = await createContainer(config);
+    await container.queue.start({ supervise: options.worker });
+    if (options.api) await bootstrap(container);
+    if (options.worker) {
+      const removed = await sweepSpillFolders();
+      if (removed.length > 0) container.log.info({ removed }, 'removed spill folders of stopped processes');
+    }
+    app = options.api ? await buildApp(container) : null;
+    if (app) {
+      const address = await app.listen({ port: config.port, host: config.host });
+      container.log.info({ address, database: container.database.kind }, 'API listening');
+    }
+    if (options.worker) {
+      await container.queue.work(workerRegistrations(container), {
+        concurrency: config.jobs.concurrency,
+        pollingSeconds: config.jobs.pollingSeconds,
+      });
+      container.log.info({ concurrency: config.jobs.concurrency }, 'worker started');
+    }
+  });
+  const started = container as unknown as Container;
+  const { log } = started;
 
   await new Promise<void>((resolve) => {
     let stopping = false;
@@ -61,8 +135,7 @@ export async function runProcesses(config: Config, options: RunOptions): Promise
       force.unref();
       void (async () => {
         try {
-          if (app) await app.close();
-          await container.close();
+          await cleanup();
         } catch (err) {
           log.error({ err }, 'error during shutdown');
         }

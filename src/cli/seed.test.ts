@@ -15,6 +15,7 @@ import {
   companies,
   findingStatuses,
   findings,
+  notifications,
   reports,
   repositories,
   repositoryMembers,
@@ -137,11 +138,17 @@ describe('vigil seed demo', () => {
     const commentRows = await database.db.select().from(comments);
     expect(commentRows.length).toBeGreaterThan(0);
     expect(new Set(commentRows.map((c) => c.visibility)).size).toBeGreaterThan(1);
+    // Every commented finding carries the time of its last comment in the column of its visibility.
     const commented = await database.db
       .select()
       .from(findings)
-      .where(sql`${findings.lastCommentAt} is not null`);
+      .where(
+        sql`coalesce(${findings.lastCommentAt}, ${findings.lastPrivateCommentAt}, ${findings.lastInternalCommentAt}, ${findings.lastHiddenCommentAt}) is not null`,
+      );
     expect(commented.length).toBe(new Set(commentRows.map((c) => c.findingId)).size);
+    // Written through the service: threads have replies and pings became notifications.
+    expect(commentRows.some((c) => c.parentId !== null)).toBe(true);
+    expect((await database.db.select().from(notifications)).length).toBeGreaterThan(0);
   });
 
   it('publishes a report of the finished repository', async () => {

@@ -4,14 +4,13 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import type { Command } from 'commander';
 import { and, eq, ne, sql } from 'drizzle-orm';
 import pino from 'pino';
 import tar from 'tar-stream';
 import type { ServiceActor, UserActor } from '../auth/actor.ts';
-import type { Config } from '../config.ts';
+import { type Config, publicBaseUrl } from '../config.ts';
 import { type Container, type ContainerOptions, createContainer, createLogger } from '../container.ts';
-import { comments, companies, findings, platformPermissions, users } from '../db/schema/index.ts';
+import { companies, findings, platformPermissions, users } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import { workerRegistrations } from '../jobs/worker.ts';
 import type { FindingStatus } from '../platform/findings/finding-rules.ts';
@@ -654,34 +653,49 @@ async function seedDemo(
     await db.update(findings).set({ reward }).where(eq(findings.id, finding.id));
   }
 
-  // Comments have no service yet either: a short thread per finding, written as rows.
+  // Comments, through the comments service: threads with replies, several visibilities and
+  // pings (which become notifications).
   const thread: Array<{
     finding: Finding;
+    repositoryId: string;
     author: PersonKey;
     visibility: 'public' | 'private' | 'internal';
     content: string;
+    replyToPrevious?: boolean;
   }> = [
     {
       finding: reentrancy,
+      repositoryId: bounty.id,
       author: 'elena',
       visibility: 'public',
       content:
-        'Reproduced on a fork with the attached PoC: the Vault is drained in one transaction. Confirmed as critical.',
+        'Reproduced on a fork with the attached PoC: the Vault is drained in one transaction. Confirmed as critical. @project',
     },
     {
       finding: reentrancy,
+      repositoryId: bounty.id,
       author: 'marcus',
       visibility: 'public',
       content: 'Thanks Kai. A fix moving the balance update before the call is in review.',
+      replyToPrevious: true,
     },
     {
       finding: reentrancy,
+      repositoryId: bounty.id,
       author: 'elena',
-      visibility: 'internal',
+      visibility: 'private',
       content: 'Tomáš filed the same root cause an hour later; marked as its duplicate.',
     },
     {
+      finding: reentrancy,
+      repositoryId: bounty.id,
+      author: 'marcus',
+      visibility: 'internal',
+      content: 'The fix ships with v2.1; keep the bounty page quiet until the upgrade is live.',
+    },
+    {
       finding: session,
+      repositoryId: bounty.id,
       author: 'marcus',
       visibility: 'public',
       content:
@@ -689,37 +703,41 @@ async function seedDemo(
     },
     {
       finding: session,
+      repositoryId: bounty.id,
       author: 'amara',
       visibility: 'public',
-      content: 'It is still valid for 10 minutes and leaks through Referer; see the attached capture.',
+      content: `It is still valid for 10 minutes and leaks through \`Referer\`; see the attached capture. @${PEOPLE.elena.username}`,
+      replyToPrevious: true,
     },
     {
       finding: randomness,
+      repositoryId: bounty.id,
       author: 'raj',
       visibility: 'private',
-      content: 'Asked for a PoC that steers the winner within one block before this goes to the judge.',
+      content: `@${PEOPLE.amara.username} please add a PoC that steers the winner within one block before this goes to the judge.`,
     },
     {
       finding: txOrigin,
+      repositoryId: audit.id,
       author: 'marcus',
       visibility: 'public',
       content: 'Fixed in 4e1c2ab: every admin check uses msg.sender now.',
     },
   ];
+  let previous: string | null = null;
   for (const c of thread) {
-    await db.insert(comments).values({
-      findingId: c.finding.id,
-      authorId: ids[c.author],
-      content: c.content,
-      visibility: c.visibility,
-    });
+    const { id } = await services.comments.createComment(
+      await actorOf(c.author),
+      c.repositoryId,
+      c.finding.id,
+      {
+        content: c.content,
+        visibility: c.visibility,
+        parent: c.replyToPrevious ? previous : null,
+      },
+    );
+    if (!c.replyToPrevious) previous = id;
   }
-  await db
-    .update(findings)
-    .set({
-      lastCommentAt: sql`(select max(${comments.createdAt}) from ${comments} where ${comments.findingId} = ${findings.id})`,
-    })
-    .where(sql`exists (select 1 from ${comments} where ${comments.findingId} = ${findings.id})`);
 
   // The audit is over: finished, reported and published by the company's manager.
   await services.repositories.finishRepository(hannah, audit.id);
@@ -805,7 +823,7 @@ async function scanSampleProject(container: Container, actor: ServiceActor): Pro
   const { services, config } = container;
   const archive = await packSampleProject();
   const sha256 = createHash('sha256').update(archive).digest('hex');
-  const baseUrl = config.publicUrl ?? `http://localhost:${config.port}`;
+  const baseUrl = publicBaseUrl(config);
   const sessions = await services.uploads.createSourceUploads(
     actor.organizationId,
     {
@@ -969,7 +987,7 @@ export async function runSeedDemo(config: Config, options: RunSeedDemoOptions): 
     await container.queue.work(workerRegistrations(container), { concurrency: 1, pollingSeconds: 1 });
     const summary = await seedDemo(container, admin);
     await container.queue.stop({ timeoutMs: config.shutdownTimeoutMs });
-    options.out(formatDemoSummary(summary, config.publicUrl ?? `http://localhost:${config.port}`));
+    options.out(formatDemoSummary(summary, publicBaseUrl(config)));
     return summary;
   } finally {
     await container.close();
@@ -977,14 +995,3 @@ export async function runSeedDemo(config: Config, options: RunSeedDemoOptions): 
 }
 
 /** Adds `vigil seed demo`. */
-export function registerSeedCommands(program: Command, loadConfig: () => Config): void {
-  const seed = program.command('seed').description('fill an instance with data');
-  seed
-    .command('demo')
-    .description(
-      'fill an empty instance with a demo: a company, users in every role, two repositories, findings in every status, a report and a completed scan',
-    )
-    .action(async () => {
-      await runSeedDemo(loadConfig(), { out: (text) => process.stdout.write(text) });
-    });
-}

@@ -1,17 +1,14 @@
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite, type Transaction as PgliteTransaction } from '@electric-sql/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
+import { acquireEmbeddedServer } from './embedded-server.ts';
 import * as schema from './schema/index.ts';
 
 export type Schema = typeof schema;
-/** A Drizzle database or transaction handle; the same type for PGlite and node-postgres. */
+/** A Drizzle database or transaction handle. */
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 
 /** Runs one SQL text with positional parameters; the shape pg-boss expects of a connection. */
@@ -27,9 +24,13 @@ export interface TransactionOptions {
   isolation?: 'read committed' | 'repeatable read' | 'serializable';
 }
 
-/** The one database of a process: PGlite in-process, or a PostgreSQL server through a pool. */
+/**
+ * The one database of a process: a PostgreSQL server through a pool, either the embedded server
+ * Vigil manages in its data folder or the server of `DATABASE_URL`.
+ */
 export interface Database {
-  readonly kind: 'pglite' | 'postgres';
+  /** `embedded`: the server of the data folder, managed by Vigil; `postgres`: an external server. */
+  readonly kind: 'embedded' | 'postgres';
   /** Drizzle outside any transaction. */
   readonly db: Db;
   /** Raw SQL outside any transaction (used by pg-boss). */
@@ -38,60 +39,22 @@ export interface Database {
   transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** True when a trivial query answers. */
   ping(): Promise<boolean>;
+  /** Closes the pool (and detaches from the embedded server, stopping it if no other process uses it). */
   close(): Promise<void>;
 }
 
 export type DatabaseConfig =
-  | { kind: 'pglite'; dataDir: string | null }
+  | { kind: 'embedded'; dataDir: string; poolSize: number; port?: number }
   | { kind: 'postgres'; url: string; poolSize: number };
 
 const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
-function pgliteExecutor(client: PGlite | PgliteTransaction): ExecuteSql {
-  return async (text, values) => {
-    // pg-boss sends multi-statement scripts without parameters; only exec() runs those.
-    if (!values || values.length === 0) {
-      const results = await client.exec(text);
-      const last = results[results.length - 1];
-      return { rows: (last?.rows ?? []) as Record<string, unknown>[] };
-    }
-    const result = await client.query<Record<string, unknown>>(text, values);
-    return { rows: result.rows };
-  };
-}
-
-async function openPglite(dataDir: string | null): Promise<Database> {
-  if (dataDir) await mkdir(dataDir, { recursive: true });
-  const client = dataDir ? await PGlite.create({ dataDir }) : await PGlite.create();
-  const db = drizzlePglite({ client, schema }) as unknown as Db;
-  return {
-    kind: 'pglite',
-    db,
-    executeSql: pgliteExecutor(client),
-    async transaction(fn, options) {
-      // PGlite is one connection: its transaction() holds the connection exclusively, so
-      // transactions are serial and every isolation level behaves as serializable.
-      return client.transaction(async (t) => {
-        if (options?.isolation) await t.exec(`set transaction isolation level ${options.isolation}`);
-        const txDb = drizzlePglite({ client: t as unknown as PGlite, schema }) as unknown as Db;
-        return fn({ db: txDb, executeSql: pgliteExecutor(t) });
-      });
-    },
-    async ping() {
-      try {
-        await client.query('select 1');
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    async close() {
-      if (!client.closed) await client.close();
-    },
-  };
-}
-
-function openPostgres(url: string, poolSize: number): Database {
+function openPostgres(
+  url: string,
+  poolSize: number,
+  kind: Database['kind'] = 'postgres',
+  onClose: () => Promise<void> = async () => {},
+): Database {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
   // An idle client that loses its connection emits 'error'; without a listener the process dies.
   pool.on('error', () => {});
@@ -100,8 +63,9 @@ function openPostgres(url: string, poolSize: number): Database {
     const result = await pool.query(text, values as unknown[] | undefined);
     return { rows: result.rows };
   };
+  let closed = false;
   return {
-    kind: 'postgres',
+    kind,
     db,
     executeSql,
     async transaction(fn, options) {
@@ -133,14 +97,28 @@ function openPostgres(url: string, poolSize: number): Database {
       }
     },
     async close() {
-      await pool.end();
+      if (closed) return;
+      closed = true;
+      try {
+        await pool.end();
+      } finally {
+        await onClose();
+      }
     },
   };
 }
 
 /** Opens the configured database (without migrating it). */
+/** The rows of a raw query run through Drizzle's `execute` (node-postgres answers `{rows}`). */
+export function rowsOf<T = Record<string, unknown>>(result: unknown): T[] {
+  const rows = (result as { rows?: unknown } | null)?.rows;
+  return Array.isArray(rows) ? (rows as T[]) : [];
+}
+
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
-  return config.kind === 'pglite' ? openPglite(config.dataDir) : openPostgres(config.url, config.poolSize);
+  if (config.kind === 'postgres') return openPostgres(config.url, config.poolSize);
+  const server = await acquireEmbeddedServer({ dataDir: config.dataDir, port: config.port });
+  return openPostgres(server.url, config.poolSize, 'embedded', () => server.release());
 }
 
 /**
@@ -148,10 +126,6 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
  * several processes apply them once.
  */
 export async function migrateDatabase(database: Database): Promise<void> {
-  if (database.kind === 'pglite') {
-    await migratePglite(database.db as unknown as Parameters<typeof migratePglite>[0], { migrationsFolder });
-    return;
-  }
   await database.transaction(async (tx) => {
     await tx.executeSql('select pg_advisory_xact_lock(7310431)');
     await migratePg(tx.db as unknown as Parameters<typeof migratePg>[0], { migrationsFolder });
@@ -184,14 +158,14 @@ export function isConnectionError(err: unknown): boolean {
   ) {
     return true;
   }
-  // Drivers wrap the failure (Drizzle's query error around "PGlite is closed" or a closed pool's
+  // Drivers wrap the failure (Drizzle's query error around a closed pool's
   // error, neither with a code): look at the message of every error in the cause chain.
   let current: unknown = err;
   for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
     const message = (current as { message?: unknown }).message;
     if (
       typeof message === 'string' &&
-      /Connection terminated|timeout exceeded when trying to connect|Cannot use a pool after calling end|PGlite is closed/i.test(
+      /Connection terminated|timeout exceeded when trying to connect|Cannot use a pool after calling end/i.test(
         message,
       )
     ) {

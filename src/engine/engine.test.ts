@@ -52,6 +52,22 @@ describe('scanTree', () => {
     expect(ids.some((i) => i.includes('sweep'))).toBe(false);
   });
 
+  it('analyses files on worker threads with the same findings, messages and progress as one thread', async () => {
+    const files: Record<string, string> = { 'bad.sol': 'contract { function ( {' };
+    for (let i = 0; i < 6; i++) files[`c${i}.sol`] = BANK.replace('contract Bank', `contract Bank${i}`);
+    const one = await scanTree(memoryTree(files), { type: 'standard', workers: 0 });
+    const progress: number[] = [];
+    const pooled = await scanTree(memoryTree(files), {
+      type: 'standard',
+      workers: 2,
+      onProgress: (p) => void progress.push(p.filesDone),
+    });
+    expect(pooled.vulnerabilities).toEqual(one.vulnerabilities);
+    expect(pooled.messages).toEqual(one.messages);
+    expect(pooled.vulnerabilities.length).toBeGreaterThan(6);
+    expect(progress.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
   it('runs only lite rules for a lite scan', async () => {
     const r = await scanTree(memoryTree({ 'Bank.sol': BANK }), { type: 'lite' });
     expect(r.vulnerabilities.every((v) => !v.ruleId.startsWith('sol.reentrancy'))).toBe(true);
@@ -173,6 +189,62 @@ describe('audit scan with an LLM', () => {
     expect(r.messages.some((m) => m.level === 'warning' && m.value.includes('HTTP 500'))).toBe(true);
     expect(r.vulnerabilities.some((v) => v.ruleId === 'sol.reentrancy.state-after-call')).toBe(true);
     expect(r.vulnerabilities.some((v) => v.ruleId.startsWith('llm.'))).toBe(false);
+  });
+
+  it('LLM triage is off by default, and may only lower or dismiss findings with a recorded reason', async () => {
+    llm.requests.length = 0;
+    llm.replies.length = 0;
+    const base = await scanTree(memoryTree({ 'Bank.sol': BANK }), { type: 'standard', llm: client() });
+    expect(llm.requests).toHaveLength(0);
+    const ids = (vs: typeof base.vulnerabilities) => vs.map((v) => `${v.ruleId}@${v.location.startLine}`);
+    llm.fallback = (req) => {
+      const prompt = req.body.messages?.[1]?.content ?? '';
+      if (prompt.includes('Rule: sol.delegatecall.controlled'))
+        return {
+          kind: 'content',
+          content: '{"verdict":"dismiss","reason":"the library address is fixed by the deployer"}',
+        };
+      if (prompt.includes('Rule: sol.reentrancy.state-after-call'))
+        return {
+          kind: 'content',
+          content: '{"verdict":"lower","reason":"only the caller\'s own balance is at stake"}',
+        };
+      if (prompt.includes('Rule: sol.pragma.floating'))
+        return { kind: 'content', content: '{"verdict":"dismiss"}' };
+      if (prompt.includes('Rule: sol.deprecated'))
+        return { kind: 'content', content: '{"verdict":"add","finding":{}}' };
+      return { kind: 'content', content: '{"verdict":"keep","reason":"confirmed"}' };
+    };
+    const r = await scanTree(memoryTree({ 'Bank.sol': BANK }), {
+      type: 'standard',
+      llm: client(),
+      llmTriage: true,
+    });
+    expect(llm.requests.length).toBeGreaterThan(0);
+    // Nothing added: the triaged findings are the rule findings minus the dismissed one.
+    expect(ids(r.vulnerabilities)).toEqual(
+      ids(base.vulnerabilities).filter((i) => !i.startsWith('sol.delegatecall.controlled')),
+    );
+    const re = r.vulnerabilities.find((v) => v.ruleId === 'sol.reentrancy.state-after-call')!;
+    const before = base.vulnerabilities.find((v) => v.ruleId === 'sol.reentrancy.state-after-call')!;
+    expect(re.severity).toBe(before.severity);
+    expect(re.confidence).toBe(before.confidence === 'high' ? 'medium' : 'low');
+    expect(re.description).toContain('only the caller');
+    expect(
+      r.messages.some(
+        (m) =>
+          m.value.includes('dismissed sol.delegatecall.controlled') &&
+          m.value.includes('fixed by the deployer'),
+      ),
+    ).toBe(true);
+    // A dismissal without a reason, or an unknown verdict, changes nothing.
+    expect(r.vulnerabilities.some((v) => v.ruleId === 'sol.pragma.floating')).toBe(true);
+    expect(r.messages.some((m) => m.level === 'warning' && m.value.includes('sol.pragma.floating'))).toBe(
+      true,
+    );
+    expect(
+      r.messages.some((m) => /LLM triage \(reviewer-1\): \d+ kept, 1 lowered, 1 dismissed/.test(m.value)),
+    ).toBe(true);
   });
 
   it('is deterministic and complete without an LLM', async () => {

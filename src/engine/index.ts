@@ -3,14 +3,18 @@
  * Pure — no database, no HTTP (an LLM client is injected for `audit` scans). Files are read one
  * at a time and their syntax trees dropped after analysis, so memory stays bounded.
  */
+
+import { availableParallelism } from 'node:os';
 import type { LlmClient } from '../integrations/llm/llm-client.ts';
 import { FindingCollector } from './findings.ts';
 import { RiskiestFunctions, reviewWithLlm } from './llm/review.ts';
+import { triageWithLlm } from './llm/triage.ts';
 import { isProbablyText, MAX_SECRET_FILE_BYTES, scanSecretsInText } from './secrets/secrets.ts';
 import { FileAnalysis } from './solidity/analysis.ts';
 import { SolFile } from './solidity/model.ts';
 import { parseSolidity } from './solidity/parser.ts';
 import { scanSolidityFile } from './solidity/scan-file.ts';
+import { SolidityScanPool } from './solidity/scan-pool.ts';
 import type { SourceTree } from './sources/tree.ts';
 import {
   addFileToThreatModel,
@@ -45,7 +49,23 @@ export interface ScanOptions {
   signal?: AbortSignal;
   /** Called after each file. */
   onProgress?: (p: ScanProgress) => void | Promise<void>;
+  /**
+   * Worker threads for Solidity analysis: by default one per core (at most 4) when the tree has at
+   * least `PARALLEL_MIN_FILES` Solidity files totalling `PARALLEL_MIN_BYTES`, and the scan is not
+   * `audit`; 0 analyses in this thread.
+   */
+  workers?: number;
+  /**
+   * LLM triage of the rule findings (needs `llm`; off by default): the model may lower the
+   * confidence of or dismiss a finding with a recorded reason, never add or raise one.
+   */
+  llmTriage?: boolean;
 }
+
+/** Below this many Solidity files, starting workers costs more than it saves. */
+export const PARALLEL_MIN_FILES = 24;
+/** Each worker loads the parser and the rules (about a second of CPU): worth it from about 30,000 lines. */
+export const PARALLEL_MIN_BYTES = 1024 * 1024;
 
 const isSolidity = (p: string): boolean => p.endsWith('.sol');
 
@@ -90,46 +110,95 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
   let lines = 0;
   let done = 0;
   let skipped = 0;
-  for (const entry of entries) {
-    options.signal?.throwIfAborted();
-    try {
-      const sol = isSolidity(entry.path);
-      if (sol && entry.size > MAX_SOLIDITY_FILE_BYTES) {
-        messages.push({
-          level: 'warning',
-          value: `${entry.path}: skipped, ${entry.size} bytes is over the ${MAX_SOLIDITY_FILE_BYTES}-byte limit.`,
-        });
-      } else if (!sol && entry.size > MAX_SECRET_FILE_BYTES) {
-        skipped++;
-      } else {
-        const buf = await tree.read(entry.path);
-        if (!isProbablyText(buf)) skipped++;
-        else {
-          const text = buf.toString('utf8');
-          files++;
-          lines += countLines(text);
-          if (sol) {
-            const r = await scanSolidityFile(entry.path, text, options.type, threatModel);
-            vulnerabilities.push(...r.vulnerabilities);
-            messages.push(...r.messages);
-            if (r.analysis) {
-              if (ownModel) addFileToThreatModel(ownModel, r.analysis);
-              riskiest?.addFile(r.analysis, r.vulnerabilities, threatModel);
-            }
-          }
-          vulnerabilities.push(...secretFindings(entry.path, text));
-        }
-      }
-    } catch (err) {
-      options.signal?.throwIfAborted();
-      messages.push({
-        level: 'error',
-        value: `${entry.path}: ${err instanceof Error ? err.message : String(err)}`,
-      });
-    }
+  const solEntries = entries.filter((e) => isSolidity(e.path) && e.size <= MAX_SOLIDITY_FILE_BYTES);
+  const solBytes = solEntries.reduce((n, e) => n + e.size, 0);
+  // `audit` keeps each file's analysis for the threat model and the LLM review: one thread.
+  const workerCount = audit
+    ? 0
+    : (options.workers ??
+      (solEntries.length >= PARALLEL_MIN_FILES && solBytes >= PARALLEL_MIN_BYTES && availableParallelism() > 1
+        ? Math.min(4, availableParallelism())
+        : 0));
+  const pool = workerCount > 0 ? new SolidityScanPool(workerCount) : undefined;
+  // Per-file messages keep the order of the tree whatever order workers finish in.
+  const fileMessages: ScanMessage[][] = [];
+  // Sources of Solidity files, kept only when findings are to be triaged by the LLM.
+  const triageSources = new Map<string, string>();
+  const inFlight = new Set<Promise<void>>();
+  const finish = async (): Promise<void> => {
     done++;
     await options.onProgress?.({ filesDone: done, filesTotal: entries.length });
+  };
+  try {
+    for (const [i, entry] of entries.entries()) {
+      options.signal?.throwIfAborted();
+      const own: ScanMessage[] = [];
+      fileMessages[i] = own;
+      let deferred = false;
+      try {
+        const sol = isSolidity(entry.path);
+        if (sol && entry.size > MAX_SOLIDITY_FILE_BYTES) {
+          own.push({
+            level: 'warning',
+            value: `${entry.path}: skipped, ${entry.size} bytes is over the ${MAX_SOLIDITY_FILE_BYTES}-byte limit.`,
+          });
+        } else if (!sol && entry.size > MAX_SECRET_FILE_BYTES) {
+          skipped++;
+        } else {
+          const buf = await tree.read(entry.path);
+          if (!isProbablyText(buf)) skipped++;
+          else {
+            const text = buf.toString('utf8');
+            files++;
+            lines += countLines(text);
+            vulnerabilities.push(...secretFindings(entry.path, text));
+            if (sol && options.llmTriage && options.llm) triageSources.set(entry.path, text);
+            if (sol && pool) {
+              const worker = await pool.acquire();
+              deferred = true;
+              const job = pool
+                .run(worker, entry.path, text, options.type)
+                .then(
+                  (r) => {
+                    vulnerabilities.push(...r.vulnerabilities);
+                    own.push(...r.messages);
+                  },
+                  // A worker that cannot run: analyse the file in this thread instead.
+                  async () => {
+                    const r = await scanSolidityFile(entry.path, text, options.type);
+                    vulnerabilities.push(...r.vulnerabilities);
+                    own.push(...r.messages);
+                  },
+                )
+                .then(finish);
+              inFlight.add(job);
+              const forget = (): boolean => inFlight.delete(job);
+              job.then(forget, forget);
+            } else if (sol) {
+              const r = await scanSolidityFile(entry.path, text, options.type, threatModel);
+              vulnerabilities.push(...r.vulnerabilities);
+              own.push(...r.messages);
+              if (r.analysis) {
+                if (ownModel) addFileToThreatModel(ownModel, r.analysis);
+                riskiest?.addFile(r.analysis, r.vulnerabilities, threatModel);
+              }
+            }
+          }
+        }
+      } catch (err) {
+        options.signal?.throwIfAborted();
+        own.push({
+          level: 'error',
+          value: `${entry.path}: ${err instanceof Error ? err.message : String(err)}`,
+        });
+      }
+      if (!deferred) await finish();
+    }
+    await Promise.all(inFlight);
+  } finally {
+    await pool?.close();
   }
+  for (const m of fileMessages) if (m) messages.push(...m);
   if (skipped > 0) {
     messages.push({
       level: 'info',
@@ -146,6 +215,27 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
     messages.push({
       level: 'info',
       value: `LLM review (${options.llm.model}) of ${riskiest.candidates.length} function(s): ${review.vulnerabilities.length} finding(s).`,
+    });
+  }
+  if (options.llmTriage && options.llm) {
+    const triage = await triageWithLlm(
+      options.llm,
+      vulnerabilities,
+      (file, start, end) => {
+        const text = triageSources.get(file);
+        if (!text) return '';
+        return text
+          .split('\n')
+          .slice(start - 1, end)
+          .map((l, i) => `${start + i}: ${l}`)
+          .join('\n');
+      },
+      options.signal ? { signal: options.signal } : {},
+    );
+    vulnerabilities.splice(0, vulnerabilities.length, ...triage.vulnerabilities);
+    messages.push(...triage.messages, {
+      level: 'info',
+      value: `LLM triage (${options.llm.model}): ${triage.kept} kept, ${triage.lowered} lowered, ${triage.dismissed} dismissed.`,
     });
   }
   vulnerabilities.sort(

@@ -34,5 +34,15 @@ export function renderRuleCatalogue(): string {
 }
 
 function describe(m: RuleMeta): string[] {
-  return [`### \`${m.id}\``, '', `**${m.title}.** ${m.description}`, '', `Remediation: ${m.remediation}`, ''];
+  return [
+    `### \`${m.id}\``,
+    '',
+    `**${m.title}.** ${m.description}`,
+    '',
+    `Severity ${m.severity}, confidence ${m.confidence}${m.swc ? ` (${m.swc})` : ''}.`,
+    '',
+    ...(m.reasoning ? [`What it reasons about: ${m.reasoning}`, ''] : []),
+    `Remediation: ${m.remediation}`,
+    '',
+  ];
 }

@@ -51,6 +51,8 @@ export interface RuleMeta {
   cwe?: string;
   /** The lowest scan type that runs the rule. */
   scanType: ScanType;
+  /** What the rule reasons about (the analysis behind it), for the rule catalogue. */
+  reasoning?: string;
 }
 
 /** One problem the engine found. */

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type Actor, ANONYMOUS, requireScope } from '../auth/actor.ts';
+import { type Actor, ANONYMOUS, requireScope, type ServiceActor, type UserActor } from '../auth/actor.ts';
 import { type AuthService, readCredential } from '../auth/auth.service.ts';
-import type { Scope } from '../auth/credentials.ts';
+import { DEFAULT_SCOPES, SCOPES, type Scope } from '../auth/credentials.ts';
+import { COMPANY_HEADER, CSRF_HEADER, SESSION_COOKIE, type SessionCodec } from '../auth/session.ts';
 import { AppError } from '../errors.ts';
 import { type RateLimiter, rateLimitHeaders, type TokenBucketPolicy } from './rate-limit.ts';
 
@@ -21,13 +22,62 @@ declare module 'fastify' {
   }
 }
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The console session's token from its cookie, or null. */
+export function readSessionCookie(request: FastifyRequest): string | null {
+  const value = request.cookies?.[SESSION_COOKIE];
+  return typeof value === 'string' && value.length > 0 ? value : null;
+}
+
+/**
+ * A console session on the scanner API acts for one company it names in X-Vigil-Company, with
+ * the scopes of a service key: every scope for the company's managers and platform admins, the
+ * default scopes (no `findings:write`) for members. Another company → 404, as for every resource.
+ */
+function sessionServiceActor(user: UserActor, request: FastifyRequest): ServiceActor {
+  const companyId = request.headers[COMPANY_HEADER];
+  if (typeof companyId !== 'string' || companyId.length === 0) {
+    throw new AppError('UNAUTHENTICATED', {
+      message: `A console session names its company in the ${COMPANY_HEADER} header on the scanner API.`,
+    });
+  }
+  const role = user.companies.get(companyId);
+  const admin = user.permissions.has('admin');
+  if (!role && !admin) throw new AppError('NOT_FOUND', { message: 'Company not found.' });
+  return {
+    kind: 'service',
+    credentialId: user.credentialId,
+    sessionUserId: user.userId,
+    organizationId: companyId,
+    scopes: new Set<Scope>(role === 'manager' || admin ? SCOPES : DEFAULT_SCOPES),
+  };
+}
+
 async function authenticate(
   auth: AuthService,
+  sessions: SessionCodec,
   request: FastifyRequest,
   requirement: AuthRequirement,
 ): Promise<Actor> {
   if (requirement.kind === 'none') return ANONYMOUS;
   const credential = readCredential(request.headers);
+  const sessionSecret = credential ? null : readSessionCookie(request);
+  if (sessionSecret) {
+    // Browsers send cookies on requests other sites cause; writes must prove they come from the
+    // console by echoing the session's CSRF token, which other origins cannot read.
+    if (!SAFE_METHODS.has(request.method)) {
+      const presented = request.headers[CSRF_HEADER];
+      if (!sessions.verifyCsrfToken(sessionSecret, typeof presented === 'string' ? presented : undefined)) {
+        throw new AppError('CSRF_TOKEN_INVALID');
+      }
+    }
+    const user = await auth.authenticateUserToken(sessionSecret);
+    if (requirement.kind !== 'service') return user;
+    const actor = sessionServiceActor(user, request);
+    requireScope(actor, requirement.scope);
+    return actor;
+  }
   if (!credential) {
     if (requirement.kind === 'optional-user') return ANONYMOUS;
     throw new AppError('UNAUTHENTICATED', {
@@ -47,11 +97,12 @@ async function authenticate(
 
 /**
  * Authenticates every request by its route's `config.auth` (default: a user token), then takes a
- * token from the credential's rate-limit bucket (anonymous callers: by address).
+ * token from the credential's rate-limit bucket (anonymous callers: by address). Without an
+ * Authorization or X-API-Key header, the console's session cookie is the credential.
  */
 export function registerAuth(
   app: FastifyInstance,
-  deps: { auth: AuthService; rateLimiter: RateLimiter; policy: TokenBucketPolicy },
+  deps: { auth: AuthService; sessions: SessionCodec; rateLimiter: RateLimiter; policy: TokenBucketPolicy },
 ): void {
   app.decorateRequest('actor', { getter: () => ANONYMOUS, setter: () => {} });
   app.addHook('onRequest', async (request, reply) => {
@@ -71,7 +122,7 @@ export function registerAuth(
     };
     let actor: Actor;
     try {
-      actor = await authenticate(deps.auth, request, requirement);
+      actor = await authenticate(deps.auth, deps.sessions, request, requirement);
     } catch (err) {
       // Failed authentications spend the caller's address bucket, so that guessing credentials
       // is throttled and the 401 carries the rate-limit headers too.

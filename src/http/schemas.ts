@@ -1,4 +1,6 @@
+import type { SwaggerTransformObject } from '@fastify/swagger';
 import { type TSchema, Type } from '@sinclair/typebox';
+import type { FastifySchema } from 'fastify';
 
 /** v1 error body: `{error, code}` plus extra fields. */
 export const ErrorV1Schema = Type.Object(
@@ -24,6 +26,7 @@ const descriptions: Record<number, string> = {
   500: 'Internal error; the body carries a request id',
   502: 'Provider or backend failure',
   503: 'Temporarily unavailable; retry the identical request',
+  504: 'An upstream service did not answer in time',
 };
 
 const COMMON = [400, 401, 429, 500] as const;
@@ -70,3 +73,51 @@ export function Nullable<T extends TSchema>(schema: T) {
 
 export const UuidSchema = Type.String({ format: 'uuid' });
 export const DateTimeSchema = Type.String({ format: 'date-time' });
+
+/**
+ * Named schemas in the OpenAPI document: request bodies and responses refer to every schema with an
+ * `$id` (the shapes named in the `*.schemas.ts` files) as `#/components/schemas/<$id>` instead of
+ * repeating it inline, so that the generated SDK types carry the same names. Only the document
+ * changes; validation and serialization keep the inline schemas.
+ */
+export function namedSchemaTransforms() {
+  const named = new Map<string, unknown>();
+  const refer = (value: unknown, top: boolean): unknown => {
+    if (value === null || typeof value !== 'object') return value;
+    if (Array.isArray(value)) return value.map((item) => refer(item, false));
+    const { $id, ...rest } = value as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const [key, child] of Object.entries(rest)) out[key] = refer(child, false);
+    if (typeof $id !== 'string' || top) return out;
+    if (!named.has($id)) named.set($id, out);
+    const { description } = rest;
+    return typeof description === 'string'
+      ? { $ref: `#/components/schemas/${$id}`, description }
+      : { $ref: `#/components/schemas/${$id}` };
+  };
+  return {
+    transform(route: { schema: FastifySchema; url: string }): { schema: FastifySchema; url: string } {
+      const schema = route.schema as Record<string, unknown> | undefined;
+      if (!schema || (!schema.body && !schema.response)) return { schema: route.schema, url: route.url };
+      return {
+        url: route.url,
+        schema: {
+          ...schema,
+          ...(schema.body ? { body: refer(schema.body, false) } : {}),
+          ...(schema.response ? { response: refer(schema.response, true) } : {}),
+        },
+      };
+    },
+    transformObject(
+      documentObject: Parameters<SwaggerTransformObject>[0],
+    ): ReturnType<SwaggerTransformObject> {
+      const document = ('openapiObject' in documentObject ? documentObject.openapiObject : {}) as {
+        components?: { schemas?: Record<string, unknown> };
+      };
+      const components = document.components ?? {};
+      const schemas: Record<string, unknown> = { ...components.schemas };
+      for (const [id, schema] of [...named].sort(([a], [b]) => a.localeCompare(b))) schemas[id] ??= schema;
+      return { ...document, components: { ...components, schemas } } as ReturnType<SwaggerTransformObject>;
+    },
+  };
+}

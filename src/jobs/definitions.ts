@@ -1,3 +1,5 @@
+import { deliverNotificationJob } from '../platform/notifications/notifications.jobs.ts';
+import { sourcehostJobDefinitions } from '../platform/sourcehost/sourcehost.jobs.ts';
 import { scanJobDefinitions } from '../scanner/scans/scans.jobs.ts';
 import { scanSweepJob } from '../scanner/scans/scans.sweep.ts';
 import { uploadsHousekeepingJob } from '../scanner/uploads/uploads.jobs.ts';
@@ -8,5 +10,11 @@ import type { JobDefinition } from './queue.ts';
  * services and list them here so that the queue creates their queues at start.
  */
 export function jobDefinitions(): JobDefinition[] {
-  return [uploadsHousekeepingJob, ...scanJobDefinitions(), scanSweepJob] as JobDefinition[];
+  return [
+    uploadsHousekeepingJob,
+    ...scanJobDefinitions(),
+    scanSweepJob,
+    ...sourcehostJobDefinitions(),
+    deliverNotificationJob,
+  ] as JobDefinition[];
 }

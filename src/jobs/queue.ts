@@ -1,3 +1,4 @@
+import os from 'node:os';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import PgBoss from 'pg-boss';
@@ -19,10 +20,10 @@ export interface JobDefinition<S extends TSchema = TSchema> {
   name: string;
   version: number;
   payload: S;
-  /** Attempts after the first failure (or after a lease runs out because a worker died). */
+  /** Attempts after the first failure (or after its worker died: its heartbeat stopped). */
   retryLimit?: number;
   retryDelaySeconds?: number;
-  /** Lease: a job running longer than this is taken over by another worker. */
+  /** Upper bound of one run, whatever its heartbeat (pg-boss fails it after this long). */
   leaseSeconds?: number;
   /** A cron expression (UTC) for scheduled jobs. */
   schedule?: string;
@@ -76,13 +77,91 @@ interface JobQueueDeps {
   definitions: JobDefinition[];
   log: Logger;
   leaseSeconds: number;
+  /** A running job whose heartbeat is older than this is handed to another worker (default 60). */
+  heartbeatTimeoutSeconds?: number;
 }
 
-/** The pg-boss queue on the service's own database (PGlite or PostgreSQL). */
-export function createJobQueue({ database, definitions, log, leaseSeconds }: JobQueueDeps): JobQueue {
+function isInstallRace(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === '23505' || code === '42P06' || code === '42P07' || code === '42710' || code === '40P01';
+}
+
+/**
+ * Creates a queue; two processes starting at once (a server and `vigil seed demo`) can deadlock
+ * in pg-boss's queue creation (a partition per queue), so a deadlock victim tries again.
+ */
+async function createQueueOnce(boss: PgBoss, name: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await boss.createQueue(name);
+      return;
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (!(code === '40P01' || code === '23505' || code === '42P07') || attempt >= 5) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 200));
+    }
+  }
+}
+
+/** pg-boss refuses expirations of 24 hours or more. */
+export const MAX_LEASE_SECONDS = 23 * 3600;
+
+/**
+ * Fails the running jobs whose heartbeat is older than `timeoutSeconds` (their worker died): pg-boss
+ * retries them on another worker, or marks them failed after their last attempt (the scan sweep then
+ * fails the scan and returns its credits). Rows are locked and skipped when locked, so that two
+ * sweepers never fail one job twice. Returns the ids it failed.
+ */
+export async function sweepStaleJobs(
+  database: Database,
+  boss: Pick<PgBoss, 'fail'>,
+  timeoutSeconds: number,
+): Promise<string[]> {
+  return database.transaction(async (tx) => {
+    const { rows } = await tx.executeSql(
+      `select j.id::text as id, j.name
+         from pgboss.job j
+         left join job_heartbeats h on h.job_id = j.id and h.attempt = j.retry_count
+        where j.state = 'active'
+          and coalesce(h.beat_at, j.started_on) < now() - make_interval(secs => $1)
+        for update of j skip locked`,
+      [timeoutSeconds],
+    );
+    for (const row of rows) {
+      await boss.fail(
+        String(row.name),
+        String(row.id),
+        { message: `no heartbeat for ${timeoutSeconds} s: its worker stopped` },
+        { db: { executeSql: tx.executeSql as PgBoss.Db['executeSql'] } },
+      );
+      await tx.executeSql('delete from job_heartbeats where job_id = $1', [row.id]);
+    }
+    return rows.map((r) => String(r.id));
+  });
+}
+
+/** The pg-boss queue on the service's own database. */
+export function createJobQueue({
+  database,
+  definitions,
+  log,
+  leaseSeconds,
+  heartbeatTimeoutSeconds = 60,
+}: JobQueueDeps): JobQueue {
   let boss: PgBoss | null = null;
   const shutdown = new AbortController();
   const running = new Set<Promise<unknown>>();
+  const workerName = `${os.hostname()}:${process.pid}`;
+  const beatEveryMs = Math.min(10_000, Math.max(1000, (heartbeatTimeoutSeconds * 1000) / 4));
+  const timers: NodeJS.Timeout[] = [];
+
+  async function beat(jobId: string, queue: string, attempt: number): Promise<void> {
+    await database.executeSql(
+      `insert into job_heartbeats (job_id, queue, attempt, worker, beat_at) values ($1, $2, $3, $4, now())
+       on conflict (job_id) do update set attempt = excluded.attempt, worker = excluded.worker, beat_at = now()`,
+      [jobId, queue, attempt, workerName],
+    );
+  }
 
   function requireBoss(): PgBoss {
     if (!boss) throw new Error('The job queue is not started.');
@@ -94,7 +173,7 @@ export function createJobQueue({ database, definitions, log, leaseSeconds }: Job
       retryLimit: definition.retryLimit ?? 3,
       retryDelay: definition.retryDelaySeconds ?? 5,
       retryBackoff: true,
-      expireInSeconds: definition.leaseSeconds ?? leaseSeconds,
+      expireInSeconds: Math.min(definition.leaseSeconds ?? leaseSeconds, MAX_LEASE_SECONDS),
       ...(options?.singletonKey ? { singletonKey: options.singletonKey } : {}),
       ...(options?.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
     };
@@ -102,21 +181,48 @@ export function createJobQueue({ database, definitions, log, leaseSeconds }: Job
 
   return {
     async start({ supervise }) {
-      boss = new PgBoss({
-        db: { executeSql: database.executeSql as PgBoss.Db['executeSql'] },
-        schema: 'pgboss',
-        supervise,
-        schedule: supervise,
-        migrate: true,
-        maintenanceIntervalSeconds: 30,
-      });
-      boss.on('error', (err) => log.error({ err }, 'job queue error'));
-      await boss.start();
+      // Two processes installing pg-boss's schema at once (first start of a server and a worker)
+      // collide on its CREATE SCHEMA / tables: the loser starts again once the winner is done.
+      for (let attempt = 0; ; attempt++) {
+        boss = new PgBoss({
+          db: { executeSql: database.executeSql as PgBoss.Db['executeSql'] },
+          schema: 'pgboss',
+          supervise,
+          schedule: supervise,
+          migrate: true,
+          maintenanceIntervalSeconds: 30,
+        });
+        boss.on('error', (err) => log.error({ err }, 'job queue error'));
+        try {
+          await boss.start();
+          break;
+        } catch (err) {
+          await boss.stop({ graceful: false, wait: false, close: false }).catch(() => undefined);
+          if (!isInstallRace(err) || attempt >= 5) throw err;
+          await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 400));
+        }
+      }
       for (const definition of definitions) {
-        await boss.createQueue(definition.name);
+        await createQueueOnce(boss, definition.name);
         if (supervise && definition.schedule) {
           await boss.schedule(definition.name, definition.schedule, {}, { tz: 'UTC' });
         }
+      }
+      if (supervise) {
+        const b = boss;
+        const sweep = async () => {
+          try {
+            const failed = await sweepStaleJobs(database, b, heartbeatTimeoutSeconds);
+            if (failed.length > 0)
+              log.warn({ jobs: failed }, 'jobs of a stopped worker handed back to the queue');
+          } catch (err) {
+            log.error({ err }, 'stale job sweep failed');
+          }
+        };
+        await sweep();
+        const timer = setInterval(() => void sweep(), Math.min(15_000, (heartbeatTimeoutSeconds * 1000) / 4));
+        timer.unref();
+        timers.push(timer);
       }
     },
 
@@ -145,6 +251,13 @@ export function createJobQueue({ database, definitions, log, leaseSeconds }: Job
                   signal: shutdown.signal,
                   log: log.child({ job: job.name, jobId: job.id }),
                 };
+                await beat(job.id, job.name, job.retryCount);
+                const heartbeat = setInterval(() => {
+                  beat(job.id, job.name, job.retryCount).catch((err) =>
+                    context.log.warn({ err }, 'job heartbeat not written'),
+                  );
+                }, beatEveryMs);
+                heartbeat.unref();
                 const task = handler(payload, context);
                 running.add(task);
                 try {
@@ -153,7 +266,14 @@ export function createJobQueue({ database, definitions, log, leaseSeconds }: Job
                   context.log.warn({ err }, 'job failed; it will be retried if attempts remain');
                   throw err;
                 } finally {
+                  clearInterval(heartbeat);
                   running.delete(task);
+                  await database
+                    .executeSql('delete from job_heartbeats where job_id = $1 and worker = $2', [
+                      job.id,
+                      workerName,
+                    ])
+                    .catch(() => undefined);
                 }
               }
             },
@@ -166,6 +286,7 @@ export function createJobQueue({ database, definitions, log, leaseSeconds }: Job
       if (!boss) return;
       const b = boss;
       boss = null;
+      for (const timer of timers.splice(0)) clearInterval(timer);
       // Stop polling first; running handlers get the budget to finish, then are told to stop
       // at their next safe point so that their job fails and is retried by another worker.
       const timer = setTimeout(() => shutdown.abort(), timeoutMs);

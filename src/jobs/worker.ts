@@ -1,4 +1,6 @@
 import type { Container } from '../container.ts';
+import { deliverNotificationRegistration } from '../platform/notifications/notifications.jobs.ts';
+import { sourcehostJobRegistrations } from '../platform/sourcehost/sourcehost.jobs.ts';
 import { scanJobRegistrations } from '../scanner/scans/scans.jobs.ts';
 import { scanSweepRegistration } from '../scanner/scans/scans.sweep.ts';
 import { uploadsHousekeepingRegistration } from '../scanner/uploads/uploads.jobs.ts';
@@ -10,5 +12,7 @@ export function workerRegistrations(container: Container): JobRegistration[] {
     uploadsHousekeepingRegistration(container.services.uploads),
     ...scanJobRegistrations(container.services),
     scanSweepRegistration(container),
+    ...sourcehostJobRegistrations(container.services),
+    deliverNotificationRegistration(container.services.notificationDelivery),
   ];
 }

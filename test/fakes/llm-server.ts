@@ -7,13 +7,30 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 export type FakeLlmReply =
-  | { kind: 'content'; content: string }
-  | { kind: 'status'; status: number; body?: string; retryAfter?: number }
+  | { kind: 'content'; content: string; usage?: { prompt_tokens: number; completion_tokens: number } }
+  | { kind: 'status'; status: number; body?: string; retryAfter?: number; retryAfterMs?: number }
   | { kind: 'hang' };
+
+export interface FakeLlmMessage {
+  role: string;
+  content: string | null;
+  tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
+}
 
 export interface FakeLlmRequest {
   headers: IncomingMessage['headers'];
-  body: { model?: string; messages?: Array<{ role: string; content: string }>; response_format?: unknown };
+  body: {
+    model?: string;
+    messages?: FakeLlmMessage[];
+    response_format?: unknown;
+    stream?: boolean;
+    tools?: unknown[];
+    tool_choice?: unknown;
+    max_tokens?: number;
+  };
+  /** The raw body as received (for searching it for text that must never be sent). */
+  raw: string;
 }
 
 export interface FakeLlmServer {
@@ -48,13 +65,14 @@ export async function startFakeLlmServer(options: { apiKey?: string } = {}): Pro
         return;
       }
       let body: FakeLlmRequest['body'];
+      const raw = Buffer.concat(chunks).toString('utf8');
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as FakeLlmRequest['body'];
+        body = JSON.parse(raw) as FakeLlmRequest['body'];
       } catch {
         res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"bad json"}}');
         return;
       }
-      const request = { headers: req.headers, body };
+      const request = { headers: req.headers, body, raw };
       state.requests.push(request);
       const reply = state.replies.shift() ?? state.fallback(request);
       if (reply.kind === 'hang') {
@@ -67,6 +85,7 @@ export async function startFakeLlmServer(options: { apiKey?: string } = {}): Pro
           .writeHead(reply.status, {
             'content-type': 'application/json',
             ...(reply.retryAfter !== undefined ? { 'retry-after': String(reply.retryAfter) } : {}),
+            ...(reply.retryAfterMs !== undefined ? { 'retry-after-ms': String(reply.retryAfterMs) } : {}),
           })
           .end(reply.body ?? `{"error":{"message":"HTTP ${reply.status}"}}`);
         return;
@@ -80,7 +99,10 @@ export async function startFakeLlmServer(options: { apiKey?: string } = {}): Pro
           choices: [
             { index: 0, message: { role: 'assistant', content: reply.content }, finish_reason: 'stop' },
           ],
-          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          usage: {
+            ...(reply.usage ?? { prompt_tokens: 1, completion_tokens: 1 }),
+            total_tokens: (reply.usage?.prompt_tokens ?? 1) + (reply.usage?.completion_tokens ?? 1),
+          },
         }),
       );
     });

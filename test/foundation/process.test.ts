@@ -133,36 +133,33 @@ describe('vigil processes', () => {
     expect(run.output()).toContain('DATABASE_URL must start with postgres://');
   });
 
-  it.skipIf(!process.env.TEST_DATABASE_URL)(
-    'migrates and serves on a PostgreSQL server with DATABASE_URL',
-    async () => {
-      const { config, drop } = await createTestDatabaseConfig();
-      try {
-        const url = (config as { url: string }).url;
-        const secret = randomBytes(32).toString('hex');
-        const migrate = runVigil(['migrate'], { DATABASE_URL: url, VIGIL_SECRET_KEY: secret });
-        expect(await migrate.exited).toBe(0);
-        expect(migrate.output()).toContain('migrations applied (postgres)');
-        const port = await freePort();
-        const token = adminToken();
-        const serve = runVigil(['serve'], {
-          DATABASE_URL: url,
-          VIGIL_SECRET_KEY: secret,
-          PORT: String(port),
-          HOST: '127.0.0.1',
-          VIGIL_ADMIN_TOKEN: token,
-        });
-        await serve.waitFor(/API listening/);
-        const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
-        expect(await ready.json()).toEqual({ status: 'ready', database: 'ok' });
-        serve.child.kill('SIGTERM');
-        expect(await serve.exited).toBe(0);
-        const noKey = runVigil(['serve'], { DATABASE_URL: url, PORT: String(port) });
-        expect(await noKey.exited).toBe(1);
-        expect(noKey.output()).toContain('VIGIL_SECRET_KEY is required');
-      } finally {
-        await drop();
-      }
-    },
-  );
+  it('migrates and serves on a PostgreSQL server with DATABASE_URL', async () => {
+    const { config, drop } = await createTestDatabaseConfig();
+    try {
+      const url = (config as { url: string }).url;
+      const secret = randomBytes(32).toString('hex');
+      const migrate = runVigil(['migrate'], { DATABASE_URL: url, VIGIL_SECRET_KEY: secret });
+      expect(await migrate.exited).toBe(0);
+      expect(migrate.output()).toContain('migrations applied (postgres)');
+      const port = await freePort();
+      const token = adminToken();
+      const serve = runVigil(['serve'], {
+        DATABASE_URL: url,
+        VIGIL_SECRET_KEY: secret,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        VIGIL_ADMIN_TOKEN: token,
+      });
+      await serve.waitFor(/API listening/);
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(await ready.json()).toEqual({ status: 'ready', database: 'ok' });
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toBe(0);
+      const noKey = runVigil(['serve'], { DATABASE_URL: url, PORT: String(port) });
+      expect(await noKey.exited).toBe(1);
+      expect(noKey.output()).toContain('VIGIL_SECRET_KEY is required');
+    } finally {
+      await drop();
+    }
+  });
 });

@@ -25,7 +25,27 @@ async function setupCompanyWithKeys(t: TestApp, keys: number) {
   return { company, keys: created.map((k) => k.key), managerToken: token.token };
 }
 
-const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/**
+ * Tests that need Redis run only with `TEST_REDIS_URL` (CI sets it). They write under their own key
+ * prefix and delete exactly those keys afterwards: a developer's Redis data is never touched.
+ */
+const redisUrl = process.env.TEST_REDIS_URL;
+const redisPrefix = `vigil-test:${process.pid}:${Date.now().toString(36)}:`;
+if (!redisUrl) console.log('skipping "rate limits shared through Redis": set TEST_REDIS_URL to run them');
+
+async function deleteTestKeys(url: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 200);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
 
 describe('rate limits per credential', () => {
   let t: TestApp;
@@ -132,14 +152,17 @@ describe('token bucket', () => {
   });
 });
 
-describe('rate limits shared through Redis', () => {
+describe.skipIf(!redisUrl)('rate limits shared through Redis', () => {
+  const url = redisUrl ?? '';
+  afterAll(async () => {
+    await deleteTestKeys(url);
+  });
+
   it('shares one bucket between two API replicas', async () => {
-    const probe = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-    await probe.flushdb();
-    probe.disconnect();
-    const first = await createTestApp({ env: { REDIS_URL: redisUrl, VIGIL_RATE_LIMIT_PER_MINUTE: '4' } });
+    const env = { REDIS_URL: url, VIGIL_REDIS_PREFIX: redisPrefix, VIGIL_RATE_LIMIT_PER_MINUTE: '4' };
+    const first = await createTestApp({ env });
     const second = await createTestApp({
-      env: { REDIS_URL: redisUrl, VIGIL_RATE_LIMIT_PER_MINUTE: '4' },
+      env,
       shareDatabaseWith: first,
     });
     try {
@@ -156,6 +179,10 @@ describe('rate limits shared through Redis', () => {
         statuses.push(res.statusCode);
       }
       expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+      const probe = new Redis(url, { maxRetriesPerRequest: 1 });
+      const [, written] = await probe.scan('0', 'MATCH', `${redisPrefix}rl:*`, 'COUNT', 1000);
+      probe.disconnect();
+      expect(written.length).toBeGreaterThan(0);
     } finally {
       await second.close();
       await first.close();
@@ -163,12 +190,8 @@ describe('rate limits shared through Redis', () => {
   });
 
   it('takes one token atomically under concurrency', async () => {
-    const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-    const limiter = createRedisRateLimiter(
-      redis,
-      { requestsPerMinute: 10, burst: 10 },
-      `vigil:test:${Date.now()}:`,
-    );
+    const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+    const limiter = createRedisRateLimiter(redis, { requestsPerMinute: 10, burst: 10 }, `${redisPrefix}rl:`);
     const decisions = await Promise.all(Array.from({ length: 25 }, () => limiter.take('same')));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(10);
     await limiter.close();

@@ -53,9 +53,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     database: dbConfig,
   };
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  // PGlite is in-process: a second "replica" shares the same instance; on a server each app has its own pool.
-  const database =
-    shared && dbConfig.kind === 'pglite' ? shared.container.database : await openDatabase(dbConfig);
+  // A second "replica" on a shared database has a pool of its own, as a second process would.
+  const database = await openDatabase(dbConfig);
   const container = await createContainer(config, { log, database });
   await container.queue.start({ supervise: Boolean(options.worker) });
   const adminToken = `vgl_u_${randomBytes(30).toString('base64url').replace(/[-_]/g, 'x').slice(0, 40)}`;
@@ -78,7 +77,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     async close() {
       await app.close();
       await container.close();
-      if (!(shared && dbConfig.kind === 'pglite')) await database.close();
+      await database.close();
       await drop();
       await rm(dataDir, { recursive: true, force: true });
     },

@@ -14,8 +14,7 @@ import {
   waitForScan,
 } from '../helpers/scan-helpers.ts';
 
-// Two app instances on one database: on PostgreSQL each has its own pool (two replicas); on
-// PGlite the second shares the in-process database.
+// Two app instances on one database, each with its own pool (two replicas).
 let first: TestApp;
 let second: TestApp;
 beforeAll(async () => {

@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eq } from 'drizzle-orm';
@@ -17,7 +19,6 @@ import {
 } from '../helpers/scan-helpers.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const onServer = Boolean(process.env.TEST_DATABASE_URL);
 
 let t: TestApp;
 const workers: ChildProcess[] = [];
@@ -33,7 +34,7 @@ function spawnWorker(): ChildProcess {
       VIGIL_SECRET_KEY: t.config.secretKey!.toString('hex'),
       VIGIL_OBJECT_STORE: t.config.objectStore,
       VIGIL_DATA_DIR: t.config.dataDir,
-      VIGIL_JOB_LEASE_SECONDS: '5',
+      VIGIL_JOB_HEARTBEAT_TIMEOUT_SECONDS: '10',
       VIGIL_JOB_POLL_SECONDS: '1',
       VIGIL_WORKER_CONCURRENCY: '1',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
@@ -46,7 +47,7 @@ function spawnWorker(): ChildProcess {
 
 beforeAll(async () => {
   // No in-process worker: only the spawned processes take jobs.
-  if (onServer) t = await createTestApp();
+  t = await createTestApp();
 }, 60_000);
 afterAll(async () => {
   for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
@@ -54,54 +55,54 @@ afterAll(async () => {
 });
 
 describe('a worker killed in the middle of a scan', () => {
-  it.skipIf(!onServer)(
-    'is taken over by another worker: the scan completes once, credits are consumed once, findings are not duplicated',
-    async () => {
-      const company = await buildCompany(t);
-      const key = (await buildServiceKey(t, company.id)).key;
-      await grantCredits(t, company.id, 5);
-      const archive = await buildArchive(t, company.id, manySolidityFiles(400));
+  it('is taken over by another worker: the scan completes once, credits are consumed once, findings are not duplicated', async () => {
+    const company = await buildCompany(t);
+    const key = (await buildServiceKey(t, company.id)).key;
+    await grantCredits(t, company.id, 5);
+    const archive = await buildArchive(t, company.id, manySolidityFiles(400));
 
-      const first = spawnWorker();
-      let killedOnPurpose = false;
-      const died = new Promise<never>((_, reject) => {
-        first.once('exit', (code) => {
-          if (!killedOnPurpose) reject(new Error(`the first worker exited early (code ${code})`));
-        });
+    const first = spawnWorker();
+    let killedOnPurpose = false;
+    const died = new Promise<never>((_, reject) => {
+      first.once('exit', (code) => {
+        if (!killedOnPurpose) reject(new Error(`the first worker exited early (code ${code})`));
       });
-      died.catch(() => {});
-      const created = await postScan(t, key, localScanBody(archive));
-      expect(created.statusCode).toBe(202);
-      const scanId = created.json().id as string;
-      const midway = await Promise.race([
-        waitForScan(t, key, scanId, (s) => s.status === 'running' && s.progress.filesDone > 0, 45_000),
-        died,
-      ]);
-      expect(midway.progress.filesDone).toBeLessThan(midway.progress.filesTotal);
+    });
+    died.catch(() => {});
+    const created = await postScan(t, key, localScanBody(archive));
+    expect(created.statusCode).toBe(202);
+    const scanId = created.json().id as string;
+    const midway = await Promise.race([
+      waitForScan(t, key, scanId, (s) => s.status === 'running' && s.progress.filesDone > 0, 45_000),
+      died,
+    ]);
+    expect(midway.progress.filesDone).toBeLessThan(midway.progress.filesTotal);
 
-      killedOnPurpose = true;
-      first.kill('SIGKILL');
-      await new Promise((resolve) => first.once('exit', resolve));
-      expect((await getScanStatus(t, key, scanId)).status).toBe('running');
+    killedOnPurpose = true;
+    const spillOfFirst = (name: string) => name.startsWith(`vigil-tree-${first.pid}-`);
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    expect((await getScanStatus(t, key, scanId)).status).toBe('running');
+    // The killed worker could not remove its spill folder; the next worker's start does.
+    expect((await readdir(os.tmpdir())).filter(spillOfFirst)).toHaveLength(1);
 
-      spawnWorker();
-      const done = await waitForScan(t, key, scanId, isFinal, 90_000);
-      expect(done.status).toBe('completed');
-      expect(done.progress).toEqual({ filesTotal: 400, filesDone: 400 });
+    spawnWorker();
+    const done = await waitForScan(t, key, scanId, isFinal, 90_000);
+    expect(done.status).toBe('completed');
+    expect(done.progress).toEqual({ filesTotal: 400, filesDone: 400 });
+    expect((await readdir(os.tmpdir())).filter(spillOfFirst)).toEqual([]);
 
-      const db = t.container.database.db;
-      const ledger = await db.select().from(creditLedger).where(eq(creditLedger.scanId, scanId));
-      expect(ledger.map((r) => r.kind).sort()).toEqual(['consume', 'reserve']);
-      const balances = await t.container.services.credits.getBalances(company.id);
-      expect(balances).toMatchObject({ used: 2, reserved: 0, remaining: 3 });
+    const db = t.container.database.db;
+    const ledger = await db.select().from(creditLedger).where(eq(creditLedger.scanId, scanId));
+    expect(ledger.map((r) => r.kind).sort()).toEqual(['consume', 'reserve']);
+    const balances = await t.container.services.credits.getBalances(company.id);
+    expect(balances).toMatchObject({ used: 2, reserved: 0, remaining: 3 });
 
-      const links = await db.select().from(scanFindings).where(eq(scanFindings.scanId, scanId));
-      expect(links.length).toBe(done.findingsCount);
-      expect(links.length).toBeGreaterThanOrEqual(400);
-      const drafts = await db.select().from(findings).where(eq(findings.workspaceId, done.workspaceId));
-      expect(drafts.length).toBe(links.length);
-      expect(new Set(drafts.map((f) => f.fingerprint)).size).toBe(drafts.length);
-    },
-    150_000,
-  );
+    const links = await db.select().from(scanFindings).where(eq(scanFindings.scanId, scanId));
+    expect(links.length).toBe(done.findingsCount);
+    expect(links.length).toBeGreaterThanOrEqual(400);
+    const drafts = await db.select().from(findings).where(eq(findings.workspaceId, done.workspaceId));
+    expect(drafts.length).toBe(links.length);
+    expect(new Set(drafts.map((f) => f.fingerprint)).size).toBe(drafts.length);
+  }, 150_000);
 });

@@ -39,12 +39,14 @@ function servicesWith(engine: ScanEngine) {
     credits: t.container.services.credits,
     idempotency: createIdempotencyService({ database, ttlHours: 24 }),
     engine,
+    rulesUrl: 'http://localhost:3000/docs/rules',
     openSources: (input) =>
       openScanSources(
         {
           database,
           objectStore: t.container.objectStore,
           integrations: t.container.services.integrations,
+          outbound: t.container.outbound,
           log,
         },
         input,

@@ -16,9 +16,9 @@ let fakeA: FakeTrackerA;
 let fakeB: FakeTrackerB;
 
 beforeAll(async () => {
-  first = await createTestApp();
+  first = await createTestApp({ env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
   // A second app instance on the same database: on PostgreSQL its own pool, like another replica.
-  second = await createTestApp({ shareDatabaseWith: first });
+  second = await createTestApp({ shareDatabaseWith: first, env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
   fakeA = await startFakeTrackerA();
   fakeB = await startFakeTrackerB({ projects: ['ENG'] });
 });

@@ -14,7 +14,7 @@ let fakeA: FakeTrackerA;
 let fakeB: FakeTrackerB;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
   fakeA = await startFakeTrackerA();
   fakeB = await startFakeTrackerB({ projects: ['ENG'] });
 });

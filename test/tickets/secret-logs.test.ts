@@ -29,7 +29,12 @@ beforeAll(async () => {
   const { config: database, drop } = await createTestDatabaseConfig();
   const config: Config = {
     ...loadConfig(
-      { VIGIL_DATA_DIR: dataDir, VIGIL_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'trace' },
+      {
+        VIGIL_DATA_DIR: dataDir,
+        VIGIL_SECRET_KEY: randomBytes(32).toString('hex'),
+        LOG_LEVEL: 'trace',
+        VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32',
+      },
       dataDir,
     ),
     database,

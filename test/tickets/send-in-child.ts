@@ -6,6 +6,7 @@
 import { createSecretBox } from '../../src/auth/secret-box.ts';
 import { parseSecretKey } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/client.ts';
+import { createOutboundPolicy } from '../../src/integrations/outbound/outbound-policy.ts';
 import { createIntegrationsService } from '../../src/platform/integrations/integrations.service.ts';
 import { createTicketsService } from '../../src/scanner/tickets/tickets.service.ts';
 
@@ -16,16 +17,19 @@ const env = (name: string): string => {
 };
 
 const database = await openDatabase({ kind: 'postgres', url: env('TICKETS_DATABASE_URL'), poolSize: 2 });
+// The fake trackers listen on loopback, which the child allows as VIGIL_OUTBOUND_ALLOW=127.0.0.1/32 would.
+const outbound = createOutboundPolicy({ allow: { hosts: [], cidrs: ['127.0.0.1/32'] } });
 const integrations = createIntegrationsService({
   database,
   secretBox: createSecretBox(parseSecretKey(env('TICKETS_SECRET_KEY'))),
+  outbound,
 });
 const tickets = createTicketsService({
   database,
   integrations,
   publicUrl: 'https://vigil.example.test',
   leaseSeconds: Number(env('TICKETS_LEASE_SECONDS')),
-  trackerOptions: { timeoutMs: 60_000 },
+  trackerOptions: { timeoutMs: 60_000, fetch: outbound.fetch },
 });
 const provider = env('TICKETS_PROVIDER') === 'tracker_a' ? 'tracker_a' : 'tracker_b';
 const actor = {
@@ -37,4 +41,5 @@ const actor = {
 process.stdout.write('started\n');
 const result = await tickets.sendFinding(actor, env('TICKETS_FINDING_ID'), provider);
 process.stdout.write(`${JSON.stringify(result)}\n`);
+await outbound.close();
 await database.close();

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import {
   boolean,
+  check,
   index,
   integer,
   jsonb,
@@ -95,6 +96,8 @@ export const repositoryMembers = pgTable(
   (t) => [
     primaryKey({ columns: [t.repositoryId, t.userId] }),
     index('repository_members_user_idx').on(t.userId),
+    // Spending a ping is a conditional decrement; the constraint keeps any other writer honest too.
+    check('repository_members_pings_left_check', sql`${t.pingsLeft} >= 0`),
   ],
 );
 
@@ -214,7 +217,15 @@ export const findings = pgTable(
     paymentId: uuid('payment_id'),
     locked: boolean('locked').notNull().default(false),
     safeHarborAssetIds: text('safe_harbor_asset_ids').array().notNull().default(sql`'{}'::text[]`),
+    /**
+     * When the last comment of each visibility was written (`last_comment_at`: public). A user's
+     * `lastCommentAt` is the latest of the ones they may read (access policy), so that neither the
+     * field nor the `last_comment_*` orders reveal comments the user may not see.
+     */
     lastCommentAt: timestamp('last_comment_at', { withTimezone: true }),
+    lastPrivateCommentAt: timestamp('last_private_comment_at', { withTimezone: true }),
+    lastInternalCommentAt: timestamp('last_internal_comment_at', { withTimezone: true }),
+    lastHiddenCommentAt: timestamp('last_hidden_comment_at', { withTimezone: true }),
     createdAt: createdAt(),
     lastUpdatedAt: timestamp('last_updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -334,8 +345,15 @@ export const comments = pgTable(
       .notNull()
       .default('public'),
     createdAt: createdAt(),
+    /** Set when the author edits the content. */
+    editedAt: timestamp('edited_at', { withTimezone: true }),
+    /** Soft delete: the comment keeps its place in the thread, its content is no longer shown. */
+    deletedAt: timestamp('deleted_at', { withTimezone: true }),
   },
-  (t) => [index('comments_finding_idx').on(t.findingId, t.createdAt)],
+  (t) => [
+    index('comments_finding_idx').on(t.findingId, t.createdAt),
+    index('comments_parent_idx').on(t.parentId).where(sql`${t.parentId} is not null`),
+  ],
 );
 
 /** The last time a user read a finding's comments; comments after it are unread. */
@@ -361,11 +379,18 @@ export const notifications = pgTable(
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
     kind: text('kind').notNull(),
+    /** The comment whose ping caused it: one notification per user per comment. */
+    commentId: uuid('comment_id').references(() => comments.id, { onDelete: 'cascade' }),
     payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
     readAt: timestamp('read_at', { withTimezone: true }),
     createdAt: createdAt(),
   },
-  (t) => [index('notifications_user_idx').on(t.userId, t.createdAt)],
+  (t) => [
+    index('notifications_user_idx').on(t.userId, t.createdAt),
+    uniqueIndex('notifications_user_comment_key')
+      .on(t.userId, t.commentId)
+      .where(sql`${t.commentId} is not null`),
+  ],
 );
 
 export const findingViews = pgTable('finding_views', {

@@ -29,6 +29,16 @@ export const workspaces = pgTable(
     /** `owner/name` of the linked sourcehost repository, or null for upload-only workspaces. */
     repository: text('repository'),
     active: boolean('active').notNull().default(true),
+    /** Branches whose pushes start a scan (source-host webhook); empty: the repository's default branch. */
+    watchBranches: text('watch_branches').array().notNull().default(sql`'{}'::text[]`),
+    /** Scan type of push- and pull-request-triggered scans. */
+    autoScanType: text('auto_scan_type', { enum: ['lite', 'standard', 'audit'] })
+      .notNull()
+      .default('standard'),
+    /** Lowest severity that makes a triggered scan's commit status `failure`. */
+    failOn: text('fail_on', { enum: ['critical', 'high', 'medium', 'low', 'informational'] })
+      .notNull()
+      .default('high'),
     createdAt: createdAt(),
   },
   (t) => [index('workspaces_company_repo_idx').on(t.companyId, t.repository)],

@@ -1,9 +1,20 @@
 /** Identity of the engine in reports. */
 export const ENGINE_NAME = 'vigil-engine';
 export const ENGINE_VERSION = '0.1.0';
-export const ENGINE_INFORMATION_URI = 'https://vigil.invalid/docs/engine-rules';
+/** Where a Vigil server documents the rules when no other address is given. */
+export const DEFAULT_RULES_URL = 'http://localhost:3000/docs/rules';
 
-/** Where a rule is documented (the rule catalogue, anchored by id). */
-export function ruleHelpUri(ruleId: string): string {
-  return `${ENGINE_INFORMATION_URI}#${ruleId.replace(/[^a-z0-9-]+/gi, '-').toLowerCase()}`;
+/** Where a rule is documented: its page under the server's `/docs/rules`. */
+export function ruleHelpUri(ruleId: string, rulesUrl: string = DEFAULT_RULES_URL): string {
+  return `${rulesUrl.replace(/\/+$/, '')}/${encodeURIComponent(ruleId)}`;
 }
+
+/** Severity names as the reports and the scanner API spell them (GitLab SAST). */
+export const REPORT_SEVERITY = {
+  critical: 'Critical',
+  high: 'High',
+  medium: 'Medium',
+  low: 'Low',
+  informational: 'Info',
+  gas_optimization: 'Info',
+} as const;

@@ -1,7 +1,7 @@
 /** SARIF 2.1.0 for code-scanning consumers (GitHub and others). */
 import { allRuleMetas } from '../rules-catalogue.ts';
 import type { EngineVulnerability, RuleMeta, Severity } from '../types.ts';
-import { ENGINE_INFORMATION_URI, ENGINE_NAME, ENGINE_VERSION, ruleHelpUri } from './common.ts';
+import { DEFAULT_RULES_URL, ENGINE_NAME, ENGINE_VERSION, ruleHelpUri } from './common.ts';
 
 const SECURITY_SEVERITY: Record<Severity, string> = {
   critical: '9.5',
@@ -24,6 +24,8 @@ const PRECISION: Record<RuleMeta['confidence'], string> = { high: 'high', medium
 export interface SarifReportMeta {
   startTime?: Date;
   endTime?: Date;
+  /** Base of the rule pages (`…/docs/rules`); default DEFAULT_RULES_URL. */
+  rulesUrl?: string;
 }
 
 // The SARIF object model is large; only what we emit is typed.
@@ -103,7 +105,7 @@ export function toSarifReport(
         text: `${m.description}\n\nRemediation: ${m.remediation}`,
         markdown: `${m.description}\n\n**Remediation:** ${m.remediation}`,
       },
-      helpUri: ruleHelpUri(m.id),
+      helpUri: ruleHelpUri(m.id, meta.rulesUrl),
       defaultConfiguration: { level: LEVEL[m.severity] },
       properties: {
         tags,
@@ -151,7 +153,7 @@ export function toSarifReport(
           driver: {
             name: ENGINE_NAME,
             version: ENGINE_VERSION,
-            informationUri: ENGINE_INFORMATION_URI,
+            informationUri: meta.rulesUrl ?? DEFAULT_RULES_URL,
             rules,
           },
         },

@@ -1,25 +1,18 @@
 /** The GitLab SAST report (schema line 15.x) for engine vulnerabilities. */
-import type { EngineVulnerability, ScanMessage, Severity } from '../types.ts';
-import { ENGINE_NAME, ENGINE_VERSION, ruleHelpUri } from './common.ts';
+import type { EngineVulnerability, ScanMessage } from '../types.ts';
+import { ENGINE_NAME, ENGINE_VERSION, REPORT_SEVERITY, ruleHelpUri } from './common.ts';
 
 export const SAST_SCHEMA_VERSION = '15.0.7';
 
 export type SastSeverity = 'Critical' | 'High' | 'Medium' | 'Low' | 'Info' | 'Unknown';
-
-const SEVERITY: Record<Severity, SastSeverity> = {
-  critical: 'Critical',
-  high: 'High',
-  medium: 'Medium',
-  low: 'Low',
-  informational: 'Info',
-  gas_optimization: 'Info',
-};
 
 export interface SastReportMeta {
   startTime: Date;
   endTime: Date;
   status?: 'success' | 'failure';
   messages?: ScanMessage[];
+  /** Base of the rule pages (`…/docs/rules`); default DEFAULT_RULES_URL. */
+  rulesUrl?: string;
 }
 
 export interface SastIdentifier {
@@ -86,7 +79,7 @@ export function toSastReport(
     },
     vulnerabilities: items.map(({ id, vulnerability: v }) => {
       const identifiers: SastIdentifier[] = [
-        { type: 'vigil_rule', name: v.ruleId, value: v.ruleId, url: ruleHelpUri(v.ruleId) },
+        { type: 'vigil_rule', name: v.ruleId, value: v.ruleId, url: ruleHelpUri(v.ruleId, meta.rulesUrl) },
       ];
       if (v.swc)
         identifiers.push({
@@ -108,7 +101,7 @@ export function toSastReport(
         id,
         name: v.title,
         description: v.description,
-        severity: SEVERITY[v.severity],
+        severity: REPORT_SEVERITY[v.severity],
         solution: v.remediation.slice(0, 7000),
         location: {
           file: v.location.file,

@@ -264,7 +264,7 @@ export class FileAnalysis {
     if (m !== undefined) return m;
     this.callerCheckMemo.set(fn, false);
     const a = this.analyze(fn);
-    let r = a.conditions.some((c) => this.isCallerCheck(c.expr, a));
+    let r = a.conditions.some((c) => this.isCallerCheck(c.expr, a) || this.callsCallerPredicate(c.expr, a));
     if (!r) {
       for (const mod of fn.modifiers) {
         const def = this.index.modifierOf(fn.contract, mod.name);
@@ -281,6 +281,28 @@ export class FileAnalysis {
       );
     this.callerCheckMemo.set(fn, r);
     return r;
+  }
+
+  /**
+   * Whether a condition calls an internal predicate that compares the caller's identity
+   * (`require(isOwner())` with `function isOwner() view returns (bool) { return msg.sender == _owner; }`).
+   */
+  private callsCallerPredicate(expr: AstNode, a: FunctionAnalysis): boolean {
+    return descendants(expr, 'call_expression').some((call) => {
+      const f = field(call, 'function');
+      const callee =
+        f && unwrap(f).type === 'identifier'
+          ? this.resolveInternal(a.contract, this.text(unwrap(f)), callArgs(call).length)
+          : undefined;
+      return callee !== undefined && callee !== a.fn && this.returnsCallerCheck(callee);
+    });
+  }
+
+  private returnsCallerCheck(fn: FunctionInfo): boolean {
+    if (!fn.body || !fn.returns.every((r) => /^bool$/.test(r.typeText)) || fn.returns.length !== 1)
+      return false;
+    const a = this.analyze(fn);
+    return descendants(fn.body, 'return_statement').some((r) => this.isCallerCheck(r, a));
   }
 
   /** A condition that compares the caller's identity (not a per-caller balance). */
@@ -500,4 +522,41 @@ function isStoragePointer(v: VarInfo, file: SolFile, scope: Scope): boolean {
   }
   if (!file.versionBelow(0, 5)) return false;
   return v.isArray || v.isMapping || /^[A-Z]/.test(v.typeText);
+}
+
+/**
+ * Whether a hash result is used as a number (cast to an integer, reduced modulo, compared) —
+ * directly or through the local it is stored in — rather than as an identifier or a signed digest.
+ */
+export function usedAsNumber(fa: FileAnalysis, a: FunctionAnalysis, hash: AstNode): boolean {
+  const numeric = (n: AstNode): boolean => {
+    const p = n.parent;
+    if (!p) return false;
+    if (p.type === 'binary_expression' && p.op && ['%', '==', '!=', '<', '>', '&', '/'].includes(p.op))
+      return true;
+    if (p.type === 'call_argument' && p.parent?.type === 'call_expression') {
+      const fnName = normText(fa, field(p.parent, 'function') ?? p.parent);
+      if (/^u?int\d*$/.test(fnName)) return true;
+    }
+    if (p.type === 'type_cast_expression') return true;
+    if (p.type === 'parenthesized_expression' || p.type === 'call_argument') return numeric(p);
+    return false;
+  };
+  if (numeric(hash)) return true;
+  const node = a.cfg.nodeOf(hash);
+  if (!node) return false;
+  for (const d of node.defs) {
+    const def = a.cfg.defs.find((x) => x.node === node.id && x.name === d.name);
+    if (!def) continue;
+    for (const use of a.cfg.usesOf(def)) {
+      if (!use.ast) continue;
+      const hit = descendants(use.ast, 'identifier').some((i) => fa.text(i) === d.name && numeric(i));
+      if (hit) return true;
+    }
+  }
+  return false;
+}
+
+function normText(fa: FileAnalysis, n: AstNode): string {
+  return fa.text(unwrap(n)).replace(/\s+/g, '');
 }

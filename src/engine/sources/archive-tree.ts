@@ -13,7 +13,7 @@
  * path, the later one wins, as when the archives are unpacked one over the other in order.
  */
 import { randomUUID } from 'node:crypto';
-import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises';
+import { type FileHandle, mkdtemp, open, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -80,7 +80,8 @@ export async function openArchiveTree(
   const maxFileBytes = options.maxFileBytes ?? 2 * MIB;
   const maxTotalBytes = options.maxTotalBytes ?? 2048 * MIB;
 
-  const dir = await mkdtemp(join(options.tempDir ?? tmpdir(), 'vigil-tree-'));
+  // The owner's pid in the name lets a later start remove the folders of a killed process.
+  const dir = await mkdtemp(join(options.tempDir ?? tmpdir(), `${SPILL_PREFIX}${process.pid}-`));
   let handle: FileHandle | undefined;
   try {
     handle = await open(join(dir, `${randomUUID()}.spill`), 'w+');
@@ -119,6 +120,33 @@ export async function openArchiveTree(
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
+}
+
+const SPILL_PREFIX = 'vigil-tree-';
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the spill folders left in `tempDir` by processes that no longer run (a worker killed in
+ * the middle of a job cannot remove its own). Folders of live processes are left alone. Returns
+ * the names it removed.
+ */
+export async function sweepSpillFolders(tempDir: string = tmpdir()): Promise<string[]> {
+  const removed: string[] = [];
+  for (const name of await readdir(tempDir).catch(() => [] as string[])) {
+    const match = new RegExp(`^${SPILL_PREFIX}(\\d+)-`).exec(name);
+    if (!match || processAlive(Number(match[1]))) continue;
+    await rm(join(tempDir, name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
 }
 
 function createTree(

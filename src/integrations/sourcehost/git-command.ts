@@ -24,13 +24,20 @@ export type SourcehostFailureReason =
   | 'invalid_reference'
   /** The base URL of the sourcehost integration is not a plain http(s) URL. */
   | 'invalid_base_url'
+  /** The outbound policy refuses the host (an internal address); git was not run. */
+  | 'destination_refused'
   /** The host could not be reached or the transfer broke off. */
   | 'network'
   /** git failed locally for another reason. */
-  | 'git_failed';
+  | 'git_failed'
+  /** The host's REST API answered an error status or a body of an unknown shape. */
+  | 'api_error';
 
 /** The reasons a git run that was started can end with. */
-export type GitFailureReason = Exclude<SourcehostFailureReason, 'invalid_reference' | 'invalid_base_url'>;
+export type GitFailureReason = Exclude<
+  SourcehostFailureReason,
+  'invalid_reference' | 'invalid_base_url' | 'api_error' | 'destination_refused'
+>;
 
 /** How the token is presented to the host. */
 export type GitAuthScheme = 'basic' | 'bearer';
@@ -77,6 +84,12 @@ export interface GitFetchCommandOptions {
   readonly authScheme: GitAuthScheme;
   /** The server's environment; only the variables that say how to reach the host are kept. */
   readonly inheritedEnv?: NodeJS.ProcessEnv;
+  /**
+   * The address the outbound policy checked for the host of `baseUrl`: git connects to it and to
+   * nothing else (`http.curloptResolve`), so the name is not resolved a second time. Absent when
+   * the host is an address already.
+   */
+  readonly pinnedAddress?: { readonly host: string; readonly port: number; readonly address: string };
 }
 
 /**
@@ -99,6 +112,16 @@ export function buildGitFetchCommand(options: GitFetchCommandOptions): GitComman
     `protocol.http.allow=${allowHttp ? 'always' : 'never'}`,
     '-c',
     'http.followRedirects=false',
+    ...(options.pinnedAddress
+      ? [
+          '-c',
+          `http.curloptResolve=${options.pinnedAddress.host}:${options.pinnedAddress.port}:${
+            options.pinnedAddress.address.includes(':')
+              ? `[${options.pinnedAddress.address}]`
+              : options.pinnedAddress.address
+          }`,
+        ]
+      : []),
     '-c',
     'gc.auto=0',
     '-c',

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeGitServer, startFakeGitServer } from '../../../test/fakes/git-server.ts';
 import { AppError } from '../../errors.ts';
+import { createOutboundPolicy } from '../outbound/outbound-policy.ts';
 import { buildGitFetchCommand, formatAuthorization, redactSecret } from './git-command.ts';
 import { type OpenGitCommitTreeOptions, openGitCommitTree } from './git-source.ts';
 import { parseRepositoryRef } from './repository-ref.ts';
@@ -15,6 +16,14 @@ let server: FakeGitServer;
 let firstCommit: string;
 let secondCommit: string;
 let workDir: string;
+/** Loopback is allowed, as `VIGIL_OUTBOUND_ALLOW=127.0.0.1/32` does; `git.vigil.test` resolves to it. */
+const outbound = createOutboundPolicy({
+  allow: { hosts: [], cidrs: ['127.0.0.1/32'] },
+  resolve: async (hostname) => {
+    if (hostname === 'git.vigil.test') return [{ address: '127.0.0.1', family: 4 }];
+    throw new Error(`no such host ${hostname}`);
+  },
+});
 
 beforeAll(async () => {
   server = await startFakeGitServer({ token: TOKEN });
@@ -41,6 +50,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await outbound.close();
   await server.close();
 });
 
@@ -61,6 +71,7 @@ function options(overrides: Partial<OpenGitCommitTreeOptions> = {}): OpenGitComm
     commit: secondCommit,
     timeoutMs: 20_000,
     workDir,
+    outbound,
     ...overrides,
   };
 }
@@ -249,6 +260,36 @@ describe('openGitCommitTree', () => {
     expect(error.details).toMatchObject({ reason: 'timeout' });
     expect((await readProcesses()).filter((p) => p.environment.includes(workDir))).toEqual([]);
     expect(await readdir(workDir)).toEqual([]);
+  });
+
+  it('connects git to the address the policy checked (a name no DNS knows, pinned to it)', async () => {
+    const baseUrl = server.baseUrl.replace('127.0.0.1', 'git.vigil.test');
+    const tree = await openGitCommitTree(options({ baseUrl }));
+    try {
+      expect(tree.commit).toBe(secondCommit);
+      expect((await tree.list()).length).toBeGreaterThan(0);
+    } finally {
+      await tree.close();
+    }
+  });
+
+  it('answers destination_refused without running git for an internal address', async () => {
+    const strict = createOutboundPolicy({ allow: { hosts: [], cidrs: [] } });
+    try {
+      for (const baseUrl of [
+        server.baseUrl,
+        'http://2130706433:1/',
+        'http://[::ffff:127.0.0.1]/',
+        'http://localhost/',
+      ]) {
+        const before = server.requests.length;
+        const error = await openFailure({ baseUrl, outbound: strict });
+        expect(error.details).toMatchObject({ reason: 'destination_refused' });
+        expect(server.requests.length).toBe(before);
+      }
+    } finally {
+      await strict.close();
+    }
   });
 
   it('answers network when the host cannot be reached', async () => {

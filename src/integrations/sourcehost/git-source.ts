@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import { normalizeArchivePath } from '../../engine/sources/archive-read.ts';
 import type { SourceEntry, SourceTree } from '../../engine/sources/tree.ts';
 import { AppError, isAppError } from '../../errors.ts';
+import type { OutboundPolicy } from '../outbound/outbound-policy.ts';
+import { isOutboundRefused } from '../outbound/outbound-policy.ts';
 import { createGitBlobReader } from './git-blob-reader.ts';
 import {
   buildGitFetchCommand,
@@ -55,6 +57,8 @@ export interface OpenGitCommitTreeOptions {
   readonly maxFileBytes?: number | undefined;
   /** Aborting kills git and rejects with the signal's reason. */
   readonly signal?: AbortSignal | undefined;
+  /** The outbound policy: the host is resolved and checked by it, and git is pinned to that address. */
+  readonly outbound: Pick<OutboundPolicy, 'resolve'>;
 }
 
 /** A file of the commit that the tree leaves out. */
@@ -115,6 +119,7 @@ export async function openGitCommitTree(options: OpenGitCommitTreeOptions): Prom
   };
 
   try {
+    const pinnedAddress = await pinAddress(options.outbound, baseUrl);
     await mkdir(homeDir);
     await run(local(['init', '--quiet', '--bare']), 'init');
     await run(
@@ -127,6 +132,7 @@ export async function openGitCommitTree(options: OpenGitCommitTreeOptions): Prom
         token: options.token,
         authScheme: options.authScheme ?? 'basic',
         inheritedEnv: process.env,
+        ...(pinnedAddress ? { pinnedAddress } : {}),
       }),
       'fetch',
     );
@@ -146,6 +152,28 @@ export async function openGitCommitTree(options: OpenGitCommitTreeOptions): Prom
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/**
+ * Resolves the base URL's host through the outbound policy (which refuses internal addresses)
+ * and returns the address git must connect to; undefined when the host is an address itself
+ * (the policy checked it, and git does not resolve it).
+ */
+async function pinAddress(
+  outbound: Pick<OutboundPolicy, 'resolve'>,
+  baseUrl: string,
+): Promise<{ host: string; port: number; address: string } | undefined> {
+  const url = new URL(baseUrl);
+  let addresses: Awaited<ReturnType<OutboundPolicy['resolve']>>;
+  try {
+    addresses = await outbound.resolve(url.hostname);
+  } catch (err) {
+    if (!isOutboundRefused(err)) throw err;
+    throw sourcehostError('destination_refused', (err as Error).message, {}, err);
+  }
+  if (url.hostname.startsWith('[') || /^[\d.]+$/.test(url.hostname)) return undefined;
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  return { host: url.hostname, port, address: addresses[0]!.address };
 }
 
 function createTree(

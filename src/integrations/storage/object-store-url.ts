@@ -66,12 +66,15 @@ export function parseObjectStoreUrl(value: string): ObjectStoreConfig {
   return config;
 }
 
-/** Creates the object store an object store URL names. */
-export function createObjectStore(value: string = DEFAULT_OBJECT_STORE_URL): ObjectStore {
+/** Creates the object store an object store URL names (S3 connections through `outbound` when given). */
+export function createObjectStore(
+  value: string = DEFAULT_OBJECT_STORE_URL,
+  outbound?: S3ObjectStoreOptions['outbound'],
+): ObjectStore {
   const config = parseObjectStoreUrl(value);
   if (config.kind === 'fs') return createFsObjectStore({ root: config.root });
   const { kind: _kind, ...options } = config;
-  return createS3ObjectStore(options);
+  return createS3ObjectStore(outbound ? { ...options, outbound } : options);
 }
 
 /** Error messages may reach logs; never print credentials. */

@@ -9,6 +9,9 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -24,6 +27,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { AppError } from '../../errors.ts';
+import type { OutboundPolicy } from '../outbound/outbound-policy.ts';
 import { assertObjectKey, createByteLimiter, type ObjectStore } from './object-store.ts';
 
 /** Options of {@link createS3ObjectStore}. */
@@ -41,6 +45,33 @@ export interface S3ObjectStoreOptions {
   keyPrefix?: string;
   /** Where `putStream` spools bodies. Default: the OS temporary directory. */
   spoolDir?: string;
+  /** The outbound policy: every connection to the endpoint resolves through its checking lookup. */
+  outbound?: Pick<OutboundPolicy, 'lookup' | 'isAddressAllowed'>;
+}
+
+/**
+ * Agents whose `lookup` is the outbound policy's: the address checked is the address connected
+ * to. A literal address in the endpoint is never looked up, so it is checked here, once.
+ */
+function checkedRequestHandler(
+  outbound: Pick<OutboundPolicy, 'lookup' | 'isAddressAllowed'>,
+  endpoint: string | undefined,
+): { httpAgent: HttpAgent; httpsAgent: HttpsAgent } {
+  if (endpoint) {
+    const host = new URL(endpoint).hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) !== 0 && !outbound.isAddressAllowed(host)) {
+      throw new Error(
+        `The object store endpoint ${host} is refused by the outbound policy; list it in VIGIL_OUTBOUND_ALLOW.`,
+      );
+    }
+  }
+  const lookup = outbound.lookup as unknown as NonNullable<
+    ConstructorParameters<typeof HttpAgent>[0]
+  >['lookup'];
+  return {
+    httpAgent: new HttpAgent({ keepAlive: true, lookup }),
+    httpsAgent: new HttpsAgent({ keepAlive: true, lookup }),
+  };
 }
 
 /** S3 refuses presigned URLs valid for longer than 7 days. */
@@ -58,6 +89,9 @@ export function createS3ObjectStore(options: S3ObjectStoreOptions): ObjectStore 
     responseChecksumValidation: 'WHEN_REQUIRED',
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
     ...(options.credentials ? { credentials: options.credentials } : {}),
+    ...(options.outbound
+      ? { requestHandler: checkedRequestHandler(options.outbound, options.endpoint) }
+      : {}),
   };
   const client = new S3Client(config);
   const bucket = options.bucket;

@@ -4,6 +4,7 @@
  * and a transport failure reported as such rather than thrown. What an answer means is decided
  * by each adapter; this module only says whether there was an answer.
  */
+import { isOutboundRefused, OUTBOUND_REFUSED_MESSAGE } from '../outbound/outbound-policy.ts';
 
 /** Timing and retry options of the tracker HTTP clients. */
 export interface TrackerHttpOptions {
@@ -24,6 +25,8 @@ export interface TrackerHttpOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   /** A number in [0, 1) for the jitter (default Math.random). */
   readonly random?: () => number;
+  /** The `fetch` requests go through: the outbound policy's in the service (default: Node's). */
+  readonly fetch?: typeof globalThis.fetch;
 }
 
 /** A request to a tracker; the body is sent as JSON when present. */
@@ -97,6 +100,7 @@ function sleepFor(ms: number): Promise<void> {
 async function sendOnce(
   request: TrackerRequest,
   timeoutMs: number,
+  doFetch: typeof globalThis.fetch,
 ): Promise<TrackerAnswer | TrackerExchange> {
   const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
   let body: string | undefined;
@@ -109,7 +113,7 @@ async function sendOnce(
     const signal = AbortSignal.timeout(timeoutMs);
     // Redirects are not followed: the credential must not travel to wherever a 3xx points, and a
     // moved site is a configuration change to make, not to guess.
-    const response = await fetch(request.url, {
+    const response = await doFetch(request.url, {
       method: request.method,
       headers,
       body,
@@ -137,14 +141,14 @@ async function sendOnce(
   }
 }
 
+/**
+ * What a failed connection is reported as. The same text whatever the socket error was (refused,
+ * reset, unreachable, a port fetch will not use), so that answers do not map which ports of a
+ * host are open; a destination the outbound policy refuses says so, the same for every address.
+ */
 function describeTransportError(err: unknown): string {
-  if (!(err instanceof Error)) return 'connection failed';
-  const cause = err.cause;
-  if (cause instanceof Error) {
-    const code = (cause as Error & { code?: unknown }).code;
-    return typeof code === 'string' ? `connection failed (${code})` : `connection failed (${cause.message})`;
-  }
-  return `connection failed (${err.message})`;
+  if (isOutboundRefused(err)) return OUTBOUND_REFUSED_MESSAGE;
+  return 'connection failed';
 }
 
 /**
@@ -162,7 +166,7 @@ export async function sendTrackerRequest(
   const sleep = options.sleep ?? sleepFor;
   const random = options.random ?? Math.random;
   for (let attempt = 0; ; attempt++) {
-    const result = await sendOnce(request, timeoutMs);
+    const result = await sendOnce(request, timeoutMs, options.fetch ?? globalThis.fetch);
     if (result.kind !== 'answer' || !isRateLimited(result)) return result;
     const retryAfterMs = parseRetryAfter(result.headers.get('retry-after'));
     const retryAfterSeconds = retryAfterMs === undefined ? undefined : Math.ceil(retryAfterMs / 1000);

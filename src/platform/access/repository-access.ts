@@ -1,10 +1,24 @@
-import { and, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
+import { and, type Column, eq, inArray, isNull, notInArray, type SQL, sql } from 'drizzle-orm';
 import { type Actor, requireUser, type UserActor } from '../../auth/actor.ts';
 import type { Db } from '../../db/client.ts';
-import { findings, repositories, repositoryMembers, type repositoryRoles } from '../../db/schema/index.ts';
+import {
+  findings,
+  labels,
+  repositories,
+  repositoryMembers,
+  type repositoryRoles,
+} from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 
 export type RepositoryRole = (typeof repositoryRoles)[number];
+
+/** The columns of a finding row (the `findings` table or an alias of it) that access rules read. */
+export interface FindingColumns {
+  published: Column;
+  repositoryId: Column;
+  companyId: Column;
+  createdBy: Column;
+}
 
 /** A user's active membership of one repository. */
 export interface RepositoryMembership {
@@ -128,20 +142,17 @@ export function visibilityScope(access: FindingAccess): VisibilityScope {
  * The repository sets are inlined as arrays so that the planner can use the repository, company
  * and author indexes (a correlated membership subquery per row cannot be).
  */
-export function visibleFindingsCondition(access: FindingAccess): SQL {
+export function visibleFindingsCondition(access: FindingAccess, table: FindingColumns = findings): SQL {
   // Written as the predicate of the partial indexes (not `published = $1`) so that the planner can use them.
-  const base = sql`(${findings.published} and ${findings.repositoryId} is not null)`;
+  const base = sql`(${table.published} and ${table.repositoryId} is not null)`;
   const scope = visibilityScope(access);
   if (scope.readAll) return base;
   const any: SQL[] = [];
-  if (scope.companyIds.length > 0) any.push(inArray(findings.companyId, scope.companyIds));
-  if (scope.fullRepositoryIds.length > 0) any.push(inArray(findings.repositoryId, scope.fullRepositoryIds));
+  if (scope.companyIds.length > 0) any.push(inArray(table.companyId, scope.companyIds));
+  if (scope.fullRepositoryIds.length > 0) any.push(inArray(table.repositoryId, scope.fullRepositoryIds));
   if (scope.ownRepositoryIds.length > 0) {
     any.push(
-      and(
-        eq(findings.createdBy, access.userId),
-        inArray(findings.repositoryId, scope.ownRepositoryIds),
-      ) as SQL,
+      and(eq(table.createdBy, access.userId), inArray(table.repositoryId, scope.ownRepositoryIds)) as SQL,
     );
   }
   if (any.length === 0) return sql`false`;
@@ -155,4 +166,77 @@ export async function requireVisibleRepository(db: Db, access: FindingAccess, re
     throw new AppError('NOT_FOUND', { message: 'Repository not found.' });
   }
   return repository;
+}
+
+/**
+ * The repositories where the user reads as a reviewer (effective role `reviewer`): there they read
+ * only reviewer-readable labels and no notes. Company users, platform admins and cross-company
+ * readers never do.
+ */
+function reviewerReadRepositoryIds(access: FindingAccess): string[] {
+  if (access.readAll || access.platformAdmin) return [];
+  return [...access.memberships].filter(([, m]) => m.role === 'reviewer').map(([id]) => id);
+}
+
+/** Whether the user may read the label on a finding of the repository (DESIGN §7, `reviewerRead`). */
+export function canReadLabel(
+  access: FindingAccess,
+  repository: { id: string; companyId: string },
+  label: { reviewerRead: boolean },
+): boolean {
+  if (access.readAll) return true;
+  return label.reviewerRead || effectiveRole(access, repository) !== 'reviewer';
+}
+
+/** Whether the user may read the private note of a finding of the repository. */
+export function canReadFindingNote(
+  access: FindingAccess,
+  repository: { id: string; companyId: string },
+): boolean {
+  return access.readAll || effectiveRole(access, repository) !== 'reviewer';
+}
+
+/**
+ * {@link canReadLabel} as SQL over `labels` joined to a finding row (`findings` by default): the
+ * label is reviewer-readable, or the finding is in a repository where the user is not a reviewer.
+ */
+export function readableLabelCondition(access: FindingAccess, finding: FindingColumns = findings): SQL {
+  const reviewerIds = reviewerReadRepositoryIds(access);
+  if (reviewerIds.length === 0) return sql`true`;
+  const asReviewer =
+    access.companyIds.length > 0
+      ? and(inArray(finding.repositoryId, reviewerIds), notInArray(finding.companyId, access.companyIds))
+      : inArray(finding.repositoryId, reviewerIds);
+  return sql`(${labels.reviewerRead} or not (${asReviewer}))`;
+}
+
+/**
+ * {@link effectiveRole} as SQL over a finding's (or a finding count's) repository and company
+ * columns: the rows of repositories where the user's effective role is `role`. Company users act
+ * as the client of their company's repositories unless a repository role grants more.
+ */
+export function effectiveRoleCondition(
+  access: FindingAccess,
+  role: RepositoryRole,
+  columns: { repositoryId: Column; companyId: Column },
+): SQL {
+  if (access.platformAdmin) return role === 'admin' ? sql`true` : sql`false`;
+  const own = (r: RepositoryRole) =>
+    [...access.memberships].filter(([, m]) => m.role === r).map(([id]) => id);
+  const inIds = (ids: string[]) => (ids.length > 0 ? inArray(columns.repositoryId, ids) : sql`false`);
+  const inCompanies =
+    access.companyIds.length > 0 ? inArray(columns.companyId, access.companyIds) : sql`false`;
+  if (role === 'reviewer') {
+    return access.companyIds.length > 0
+      ? (and(inIds(own('reviewer')), notInArray(columns.companyId, access.companyIds)) as SQL)
+      : inIds(own('reviewer'));
+  }
+  if (role !== 'client') return inIds(own(role));
+  // A repository role other than reviewer and client wins over the company's client role.
+  const higher = [...access.memberships]
+    .filter(([, m]) => m.role !== 'reviewer' && m.role !== 'client')
+    .map(([id]) => id);
+  const asCompany =
+    higher.length > 0 ? and(inCompanies, notInArray(columns.repositoryId, higher)) : inCompanies;
+  return sql`(${inIds(own('client'))} or ${asCompany})`;
 }

@@ -36,6 +36,23 @@ export function registerAdminRoutes(app: App, admin: AdminService): void {
     },
   );
 
+  app.get(
+    '/api/v0/admin/companies',
+    {
+      schema: {
+        operationId: 'adminListCompanies',
+        tags,
+        security,
+        summary: 'List every company, by handle (platform admin)',
+        response: { 200: Type.Object({ companies: Type.Array(CompanySchema) }), ...v0Errors() },
+      },
+    },
+    async (request) => {
+      const rows = await admin.listCompanies(request.actor);
+      return { companies: rows.map((row) => ({ ...row, createdAt: row.createdAt.toISOString() })) };
+    },
+  );
+
   app.post(
     '/api/v0/admin/users',
     {

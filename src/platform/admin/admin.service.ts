@@ -72,6 +72,12 @@ export function createAdminService(deps: { database: Database; credits: CreditsS
       }
     },
 
+    /** Every company, by handle (platform admin). */
+    async listCompanies(actor: Actor) {
+      requirePlatformAdmin(actor);
+      return database.db.select().from(companies).orderBy(companies.handle);
+    },
+
     async createUser(actor: Actor, input: CreateUserInput) {
       const admin = requirePlatformAdmin(actor);
       if (input.companyId && !(await companyExists(input.companyId))) {

@@ -2,7 +2,7 @@ import type { Actor } from '../../auth/actor.ts';
 import type { Database } from '../../db/client.ts';
 import { auditActions } from '../../db/schema/index.ts';
 import { loadCompany, requireCompanyOverseer } from '../companies/company-access.ts';
-import { decodeCursor, hashFilters, invalidCursor, pageOf } from '../pagination/cursor.ts';
+import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { invalidParam, isIsoMicros, isUuid, splitListParam } from '../pagination/list-params.ts';
 import { usersRepo } from '../users/users.repo.ts';
 import { type AuditAction, auditRepo } from './audit.repo.ts';
@@ -32,7 +32,7 @@ function parseActions(values: string[] | undefined): AuditAction[] | undefined {
 }
 
 /** The company audit log: company managers and `read_all_companies` admins. */
-export function createAuditService(deps: { database: Database }) {
+export function createAuditService(deps: { database: Database; cursors: CursorCodec }) {
   const { database } = deps;
 
   return {
@@ -62,7 +62,7 @@ export function createAuditService(deps: { database: Database }) {
         since: since?.toISOString(),
         order,
       });
-      const keys = query.next === undefined ? [] : decodeCursor(query.next, filterHash);
+      const keys = query.next === undefined ? [] : deps.cursors.decode(query.next, filterHash);
       let after: { createdAt: string; id: string } | undefined;
       if (keys.length > 0) {
         const [createdAt, id] = keys;
@@ -82,7 +82,7 @@ export function createAuditService(deps: { database: Database }) {
         after,
         limit: query.limit ?? DEFAULT_LIMIT,
       });
-      const page = pageOf(rows, {
+      const page = deps.cursors.pageOf(rows, {
         limit: query.limit ?? DEFAULT_LIMIT,
         filterHash,
         given: query.next,

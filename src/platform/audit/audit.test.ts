@@ -4,6 +4,7 @@ import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
 import { buildUser, type TestUser } from '../../../test/helpers/factories.ts';
 import { api, apiOk, buildOrg } from '../../../test/helpers/platform-org-factories.ts';
 import { auditLog } from '../../db/schema/index.ts';
+import { createCursorCodec } from '../pagination/cursor.ts';
 import type { AuditAction } from './audit.repo.ts';
 
 let t: TestApp;
@@ -314,13 +315,21 @@ describe('GET /api/v0/companies/{company_id}/audit-log', () => {
   it('refuses a well-formed cursor whose keys are not ours', async () => {
     const { company } = await buildOrg(t);
     const first = await page(company.id, '?limit=1');
-    const decoded = JSON.parse(Buffer.from(first.nextValue!, 'base64url').toString()) as {
+    const [body, mac] = first.nextValue!.split('.') as [string, string];
+    const decoded = JSON.parse(Buffer.from(body, 'base64url').toString()) as {
       k: unknown[];
       f: string;
     };
-    const forged = Buffer.from(
-      JSON.stringify({ k: ["'; drop table audit_log; --", decoded.k[1]], f: decoded.f }),
-    ).toString('base64url');
+    // Signed with the service's own key, so that it reaches the key checks; unsigned, edited keys
+    // fail the signature (test/security/cursors.test.ts).
+    const forged = createCursorCodec(t.config.secretKey!).encode(
+      ["'; drop table audit_log; --", decoded.k[1]],
+      decoded.f,
+    );
+    const unsigned = `${Buffer.from(JSON.stringify({ ...decoded, k: ['2020-01-01T00:00:00.000000Z', decoded.k[1]] })).toString('base64url')}.${mac}`;
+    expect((await api(t, 'GET', url(company.id, `?limit=1&next=${unsigned}`), t.adminToken)).statusCode).toBe(
+      400,
+    );
     const res = await api(t, 'GET', url(company.id, `?limit=1&next=${forged}`), t.adminToken);
     expect(res.statusCode).toBe(400);
   });

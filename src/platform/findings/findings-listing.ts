@@ -27,14 +27,24 @@ import {
   users,
 } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
+import { badStringReason } from '../../http/hostile-input.ts';
+import { visibleLastCommentAt } from '../access/comment-access.ts';
 import {
+  effectiveRoleCondition,
   type FindingAccess,
   type RepositoryRole,
+  readableLabelCondition,
   type VisibilityScope,
   visibilityScope,
   visibleFindingsCondition,
 } from '../access/repository-access.ts';
-import { decodeCursor, encodeCursor, hashFilters, invalidCursor } from '../pagination/cursor.ts';
+import {
+  type CursorCodec,
+  hashFilters,
+  invalidCursor,
+  isEpochMicrosText,
+  isInt4Text,
+} from '../pagination/cursor.ts';
 import type { FindingStatus } from './finding-rules.ts';
 import { hasUnreadComments, loadFindingPayloads } from './findings.repo.ts';
 import {
@@ -87,6 +97,8 @@ const SEVERITY_ORDER = sql.raw(
 );
 
 const creator = alias(users, 'creator');
+/** A second finding row: the duplicates of a root in `filter_for=with_duplicates`. */
+const duplicate = alias(findings, 'dup');
 
 type KeyType = 'int' | 'text' | 'numeric' | 'timestamptz';
 interface SortKey {
@@ -97,7 +109,7 @@ interface SortKey {
   joinsCreator: boolean;
 }
 
-function sortKeyOf(order: FindingOrder): SortKey {
+function sortKeyOf(order: FindingOrder, access: FindingAccess): SortKey {
   const field = order.replace(/_(asc|desc)$/, '');
   switch (field) {
     case 'number':
@@ -132,8 +144,9 @@ function sortKeyOf(order: FindingOrder): SortKey {
     case 'reward':
       return { expression: sql`${findings.reward}`, type: 'numeric', nullable: true, joinsCreator: false };
     default:
+      // The user's own lastCommentAt: only comments they may read move a finding (access policy).
       return {
-        expression: sql`${findings.lastCommentAt}`,
+        expression: visibleLastCommentAt(access),
         type: 'timestamptz',
         nullable: true,
         joinsCreator: false,
@@ -151,11 +164,12 @@ function cursorText(key: SortKey): SQL<string | null> {
   return sql<string | null>`(${key.expression})::text`;
 }
 
-const KEY_FORMAT: Record<KeyType, RegExp> = {
-  int: /^-?[0-9]{1,10}$/,
-  numeric: /^-?[0-9]{1,40}(\.[0-9]{1,40})?$/,
-  timestamptz: /^-?[0-9]{1,19}$/,
-  text: /^[\s\S]{0,1000}$/,
+/** Whether a cursor key fits its column type and range (checked before it reaches SQL). */
+const KEY_CHECK: Record<KeyType, (text: string) => boolean> = {
+  int: isInt4Text,
+  numeric: (text) => /^-?[0-9]{1,40}(\.[0-9]{1,40})?$/.test(text),
+  timestamptz: isEpochMicrosText,
+  text: (text) => text.length <= 1000 && badStringReason(text) === null,
 };
 
 function cursorValue(key: SortKey, text: string): SQL {
@@ -230,14 +244,23 @@ function labelScope(scope: VisibilityScope): SQL {
   return parts.length > 0 ? (or(...parts) as SQL) : sql`false`;
 }
 
-function byLabelNames(names: string[], scope: VisibilityScope): SQL {
+function byLabelNames(names: string[], scope: VisibilityScope, access: FindingAccess): SQL {
   // The label ids are computed once (an init plan) and limited to the user's scope, so that the
   // planner hashes only the findings of those few labels instead of every finding with that name.
-  return sql`exists (select 1 from ${findingLabels} where ${findingLabels.findingId} = ${findings.id}
+  // A label the user may not read on the finding (reviewers, `reviewerRead` off) never matches.
+  return sql`exists (select 1 from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
+    where ${findingLabels.findingId} = ${findings.id}
     and ${findingLabels.labelId} = any(array(select ${labels.id} from ${labels} where lower(${labels.name}) in (${sql.join(
       lowered(names).map((n) => sql`${n}`),
       sql`, `,
-    )}) and ${labelScope(scope)})))`;
+    )}) and ${labelScope(scope)}))
+    and ${readableLabelCondition(access)})`;
+}
+
+/** Findings that carry no label the user may read (what their payload shows as `labels: []`). */
+function unlabeled(access: FindingAccess): SQL {
+  return sql`not exists (select 1 from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
+    where ${findingLabels.findingId} = ${findings.id} and ${readableLabelCondition(access)})`;
 }
 
 function byPaths(paths: string[]): SQL {
@@ -267,7 +290,7 @@ const REQUIRE_REVIEW: FindingStatus[] = ['new', 'in_review', 'disputed'];
  * - `with_duplicates`: root findings that at least one other finding duplicates;
  * - `require_review`: findings still waiting for a judgement (new, in_review, disputed).
  */
-function filterFor(value: FilterFor): SQL {
+function filterFor(value: FilterFor, access: FindingAccess): SQL {
   switch (value) {
     case 'client_recommended':
       return and(
@@ -275,7 +298,8 @@ function filterFor(value: FilterFor): SQL {
         isNull(findings.duplicateOf),
       ) as SQL;
     case 'with_duplicates':
-      return sql`exists (select 1 from ${findings} as "dup" where "dup"."duplicate_of" = ${findings.id})`;
+      // Only duplicates the user may see make a root: a hidden one must not reveal itself.
+      return sql`exists (select 1 from ${findings} as "dup" where ${duplicate.duplicateOf} = ${findings.id} and ${visibleFindingsCondition(access, duplicate)})`;
     default:
       return inArray(findings.status, REQUIRE_REVIEW);
   }
@@ -284,6 +308,7 @@ function filterFor(value: FilterFor): SQL {
 /** The columns a filter on repository, status and severity reads: of `findings` or `finding_counts`. */
 interface BucketColumns {
   repositoryId: Column;
+  companyId: Column;
   status: Column;
   severity: Column;
 }
@@ -291,11 +316,13 @@ type BucketFilter = (columns: BucketColumns) => SQL;
 
 const FINDING_BUCKET: BucketColumns = {
   repositoryId: findings.repositoryId,
+  companyId: findings.companyId,
   status: findings.status,
   severity: findings.severity,
 };
 const COUNT_BUCKET: BucketColumns = {
   repositoryId: findingCounts.repositoryId,
+  companyId: findingCounts.companyId,
   status: findingCounts.status,
   severity: findingCounts.severity,
 };
@@ -366,21 +393,17 @@ function prepare(access: FindingAccess, query: AllFindingsQuery): Prepared {
   };
   if (repositoryIds.length > 0) bucketed((c) => inArray(c.repositoryId, repositoryIds));
   if (query.role !== undefined) {
-    const withRole = [...access.memberships].filter(([, m]) => m.role === query.role).map(([id]) => id);
-    bucketed((c) => (withRole.length > 0 ? inArray(c.repositoryId, withRole) : sql`false`));
+    const role = query.role;
+    bucketed((c) => effectiveRoleCondition(access, role, c));
   }
   if (path !== undefined) unbucketed(byPaths([path]));
   if (statuses) bucketed((c) => inArray(c.status, statuses));
   if (sevs) bucketed((c) => inArray(c.severity, sevs));
   if (query.duplicates === false) unbucketed(isNull(findings.duplicateOf));
-  if (labelNames) unbucketed(byLabelNames(labelNames, scope));
-  if (query.unlabeled === true) {
-    unbucketed(
-      sql`not exists (select 1 from ${findingLabels} where ${findingLabels.findingId} = ${findings.id})`,
-    );
-  }
+  if (labelNames) unbucketed(byLabelNames(labelNames, scope, access));
+  if (query.unlabeled === true) unbucketed(unlabeled(access));
   if (query.filter_for === 'require_review') bucketed((c) => inArray(c.status, REQUIRE_REVIEW));
-  else if (query.filter_for !== undefined) unbucketed(filterFor(query.filter_for));
+  else if (query.filter_for !== undefined) unbucketed(filterFor(query.filter_for, access));
   if (createdBy) unbucketed(byUsernames(findings.createdBy, createdBy));
   if (assignedTo !== undefined) unbucketed(byUsernames(findings.assignedTo, [assignedTo]));
   if (q !== undefined) unbucketed(textMatch(q));
@@ -389,7 +412,7 @@ function prepare(access: FindingAccess, query: AllFindingsQuery): Prepared {
   if (search) {
     if (search.status.length > 0) bucketed((c) => inArray(c.status, search.status));
     if (search.severity.length > 0) bucketed((c) => inArray(c.severity, search.severity));
-    if (search.label.length > 0) unbucketed(byLabelNames(search.label, scope));
+    if (search.label.length > 0) unbucketed(byLabelNames(search.label, scope, access));
     if (search.createdBy.length > 0) unbucketed(byUsernames(findings.createdBy, search.createdBy));
     if (search.assignedTo.length > 0) unbucketed(byUsernames(findings.assignedTo, search.assignedTo));
     if (search.repository.length > 0) unbucketed(byRepositoryRefs(search.repository));
@@ -427,8 +450,9 @@ function cursorCondition(
   direction: 'asc' | 'desc',
   next: string,
   filterHash: string,
+  cursors: CursorCodec,
 ): SQL | null {
-  const keys = decodeCursor(next, filterHash);
+  const keys = cursors.decode(next, filterHash);
   if (keys.length === 0) return null;
   const [keyText, id] = keys;
   if (keys.length !== 2 || typeof id !== 'string' || !UUID_RE.test(id)) throw invalidCursor();
@@ -436,7 +460,7 @@ function cursorCondition(
     if (!key.nullable) throw invalidCursor();
     return afterCursor(key, direction, null, id);
   }
-  if (typeof keyText !== 'string' || !KEY_FORMAT[key.type].test(keyText)) throw invalidCursor();
+  if (typeof keyText !== 'string' || !KEY_CHECK[key.type](keyText)) throw invalidCursor();
   return afterCursor(key, direction, keyText, id);
 }
 
@@ -479,11 +503,12 @@ export async function listAllFindings(
   db: Db,
   access: FindingAccess,
   query: AllFindingsQuery,
+  cursors: CursorCodec,
 ): Promise<AllFindingsResult> {
   const { conditions, bucketFilters, scope, order, filterHash, limit } = prepare(access, query);
   const direction = order.endsWith('_desc') ? 'desc' : 'asc';
-  const key = sortKeyOf(order);
-  const after = query.next ? cursorCondition(key, direction, query.next, filterHash) : null;
+  const key = sortKeyOf(order, access);
+  const after = query.next ? cursorCondition(key, direction, query.next, filterHash, cursors) : null;
   const where = and(...conditions) as SQL;
 
   const countQuery = bucketFilters
@@ -509,11 +534,11 @@ export async function listAllFindings(
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   let nextValue: string | null = null;
-  if (rows.length > limit && last) nextValue = encodeCursor([last.key, last.id], filterHash);
+  if (rows.length > limit && last) nextValue = cursors.encode([last.key, last.id], filterHash);
   // A zero-size page reads one row to know whether anything follows; if so, it hands back a
   // cursor at the current position, so the client can go on.
   else if (limit === 0 && rows.length > 0) {
-    nextValue = query.next ? query.next : encodeCursor([], filterHash);
+    nextValue = query.next ? query.next : cursors.encode([], filterHash);
   }
   const payloads = await loadFindingPayloads(
     db,

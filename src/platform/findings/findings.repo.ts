@@ -16,43 +16,27 @@ import {
   safeHarbors,
   users,
 } from '../../db/schema/index.ts';
-import { effectiveRole, type FindingAccess, visibleFindingsCondition } from '../access/repository-access.ts';
+import { visibleCommentsCondition, visibleLastCommentAt } from '../access/comment-access.ts';
+import {
+  canReadFindingNote,
+  canReadLabel,
+  type FindingAccess,
+  visibleFindingsCondition,
+} from '../access/repository-access.ts';
 import type { Label } from '../labels/labels.schemas.ts';
 import type { Finding, FullUserSummary } from './findings.schemas.ts';
 
 type Severity = Finding['severity'];
 
 /**
- * Which comments of a finding the user may read, as a condition on `comments` joined to
- * `findings` (DESIGN §7): public to everyone who sees the finding; private also to the finding's
- * author, company users, judges, triagers and admins; internal to company users and repository
- * admins; hidden to repository admins. Cross-company readers and platform admins read all.
- */
-export function visibleCommentsCondition(access: FindingAccess): SQL {
-  if (access.readAll) return sql`true`;
-  const privateRepos: string[] = [];
-  const adminRepos: string[] = [];
-  for (const [repositoryId, m] of access.memberships) {
-    if (m.role === 'judge' || m.role === 'triager' || m.role === 'admin') privateRepos.push(repositoryId);
-    if (m.role === 'admin') adminRepos.push(repositoryId);
-  }
-  const inRepos = (ids: string[]) => (ids.length > 0 ? inArray(findings.repositoryId, ids) : sql`false`);
-  const inCompanies =
-    access.companyIds.length > 0 ? inArray(findings.companyId, access.companyIds) : sql`false`;
-  return sql`(${comments.visibility} = 'public'
-    or (${comments.visibility} = 'private' and (${findings.createdBy} = ${access.userId} or ${inCompanies} or ${inRepos(privateRepos)}))
-    or (${comments.visibility} = 'internal' and (${inCompanies} or ${inRepos(adminRepos)}))
-    or (${comments.visibility} = 'hidden' and ${inRepos(adminRepos)}))`;
-}
-
-/**
  * The number of comments on the outer `findings` row that the user has not read: written by
- * someone else after the user's last read, and visible to the user.
+ * someone else after the user's last read, not deleted, and readable by the user (access policy).
  */
 export function unreadCommentsCount(access: FindingAccess): SQL<number> {
   return sql<number>`(select count(*)::int from ${comments}
     where ${comments.findingId} = ${findings.id}
       and ${comments.authorId} is distinct from ${access.userId}
+      and ${comments.deletedAt} is null
       and ${comments.createdAt} > coalesce((select ${commentReads.readAt} from ${commentReads}
         where ${commentReads.userId} = ${access.userId} and ${commentReads.findingId} = ${findings.id}), '-infinity'::timestamptz)
       and ${visibleCommentsCondition(access)})`;
@@ -63,6 +47,7 @@ export function hasUnreadComments(access: FindingAccess): SQL<boolean> {
   return sql<boolean>`exists (select 1 from ${comments}
     where ${comments.findingId} = ${findings.id}
       and ${comments.authorId} is distinct from ${access.userId}
+      and ${comments.deletedAt} is null
       and ${comments.createdAt} > coalesce((select ${commentReads.readAt} from ${commentReads}
         where ${commentReads.userId} = ${access.userId} and ${commentReads.findingId} = ${findings.id}), '-infinity'::timestamptz)
       and ${visibleCommentsCondition(access)})`;
@@ -127,6 +112,7 @@ export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: st
       assignee,
       assigneeMember,
       unread: unreadCommentsCount(access),
+      lastCommentAt: visibleLastCommentAt(access),
     })
     .from(findings)
     .innerJoin(repositories, eq(repositories.id, findings.repositoryId))
@@ -211,7 +197,6 @@ export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: st
     rows.map((row): [string, Finding] => {
       const f = row.finding;
       const repo = { id: row.repository.id, companyId: row.company.id };
-      const reviewerView = effectiveRole(access, repo) === 'reviewer' && !access.readAll;
       const rootId = f.duplicateOf ?? f.id;
       const root = refsById.get(rootId);
       const groupDuplicates = duplicatesBy.get(rootId) ?? [];
@@ -256,13 +241,13 @@ export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: st
               : null,
           category: f.category,
           labels: (labelsBy.get(f.id) ?? [])
-            .filter((l) => !reviewerView || l.label.reviewerRead)
+            .filter((l) => canReadLabel(access, repo, l.label))
             .map((l) => toLabel(l.label)),
           assignedTo: userSummary(row.assignee, row.assigneeMember),
           assetGroup: f.assetGroupId ? (groupsBy.get(f.assetGroupId) ?? null) : null,
-          lastCommentAt: f.lastCommentAt?.toISOString() ?? null,
+          lastCommentAt: row.lastCommentAt === null ? null : new Date(row.lastCommentAt).toISOString(),
           safeHarborAssets: harborAssets.filter((a) => f.safeHarborAssetIds.includes(a.id)),
-          note: reviewerView ? null : f.note,
+          note: canReadFindingNote(access, repo) ? f.note : null,
           paymentId: f.paymentId,
           status: f.status,
           severity: f.severity,

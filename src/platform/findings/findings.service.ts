@@ -3,7 +3,6 @@ import type { Actor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
 import {
   assetGroups,
-  commentReads,
   companyMembers,
   findingLabels,
   findingRelatedFiles,
@@ -22,6 +21,8 @@ import {
   requireVisibleRepository,
   visibleFindingsCondition,
 } from '../access/repository-access.ts';
+import { commentsRepo } from '../comments/comments.repo.ts';
+import type { CursorCodec } from '../pagination/cursor.ts';
 import { canTransition, type FindingStatus, JUDGING_ROLES } from './finding-rules.ts';
 import { allocateFindingNumber, loadFindingPayloads } from './findings.repo.ts';
 import type { CreateFinding, Finding } from './findings.schemas.ts';
@@ -44,8 +45,8 @@ function refCondition(repositoryId: string, ref: string): SQL {
   });
 }
 
-/** A finding of the repository the user may see, locked for the rest of the transaction when asked. */
-async function requireFinding(
+/** A finding of the repository the user may see (404 otherwise), locked for the rest of the transaction when asked. */
+export async function requireFinding(
   db: Db,
   access: FindingAccess,
   repositoryId: string,
@@ -118,7 +119,7 @@ function requireAllowedSeverity(repository: Repository, severity: Severity): voi
  * Findings of repositories: filing (with per-repository numbers), status, severity, assignee,
  * labels, duplicate marking, read markers, and the all-findings listing.
  */
-export function createFindingsService(deps: { database: Database }) {
+export function createFindingsService(deps: { database: Database; cursors: CursorCodec }) {
   const { database } = deps;
 
   /** Runs a change on one finding in a transaction, the finding locked; returns the fresh payload. */
@@ -428,20 +429,14 @@ export function createFindingsService(deps: { database: Database }) {
         const access = await loadFindingAccess(tx.db, actor);
         await requireVisibleRepository(tx.db, access, repositoryId);
         const finding = await requireFinding(tx.db, access, repositoryId, ref);
-        await tx.db
-          .insert(commentReads)
-          .values({ userId: access.userId, findingId: finding.id, readAt: sql`now()` })
-          .onConflictDoUpdate({
-            target: [commentReads.userId, commentReads.findingId],
-            set: { readAt: sql`greatest(${commentReads.readAt}, now())` },
-          });
+        await commentsRepo(tx.db).markRead(access.userId, finding.id);
       });
     },
 
     /** GET /api/v0/repositories/all-findings: the findings the user sees, filtered, ordered, paged. */
     async listAllFindings(actor: Actor, query: AllFindingsQuery): Promise<AllFindingsResult> {
       const access = await loadFindingAccess(database.db, actor);
-      return listAllFindings(database.db, access, query);
+      return listAllFindings(database.db, access, query, deps.cursors);
     },
   };
 }

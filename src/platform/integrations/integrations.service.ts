@@ -4,6 +4,11 @@ import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
 import { integrations } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
+import {
+  isOutboundRefused,
+  type OutboundPolicy,
+  OutboundRefusedError,
+} from '../../integrations/outbound/outbound-policy.ts';
 import { appendAuditEntry } from '../audit/audit.repo.ts';
 import { requireManagedCompany } from '../companies/company-access.ts';
 
@@ -14,7 +19,7 @@ export type IntegrationProvider = (typeof INTEGRATION_PROVIDERS)[number];
 const CREDENTIAL_FIELDS: Record<IntegrationProvider, string[]> = {
   tracker_a: ['apiKey', 'accessToken'],
   tracker_b: ['email', 'apiToken', 'accessToken'],
-  sourcehost: ['token'],
+  sourcehost: ['token', 'webhookSecret'],
 };
 
 export interface IntegrationInput {
@@ -81,11 +86,61 @@ function validateCredentials(provider: IntegrationProvider, credentials: Record<
   }
 }
 
+/** The settings of each provider that name a host the service connects to (links are not). */
+const CONNECTED_URL_SETTINGS: Record<IntegrationProvider, string[]> = {
+  tracker_a: ['baseUrl'],
+  tracker_b: ['baseUrl', 'siteUrl'],
+  sourcehost: ['baseUrl', 'apiBaseUrl'],
+};
+
+/**
+ * Checks every URL the service will connect to for this integration against the outbound policy:
+ * an internal address is refused when saved, with the same message whatever is listening there.
+ */
+async function checkDestinations(
+  outbound: Pick<OutboundPolicy, 'checkUrl'>,
+  provider: IntegrationProvider,
+  site: string,
+  settings: Record<string, unknown>,
+): Promise<void> {
+  const targets: Array<[field: string, value: unknown]> = CONNECTED_URL_SETTINGS[provider].map((name) => [
+    `settings.${name}`,
+    settings[name],
+  ]);
+  if (site !== '') targets.unshift(['site', site]);
+  for (const [field, value] of targets) {
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || !/^https?:\/\//i.test(value) || !URL.canParse(value)) {
+      throw new AppError('VALIDATION_FAILED', {
+        message: `${field} must be an http(s) URL.`,
+        details: { field },
+      });
+    }
+    try {
+      await outbound.checkUrl(value);
+    } catch (err) {
+      if (!isOutboundRefused(err)) throw err;
+      // A name that does not resolve now (DNS down, a host not yet created) is kept: every
+      // connection is checked again when it is opened.
+      if (err instanceof OutboundRefusedError && err.reason === 'unresolvable') continue;
+      throw new AppError('VALIDATION_FAILED', {
+        message: `${field}: ${(err as Error).message}`,
+        details: { field },
+      });
+    }
+  }
+}
+
 /**
  * Company integrations: credentials stored encrypted (AES-256-GCM) and never returned; settings
  * (base URLs, destination routing) returned as given. Sourcehost changes are audited.
  */
-export function createIntegrationsService(deps: { database: Database; secretBox: SecretBox }) {
+export function createIntegrationsService(deps: {
+  database: Database;
+  secretBox: SecretBox;
+  /** Checks the hosts of the settings when they are saved. */
+  outbound: Pick<OutboundPolicy, 'checkUrl'>;
+}) {
   const { database, secretBox } = deps;
 
   function toView(row: typeof integrations.$inferSelect): IntegrationView {
@@ -118,6 +173,7 @@ export function createIntegrationsService(deps: { database: Database; secretBox:
       validateCredentials(provider, input.credentials);
       const settings = input.settings ?? {};
       const site = normalizeSite(provider, input.site, settings);
+      await checkDestinations(deps.outbound, provider, site, settings);
       const credentialsEnc = secretBox.seal(JSON.stringify(input.credentials));
       return database.transaction(async (tx) => {
         const [existing] = await tx.db

@@ -1,13 +1,16 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../errors.ts';
 
 /**
- * Opaque keyset cursors for v0 listings (`next` / `nextValue`).
+ * Opaque, signed keyset cursors for v0 listings (`next` / `nextValue`).
  *
- * A cursor is base64url JSON `{k: [sortKey..., id], f: filterHash}`: the sort key and the id of the
- * last row returned, and a hash of the filters and ordering it was made under. Decoding it under
- * other filters, or decoding anything we did not make, is `INVALID_CURSOR` (400) — reusing a cursor
- * with other filters would otherwise skip or repeat rows silently.
+ * A cursor is `<payload>.<mac>`: the payload is base64url JSON `{k: [sortKey..., id], f: filterHash}`
+ * (the sort key and the id of the last row returned, and a hash of the filters and ordering it was
+ * made under); the mac is an HMAC-SHA256 of the payload under a key derived from the service's
+ * secret key (`VIGIL_SECRET_KEY`), truncated to 128 bits. An edited, forged or foreign cursor
+ * (another deployment's) fails the mac; one made under other filters fails the hash. Both are
+ * `INVALID_CURSOR` (400). The keys of a genuine cursor are still checked for type and range by
+ * each listing before any SQL.
  *
  * `k` may be empty: a cursor "at the start" (what a `limit=0` page hands back, so that the next
  * request continues from the first row).
@@ -43,23 +46,59 @@ export function hashFilters(filters: object): string {
   return createHash('sha256').update(canonicalJson(filters), 'utf8').digest('base64url').slice(0, 22);
 }
 
-/** Encodes the keys of the last row returned (sort key values, then the id) as an opaque cursor. */
-export function encodeCursor(keys: unknown[], filterHash: string): string {
-  const payload: CursorPayload = { k: keys, f: filterHash };
-  return Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
+/** Signs and checks cursors under one key; the container makes one from the secret key. */
+export interface CursorCodec {
+  /** Encodes the keys of the last row returned (sort key values, then the id) as a signed cursor. */
+  encode(keys: unknown[], filterHash: string): string;
+  /**
+   * Decodes a cursor this codec signed under the same filter hash and returns its keys. Throws
+   * `INVALID_CURSOR` for anything else. The caller still checks the type and range of each key.
+   */
+  decode(cursor: string, filterHash: string): unknown[];
+  /** {@link pageOf} with this codec's cursors. */
+  pageOf<T>(
+    rows: T[],
+    options: { limit: number; filterHash: string; given?: string; keyOf: (row: T) => unknown[] },
+  ): { items: T[]; nextValue: string | null };
 }
 
-/**
- * Decodes a cursor made by `encodeCursor` under the same filter hash and returns its keys.
- * Throws `INVALID_CURSOR` for anything else. The caller still checks the type of each key.
- */
-export function decodeCursor(cursor: string, filterHash: string): unknown[] {
-  if (cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) {
-    throw invalidCursor();
-  }
+const MAC_BYTES = 16;
+
+/** A codec whose key is derived from `secretKey` (never the secret key itself). */
+export function createCursorCodec(secretKey: Buffer): CursorCodec {
+  const key = createHmac('sha256', secretKey).update('vigil/pagination-cursor/v1').digest();
+  const mac = (payload: string): Buffer =>
+    createHmac('sha256', key).update(payload).digest().subarray(0, MAC_BYTES);
+  const codec: CursorCodec = {
+    encode(keys, filterHash) {
+      const payload: CursorPayload = { k: keys, f: filterHash };
+      const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
+      return `${body}.${mac(body).toString('base64url')}`;
+    },
+    decode(cursor, filterHash) {
+      if (
+        cursor.length === 0 ||
+        cursor.length > MAX_CURSOR_LENGTH ||
+        !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(cursor)
+      ) {
+        throw invalidCursor();
+      }
+      const [body, signature] = cursor.split('.') as [string, string];
+      const given = Buffer.from(signature, 'base64url');
+      if (given.length !== MAC_BYTES || !timingSafeEqual(given, mac(body))) throw invalidCursor();
+      return readPayload(body, filterHash);
+    },
+    pageOf(rows, options) {
+      return pageOf(rows, options, codec);
+    },
+  };
+  return codec;
+}
+
+function readPayload(body: string, filterHash: string): unknown[] {
   let payload: unknown;
   try {
-    payload = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
   } catch {
     throw invalidCursor();
   }
@@ -92,10 +131,30 @@ export function invalidCursor(): AppError {
 export function pageOf<T>(
   rows: T[],
   options: { limit: number; filterHash: string; given?: string; keyOf: (row: T) => unknown[] },
+  codec: Pick<CursorCodec, 'encode'>,
 ): { items: T[]; nextValue: string | null } {
   const items = rows.slice(0, options.limit);
   if (rows.length <= options.limit) return { items, nextValue: null };
   const last = items[items.length - 1];
-  if (last === undefined) return { items, nextValue: options.given ?? encodeCursor([], options.filterHash) };
-  return { items, nextValue: encodeCursor(options.keyOf(last), options.filterHash) };
+  if (last === undefined) return { items, nextValue: options.given ?? codec.encode([], options.filterHash) };
+  return { items, nextValue: codec.encode(options.keyOf(last), options.filterHash) };
+}
+
+const INT4 = { min: -2_147_483_648, max: 2_147_483_647 };
+
+/** True for a decimal integer string within PostgreSQL's `integer`. */
+export function isInt4Text(value: unknown): value is string {
+  if (typeof value !== 'string' || !/^-?[0-9]{1,10}$/.test(value)) return false;
+  const n = Number(value);
+  return n >= INT4.min && n <= INT4.max;
+}
+
+/** Microseconds since the epoch of 0001-01-01 and of 9999-12-31T23:59:59.999999Z. */
+const MICROS_RANGE = { min: -62_135_596_800_000_000n, max: 253_402_300_799_999_999n };
+
+/** True for integer microseconds since the epoch within years 1–9999 (a timestamptz key). */
+export function isEpochMicrosText(value: unknown): value is string {
+  if (typeof value !== 'string' || !/^-?[0-9]{1,19}$/.test(value)) return false;
+  const n = BigInt(value);
+  return n >= MICROS_RANGE.min && n <= MICROS_RANGE.max;
 }

@@ -53,7 +53,11 @@ export const ISO_MICROS_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
 
 const ISO_MICROS_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-/** True for a timestamp key made with ISO_MICROS_FORMAT. */
+/** True for a timestamp key made with ISO_MICROS_FORMAT that names a real instant (no month 13). */
 export function isIsoMicros(value: unknown): value is string {
-  return typeof value === 'string' && ISO_MICROS_PATTERN.test(value);
+  if (typeof value !== 'string' || !ISO_MICROS_PATTERN.test(value)) return false;
+  const millis = Date.parse(`${value.slice(0, 23)}Z`);
+  return (
+    !Number.isNaN(millis) && value.startsWith(new Date(millis).toISOString().slice(0, 23)) && value >= '0001'
+  );
 }

@@ -4,7 +4,7 @@ import type { severities } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import { readsAllCompanies } from '../companies/company-access.ts';
 import { resolveGuild } from '../guilds/guilds.service.ts';
-import { decodeCursor, hashFilters, invalidCursor, pageOf } from '../pagination/cursor.ts';
+import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { isIsoMicros, isUuid } from '../pagination/list-params.ts';
 import { repositoriesRepo } from '../repositories/repositories.repo.ts';
 import { usersRepo } from '../users/users.repo.ts';
@@ -43,7 +43,7 @@ function dateOrNull(value: string | null | undefined): Date | null | undefined {
 }
 
 /** Reports of finished engagements: the public/private listing, creation from a repository, publishing. */
-export function createReportsService(deps: { database: Database; now?: () => Date }) {
+export function createReportsService(deps: { database: Database; cursors: CursorCodec; now?: () => Date }) {
   const { database } = deps;
   const now = deps.now ?? (() => new Date());
 
@@ -171,7 +171,7 @@ export function createReportsService(deps: { database: Database; now?: () => Dat
       const q = query.q?.trim() || undefined;
       const guild = query.guild?.trim() || undefined;
       const filterHash = hashFilters({ q: q?.toLowerCase(), guild: guild?.toLowerCase() });
-      const keys = query.next === undefined ? [] : decodeCursor(query.next, filterHash);
+      const keys = query.next === undefined ? [] : deps.cursors.decode(query.next, filterHash);
       let after: { publishedAt: string | null; id: string } | undefined;
       if (keys.length > 0) {
         const [publishedAt, id] = keys;
@@ -192,7 +192,7 @@ export function createReportsService(deps: { database: Database; now?: () => Dat
         after,
         limit: query.limit ?? DEFAULT_LIMIT,
       });
-      const page = pageOf(rows, {
+      const page = deps.cursors.pageOf(rows, {
         limit: query.limit ?? DEFAULT_LIMIT,
         filterHash,
         given: query.next,

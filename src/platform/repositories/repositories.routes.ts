@@ -111,7 +111,7 @@ export function registerRepositoryRoutes(app: App, repositories: RepositoriesSer
         security,
         summary: 'The change log of a repository, newest first',
         description:
-          'Repository admins and clients (also company managers, platform admins and `read_all_companies` admins). Each event holds the old and new values of the fields one change touched.',
+          'Repository admins and clients (also company users, who act as the client, platform admins and `read_all_companies` admins). Each event holds the old and new values of the fields one change touched.',
         params: repoParams,
         response: { 200: Type.Object({ events: Type.Array(RepositoryEventSchema) }), ...v0Errors(404) },
       },

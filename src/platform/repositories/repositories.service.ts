@@ -169,7 +169,8 @@ export function createRepositoriesService(deps: { database: Database; now?: () =
       role,
       companyUser,
       canManage,
-      canReadLog: canManage || readsAll || role === 'client',
+      // Company users act as the client of their company's repositories (effectiveRole).
+      canReadLog: canManage || readsAll || role === 'client' || companyUser,
     };
   }
 

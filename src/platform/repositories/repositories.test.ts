@@ -665,7 +665,7 @@ describe('GET /api/v0/repositories/{repo_id}/log', () => {
     expect([...times].sort().reverse()).toEqual(times);
   });
 
-  it('is for repository admins and clients, company managers and platform readers', async () => {
+  it('is for repository admins and clients, company users (who act as the client) and platform readers', async () => {
     const { company, manager, member } = await buildOrg(t);
     const repo = await buildRepo(t, company.id, { isPublic: true });
     const [admin, client, reviewer, judge, triager] = await Promise.all(
@@ -678,9 +678,16 @@ describe('GET /api/v0/repositories/{repo_id}/log', () => {
     const privateRepo = await buildRepo(t, company.id);
     const status = async (token: string, id = repo.id) =>
       (await api(t, 'GET', `/api/v0/repositories/${id}/log`, token)).statusCode;
-    for (const token of [admin!.token, client!.token, manager.token, reader.token, t.adminToken])
+    for (const token of [
+      admin!.token,
+      client!.token,
+      manager.token,
+      member.token,
+      reader.token,
+      t.adminToken,
+    ])
       expect(await status(token)).toBe(200);
-    for (const token of [reviewer!.token, judge!.token, triager!.token, member.token, stranger.token])
+    for (const token of [reviewer!.token, judge!.token, triager!.token, stranger.token])
       expect(await status(token)).toBe(403);
     expect(await status(stranger.token, privateRepo.id)).toBe(404);
     expect(await status(t.adminToken, '00000000-0000-4000-8000-000000000000')).toBe(404);

@@ -7,6 +7,7 @@ import {
   buildMember,
   buildRepository,
   buildRepositoryTeam,
+  getJson,
   sendJson,
 } from '../../../test/helpers/findings-factories.ts';
 import { findingViews } from '../../db/schema/index.ts';
@@ -29,7 +30,7 @@ describe('POST /api/v0/repositories/{repo_id}/finding-views', () => {
       name: 'My open highs',
       filter: 'status:new,in_review severity:high label:"needs info" reentrancy',
       description: null,
-      columns: ['number', 'title', 'severity', 'commented_at', 'likelihood', 'title'],
+      columns: ['number', 'title', 'severity', 'commented_at', 'likelihood'],
     });
     expect(res.status).toBe(201);
     const [row] = await t.container.database.db
@@ -92,6 +93,8 @@ describe('POST /api/v0/repositories/{repo_id}/finding-views', () => {
     expect(badFilter.status).toBe(400);
     expect(badFilter.body.msg).toMatch(/'filter'/);
     expect((await send({ columns: ['number', 'colour'] })).status).toBe(400);
+    // A column named twice is a mistake of the client, not something to drop silently.
+    expect((await send({ columns: ['number', 'number'] })).status).toBe(400);
     expect((await send({ description: { text: 'd' } })).status).toBe(400);
     expect((await send({ columns: null, description: 'd' })).status).toBe(201);
   });
@@ -107,5 +110,38 @@ describe('POST /api/v0/repositories/{repo_id}/finding-views', () => {
         token: reviewer.token,
       };
     },
+  });
+});
+
+describe('GET /api/v0/repositories/{repo_id}/finding-views', () => {
+  it("lists the shared views and the caller's own personal views, never another user's", async () => {
+    const team = await buildRepositoryTeam(t);
+    const url = viewsUrl(team.repository.id);
+    await sendJson(t, team.admin.token, 'POST', url, {
+      personal: false,
+      name: 'B shared',
+      filter: 'severity:high',
+      columns: ['number', 'title'],
+    });
+    await sendJson(t, team.reviewer.token, 'POST', url, {
+      personal: true,
+      name: 'A mine',
+      filter: 'is:unread',
+    });
+    await sendJson(t, team.judge.token, 'POST', url, { personal: true, name: 'C judge only', filter: '' });
+    const res = await getJson<{
+      views: Array<{ name: string; personal: boolean; filter: string; columns: string[] | null }>;
+    }>(t, team.reviewer.token, url);
+    expect(res.status).toBe(200);
+    expect(res.body.views.map((v) => [v.name, v.personal, v.filter, v.columns])).toEqual([
+      ['A mine', true, 'is:unread', null],
+      ['B shared', false, 'severity:high', ['number', 'title']],
+    ]);
+  });
+
+  it('answers 404 for a repository the caller cannot see', async () => {
+    const team = await buildRepositoryTeam(t);
+    const outsider = await buildUser(t);
+    expect((await getJson(t, outsider.token, viewsUrl(team.repository.id))).status).toBe(404);
   });
 });

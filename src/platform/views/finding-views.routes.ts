@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.ts';
-import { UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { DateTimeSchema, Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   FINDING_VIEW_COLUMNS,
   type FindingViewColumn,
@@ -26,15 +26,45 @@ export const CreateFindingViewSchema = Type.Object(
     columns: Type.Optional(
       Type.Union([
         Type.Null(),
-        Type.Array(FindingViewColumnSchema, { maxItems: FINDING_VIEW_COLUMNS.length }),
+        Type.Array(FindingViewColumnSchema, { maxItems: FINDING_VIEW_COLUMNS.length, uniqueItems: true }),
       ]),
     ),
   },
   { additionalProperties: false },
 );
 
-/** POST /api/v0/repositories/{repo_id}/finding-views (v0 §4.3). */
+/** A saved finding view as listed (extension). */
+export const FindingViewSchema = Type.Object(
+  {
+    id: UuidSchema,
+    personal: Type.Boolean(),
+    name: Type.String(),
+    filter: Type.String(),
+    description: Nullable(Type.String()),
+    columns: Nullable(Type.Array(FindingViewColumnSchema)),
+    createdAt: DateTimeSchema,
+  },
+  { $id: 'FindingView' },
+);
+
+/** POST /api/v0/repositories/{repo_id}/finding-views (v0 §4.3), and the list (extension). */
 export function registerFindingViewRoutes(app: App, service: FindingViewsService): void {
+  app.addSchema(FindingViewSchema);
+  app.get(
+    '/api/v0/repositories/:repo_id/finding-views',
+    {
+      schema: {
+        operationId: 'listFindingViews',
+        tags: ['extension', 'finding-views'],
+        security: [{ UserBearer: [] }],
+        summary: "List a repository's shared finding views and the caller's personal ones",
+        params: Type.Object({ repo_id: UuidSchema }),
+        response: { 200: Type.Object({ views: Type.Array(Type.Ref(FindingViewSchema)) }), ...v0Errors(404) },
+      },
+    },
+    async (request) => ({ views: await service.listViews(request.actor, request.params.repo_id) }),
+  );
+
   app.post(
     '/api/v0/repositories/:repo_id/finding-views',
     {

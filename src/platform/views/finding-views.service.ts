@@ -4,6 +4,7 @@ import { findingViews } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import { effectiveRole, loadFindingAccess, requireVisibleRepository } from '../access/repository-access.ts';
 import { parseSearch } from '../findings/search-syntax.ts';
+import { findingViewsRepo } from './finding-views.repo.ts';
 
 /** Columns a finding view may show (v0 §2.4). */
 export const FINDING_VIEW_COLUMNS = [
@@ -37,6 +38,18 @@ export interface CreateFindingViewInput {
 export function createFindingViewsService(deps: { database: Database }) {
   const { database } = deps;
   return {
+    /** The repository's shared views and the caller's personal ones (404 when the repository is not visible). */
+    async listViews(actor: Actor, repositoryId: string) {
+      const access = await loadFindingAccess(database.db, actor);
+      await requireVisibleRepository(database.db, access, repositoryId);
+      const rows = await findingViewsRepo(database.db).listVisible(repositoryId, access.userId);
+      return rows.map((r) => ({
+        ...r,
+        columns: (r.columns as FindingViewColumn[] | null) ?? null,
+        createdAt: r.createdAt.toISOString(),
+      }));
+    },
+
     /** Creates a view after checking that its filter parses in the `s` search syntax. */
     async createView(
       actor: Actor,

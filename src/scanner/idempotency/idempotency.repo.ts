@@ -161,7 +161,7 @@ export function idempotencyRepo(db: Db) {
   };
 }
 
-/** node-postgres returns `{rows}`, PGlite returns `{rows}` too; both through drizzle's execute. */
+/** node-postgres returns `{rows}` through drizzle's execute. */
 function rowsOf<T>(result: unknown): T[] {
   const r = result as { rows?: T[] } | T[];
   return Array.isArray(r) ? r : (r.rows ?? []);

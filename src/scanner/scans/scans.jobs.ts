@@ -8,7 +8,7 @@ const ScanJobPayloadSchema = Type.Object({ scanId: Type.String({ minLength: 36, 
 /**
  * The unattended step after createScan: materialize the sources, build and store the threat
  * model, then start the paid scan (consume the reservation, status `queued`, enqueue `scan.run`).
- * Its lease is the queue's (`config.jobs.leaseSeconds`), as for `scan.run`.
+ * A running job is watched by its heartbeat (see src/jobs/queue.ts), as for `scan.run`.
  */
 export const scanThreatModelJob = defineJob({
   name: 'scan.threat-model',
@@ -20,9 +20,10 @@ export const scanThreatModelJob = defineJob({
 
 /**
  * The paid scan: run the engine, store draft findings and the report, complete the scan.
- * Its lease is the queue's (`config.jobs.leaseSeconds`, VIGIL_JOB_LEASE_SECONDS) and must exceed
- * the longest scan: a scan outliving it is run again by another worker (the result stays
- * correct: completion is guarded by the scan's status and findings are upserted).
+ * While it runs its worker writes a heartbeat; when the heartbeat is older than
+ * VIGIL_JOB_HEARTBEAT_TIMEOUT_SECONDS the worker is taken for dead and the job is run again by
+ * another worker (the result stays correct: completion is guarded by the scan's status and
+ * findings are upserted). A live worker's scan is never taken over, however long it runs.
  */
 export const scanRunJob = defineJob({
   name: 'scan.run',

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
-import type { Config } from '../../config.ts';
-import type { Database } from '../../db/client.ts';
+import { type Config, publicBaseUrl } from '../../config.ts';
+import type { Database, Tx } from '../../db/client.ts';
 import { createLlmClient } from '../../integrations/llm/llm-client.ts';
+import type { OutboundPolicy } from '../../integrations/outbound/outbound-policy.ts';
 import type { ObjectStore } from '../../integrations/storage/object-store.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { IntegrationsService } from '../../platform/integrations/integrations.service.ts';
@@ -18,12 +19,16 @@ import { createScansService } from './scans.service.ts';
  */
 export function createScanServices(deps: {
   database: Database;
-  config: Pick<Config, 'idempotencyTtlHours' | 'llm'>;
+  config: Pick<Config, 'idempotencyTtlHours' | 'llm' | 'publicUrl' | 'port'>;
   credits: CreditsService;
   objectStore: ObjectStore;
   integrations: Pick<IntegrationsService, 'getConnections'>;
+  /** Every outbound connection (the LLM endpoint, the sourcehost) goes through it. */
+  outbound: Pick<OutboundPolicy, 'fetch' | 'resolve'>;
   queue: () => JobQueue;
   log: Logger;
+  /** Called in the transaction that ends a scan (completed, failed, cancelled). */
+  afterScanFinished?: (tx: Tx, scanId: string) => Promise<void>;
 }) {
   const idempotency = createIdempotencyService({
     database: deps.database,
@@ -33,6 +38,7 @@ export function createScanServices(deps: {
     ? createLlmClient({
         baseUrl: deps.config.llm.baseUrl,
         model: deps.config.llm.model,
+        fetch: deps.outbound.fetch,
         ...(deps.config.llm.apiKey ? { apiKey: deps.config.llm.apiKey } : {}),
       })
     : undefined;
@@ -48,11 +54,14 @@ export function createScanServices(deps: {
           database: deps.database,
           objectStore: deps.objectStore,
           integrations: deps.integrations,
+          outbound: deps.outbound,
           log: deps.log,
         },
         input,
       ),
     log: deps.log,
+    rulesUrl: `${publicBaseUrl(deps.config)}/docs/rules`,
+    ...(deps.afterScanFinished ? { afterScanFinished: deps.afterScanFinished } : {}),
   });
   return { idempotency, scans };
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { findings, integrations, scanArchives, scanFindings, scans } from '../../db/schema/index.ts';
 
@@ -37,6 +37,21 @@ export function scansRepo(db: Db) {
         .from(scans)
         .where(and(eq(scans.companyId, companyId), eq(scans.id, id)));
       return row;
+    },
+
+    /** The organization's scans, newest first (optionally in one status). */
+    async listForCompany(
+      companyId: string,
+      options: { status?: ScanStatusValue; limit: number },
+    ): Promise<ScanRow[]> {
+      return db
+        .select()
+        .from(scans)
+        .where(
+          and(eq(scans.companyId, companyId), options.status ? eq(scans.status, options.status) : undefined),
+        )
+        .orderBy(desc(scans.createdAt), desc(scans.id))
+        .limit(options.limit);
     },
 
     async findById(id: string): Promise<ScanRow | undefined> {
@@ -151,6 +166,19 @@ export function scansRepo(db: Db) {
         if (links.length > 0) await db.insert(scanFindings).values(links).onConflictDoNothing();
       }
       return all.length;
+    },
+
+    /**
+     * Removes what a run that did not complete stored: the scan's finding links, and the drafts
+     * no other scan found and nobody published.
+     */
+    async removeRunFindings(scanId: string): Promise<void> {
+      await db.execute(sql`
+        with gone as (delete from scan_findings where scan_id = ${scanId} returning finding_id)
+        delete from findings f
+         where f.id in (select finding_id from gone)
+           and f.published = false
+           and not exists (select 1 from scan_findings o where o.finding_id = f.id and o.scan_id <> ${scanId})`);
     },
 
     /** The scan's findings (drafts included), with the location the scan saw. */

@@ -27,6 +27,8 @@ export interface ReportScan {
   startedAt: Date | null;
   completedAt: Date | null;
   messages: ScanMessage[];
+  /** Base of the rule pages this server serves (`…/docs/rules`). */
+  rulesUrl: string;
 }
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
@@ -66,6 +68,7 @@ export function buildSastReport(scan: ReportScan, findings: readonly ReportFindi
       endTime: scan.completedAt ?? new Date(),
       status: 'success',
       messages: scan.messages,
+      rulesUrl: scan.rulesUrl,
     },
   );
   return {
@@ -85,6 +88,7 @@ export function buildSarifReport(scan: ReportScan, findings: readonly ReportFind
     {
       ...(scan.startedAt ? { startTime: scan.startedAt } : {}),
       ...(scan.completedAt ? { endTime: scan.completedAt } : {}),
+      rulesUrl: scan.rulesUrl,
     },
   );
   for (const run of log.runs) {

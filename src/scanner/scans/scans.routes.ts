@@ -10,8 +10,10 @@ import {
   CreateScanRequestSchema,
   FindingsReportSchema,
   IdempotencyKeyHeadersSchema,
+  ListScansQuerySchema,
   ScanFindingsQuerySchema,
   ScanIdParamsSchema,
+  ScanListSchema,
   ScanStatusSchema,
   ThreatModelSchema,
 } from './scans.schemas.ts';
@@ -51,6 +53,26 @@ export function registerScanRoutes(app: App, scans: ScansService): void {
       // Only 202 is stored as a success; replayed 4xx answers are thrown again by the service.
       return reply.code(202).send(outcome.body);
     },
+  );
+
+  app.get(
+    '/api/scanner/v1/scans',
+    {
+      schema: {
+        operationId: 'listScans',
+        tags: ['scans', 'extension'],
+        summary: 'The organization’s scans, newest first (optionally in one status)',
+        security,
+        querystring: ListScansQuerySchema,
+        response: { 200: ScanListSchema, ...v1Errors(503) },
+      },
+      config: { auth: { kind: 'service', scope: 'scans:read' } },
+    },
+    async (request) =>
+      scans.listScans(request.actor as ServiceActor, {
+        ...(request.query.status ? { status: request.query.status } : {}),
+        ...(request.query.limit ? { limit: request.query.limit } : {}),
+      }),
   );
 
   app.get(

@@ -107,6 +107,17 @@ export type ScanStatus = Static<typeof ScanStatusSchema>;
 /** CancelledScan: the scan's status after the cancel. */
 export const CancelledScanSchema = Type.Object(ScanStatusSchema.properties, { $id: 'CancelledScan' });
 
+export const ListScansQuerySchema = Type.Object(
+  {
+    status: Type.Optional(ScanStatusValueSchema),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  },
+  { additionalProperties: false },
+);
+
+/** ScanList (extension): the organization's scans, newest first. */
+export const ScanListSchema = Type.Object({ scans: Type.Array(ScanStatusSchema) }, { $id: 'ScanList' });
+
 export const ScanIdParamsSchema = Type.Object({ scanId: UuidSchema });
 
 export const ScanFindingsQuerySchema = Type.Object(

@@ -30,6 +30,8 @@ export const CREATE_SCAN_PATH = '/api/scanner/v1/scans';
 const CANCEL_POLL_MS = 500;
 /** Progress is written at most this often (and once at the end). */
 const PROGRESS_WRITE_MS = 500;
+/** Findings written per transaction when a scan completes. */
+const FINDINGS_BATCH = 500;
 
 export interface ScansServiceDeps {
   database: Database;
@@ -40,6 +42,10 @@ export interface ScansServiceDeps {
   engine: ScanEngine;
   openSources: OpenScanSources;
   log: Logger;
+  /** Base of the rule pages linked from reports (`…/docs/rules` of this server). */
+  rulesUrl: string;
+  /** Called in the transaction that moves a scan to `completed`, `failed` or `cancelled`. */
+  afterScanFinished?: (tx: Tx, scanId: string) => Promise<void>;
 }
 
 /** How a job run was started: its abort signal (worker shutdown) and whether it is the last attempt. */
@@ -233,6 +239,7 @@ export function createScansService(deps: ScansServiceDeps) {
       if (!scan || !from.includes(scan.status)) return;
       await repo.update(scanId, { status: 'failed', errorCode: failure.code, errorMessage: failure.message });
       await credits.returnInTx(tx, scan.companyId, scanId);
+      await deps.afterScanFinished?.(tx, scanId);
     });
   }
 
@@ -242,7 +249,7 @@ export function createScansService(deps: ScansServiceDeps) {
     return scan;
   }
 
-  return {
+  const service = {
     /**
      * createScan: validates, resolves the workspace, checks local archives, reserves credits,
      * stores the scan `preparing` and enqueues the threat-model job — in one transaction with the
@@ -253,7 +260,24 @@ export function createScansService(deps: ScansServiceDeps) {
       key: string,
       body: CreateScanRequest,
     ): Promise<IdempotentOutcome<AcceptedScan>> {
-      const companyId = actor.organizationId;
+      return service.createScanFor(
+        // A console session has no service key to record.
+        { companyId: actor.organizationId, createdByKey: actor.sessionUserId ? null : actor.credentialId },
+        key,
+        body,
+      );
+    },
+
+    /**
+     * createScan for an organization, by a service key or (`createdByKey: null`) by the service
+     * itself (scans a source-host webhook triggers): the same validation, credits and idempotency.
+     */
+    async createScanFor(
+      origin: { companyId: string; createdByKey: string | null },
+      key: string,
+      body: CreateScanRequest,
+    ): Promise<IdempotentOutcome<AcceptedScan>> {
+      const { companyId } = origin;
       return idempotency.execute<AcceptedScan>(
         { companyId, key, method: 'POST', path: CREATE_SCAN_PATH, body },
         async (claim) => {
@@ -303,7 +327,7 @@ export function createScansService(deps: ScansServiceDeps) {
               sources,
               prefix: prefix ?? workspace.prefix,
               cost,
-              createdByKey: actor.credentialId,
+              createdByKey: origin.createdByKey,
             });
             await repo.insertArchives(
               local.map((s, i) => ({
@@ -327,6 +351,18 @@ export function createScansService(deps: ScansServiceDeps) {
           });
         },
       );
+    },
+
+    /** listScans (extension): the organization's scans, newest first. */
+    async listScans(
+      actor: ServiceActor,
+      options: { status?: ScanStatus['status']; limit?: number },
+    ): Promise<{ scans: ScanStatus[] }> {
+      const rows = await scansRepo(database.db).listForCompany(actor.organizationId, {
+        ...(options.status ? { status: options.status } : {}),
+        limit: options.limit ?? 20,
+      });
+      return { scans: rows.map(toScanStatus) };
     },
 
     /** getScan. */
@@ -359,6 +395,7 @@ export function createScansService(deps: ScansServiceDeps) {
         }
         await repo.update(scanId, { status: 'cancelled', cancelledAt: new Date() });
         if (locked.status === 'queued') await credits.returnInTx(tx, companyId, scanId);
+        await deps.afterScanFinished?.(tx, scanId);
         return (await repo.findById(scanId))!;
       });
       return toScanStatus(row);
@@ -376,6 +413,7 @@ export function createScansService(deps: ScansServiceDeps) {
         startedAt: scan.startedAt,
         completedAt: scan.completedAt,
         messages: report.messages ?? [],
+        rulesUrl: deps.rulesUrl,
       };
       return format === 'sarif' ? buildSarifReport(meta, rows) : buildSastReport(meta, rows);
     },
@@ -496,12 +534,32 @@ export function createScansService(deps: ScansServiceDeps) {
       }
       if (cancelled) return;
 
+      // Findings are written in bounded batches, each its own short transaction under the scan's
+      // row lock, so that no request waits behind one long completion. A cancel (or sweep) that
+      // wins the lock between batches stops the writing, and what this run stored is removed.
+      const drafts = result.vulnerabilities.map(toDraft);
+      for (let i = 0; i < drafts.length; i += FINDINGS_BATCH) {
+        const batch = drafts.slice(i, i + FINDINGS_BATCH);
+        const written = await database.transaction(async (tx) => {
+          const txRepo = scansRepo(tx.db);
+          const locked = await txRepo.lock(scanId);
+          if (locked?.status !== 'running') return false;
+          await txRepo.upsertFindings(locked, batch);
+          return true;
+        });
+        if (!written) {
+          await database.transaction((tx) => scansRepo(tx.db).removeRunFindings(scanId));
+          return;
+        }
+      }
       await database.transaction(async (tx) => {
         const txRepo = scansRepo(tx.db);
         const locked = await txRepo.lock(scanId);
         // A cancel that won the lock keeps the scan cancelled; nothing of this run is stored.
-        if (locked?.status !== 'running') return;
-        await txRepo.upsertFindings(locked, result.vulnerabilities.map(toDraft));
+        if (locked?.status !== 'running') {
+          await txRepo.removeRunFindings(scanId);
+          return;
+        }
         const findingsCount = await txRepo.countScanFindings(scanId);
         await txRepo.update(scanId, {
           status: 'completed',
@@ -511,9 +569,11 @@ export function createScansService(deps: ScansServiceDeps) {
           filesTotal: last?.filesTotal ?? result.stats.files,
           report: { messages: result.messages, stats: result.stats },
         });
+        await deps.afterScanFinished?.(tx, scanId);
       });
     },
   };
+  return service;
 }
 
 export type ScansService = ReturnType<typeof createScansService>;

@@ -209,7 +209,7 @@ describe('scan.sweep', () => {
       await tx.db.select().from(scans).where(eq(scans.id, scanId)).for('update');
       // The sweep finds the scan (it is still `queued` for everyone else) and waits for the lock.
       sweep = sweepAbandonedScans(sweepDeps());
-      if (t.container.database.kind === 'postgres') await waitForLockWaiter();
+      await waitForLockWaiter();
       await tx.db
         .update(scans)
         .set({ status: 'completed', completedAt: new Date() })

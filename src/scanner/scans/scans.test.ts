@@ -21,7 +21,7 @@ const COMMIT = 'a'.repeat(40);
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await createTestApp({ worker: true });
+  t = await createTestApp({ worker: true, env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
 });
 afterAll(async () => {
   await t.close();

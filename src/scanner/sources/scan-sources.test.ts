@@ -17,7 +17,7 @@ let core: TestCompletedUpload;
 let lib: TestCompletedUpload;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
   git = await startFakeGitServer({ token: TOKEN });
   ({ commit } = await git.createRepository('acme/vault', {
     'contracts/Vault.sol': 'contract Vault {}\n',
@@ -53,6 +53,7 @@ function deps() {
     database: t.container.database,
     objectStore: t.container.objectStore,
     integrations: t.container.services.integrations,
+    outbound: t.container.outbound,
     log: pino({ level: 'silent' }),
   };
 }

@@ -9,6 +9,7 @@ import type { Database, Db } from '../../db/client.ts';
 import { openArchiveTree } from '../../engine/sources/archive-tree.ts';
 import type { SourceTree } from '../../engine/sources/tree.ts';
 import { AppError } from '../../errors.ts';
+import type { OutboundPolicy } from '../../integrations/outbound/outbound-policy.ts';
 import { openGitCommitTree } from '../../integrations/sourcehost/git-source.ts';
 import type { ObjectStore } from '../../integrations/storage/object-store.ts';
 import type { IntegrationsService } from '../../platform/integrations/integrations.service.ts';
@@ -48,6 +49,8 @@ export interface ScanSourcesDeps {
   database: Database;
   objectStore: ObjectStore;
   integrations: Pick<IntegrationsService, 'getConnections'>;
+  /** Checks and pins the sourcehost's address before git connects. */
+  outbound: Pick<OutboundPolicy, 'resolve'>;
   log: Logger;
 }
 
@@ -144,6 +147,7 @@ export async function openScanSources(
     repository: source.repository,
     commit: source.commit,
     prefix,
+    outbound: deps.outbound,
     ...signal,
   });
 }

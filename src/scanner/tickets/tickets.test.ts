@@ -21,7 +21,9 @@ let fakeB: FakeTrackerB;
 let fakeB2: FakeTrackerB;
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { VIGIL_PUBLIC_URL: 'https://vigil.example.test' } });
+  t = await createTestApp({
+    env: { VIGIL_PUBLIC_URL: 'https://vigil.example.test', VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' },
+  });
   fakeA = await startFakeTrackerA();
   fakeB = await startFakeTrackerB({ projects: ['ENG'] });
   fakeB2 = await startFakeTrackerB({ projects: ['ENG'] });

@@ -16,6 +16,8 @@ export const ArchiveDeclarationSchema = Type.Object(
     }),
     sizeBytes: Type.Integer({
       minimum: 1,
+      // A bigint column; the largest integer JSON numbers carry exactly.
+      maximum: Number.MAX_SAFE_INTEGER,
       description:
         'Exact size of the tar.gz; it becomes the session’s maxBytes (at most the server’s upload limit)',
     }),

@@ -72,6 +72,7 @@ function describeUploadFlow(flavour: 'fs' | 's3', storeUrl: () => Promise<string
       t = await createTestApp({
         env: {
           VIGIL_UPLOAD_MAX_BYTES: String(MAX_UPLOAD_BYTES),
+          VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32',
           ...(url ? { VIGIL_OBJECT_STORE: url } : {}),
         },
       });

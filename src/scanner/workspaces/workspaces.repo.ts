@@ -61,7 +61,7 @@ export function workspacesRepo(db: Db) {
     /**
      * Serializes creation of one logical workspace (organization + key) until the transaction
      * ends: two concurrent "find or create" calls would otherwise both miss and both insert.
-     * A transaction-scoped advisory lock works the same on PGlite and PostgreSQL and needs no
+     * A transaction-scoped advisory lock needs no
      * unique index that would also forbid deliberate duplicates made by other paths.
      */
     async lockKey(companyId: string, key: string): Promise<void> {

@@ -1,5 +1,7 @@
 /** `lite` rules: cheap, mostly syntactic checks. */
+import { type FileAnalysis, usedAsNumber } from '../analysis.ts';
 import { ancestor, callArgs, descendants, field, unwrap, walk } from '../ast.ts';
+import type { FunctionInfo } from '../model.ts';
 import type { AstNode } from '../parser.ts';
 import { defineRule, type SolidityRule } from './rule.ts';
 
@@ -247,6 +249,10 @@ export function resultUse(
   return { kind: 'used' };
 }
 
+/** Block values other than the block number (which mostly serves round arithmetic). */
+const ENTROPY_VALUES =
+  /^(block\.(timestamp|difficulty|coinbase|gaslimit|prevrandao|blockhash)|now|blockhash|block\.blockhash)$/;
+
 const HASHES = new Set(['keccak256', 'sha3', 'sha256', 'ripemd160']);
 
 const weakRandomness = defineRule(
@@ -282,11 +288,33 @@ const weakRandomness = defineRule(
         'constructor_definition',
       );
       const fn = fnNode ? [...fa.ownFunctions()].find((f) => f.node === fnNode) : undefined;
-      ctx.report(meta, stmt, { fn });
+      const weak = weakSink(fa, n, fn);
+      ctx.report(meta, stmt, {
+        fn,
+        ...(weak ? { severity: 'low' as const, confidence: 'low' as const, message: weak } : {}),
+      });
       return undefined;
     });
   },
 );
+
+/**
+ * Sinks that are probably not random numbers: a hash of block values never used as a number (an
+ * identifier or digest), and `block.number % n` alone (round arithmetic). Reported Low.
+ */
+function weakSink(fa: FileAnalysis, n: AstNode, fn: FunctionInfo | undefined): string | undefined {
+  if (n.type === 'binary_expression') {
+    const l = field(n, 'left');
+    if (l && fa.readsBlockValue(l, /^block\.number$/) && !fa.readsBlockValue(l, ENTROPY_VALUES))
+      return '`block.number % n` is usually round arithmetic; it is predictable if it picks an outcome.';
+    return undefined;
+  }
+  const f = field(n, 'function');
+  const name = f ? fa.text(unwrap(f)).replace(/\s+/g, '') : '';
+  if (!HASHES.has(name) || !fn?.body) return undefined;
+  if (usedAsNumber(fa, fa.analyze(fn), n)) return undefined;
+  return 'A hash of block values that is never used as a number (an identifier or digest, not a random draw); predictable if it decides an outcome.';
+}
 
 /**
  * A block value read inside a hash, a modulo or `blockhash(…)`, or an address cast to an integer

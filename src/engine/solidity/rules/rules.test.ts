@@ -247,6 +247,60 @@ contract Q { address[10] list;
   function payAll() public { for (uint i = 0; i < 10; i++) { list[i].transfer(1); } } }`,
   },
   {
+    rule: 'sol.reentrancy.state-after-send',
+    vulnerable: `pragma solidity 0.5.12;
+contract R { mapping(address => uint) credit;
+  function withdraw() public { require(credit[msg.sender] > 0);
+    msg.sender.transfer(credit[msg.sender]); // HIT
+    credit[msg.sender] = 0; } }`,
+    safe: `pragma solidity 0.5.12;
+contract R { mapping(address => uint) credit;
+  function withdraw() public { uint amount = credit[msg.sender]; require(amount > 0); credit[msg.sender] = 0;
+    if (!msg.sender.send(amount)) { credit[msg.sender] = amount; } } }`,
+  },
+  {
+    rule: 'sol.payout.fixed-amount-anyone',
+    vulnerable: `pragma solidity 0.5.12;
+contract P { function gift() public { msg.sender.transfer(1 ether); // HIT
+} function () external payable {} }`,
+    safe: `pragma solidity 0.5.12;
+contract P { mapping(address => bool) paid;
+  function gift() public { require(!paid[msg.sender]); paid[msg.sender] = true; msg.sender.transfer(1 ether); }
+  function () external payable {} }`,
+  },
+  {
+    rule: 'sol.frontrun.recipient-race',
+    vulnerable: `pragma solidity 0.5.12;
+contract T { address payable winner;
+  function play(bytes32 guess) public { if (keccak256(abi.encode(guess)) == keccak256(abi.encode("x"))) { winner = msg.sender; } }
+  function reward() public payable { winner.transfer(msg.value); // HIT
+  } }`,
+    safe: `pragma solidity 0.5.12;
+contract T { address payable winner; address owner;
+  function choose(address payable w) public { require(msg.sender == owner); winner = w; }
+  function reward() public payable { winner.transfer(msg.value); } }`,
+  },
+  {
+    rule: 'sol.unchecked-call.ineffective-check',
+    vulnerable: `pragma solidity 0.5.12;
+contract U { function pay(address payable to) public { uint failures;
+  if (!to.send(1 ether)) { // HIT
+    failures += 1; } } }`,
+    safe: `pragma solidity 0.5.12;
+contract U { mapping(address => uint) owed;
+  function pay(address payable to) public { if (!to.send(1 ether)) { owed[to] += 1 ether; } } }`,
+  },
+  {
+    rule: 'sol.arithmetic.local-wrap',
+    vulnerable: `pragma solidity 0.5.12;
+contract A { uint8 public level;
+  function down() public { uint8 v = level; uint8 w = 0; w = w - 10; // HIT
+    level = w + v; } }`,
+    safe: `pragma solidity 0.8.20;
+contract A { uint8 public level;
+  function down() public { uint8 w = 0; w = w - 10; level = w; } }`,
+  },
+  {
     rule: 'sol.dos.storage-array-reset',
     vulnerable: `pragma solidity 0.4.24;
 contract G { address[] creditors;

@@ -1,5 +1,5 @@
 /** `standard` rules: control- and data-flow checks on the per-function CFG with def-use chains. */
-import type { CallSite, FileAnalysis, FunctionAnalysis } from '../analysis.ts';
+import { type CallSite, type FileAnalysis, type FunctionAnalysis, usedAsNumber } from '../analysis.ts';
 import { callArgs, descendants, field, unwrap, walk } from '../ast.ts';
 import { baseIdentifier, type ContractInfo, type FunctionInfo } from '../model.ts';
 import type { AstNode } from '../parser.ts';
@@ -111,9 +111,18 @@ const reentrancy = defineRule(
         }
         const readBefore = a.stateReads.some((r) => written.has(r.name) && !after.has(r.node.id));
         const sendsValue = site.info.value !== undefined;
+        const trusted = !via && trustedCallee(fa, fn, site);
         ctx.report(meta, fa.statementOf(site.info.node), {
           fn,
-          severity: sendsValue || via ? 'high' : 'medium',
+          severity: trusted ? 'low' : sendsValue || via ? 'high' : 'medium',
+          ...(trusted
+            ? {
+                confidence: 'low' as const,
+                message: `External call to \`${fa.text(site.info.target ?? site.info.node)}\` happens before ${names} ${
+                  written.size > 1 ? 'are' : 'is'
+                } updated. The callee is a stored address that only privileged functions set, so re-entry needs that account to be hostile.`,
+              }
+            : {}),
           confidence: readBefore ? 'high' : 'medium',
           message: via
             ? `\`${fn.name}\` calls \`${via.name}()\`, which makes an external call, and writes ${names} afterwards; the callee can re-enter before the update.`
@@ -143,6 +152,22 @@ const reentrancy = defineRule(
     }
   },
 );
+
+/**
+ * Whether the called address is stored state that no unprivileged entry point can set (a fixed
+ * partner contract, an owner-configured recipient): the caller cannot choose who is called.
+ */
+function trustedCallee(fa: FileAnalysis, fn: FunctionInfo, site: CallSite): boolean {
+  if (!site.info.target) return false;
+  const a = fa.analyze(fn);
+  const base = baseIdentifier(stripAddressCasts(site.info.target));
+  if (!base) return false;
+  const name = fa.text(base);
+  if (!a.scope.isStateVar(name)) return false;
+  return fa
+    .writersOf(fn.contract, name)
+    .every((w) => w.kind === 'constructor' || !fa.isEntryPoint(w) || fa.checksCaller(w));
+}
 
 /**
  * Entry points of the contract, other than `fn`, that take no reentrancy lock and read one of
@@ -283,6 +308,9 @@ const unprotectedOwnerWrite = defineRule(
           ),
         );
         if (guarded || runsOnce(fa, fn)) continue;
+        // A role bought with a minimum payment (`require(msg.value >= fee)`) is a sale, not a takeover.
+        if (fn.mutability === 'payable' && a.conditions.some((cond) => /msg\.value/.test(fa.text(cond.expr))))
+          continue;
         const looksLikeConstructor =
           fn.name.toLowerCase() === c.name.toLowerCase() ||
           /^(constructor|init|initiali[sz]e|setup)/i.test(fn.name);
@@ -495,7 +523,7 @@ const tautology = defineRule(
     description:
       'A condition compares an unsigned value with zero in a way that is always true (or always false), so the check protects nothing.',
     remediation: 'Write the check you meant (e.g. `length > 0`), or remove it.',
-    severity: 'medium',
+    severity: 'low',
     confidence: 'high',
     category: 'access_control',
     swc: 'SWC-123',
@@ -700,8 +728,11 @@ const arithmetic = defineRule(
         if (reported.has(stmt)) return undefined;
         reported.add(stmt);
         const kind = op === '-' ? 'underflow' : 'overflow';
+        const readOnly = fn.mutability === 'view' || fn.mutability === 'pure';
         ctx.report(meta, stmt, {
           fn,
+          // In a view the wrapped value misleads callers but changes no state.
+          ...(readOnly ? { severity: 'low' as const } : {}),
           message: onlyUnchecked
             ? `\`${fa.text(x)}\` can ${kind}: it sits in an \`unchecked\` block and no condition bounds \`${lt}\` and \`${rt}\`.`
             : `\`${fa.text(x)}\` can ${kind}: Solidity ${file.pragma?.minVersion?.join('.') ?? '< 0.8'} does not check arithmetic and no condition bounds \`${lt}\` and \`${rt}\`.`,
@@ -923,39 +954,6 @@ const randomnessFlow = defineRule(
   },
 );
 
-/**
- * Whether a hash result is used as a number (cast to an integer, reduced modulo, compared) —
- * directly or through the local it is stored in — rather than as an identifier or a signed digest.
- */
-function usedAsNumber(fa: FileAnalysis, a: FunctionAnalysis, hash: AstNode): boolean {
-  const numeric = (n: AstNode): boolean => {
-    const p = n.parent;
-    if (!p) return false;
-    if (p.type === 'binary_expression' && p.op && ['%', '==', '!=', '<', '>', '&', '/'].includes(p.op))
-      return true;
-    if (p.type === 'call_argument' && p.parent?.type === 'call_expression') {
-      const fnName = norm(fa, field(p.parent, 'function') ?? p.parent);
-      if (/^u?int\d*$/.test(fnName)) return true;
-    }
-    if (p.type === 'type_cast_expression') return true;
-    if (p.type === 'parenthesized_expression' || p.type === 'call_argument') return numeric(p);
-    return false;
-  };
-  if (numeric(hash)) return true;
-  const node = a.cfg.nodeOf(hash);
-  if (!node) return false;
-  for (const d of node.defs) {
-    const def = a.cfg.defs.find((x) => x.node === node.id && x.name === d.name);
-    if (!def) continue;
-    for (const use of a.cfg.usesOf(def)) {
-      if (!use.ast) continue;
-      const hit = descendants(use.ast, 'identifier').some((i) => fa.text(i) === d.name && numeric(i));
-      if (hit) return true;
-    }
-  }
-  return false;
-}
-
 function hasBlockhash(fa: FileAnalysis, n: AstNode): boolean {
   return descendants(n, 'call_expression').some((x) =>
     /^(blockhash|block\.blockhash)$/.test(norm(fa, field(x, 'function') ?? x)),
@@ -1166,12 +1164,14 @@ const pushPaymentRevert = defineRule(
           !((c.info.kind === 'send' || c.info.kind === 'call') && insideRequire(fa, c.info.node))
         )
           continue;
-        const base = baseIdentifier(c.info.target);
+        // `payable(leader)` pays the stored `leader`.
+        const recipient = stripAddressCasts(c.info.target);
+        const base = baseIdentifier(recipient);
         if (!base || !a.scope.isStateVar(fa.text(base))) continue;
         const v = a.scope.lookup(fa.text(base));
         if (!v || OWNER_NAME.test(v.name)) continue;
         // The stored recipient is replaced in this function: a displaced leader is refunded.
-        const target = norm(fa, c.info.target);
+        const target = norm(fa, recipient);
         if (!a.stateWrites.some((w) => norm(fa, w.ast) === target)) continue;
         ctx.report(meta, fa.statementOf(c.info.node), { fn });
       }
@@ -1699,11 +1699,29 @@ const uncheckedErc20 = defineRule(
         if (c.info.kind !== 'external' || !/^(transfer|transferFrom|approve)$/.test(c.info.name)) continue;
         if (c.info.args.length < 2) continue;
         if (resultUse(c.info.node, (n) => fa.text(n)).kind !== 'discarded') continue;
+        if (declaredWithoutResult(fa, a, c)) continue;
         ctx.report(meta, fa.statementOf(c.info.node), { fn });
       }
     }
   },
 );
+
+/**
+ * Whether the called function is declared in the file (on the receiver's contract type) without a
+ * return value, as ERC-721 `transferFrom` is: there is no result to check.
+ */
+function declaredWithoutResult(fa: FileAnalysis, a: FunctionAnalysis, c: CallSite): boolean {
+  if (!c.info.target) return false;
+  const t = unwrap(c.info.target);
+  const typeName =
+    t.type === 'call_expression' ? norm(fa, field(t, 'function') ?? t) : fa.file.exprType(t, a.scope);
+  const contract = typeName ? fa.index.contractsByName.get(typeName.trim()) : undefined;
+  if (!contract) return false;
+  const decls = fa.index
+    .functionsOf(contract)
+    .filter((f) => f.name === c.info.name && f.params.length === c.info.args.length);
+  return decls.length > 0 && decls.every((f) => f.returns.length === 0);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Gas

@@ -1,0 +1,237 @@
+/**
+ * Engine benchmark on the development half of SolidiFI (../shared/datasets/solidifi-dev): seven
+ * bug classes injected into 25 host contracts each. One `vigil engine scan` process scans the
+ * whole half (start-up included, as a user runs it) and writes a SAST report; the report is
+ * scored by the benchmark's rule (README): an injected bug counts as detected when a finding of
+ * its class (by SWC id) lies on a line `w` with `loc <= w < loc + length`. Findings of a mapped
+ * class, in the files of that class, that match no injected bug are "unmatched warnings".
+ * Prints per class: injected, found, unmatched warnings and the six tools' figures of the README;
+ * writes bench/results/engine-solidifi.json.
+ *
+ *   npm run bench:engine:solidifi       (SOLIDIFI_DIR=/path overrides the dataset)
+ * The scan runs three times (the machine is shared) and the fastest run counts for the speed.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const datasetDir = process.env.SOLIDIFI_DIR ?? path.resolve(repoRoot, '../shared/datasets/solidifi-dev');
+const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
+
+/** Bug class → SWC id (README table). */
+const CLASSES: Array<{ dir: string; swc: string }> = [
+  { dir: 'Re-entrancy', swc: 'SWC-107' },
+  { dir: 'Timestamp-Dependency', swc: 'SWC-116' },
+  { dir: 'Unchecked-Send', swc: 'SWC-105' },
+  { dir: 'Unhandled-Exceptions', swc: 'SWC-104' },
+  { dir: 'TOD', swc: 'SWC-114' },
+  { dir: 'Overflow-Underflow', swc: 'SWC-101' },
+  { dir: 'tx.origin', swc: 'SWC-115' },
+];
+
+/** The six tools of the study on this half (README), `null` where the tool does not report the class. */
+const TOOLS = ['Slither', 'Securify', 'Mythril', 'Smartcheck', 'Oyente', 'Manticore'] as const;
+const TOOL_FIGURES: Record<string, Array<number | null>> = {
+  'Re-entrancy': [584, 524, 115, 0, 161, 57],
+  'Timestamp-Dependency': [389, null, 250, 208, 0, null],
+  'Unchecked-Send': [null, 431, 365, null, null, null],
+  'Unhandled-Exceptions': [424, 353, 270, 21, 149, null],
+  TOD: [null, 526, null, null, 61, null],
+  'Overflow-Underflow': [null, null, 117, 120, 203, 61],
+  'tx.origin': [626, null, 385, 47, null, null],
+};
+
+interface Injected {
+  file: string;
+  loc: number;
+  length: number;
+}
+interface Finding {
+  file: string;
+  line: number;
+  endLine: number;
+  swc: string | undefined;
+  rule: string;
+  severity: string;
+}
+
+function readInjected(dir: string): Injected[] {
+  const out: Injected[] = [];
+  const classDir = path.join(datasetDir, dir);
+  for (const f of readdirSync(classDir).filter((x) => /^BugLog_\d+\.csv$/.test(x))) {
+    const n = /^BugLog_(\d+)\.csv$/.exec(f)![1];
+    const rows = readFileSync(path.join(classDir, f), 'utf8').split(/\r?\n/).slice(1);
+    for (const r of rows) {
+      const [loc, length] = r.split(',');
+      if (!loc || !length) continue;
+      out.push({ file: `${dir}/buggy_${n}.sol`, loc: Number(loc), length: Number(length) });
+    }
+  }
+  return out;
+}
+
+// --- the scan: one `vigil engine scan` process per run ---------------------------------------
+const work = mkdtempSync(path.join(tmpdir(), 'vigil-solidifi-'));
+const reportFile = path.join(work, 'report.json');
+const timeFile = path.join(work, 'time.txt');
+let bestMs = Number.POSITIVE_INFINITY;
+let bestCpuMs = Number.POSITIVE_INFINITY;
+let peakRssMb = 0;
+for (let i = 0; i < REPEAT; i++) {
+  const t = performance.now();
+  // GNU time reports the child's CPU time and peak RSS.
+  execFileSync(
+    '/usr/bin/time',
+    [
+      '-f',
+      '%U %S %M',
+      '-o',
+      timeFile,
+      process.execPath,
+      path.join(repoRoot, 'bin/vigil.js'),
+      'engine',
+      'scan',
+      datasetDir,
+      '--type',
+      'standard',
+      '--format',
+      'sast',
+      '--output',
+      reportFile,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'], cwd: repoRoot },
+  );
+  const ms = performance.now() - t;
+  const [user, sys, rssKb] = readFileSync(timeFile, 'utf8').trim().split(/\s+/).slice(-3).map(Number);
+  bestMs = Math.min(bestMs, ms);
+  bestCpuMs = Math.min(bestCpuMs, ((user ?? 0) + (sys ?? 0)) * 1000);
+  peakRssMb = Math.max(peakRssMb, Math.round((rssKb ?? 0) / 1024));
+}
+const report = JSON.parse(readFileSync(reportFile, 'utf8')) as {
+  vulnerabilities: Array<{
+    severity: string;
+    location: { file: string; start_line: number; end_line: number };
+    identifiers: Array<{ type: string; name: string }>;
+  }>;
+  scan: { messages?: Array<{ level: string; value: string }> };
+};
+rmSync(work, { recursive: true, force: true });
+
+const findings: Finding[] = report.vulnerabilities.map((v) => ({
+  file: v.location.file,
+  line: v.location.start_line,
+  endLine: v.location.end_line,
+  swc: v.identifiers.find((i) => i.type === 'swc')?.name,
+  rule: v.identifiers.find((i) => i.type === 'vigil_rule')?.name ?? '?',
+  severity: v.severity,
+}));
+
+let totalLines = 0;
+for (const c of CLASSES)
+  for (const f of readdirSync(path.join(datasetDir, c.dir)).filter((x) => x.endsWith('.sol')))
+    totalLines += readFileSync(path.join(datasetDir, c.dir, f), 'utf8').split('\n').length;
+
+// --- scoring ----------------------------------------------------------------------------------
+/** A finding matches an injected bug when one of its lines falls inside the injected range. */
+const hits = (f: Finding, b: Injected): boolean =>
+  f.file === b.file && f.line < b.loc + b.length && f.endLine >= b.loc;
+
+interface ClassScore {
+  injected: number;
+  found: number;
+  /** Injected bugs found by a finding of severity medium or above. */
+  foundMediumOrAbove: number;
+  warnings: number;
+  unmatched: number;
+  unmatchedList: Array<{ file: string; line: number; rule: string; severity: string }>;
+  byRule: Record<string, number>;
+  tools: Record<string, number | null>;
+  bestOfSix: number;
+}
+const perClass: Record<string, ClassScore> = {};
+let injectedAll = 0;
+let foundAll = 0;
+let bestAll = 0;
+for (const c of CLASSES) {
+  const bugs = readInjected(c.dir);
+  const mine = findings.filter((f) => f.swc === c.swc && f.file.startsWith(`${c.dir}/`));
+  const strong = mine.filter((f) => ['Critical', 'High', 'Medium'].includes(f.severity));
+  const found = bugs.filter((b) => mine.some((f) => hits(f, b))).length;
+  const foundStrong = bugs.filter((b) => strong.some((f) => hits(f, b))).length;
+  const unmatched = mine.filter((f) => !bugs.some((b) => hits(f, b)));
+  const byRule: Record<string, number> = {};
+  for (const f of mine) byRule[f.rule] = (byRule[f.rule] ?? 0) + 1;
+  const figures = TOOL_FIGURES[c.dir]!;
+  const best = Math.max(...figures.map((x) => x ?? 0));
+  perClass[c.dir] = {
+    injected: bugs.length,
+    found,
+    foundMediumOrAbove: foundStrong,
+    warnings: mine.length,
+    unmatched: unmatched.length,
+    unmatchedList: unmatched.map((f) => ({ file: f.file, line: f.line, rule: f.rule, severity: f.severity })),
+    byRule,
+    tools: Object.fromEntries(TOOLS.map((t, i) => [t, figures[i] ?? null])),
+    bestOfSix: best,
+  };
+  injectedAll += bugs.length;
+  foundAll += found;
+  bestAll += best;
+}
+
+// --- output -----------------------------------------------------------------------------------
+const pct = (a: number, b: number): string => (b === 0 ? '—' : `${((100 * a) / b).toFixed(1)}%`);
+const cell = (x: number | null): string => (x === null ? '—' : String(x));
+console.log(
+  `\nSolidiFI development half: ${CLASSES.length} classes, ${findings.length} findings, ${totalLines} lines\n`,
+);
+console.log(
+  `${'class'.padEnd(22)} ${'injected'.padStart(8)} ${'found'.padStart(13)} ${'≥medium'.padStart(8)} ${'unmatched'.padStart(9)}   ${TOOLS.map((t) => t.padStart(10)).join(' ')} ${'best'.padStart(6)}`,
+);
+for (const c of CLASSES) {
+  const s = perClass[c.dir]!;
+  const mark = s.found >= s.bestOfSix ? ' ' : '<';
+  console.log(
+    `${c.dir.padEnd(22)} ${String(s.injected).padStart(8)} ${`${s.found} ${pct(s.found, s.injected)}`.padStart(13)}${mark}${String(s.foundMediumOrAbove).padStart(8)} ${String(s.unmatched).padStart(9)}   ${TOOLS.map((t) => cell(s.tools[t]!).padStart(10)).join(' ')} ${String(s.bestOfSix).padStart(6)}`,
+  );
+}
+console.log(
+  `${'all'.padEnd(22)} ${String(injectedAll).padStart(8)} ${`${foundAll} ${pct(foundAll, injectedAll)}`.padStart(13)}  ${''.padStart(8)} ${String(Object.values(perClass).reduce((n, s) => n + s.unmatched, 0)).padStart(9)}   ${''.padStart(65)} ${`${bestAll} ${pct(bestAll, injectedAll)}`}`,
+);
+const linesPerSecond = Math.round(totalLines / (bestMs / 1000));
+const linesPerCpuSecond = Math.round(totalLines / (bestCpuMs / 1000));
+console.log(
+  `\nspeed (one \`vigil engine scan\` process, start-up included, fastest of ${REPEAT}): ${Math.round(bestMs)} ms, ${linesPerSecond} lines/s wall, ${linesPerCpuSecond} lines per CPU-second, peak RSS ${peakRssMb} MB`,
+);
+const scanMessages = report.scan.messages ?? [];
+if (scanMessages.length) console.log(`scan messages: ${scanMessages.length}`);
+
+const results = {
+  dataset: { dir: 'solidifi-dev', lines: totalLines, injected: injectedAll },
+  scoring:
+    'a finding of the class (by SWC id) on a line w with loc <= w < loc + length detects the injected bug; findings of the class in the files of the class that match none are unmatched warnings',
+  scanType: 'standard',
+  found: foundAll,
+  recall: foundAll / injectedAll,
+  bestOfSix: bestAll,
+  perClass,
+  speed: {
+    runs: REPEAT,
+    ms: Math.round(bestMs),
+    cpuMs: Math.round(bestCpuMs),
+    linesPerSecond,
+    linesPerCpuSecond,
+    peakRssMb,
+  },
+  scanMessages: scanMessages.length,
+  node: process.version,
+  measuredAt: new Date().toISOString(),
+};
+writeFileSync(
+  path.join(repoRoot, 'bench/results/engine-solidifi.json'),
+  `${JSON.stringify(results, null, 2)}\n`,
+);
+console.log('\nwrote bench/results/engine-solidifi.json');

@@ -1,0 +1,424 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, useParams } from '@tanstack/react-router';
+import { useEffect, useState } from 'react';
+import { canTransition } from '../../../src/platform/findings/finding-rules.ts';
+import type { paths } from '../../../src/sdk/schema';
+import { ApiError, api, sessionState, unwrap } from '../api.ts';
+import { NotFound } from '../router.tsx';
+import { SEVERITIES, STATUSES } from '../search.ts';
+import { repositoryRole, useSession } from '../session.tsx';
+import { Async, Chip, ErrorMessage, formatDate } from '../ui.tsx';
+
+type FindingPath = '/api/v0/repositories/{repo_id}/findings/{finding_ref}';
+type Finding = paths[FindingPath]['get']['responses'][200]['content']['application/json'];
+type Status = (typeof STATUSES)[number];
+type Severity = (typeof SEVERITIES)[number];
+const JUDGING = new Set(['judge', 'triager', 'admin']);
+
+/** A finding: description, files and lines, and the edits the caller's role allows. */
+export function FindingPage() {
+  const { repoId, findingRef } = useParams({ from: '/repositories/$repoId/findings/$findingRef' });
+  const client = useQueryClient();
+  const key = ['finding', repoId, findingRef];
+  const finding = useQuery({
+    queryKey: key,
+    queryFn: () =>
+      unwrap(
+        api.GET('/api/v0/repositories/{repo_id}/findings/{finding_ref}', {
+          params: { path: { repo_id: repoId, finding_ref: findingRef } },
+        }),
+      ),
+  });
+  useEffect(() => {
+    if (!finding.data?.hasUnreadComments) return;
+    void api
+      .PUT('/api/v0/repositories/{repo_id}/findings/{finding_ref}/read', {
+        params: { path: { repo_id: repoId, finding_ref: findingRef } },
+      })
+      .then(() => client.invalidateQueries({ queryKey: ['all-findings'] }));
+  }, [finding.data?.hasUnreadComments, repoId, findingRef, client]);
+  if (finding.error instanceof ApiError && finding.error.status === 404) return <NotFound />;
+  return <Async query={finding}>{(f) => <FindingView finding={f} queryKey={key} />}</Async>;
+}
+
+function FindingView({ finding: f, queryKey }: { finding: Finding; queryKey: unknown[] }) {
+  const session = useSession();
+  const client = useQueryClient();
+  const role = repositoryRole(session, f.repository.id, f.company?.id);
+  const judging = role !== null && JUDGING.has(role);
+  const isAuthor = f.createdBy?.userId === session.userId;
+  const status = (f as { status: Status }).status;
+  const severity = (f as { severity: Severity | null }).severity;
+  const allowed = role
+    ? STATUSES.filter((s) => s !== status && canTransition(role as never, status, s, isAuthor))
+    : [];
+  const params = { params: { path: { repo_id: f.repository.id, finding_ref: f.id } } };
+  const done = (next: Finding) => {
+    client.setQueryData(queryKey, next);
+    void client.invalidateQueries({ queryKey: ['all-findings'] });
+  };
+  const setStatus = useMutation({
+    mutationFn: (s: Status) =>
+      unwrap(
+        api.PUT('/api/v0/repositories/{repo_id}/findings/{finding_ref}/status', {
+          ...params,
+          body: { status: s },
+        }),
+      ),
+    onSuccess: done,
+  });
+  const setSeverity = useMutation({
+    mutationFn: (s: Severity) =>
+      unwrap(
+        api.PUT('/api/v0/repositories/{repo_id}/findings/{finding_ref}/severity', {
+          ...params,
+          body: { severity: s },
+        }),
+      ),
+    onSuccess: done,
+  });
+  const assign = useMutation({
+    mutationFn: (assignee: string | null) =>
+      unwrap(
+        api.PUT('/api/v0/repositories/{repo_id}/findings/{finding_ref}/assignee', {
+          ...params,
+          body: { assignee },
+        }),
+      ),
+    onSuccess: done,
+  });
+  const labels = useMutation({
+    mutationFn: (body: { add?: string[]; remove?: string[] }) =>
+      unwrap(api.PATCH('/api/v0/repositories/{repo_id}/findings/{finding_ref}/labels', { ...params, body })),
+    onSuccess: done,
+  });
+  const duplicate = useMutation({
+    mutationFn: (duplicateOf: string | null) =>
+      unwrap(
+        api.PUT('/api/v0/repositories/{repo_id}/findings/{finding_ref}/duplicate-of', {
+          ...params,
+          body: { duplicateOf },
+        }),
+      ),
+    onSuccess: done,
+  });
+  const repoLabels = useQuery({
+    queryKey: ['labels', f.repository.id],
+    queryFn: () =>
+      unwrap(
+        api.GET('/api/v0/repositories/{repo_id}/labels', { params: { path: { repo_id: f.repository.id } } }),
+      ),
+  });
+  const companyUser =
+    session.permissions.includes('admin') || session.companies.some((c) => c.id === f.company?.id && c.role);
+
+  return (
+    <article className="finding">
+      <p className="muted">
+        <Link to="/repositories/$repoId" params={{ repoId: f.repository.id }}>
+          {f.repository.name}
+        </Link>{' '}
+        · #{f.number} · filed by @{f.createdBy?.username ?? '—'} on {formatDate(f.createdAt)}
+        {role ? ` · your role: ${role}` : ''}
+      </p>
+      <h1>
+        #{f.number} {f.title}
+      </h1>
+      <p>
+        <Chip kind="status" value={status} /> <Chip kind="severity" value={severity} />{' '}
+        {f.locked && <span className="chip">locked</span>}
+      </p>
+
+      <div className="grid">
+        <div>
+          <h2>Description</h2>
+          <pre className="description">{f.description}</pre>
+          <h2>Files and lines</h2>
+          {f.relatedFiles.length === 0 ? (
+            <p className="muted">No related files.</p>
+          ) : (
+            f.relatedFiles.map((file) => (
+              <figure key={file.id} className="code">
+                <figcaption>
+                  <code>{file.path}</code>
+                  {file.lines ? ` lines ${file.lines.start}–${file.lines.end}` : ''}
+                </figcaption>
+                {file.relevantContent && (
+                  // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable
+                  <pre tabIndex={0}>
+                    <code>{file.relevantContent}</code>
+                  </pre>
+                )}
+              </figure>
+            ))
+          )}
+        </div>
+
+        <aside aria-label="Triage">
+          <h2>Triage</h2>
+          <div className="field">
+            <span className="label" id="status-label">
+              Status
+            </span>
+            {allowed.length === 0 ? (
+              <p className="muted">Your role cannot change the status from “{status.replace(/_/g, ' ')}”.</p>
+            ) : (
+              <fieldset className="button-row plain" aria-labelledby="status-label">
+                {allowed.map((s) => (
+                  <button
+                    key={s}
+                    type="button"
+                    onClick={() => setStatus.mutate(s)}
+                    disabled={setStatus.isPending}
+                  >
+                    {s.replace(/_/g, ' ')}
+                  </button>
+                ))}
+              </fieldset>
+            )}
+            {setStatus.error ? <ErrorMessage error={setStatus.error} /> : null}
+          </div>
+
+          <div className="field">
+            <label htmlFor="severity">Severity</label>
+            {judging ? (
+              <select
+                id="severity"
+                value={severity ?? ''}
+                onChange={(e) => setSeverity.mutate(e.target.value as Severity)}
+              >
+                {severity === null && <option value="">—</option>}
+                {(f.repository.allowedSeverities?.length ? f.repository.allowedSeverities : SEVERITIES).map(
+                  (s) => (
+                    <option key={s} value={s}>
+                      {s.replace(/_/g, ' ')}
+                    </option>
+                  ),
+                )}
+              </select>
+            ) : (
+              <p id="severity">
+                <Chip kind="severity" value={severity} />
+              </p>
+            )}
+            {setSeverity.error ? <ErrorMessage error={setSeverity.error} /> : null}
+          </div>
+
+          <div className="field">
+            <span className="label">Assignee</span>
+            <p>{f.assignedTo ? `@${f.assignedTo.username}` : 'nobody'}</p>
+            {judging && (
+              <form
+                className="inline-form"
+                onSubmit={(e) => {
+                  e.preventDefault();
+                  const v = String(new FormData(e.currentTarget).get('assignee') ?? '').trim();
+                  assign.mutate(v || null);
+                }}
+              >
+                <label>
+                  Assign to <input name="assignee" placeholder="username (empty: nobody)" />
+                </label>
+                <button type="submit">Assign</button>
+              </form>
+            )}
+            {assign.error ? <ErrorMessage error={assign.error} /> : null}
+          </div>
+
+          <div className="field">
+            <span className="label">Labels</span>
+            <ul className="labels">
+              {f.labels.map((l) => (
+                <li key={l.id}>
+                  <span className="chip">{l.name}</span>
+                  {judging && (
+                    <button
+                      type="button"
+                      onClick={() => labels.mutate({ remove: [l.id] })}
+                      aria-label={`Remove label ${l.name}`}
+                    >
+                      ×
+                    </button>
+                  )}
+                </li>
+              ))}
+              {f.labels.length === 0 && <li className="muted">none</li>}
+            </ul>
+            {judging && repoLabels.data && (
+              <label>
+                Add label
+                <select
+                  value=""
+                  onChange={(e) => {
+                    if (e.target.value) labels.mutate({ add: [e.target.value] });
+                  }}
+                >
+                  <option value="">choose…</option>
+                  {repoLabels.data.labels
+                    .filter((l) => !l.archivedAt && !f.labels.some((x) => x.id === l.id))
+                    .map((l) => (
+                      <option key={l.id} value={l.id}>
+                        {l.name}
+                      </option>
+                    ))}
+                </select>
+              </label>
+            )}
+            {labels.error ? <ErrorMessage error={labels.error} /> : null}
+          </div>
+
+          <div className="field">
+            <span className="label">Duplicates</span>
+            {f.duplicateOf && (
+              <p>
+                Duplicate of{' '}
+                <Link
+                  to="/repositories/$repoId/findings/$findingRef"
+                  params={{ repoId: f.repository.id, findingRef: String(f.duplicateOf.number) }}
+                >
+                  #{f.duplicateOf.number} {f.duplicateOf.title}
+                </Link>
+              </p>
+            )}
+            {f.duplicates.length > 0 && (
+              <ul>
+                {f.duplicates.map((d) => (
+                  <li key={d.id}>
+                    <Link
+                      to="/repositories/$repoId/findings/$findingRef"
+                      params={{ repoId: f.repository.id, findingRef: String(d.number) }}
+                    >
+                      #{d.number} {d.title}
+                    </Link>
+                  </li>
+                ))}
+              </ul>
+            )}
+            {f.duplicateGroup && (
+              <p className="muted">
+                Group: {f.duplicateGroup.description || '—'} (
+                {f.duplicateGroup.findings.map((x) => `#${x.number}`).join(', ')})
+              </p>
+            )}
+            {!f.duplicateOf && f.duplicates.length === 0 && <p className="muted">No duplicates.</p>}
+            {judging && (
+              <form
+                className="inline-form"
+                onSubmit={(e) => {
+                  e.preventDefault();
+                  const v = String(new FormData(e.currentTarget).get('dup') ?? '')
+                    .trim()
+                    .replace(/^#/, '');
+                  duplicate.mutate(v || null);
+                }}
+              >
+                <label>
+                  Duplicate of <input name="dup" placeholder="number (empty: not a duplicate)" />
+                </label>
+                <button type="submit">Mark</button>
+              </form>
+            )}
+            {duplicate.error ? <ErrorMessage error={duplicate.error} /> : null}
+          </div>
+
+          <div className="field">
+            <span className="label">Details</span>
+            <dl>
+              <dt>Reward</dt>
+              <dd>{f.reward ?? '—'}</dd>
+              <dt>Category</dt>
+              <dd>{f.category ?? '—'}</dd>
+              <dt>Fixed by</dt>
+              <dd>{f.fixedBy.join(', ') || '—'}</dd>
+              <dt>Note</dt>
+              <dd>{f.note ?? '—'}</dd>
+              <dt>Last update</dt>
+              <dd>{formatDate(f.lastUpdatedAt)}</dd>
+            </dl>
+          </div>
+          {companyUser && f.company && <Tickets findingId={f.id} companyId={f.company.id} />}
+        </aside>
+      </div>
+    </article>
+  );
+}
+
+/** Tickets of the finding in the company's trackers: link an existing issue or send a new one. */
+export function Tickets({ findingId, companyId }: { findingId: string; companyId: string }) {
+  const client = useQueryClient();
+  sessionState.companyId = companyId;
+  const key = ['tickets', findingId];
+  const tickets = useQuery({
+    queryKey: key,
+    queryFn: () =>
+      unwrap(api.GET('/api/scanner/v1/findings/{findingId}/tickets', { params: { path: { findingId } } })),
+  });
+  const [provider, setProvider] = useState<'tracker_a' | 'tracker_b'>('tracker_a');
+  const link = useMutation({
+    mutationFn: (issueRef: string) =>
+      unwrap(
+        api.POST('/api/scanner/v1/findings/{findingId}/tickets', {
+          params: { path: { findingId } },
+          body: { provider, issueRef },
+        }),
+      ),
+    onSuccess: () => client.invalidateQueries({ queryKey: key }),
+  });
+  const send = useMutation({
+    mutationFn: () =>
+      unwrap(
+        api.POST('/api/scanner/v1/findings/{findingId}/issue-trackers/{provider}', {
+          params: { path: { findingId, provider } },
+        }),
+      ),
+    onSuccess: () => client.invalidateQueries({ queryKey: key }),
+  });
+  return (
+    <div className="field">
+      <span className="label">Tickets</span>
+      <Async query={tickets}>
+        {({ tickets: list }) => (
+          <ul>
+            {list.map((t) => (
+              <li key={t.id}>
+                <a href={t.url} rel="noreferrer noopener" target="_blank">
+                  {t.key}
+                </a>{' '}
+                <span className="muted">
+                  {t.provider} · {t.source} · {t.status ?? ''}
+                </span>
+              </li>
+            ))}
+            {list.length === 0 && <li className="muted">No tickets.</li>}
+          </ul>
+        )}
+      </Async>
+      <label>
+        Tracker
+        <select value={provider} onChange={(e) => setProvider(e.target.value as typeof provider)}>
+          <option value="tracker_a">tracker_a</option>
+          <option value="tracker_b">tracker_b</option>
+        </select>
+      </label>
+      <div className="button-row">
+        <button type="button" onClick={() => send.mutate()} disabled={send.isPending}>
+          {send.isPending ? 'Sending…' : 'Send to tracker'}
+        </button>
+      </div>
+      {send.error ? <ErrorMessage error={send.error} /> : null}
+      <form
+        className="inline-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          link.mutate(String(new FormData(e.currentTarget).get('issueRef') ?? ''));
+        }}
+      >
+        <label>
+          Link issue <input name="issueRef" required placeholder="ENG-123 or URL" />
+        </label>
+        <button type="submit">Link</button>
+      </form>
+      {link.error ? <ErrorMessage error={link.error} /> : null}
+    </div>
+  );
+}

@@ -1,0 +1,51 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { companies, users } from './identity.ts';
+import { notifications } from './platform.ts';
+
+/** Channels a notification is delivered over besides the in-app list. */
+export const notificationChannels = ['email', 'webhook'] as const;
+
+/**
+ * One delivery of one notification over one channel. The unique key (notification, channel) and
+ * the claim (`status` pending → sending, by a conditional update) before anything is sent make a
+ * delivery happen at most once, whatever the number of job runs or workers.
+ */
+export const notificationDeliveries = pgTable(
+  'notification_deliveries',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    notificationId: uuid('notification_id')
+      .notNull()
+      .references(() => notifications.id, { onDelete: 'cascade' }),
+    channel: text('channel', { enum: notificationChannels }).notNull(),
+    /** pending → sending (claimed) → delivered | failed; a refused attempt goes back to pending. */
+    status: text('status', { enum: ['pending', 'sending', 'delivered', 'failed'] })
+      .notNull()
+      .default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    claimedAt: timestamp('claimed_at', { withTimezone: true }),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true }),
+    lastError: text('last_error'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('notification_deliveries_notification_channel_key').on(t.notificationId, t.channel),
+    index('notification_deliveries_open_idx')
+      .on(t.status, t.createdAt)
+      .where(sql`${t.status} in ('pending', 'sending')`),
+  ],
+);
+
+/** A company's notification webhook: events are POSTed to `url`, signed with the secret. */
+export const companyWebhooks = pgTable('company_webhooks', {
+  companyId: uuid('company_id')
+    .primaryKey()
+    .references(() => companies.id, { onDelete: 'cascade' }),
+  url: text('url').notNull(),
+  /** The signing secret, sealed with the service key (AES-256-GCM). */
+  secretEnc: text('secret_enc').notNull(),
+  active: boolean('active').notNull().default(true),
+  createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});

@@ -1,0 +1,228 @@
+import { inArray, type SQL, sql } from 'drizzle-orm';
+import type { UserActor } from '../../auth/actor.ts';
+import { comments, findings } from '../../db/schema/index.ts';
+import { AppError } from '../../errors.ts';
+import { effectiveRole, type FindingAccess, type RepositoryRole } from './repository-access.ts';
+
+/**
+ * The comment rules of DESIGN §7, in one place: who reads each visibility, who may write which,
+ * who may edit and delete, and who may be pinged. The SQL predicates below are the same rules as
+ * the functions, for lists and counts computed in the database.
+ *
+ * Readers by visibility (each set contains the next: public ⊃ private ⊃ internal ⊃ hidden):
+ * - `public`: everyone who sees the finding;
+ * - `private`: the finding's author, the company side (company users and cross-company
+ *   readers), judges, triagers and admins;
+ * - `internal`: the company side and admins;
+ * - `hidden`: admins (repository admins and platform admins).
+ */
+export const COMMENT_VISIBILITIES = ['public', 'private', 'internal', 'hidden'] as const;
+export type CommentVisibility = (typeof COMMENT_VISIBILITIES)[number];
+
+/** How restricted a visibility is; a reply may not be less restricted than its thread. */
+const RANK: Record<CommentVisibility, number> = { public: 0, private: 1, internal: 2, hidden: 3 };
+
+/** Largest `content` accepted, in characters. */
+export const MAX_COMMENT_CHARS = 65_536;
+
+/** What decides which comments of one finding a user reads. */
+export interface CommentReader {
+  platformAdmin: boolean;
+  /**
+   * A company user of the repository's company or a cross-company reader. A repository `client`
+   * who is not a company user is not: DESIGN §7 names company users only.
+   */
+  companySide: boolean;
+  /** The user's own repository role (not derived from company membership). */
+  repositoryRole: RepositoryRole | null;
+  isFindingAuthor: boolean;
+}
+
+/** The most restricted visibility the reader may read. */
+function highestReadable(reader: CommentReader): CommentVisibility {
+  if (reader.platformAdmin || reader.repositoryRole === 'admin') return 'hidden';
+  if (reader.companySide) return 'internal';
+  if (reader.repositoryRole === 'judge' || reader.repositoryRole === 'triager' || reader.isFindingAuthor)
+    return 'private';
+  return 'public';
+}
+
+/** Whether the reader may read comments of this visibility (they already see the finding). */
+export function canReadComment(reader: CommentReader, visibility: CommentVisibility): boolean {
+  return RANK[visibility] <= RANK[highestReadable(reader)];
+}
+
+/** The caller as a reader of one finding's comments. */
+export function commentReaderOf(
+  access: FindingAccess,
+  repository: { id: string; companyId: string },
+  finding: { createdBy: string | null },
+): CommentReader {
+  const repositoryRole = access.memberships.get(repository.id)?.role ?? null;
+  return {
+    platformAdmin: access.platformAdmin,
+    companySide: access.readAll || access.companyIds.includes(repository.companyId),
+    repositoryRole,
+    isFindingAuthor: finding.createdBy !== null && finding.createdBy === access.userId,
+  };
+}
+
+/**
+ * Checks that the caller may write a comment of this visibility on a finding they see: anyone
+ * with a role on the repository (cross-company readers only read), reviewers only `public`
+ * (DESIGN §7), everyone else the visibilities they read.
+ */
+export function requireCanCreateComment(
+  access: FindingAccess,
+  repository: { id: string; companyId: string },
+  finding: { createdBy: string | null },
+  visibility: CommentVisibility,
+): void {
+  const role = effectiveRole(access, repository);
+  if (role === null)
+    throw new AppError('FORBIDDEN', { message: 'You may read but not comment on this finding.' });
+  if (role === 'reviewer' && visibility !== 'public') {
+    throw new AppError('FORBIDDEN', { message: 'Reviewers may only write public comments.' });
+  }
+  if (!canReadComment(commentReaderOf(access, repository, finding), visibility)) {
+    throw new AppError('FORBIDDEN', { message: `You may not write ${visibility} comments on this finding.` });
+  }
+}
+
+/** Whether a reply of this visibility may go into a thread of that visibility (no widening). */
+export function replyVisibilityAllowed(parent: CommentVisibility, reply: CommentVisibility): boolean {
+  return RANK[reply] >= RANK[parent];
+}
+
+/** Whether a reviewer's `@project` spends one of their pings: only the caller's role decides. */
+export function projectPingSpendsPing(access: FindingAccess, repository: { id: string; companyId: string }) {
+  return effectiveRole(access, repository) === 'reviewer';
+}
+
+/** Edits: the author only, while they still see the finding. */
+export function canEditComment(access: FindingAccess, comment: { authorId: string | null }): boolean {
+  return comment.authorId !== null && comment.authorId === access.userId;
+}
+
+/** Deletes: the author, and for moderation repository and platform admins. */
+export function canDeleteComment(
+  access: FindingAccess,
+  repository: { id: string; companyId: string },
+  comment: { authorId: string | null },
+): boolean {
+  return canEditComment(access, comment) || effectiveRole(access, repository) === 'admin';
+}
+
+/** Someone a comment could ping, with what decides whether they see the finding and the comment. */
+export interface PingCandidate {
+  userId: string;
+  /** Active membership of the repository's company (joined, not disabled). */
+  companyUser: boolean;
+  /** Active repository role. */
+  repositoryRole: RepositoryRole | null;
+  showAllFindings: boolean;
+  isFindingAuthor: boolean;
+  platformAdmin: boolean;
+  readAll: boolean;
+  /** The account is neither disabled nor deleted. */
+  active: boolean;
+}
+
+/** Repository roles whose members `@username` may ping (v0 §2.5: auditors of the repository). */
+const PINGABLE_BY_NAME: ReadonlySet<RepositoryRole> = new Set(['reviewer', 'judge', 'triager']);
+
+/**
+ * Whether a ping notifies the candidate: `@project` reaches the active company users of the
+ * repository's company, `@username` an active reviewer, judge or triager of the repository; in
+ * both cases only when the candidate sees the finding and may read the comment, never the author.
+ */
+export function mayBePinged(
+  candidate: PingCandidate,
+  via: 'project' | 'username',
+  comment: { authorId: string; visibility: CommentVisibility },
+): boolean {
+  if (!candidate.active || candidate.userId === comment.authorId) return false;
+  if (via === 'project' && !candidate.companyUser) return false;
+  if (via === 'username' && !(candidate.repositoryRole && PINGABLE_BY_NAME.has(candidate.repositoryRole)))
+    return false;
+  const seesFinding =
+    candidate.platformAdmin ||
+    candidate.readAll ||
+    candidate.companyUser ||
+    (candidate.repositoryRole !== null &&
+      (candidate.repositoryRole !== 'reviewer' || candidate.showAllFindings || candidate.isFindingAuthor));
+  if (!seesFinding) return false;
+  return canReadComment(
+    {
+      platformAdmin: candidate.platformAdmin,
+      companySide: candidate.readAll || candidate.companyUser,
+      repositoryRole: candidate.repositoryRole,
+      isFindingAuthor: candidate.isFindingAuthor,
+    },
+    comment.visibility,
+  );
+}
+
+/**
+ * For each restricted visibility, the condition on the `findings` row under which the user reads
+ * comments of it (the SQL form of {@link canReadComment}). Repository sets are inlined as arrays
+ * like {@link visibleFindingsCondition} so that no correlated membership subquery runs per row.
+ */
+function readableConditions(access: FindingAccess): { private: SQL; internal: SQL; hidden: SQL } {
+  if (access.platformAdmin) return { private: sql`true`, internal: sql`true`, hidden: sql`true` };
+  const judgingRepos: string[] = [];
+  const adminRepos: string[] = [];
+  for (const [repositoryId, m] of access.memberships) {
+    if (m.role === 'judge' || m.role === 'triager') judgingRepos.push(repositoryId);
+    if (m.role === 'admin') adminRepos.push(repositoryId);
+  }
+  const inRepos = (ids: string[]) => (ids.length > 0 ? inArray(findings.repositoryId, ids) : sql`false`);
+  const hidden = inRepos(adminRepos);
+  const internal = access.readAll
+    ? sql`true`
+    : sql`(${access.companyIds.length > 0 ? inArray(findings.companyId, access.companyIds) : sql`false`} or ${inRepos(adminRepos)})`;
+  const priv = sql`(${internal} or ${findings.createdBy} = ${access.userId} or ${inRepos(judgingRepos)})`;
+  return { private: priv, internal, hidden };
+}
+
+/**
+ * Which comments the user may read, as a condition on `comments` joined to (or correlated with)
+ * `findings`. The findings themselves must already be limited to those the user sees.
+ */
+export function visibleCommentsCondition(access: FindingAccess): SQL {
+  if (access.platformAdmin) return sql`true`;
+  const can = readableConditions(access);
+  return sql`(${comments.visibility} = 'public'
+    or (${comments.visibility} = 'private' and ${can.private})
+    or (${comments.visibility} = 'internal' and ${can.internal})
+    or (${comments.visibility} = 'hidden' and ${can.hidden}))`;
+}
+
+/**
+ * The user's `lastCommentAt` of the outer `findings` row: the latest of the per-visibility
+ * columns the user may read (`greatest` skips nulls). Used for the field and the
+ * `last_comment_*` orders, so neither reveals comments the user may not read.
+ */
+export function visibleLastCommentAt(access: FindingAccess): SQL<Date | null> {
+  const can = readableConditions(access);
+  return sql<Date | null>`greatest(${findings.lastCommentAt},
+    case when ${can.private} then ${findings.lastPrivateCommentAt} end,
+    case when ${can.internal} then ${findings.lastInternalCommentAt} end,
+    case when ${can.hidden} then ${findings.lastHiddenCommentAt} end)`;
+}
+
+/**
+ * Whether a company's notification webhook may carry the notifications of a comment of this
+ * visibility: the company reads it (its side reads everything but `hidden`).
+ */
+export function webhookMayCarry(visibility: CommentVisibility): boolean {
+  return canReadComment(
+    { platformAdmin: false, companySide: true, repositoryRole: null, isFindingAuthor: false },
+    visibility,
+  );
+}
+
+/** Who manages a company's notification webhook: its managers and platform admins. */
+export function canManageCompanyWebhook(actor: UserActor, companyId: string): boolean {
+  return actor.permissions.has('admin') || actor.companies.get(companyId) === 'manager';
+}

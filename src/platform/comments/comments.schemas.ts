@@ -1,0 +1,52 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { COMMENT_VISIBILITIES, MAX_COMMENT_CHARS } from '../access/comment-access.ts';
+import { ShortUserSummarySchema } from '../users/users.schemas.ts';
+
+export const CommentVisibilitySchema = Type.Unsafe<(typeof COMMENT_VISIBILITIES)[number]>({
+  type: 'string',
+  enum: [...COMMENT_VISIBILITIES],
+});
+
+/** Comment create body (v0 §2.5). `content` is markdown, stored exactly as sent. */
+export const CreateCommentSchema = Type.Object(
+  {
+    content: Type.String({
+      minLength: 1,
+      maxLength: MAX_COMMENT_CHARS,
+      description: `Markdown, stored as sent; at most ${MAX_COMMENT_CHARS} characters. @project and @username ping.`,
+    }),
+    parent: Type.Optional(Nullable(UuidSchema)),
+    visibility: Type.Optional(CommentVisibilitySchema),
+  },
+  { additionalProperties: false },
+);
+export type CreateComment = Static<typeof CreateCommentSchema>;
+
+export const UpdateCommentSchema = Type.Object(
+  { content: Type.String({ minLength: 1, maxLength: MAX_COMMENT_CHARS }) },
+  { additionalProperties: false },
+);
+
+/** A comment as its readers see it; a deleted comment keeps its place with `content` null. */
+export const CommentSchema = Type.Object({
+  id: UuidSchema,
+  findingId: UuidSchema,
+  parent: Nullable(UuidSchema),
+  content: Nullable(Type.String()),
+  visibility: CommentVisibilitySchema,
+  author: Nullable(ShortUserSummarySchema),
+  createdAt: DateTimeSchema,
+  editedAt: Nullable(DateTimeSchema),
+  deletedAt: Nullable(DateTimeSchema),
+});
+export type Comment = Static<typeof CommentSchema>;
+
+/** A thread: a top-level comment and its replies, oldest first. */
+export const CommentThreadSchema = Type.Object({
+  ...CommentSchema.properties,
+  replies: Type.Array(CommentSchema),
+});
+export type CommentThread = Static<typeof CommentThreadSchema>;
+
+export const CommentThreadsSchema = Type.Object({ threads: Type.Array(CommentThreadSchema) });

@@ -1,0 +1,138 @@
+import { and, desc, eq, isNull, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import { companyWebhooks, notificationDeliveries, notifications, users } from '../../db/schema/index.ts';
+import { ISO_MICROS_FORMAT } from '../pagination/list-params.ts';
+
+export type NotificationRow = typeof notifications.$inferSelect;
+export type DeliveryRow = typeof notificationDeliveries.$inferSelect;
+
+/** SQL of notifications, their deliveries and company webhooks. */
+export function notificationsRepo(db: Db) {
+  return {
+    /** One page of the user's notifications, newest first, `limit + 1` rows read. */
+    async list(
+      userId: string,
+      options: { unread?: boolean; after?: { createdAt: string; id: string }; limit: number },
+    ) {
+      const conditions = [eq(notifications.userId, userId)];
+      if (options.unread === true) conditions.push(isNull(notifications.readAt));
+      if (options.unread === false) conditions.push(sql`${notifications.readAt} is not null`);
+      if (options.after) {
+        conditions.push(
+          sql`(${notifications.createdAt}, ${notifications.id}) < (${options.after.createdAt}::timestamptz, ${options.after.id}::uuid)`,
+        );
+      }
+      return db
+        .select({
+          notification: notifications,
+          createdAtKey: sql<string>`to_char(${notifications.createdAt} at time zone 'UTC', ${ISO_MICROS_FORMAT})`,
+        })
+        .from(notifications)
+        .where(and(...conditions))
+        .orderBy(desc(notifications.createdAt), desc(notifications.id))
+        .limit(options.limit + 1);
+    },
+
+    /** Marks one of the user's notifications read; false when the user has no such notification. */
+    async markRead(userId: string, id: string): Promise<boolean> {
+      const rows = await db
+        .update(notifications)
+        .set({ readAt: sql`coalesce(${notifications.readAt}, now())` })
+        .where(and(eq(notifications.id, id), eq(notifications.userId, userId)))
+        .returning({ id: notifications.id });
+      return rows.length > 0;
+    },
+
+    /** Marks every unread notification of the user read; returns how many. */
+    async markAllRead(userId: string): Promise<number> {
+      const rows = await db
+        .update(notifications)
+        .set({ readAt: sql`now()` })
+        .where(and(eq(notifications.userId, userId), isNull(notifications.readAt)))
+        .returning({ id: notifications.id });
+      return rows.length;
+    },
+
+    /**
+     * Claims a pending delivery for sending (pending → sending) and counts the attempt. Only one
+     * caller wins the conditional update, so a delivery is sent by at most one worker; a claim
+     * left by a worker that died stays `sending` and is never sent again.
+     */
+    async claim(id: string): Promise<DeliveryRow | null> {
+      const [row] = await db
+        .update(notificationDeliveries)
+        .set({
+          status: 'sending',
+          claimedAt: sql`now()`,
+          attempts: sql`${notificationDeliveries.attempts} + 1`,
+        })
+        .where(and(eq(notificationDeliveries.id, id), eq(notificationDeliveries.status, 'pending')))
+        .returning();
+      return row ?? null;
+    },
+
+    async find(id: string): Promise<DeliveryRow | null> {
+      const [row] = await db.select().from(notificationDeliveries).where(eq(notificationDeliveries.id, id));
+      return row ?? null;
+    },
+
+    /** The notification of a delivery, its recipient and the webhook of the company concerned. */
+    async deliveryContext(notificationId: string) {
+      const [row] = await db
+        .select({
+          notification: notifications,
+          recipient: { id: users.id, username: users.username, name: users.name, email: users.email },
+        })
+        .from(notifications)
+        .innerJoin(users, eq(users.id, notifications.userId))
+        .where(eq(notifications.id, notificationId));
+      if (!row) return null;
+      const companyId = row.notification.payload.companyId;
+      const [webhook] =
+        typeof companyId === 'string'
+          ? await db
+              .select()
+              .from(companyWebhooks)
+              .where(and(eq(companyWebhooks.companyId, companyId), eq(companyWebhooks.active, true)))
+          : [];
+      return { ...row, webhook: webhook ?? null };
+    },
+
+    async finish(id: string, outcome: { status: 'delivered' | 'failed'; error?: string }): Promise<void> {
+      await db
+        .update(notificationDeliveries)
+        .set({
+          status: outcome.status,
+          deliveredAt: outcome.status === 'delivered' ? sql`now()` : null,
+          lastError: outcome.error ?? null,
+        })
+        .where(and(eq(notificationDeliveries.id, id), eq(notificationDeliveries.status, 'sending')));
+    },
+
+    /** Gives a refused attempt back (sending → pending) so that the job's retry claims it again. */
+    async release(id: string, error: string): Promise<void> {
+      await db
+        .update(notificationDeliveries)
+        .set({ status: 'pending', lastError: error })
+        .where(and(eq(notificationDeliveries.id, id), eq(notificationDeliveries.status, 'sending')));
+    },
+
+    async upsertWebhook(values: { companyId: string; url: string; secretEnc: string; createdBy: string }) {
+      await db
+        .insert(companyWebhooks)
+        .values({ ...values, active: true })
+        .onConflictDoUpdate({
+          target: companyWebhooks.companyId,
+          set: { url: values.url, secretEnc: values.secretEnc, createdBy: values.createdBy, active: true },
+        });
+    },
+
+    async deleteWebhook(companyId: string): Promise<boolean> {
+      const rows = await db
+        .delete(companyWebhooks)
+        .where(eq(companyWebhooks.companyId, companyId))
+        .returning({ id: companyWebhooks.companyId });
+      return rows.length > 0;
+    },
+  };
+}

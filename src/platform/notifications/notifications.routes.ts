@@ -1,0 +1,99 @@
+import { Type } from '@sinclair/typebox';
+import type { App } from '../../app.ts';
+import { UuidSchema, v0Errors } from '../../http/schemas.ts';
+import {
+  ListNotificationsQuerySchema,
+  NotificationPageSchema,
+  PutWebhookSchema,
+  WebhookCreatedSchema,
+} from './notifications.schemas.ts';
+import type { NotificationsService } from './notifications.service.ts';
+
+const security = [{ UserBearer: [] }];
+const tags = ['extension', 'notifications'];
+
+/** The caller's notifications and companies' notification webhooks (extensions, v0 §6). */
+export function registerNotificationRoutes(app: App, service: NotificationsService): void {
+  app.get(
+    '/api/v0/notifications',
+    {
+      schema: {
+        operationId: 'listNotifications',
+        tags,
+        security,
+        summary: "The caller's notifications, newest first",
+        querystring: ListNotificationsQuerySchema,
+        response: { 200: NotificationPageSchema, ...v0Errors() },
+      },
+    },
+    async (request) => service.list(request.actor, request.query),
+  );
+
+  app.put(
+    '/api/v0/notifications/:notification_id/read',
+    {
+      schema: {
+        operationId: 'markNotificationRead',
+        tags,
+        security,
+        summary: 'Mark one notification read',
+        params: Type.Object({ notification_id: UuidSchema }),
+        response: { 204: Type.Null(), ...v0Errors(404) },
+      },
+    },
+    async (request, reply) => {
+      await service.markRead(request.actor, request.params.notification_id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.put(
+    '/api/v0/notifications/read',
+    {
+      schema: {
+        operationId: 'markAllNotificationsRead',
+        tags,
+        security,
+        summary: 'Mark all notifications read',
+        response: { 200: Type.Object({ marked: Type.Integer() }), ...v0Errors() },
+      },
+    },
+    async (request) => service.markAllRead(request.actor),
+  );
+
+  app.put(
+    '/api/v0/companies/:company_id/notification-webhook',
+    {
+      schema: {
+        operationId: 'putCompanyNotificationWebhook',
+        tags,
+        security,
+        summary: 'Set the company’s notification webhook (managers); returns its signing secret once',
+        description:
+          'Every notification of the company’s repositories (but those of hidden comments) is POSTed as JSON with X-Vigil-Delivery, X-Vigil-Timestamp and X-Vigil-Signature: sha256=HMAC-SHA256(secret, "<timestamp>.<body>") in hex. Refused deliveries are retried with exponential backoff.',
+        params: Type.Object({ company_id: UuidSchema }),
+        body: PutWebhookSchema,
+        response: { 200: WebhookCreatedSchema, ...v0Errors(404) },
+      },
+    },
+    async (request) => service.putWebhook(request.actor, request.params.company_id, request.body.url),
+  );
+
+  app.delete(
+    '/api/v0/companies/:company_id/notification-webhook',
+    {
+      schema: {
+        operationId: 'deleteCompanyNotificationWebhook',
+        tags,
+        security,
+        summary: 'Remove the company’s notification webhook',
+        params: Type.Object({ company_id: UuidSchema }),
+        response: { 204: Type.Null(), ...v0Errors(404) },
+      },
+    },
+    async (request, reply) => {
+      await service.deleteWebhook(request.actor, request.params.company_id);
+      return reply.code(204).send(null);
+    },
+  );
+}

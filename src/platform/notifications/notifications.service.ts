@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import { type Actor, requireUser } from '../../auth/actor.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
+import type { Database } from '../../db/client.ts';
+import { AppError } from '../../errors.ts';
+import { canManageCompanyWebhook } from '../access/comment-access.ts';
+import { loadCompany, requireCompanyReader } from '../companies/company-access.ts';
+import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
+import { isIsoMicros, isUuid } from '../pagination/list-params.ts';
+import { notificationsRepo } from './notifications.repo.ts';
+import type { ListNotificationsQuery, Notification } from './notifications.schemas.ts';
+
+const DEFAULT_LIMIT = 20;
+
+/** The caller's notifications (read state, paging) and companies' notification webhooks. */
+export function createNotificationsService(deps: {
+  database: Database;
+  secretBox: SecretBox;
+  cursors: CursorCodec;
+}) {
+  const { database, secretBox } = deps;
+
+  return {
+    /** GET /api/v0/notifications: the caller's notifications, newest first, keyset-paged. */
+    async list(
+      actor: Actor,
+      query: ListNotificationsQuery,
+    ): Promise<{ notifications: Notification[]; nextValue: string | null }> {
+      const user = requireUser(actor);
+      const limit = query.limit ?? DEFAULT_LIMIT;
+      const filterHash = hashFilters({ user: user.userId, unread: query.unread });
+      const keys = query.next === undefined ? [] : deps.cursors.decode(query.next, filterHash);
+      let after: { createdAt: string; id: string } | undefined;
+      if (keys.length > 0) {
+        const [createdAt, id] = keys;
+        if (keys.length !== 2 || !isIsoMicros(createdAt) || typeof id !== 'string' || !isUuid(id))
+          throw invalidCursor();
+        after = { createdAt, id };
+      }
+      const rows = await notificationsRepo(database.db).list(user.userId, {
+        ...(query.unread === undefined ? {} : { unread: query.unread }),
+        ...(after ? { after } : {}),
+        limit,
+      });
+      const page = deps.cursors.pageOf(rows, {
+        limit,
+        filterHash,
+        ...(query.next === undefined ? {} : { given: query.next }),
+        keyOf: (r) => [r.createdAtKey, r.notification.id],
+      });
+      return {
+        notifications: page.items.map(({ notification: n }) => ({
+          id: n.id,
+          kind: n.kind,
+          commentId: n.commentId,
+          payload: n.payload,
+          readAt: n.readAt?.toISOString() ?? null,
+          createdAt: n.createdAt.toISOString(),
+        })),
+        nextValue: page.nextValue,
+      };
+    },
+
+    /** Marks one of the caller's notifications read (another user's answers 404). */
+    async markRead(actor: Actor, id: string): Promise<void> {
+      const user = requireUser(actor);
+      if (!(await notificationsRepo(database.db).markRead(user.userId, id))) {
+        throw new AppError('NOT_FOUND', { message: 'Notification not found.' });
+      }
+    },
+
+    /** Marks all of the caller's notifications read. */
+    async markAllRead(actor: Actor): Promise<{ marked: number }> {
+      const user = requireUser(actor);
+      return { marked: await notificationsRepo(database.db).markAllRead(user.userId) };
+    },
+
+    /**
+     * Sets the company's notification webhook (managers and platform admins) and returns a new
+     * signing secret, shown once; it replaces any previous webhook and secret.
+     */
+    async putWebhook(actor: Actor, companyId: string, url: string): Promise<{ url: string; secret: string }> {
+      const user = requireCompanyReader(actor, companyId);
+      if (!canManageCompanyWebhook(user, companyId)) {
+        throw new AppError('FORBIDDEN', { message: 'Only company managers may configure the webhook.' });
+      }
+      await loadCompany(database.db, companyId);
+      const secret = `whsec_${randomBytes(32).toString('base64url')}`;
+      await notificationsRepo(database.db).upsertWebhook({
+        companyId,
+        url,
+        secretEnc: secretBox.seal(secret),
+        createdBy: user.userId,
+      });
+      return { url, secret };
+    },
+
+    /** Removes the company's notification webhook. */
+    async deleteWebhook(actor: Actor, companyId: string): Promise<void> {
+      const user = requireCompanyReader(actor, companyId);
+      if (!canManageCompanyWebhook(user, companyId)) {
+        throw new AppError('FORBIDDEN', { message: 'Only company managers may configure the webhook.' });
+      }
+      if (!(await notificationsRepo(database.db).deleteWebhook(companyId))) {
+        throw new AppError('NOT_FOUND', { message: 'No notification webhook is configured.' });
+      }
+    },
+  };
+}
+
+export type NotificationsService = ReturnType<typeof createNotificationsService>;

@@ -1,0 +1,54 @@
+import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import { companies, repositories, repositoryMembers, users, userTokens } from '../../db/schema/index.ts';
+
+/** How many companies a platform admin's session lists (the console searches beyond that). */
+const ADMIN_COMPANY_LIMIT = 200;
+
+/** SQL for the console session's view of its user. */
+export function sessionRepo(db: Db) {
+  return {
+    async findTokenExpiry(tokenId: string): Promise<Date | null> {
+      const [row] = await db
+        .select({ expiresAt: userTokens.expiresAt })
+        .from(userTokens)
+        .where(eq(userTokens.id, tokenId))
+        .limit(1);
+      return row?.expiresAt ?? null;
+    },
+
+    async findUser(userId: string) {
+      const [row] = await db
+        .select({ name: users.name, email: users.email, avatar: users.avatar })
+        .from(users)
+        .where(eq(users.id, userId))
+        .limit(1);
+      return row ?? null;
+    },
+
+    /** The given companies, or (ids = null) the first companies by name, for platform readers. */
+    async findCompanies(ids: string[] | null) {
+      const query = db
+        .select({ id: companies.id, name: companies.name, handle: companies.handle })
+        .from(companies);
+      if (ids === null) return query.orderBy(asc(companies.name)).limit(ADMIN_COMPANY_LIMIT);
+      if (ids.length === 0) return [];
+      return query.where(inArray(companies.id, ids)).orderBy(asc(companies.name));
+    },
+
+    /** Repositories the user takes part in, with the role. */
+    async findRepositoryMemberships(userId: string) {
+      return db
+        .select({
+          id: repositories.id,
+          name: repositories.name,
+          companyId: repositories.companyId,
+          role: repositoryMembers.role,
+        })
+        .from(repositoryMembers)
+        .innerJoin(repositories, eq(repositories.id, repositoryMembers.repositoryId))
+        .where(and(eq(repositoryMembers.userId, userId), isNull(repositoryMembers.deletedAt)))
+        .orderBy(asc(repositories.name));
+    },
+  };
+}

@@ -1,0 +1,26 @@
+import { and, asc, eq, or } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import { findingViews } from '../../db/schema/index.ts';
+
+/** SQL of saved finding views. */
+export function findingViewsRepo(db: Db) {
+  return {
+    /** The repository's shared views and the user's own personal views, by name. */
+    async listVisible(repositoryId: string, userId: string | null) {
+      const mine = userId ? eq(findingViews.userId, userId) : undefined;
+      return db
+        .select({
+          id: findingViews.id,
+          personal: findingViews.personal,
+          name: findingViews.name,
+          filter: findingViews.filter,
+          description: findingViews.description,
+          columns: findingViews.columns,
+          createdAt: findingViews.createdAt,
+        })
+        .from(findingViews)
+        .where(and(eq(findingViews.repositoryId, repositoryId), or(eq(findingViews.personal, false), mine)))
+        .orderBy(asc(findingViews.name), asc(findingViews.id));
+    },
+  };
+}
