@@ -244,6 +244,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       mailer,
       fetch: outboundFetch,
       webhookTimeoutMs: config.notifications.timeoutMs,
+      queue: () => queue,
       publicUrl: config.publicUrl,
       log,
     }),

@@ -1,4 +1,4 @@
-import { deliverNotificationJob } from '../platform/notifications/notifications.jobs.ts';
+import { deliverNotificationJob, deliverySweepJob } from '../platform/notifications/notifications.jobs.ts';
 import { sourcehostJobDefinitions } from '../platform/sourcehost/sourcehost.jobs.ts';
 import { scanJobDefinitions } from '../scanner/scans/scans.jobs.ts';
 import { scanSweepJob } from '../scanner/scans/scans.sweep.ts';
@@ -16,5 +16,6 @@ export function jobDefinitions(): JobDefinition[] {
     scanSweepJob,
     ...sourcehostJobDefinitions(),
     deliverNotificationJob,
+    deliverySweepJob,
   ] as JobDefinition[];
 }

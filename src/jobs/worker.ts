@@ -1,5 +1,8 @@
 import type { Container } from '../container.ts';
-import { deliverNotificationRegistration } from '../platform/notifications/notifications.jobs.ts';
+import {
+  deliverNotificationRegistration,
+  deliverySweepRegistration,
+} from '../platform/notifications/notifications.jobs.ts';
 import { sourcehostJobRegistrations } from '../platform/sourcehost/sourcehost.jobs.ts';
 import { scanJobRegistrations } from '../scanner/scans/scans.jobs.ts';
 import { scanSweepRegistration } from '../scanner/scans/scans.sweep.ts';
@@ -14,5 +17,6 @@ export function workerRegistrations(container: Container): JobRegistration[] {
     scanSweepRegistration(container),
     ...sourcehostJobRegistrations(container.services),
     deliverNotificationRegistration(container.services.notificationDelivery),
+    deliverySweepRegistration(container.services.notificationDelivery),
   ];
 }

@@ -21,6 +21,9 @@ const delivery = createNotificationDelivery({
   mailer: null,
   fetch: globalThis.fetch,
   webhookTimeoutMs: 120_000,
+  ...(process.env.NOTIFY_CLAIM_LEASE_SECONDS
+    ? { claimLeaseSeconds: Number(process.env.NOTIFY_CLAIM_LEASE_SECONDS) }
+    : {}),
   publicUrl: null,
   log: pino({ level: 'silent' }),
 });

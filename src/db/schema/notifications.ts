@@ -19,12 +19,18 @@ export const notificationDeliveries = pgTable(
       .notNull()
       .references(() => notifications.id, { onDelete: 'cascade' }),
     channel: text('channel', { enum: notificationChannels }).notNull(),
-    /** pending → sending (claimed) → delivered | failed; a refused attempt goes back to pending. */
-    status: text('status', { enum: ['pending', 'sending', 'delivered', 'failed'] })
+    /**
+     * pending → sending (claimed) → delivered | failed; a refused attempt goes back to pending. A
+     * claim past `claimed_until` (its worker stopped) becomes `unknown` (e-mail: reported, never
+     * sent again) or goes back to pending (webhook: resent with the same `X-Vigil-Delivery`).
+     */
+    status: text('status', { enum: ['pending', 'sending', 'delivered', 'failed', 'unknown'] })
       .notNull()
       .default('pending'),
     attempts: integer('attempts').notNull().default(0),
     claimedAt: timestamp('claimed_at', { withTimezone: true }),
+    /** End of the claim's lease: a live sender has given up its send (timeout) before this. */
+    claimedUntil: timestamp('claimed_until', { withTimezone: true }),
     deliveredAt: timestamp('delivered_at', { withTimezone: true }),
     lastError: text('last_error'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),

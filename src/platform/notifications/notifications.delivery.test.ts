@@ -145,13 +145,29 @@ describe('notification delivery', () => {
     expect(mailsFor(d.email!.id)).toHaveLength(1);
   });
 
-  it('never sends again a delivery whose worker claimed it and died', async () => {
+  it('reports an e-mail whose sender died after its claim as unknown once the claim expires, never sending it', async () => {
     const s = await setup();
     const id = await s.post('@project');
     const d = await deliveriesOf(id, s.manager.id);
-    // What a worker that died after its claim leaves behind: the row claimed, nothing finished.
-    expect(await notificationsRepo(t.container.database.db).claim(d.email!.id)).not.toBeNull();
-    expect(await t.container.services.notificationDelivery.deliver(d.email!.id)).toBe('skipped');
+    const delivery = t.container.services.notificationDelivery;
+    // What a worker that died after its claim leaves behind: the row claimed (1 s lease), nothing finished.
+    expect(await notificationsRepo(t.container.database.db).claim(d.email!.id, 1)).not.toBeNull();
+    expect(await delivery.deliver(d.email!.id)).toBe('skipped');
+    // Within its lease the claim is left alone: its sender may still be working.
+    expect((await delivery.sweepStaleClaims()).unknown).not.toContain(d.email!.id);
+    await vi.waitFor(async () => expect((await delivery.sweepStaleClaims()).unknown).toContain(d.email!.id), {
+      timeout: 10_000,
+      interval: 250,
+    });
+    const [row] = await t.container.database.db
+      .select()
+      .from(notificationDeliveries)
+      .where(eq(notificationDeliveries.id, d.email!.id));
+    expect(row).toMatchObject({ status: 'unknown', attempts: 1, claimedUntil: null });
+    expect(row?.lastError).toMatch(/^outcome unknown: the sender stopped during attempt 1/);
+    // Settled once: neither the sweep nor a job run touches it again, and nothing was mailed.
+    expect(await delivery.sweepStaleClaims()).toEqual({ resent: [], unknown: [] });
+    expect(await delivery.deliver(d.email!.id)).toBe('skipped');
     expect(mailsFor(d.email!.id)).toHaveLength(0);
   });
 });
@@ -164,13 +180,14 @@ describe.skipIf(!serverUrl)('a delivery process killed inside the webhook call (
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   });
 
-  it('is not sent again by the retry', async () => {
+  it('is left alone while its claim lasts, then resent once with the same delivery id and ends delivered', async () => {
     const s = await setup();
     const database = t.config.database;
     if (database.kind !== 'postgres') throw new Error('expected PostgreSQL');
     // No worker runs yet in this file: the child is the only sender of this delivery.
     const id = await s.post('@project');
     const d = await deliveriesOf(id, s.manager.id);
+    const delivery = t.container.services.notificationDelivery;
     hooks.hold = 1;
     const child = spawn(
       process.execPath,
@@ -185,6 +202,8 @@ describe.skipIf(!serverUrl)('a delivery process killed inside the webhook call (
           NOTIFY_DATABASE_URL: database.url,
           NOTIFY_SECRET_KEY: t.config.secretKey!.toString('hex'),
           NOTIFY_DELIVERY_ID: d.webhook!.id,
+          // A short claim; the child's webhook call is cut 2 s before its end.
+          NOTIFY_CLAIM_LEASE_SECONDS: '6',
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -200,14 +219,37 @@ describe.skipIf(!serverUrl)('a delivery process killed inside the webhook call (
     child.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
     hooks.hold = 0;
-    // The job's retry (pg-boss after the lease) runs the handler again: nothing is sent.
-    expect(await t.container.services.notificationDelivery.deliver(d.webhook!.id)).toBe('skipped');
+    const row = async () =>
+      (
+        await t.container.database.db
+          .select()
+          .from(notificationDeliveries)
+          .where(eq(notificationDeliveries.id, d.webhook!.id))
+      )[0];
+    // While the claim lasts, the job's retry sends nothing and the sweep leaves it alone.
+    expect(await delivery.deliver(d.webhook!.id)).toBe('skipped');
+    expect((await delivery.sweepStaleClaims()).resent).not.toContain(d.webhook!.id);
+    expect((await row())?.status).toBe('sending');
     expect(hooksFor(d.webhook!.id)).toHaveLength(1);
-    const [row] = await t.container.database.db
-      .select()
-      .from(notificationDeliveries)
-      .where(eq(notificationDeliveries.id, d.webhook!.id));
-    expect(row?.status).toBe('sending');
+
+    // Once it expired, the sweep gives it back with a new job; that job sends it again.
+    await vi.waitFor(
+      async () => expect((await delivery.sweepStaleClaims()).resent).toContain(d.webhook!.id),
+      { timeout: 20_000, interval: 250 },
+    );
+    expect(await row()).toMatchObject({ status: 'pending', attempts: 1, claimedUntil: null });
+    expect(await delivery.deliver(d.webhook!.id)).toBe('delivered');
+    expect(await row()).toMatchObject({ status: 'delivered', attempts: 2 });
+    // Two requests carried it, both with the same delivery id and body: a receiver that keeps
+    // the ids it has seen (as X-Vigil-Delivery is documented for) processes it exactly once.
+    const received = hooksFor(d.webhook!.id);
+    expect(received).toHaveLength(2);
+    expect(new Set(received.map((h) => JSON.parse(h.body).deliveryId))).toEqual(new Set([d.webhook!.id]));
+    expect(received[0]?.body).toBe(received[1]?.body);
+    // Settled: nothing more is sent by the sweep or another run.
+    expect(await delivery.sweepStaleClaims()).toEqual({ resent: [], unknown: [] });
+    expect(await delivery.deliver(d.webhook!.id)).toBe('skipped');
+    expect(hooksFor(d.webhook!.id)).toHaveLength(2);
   });
 });
 

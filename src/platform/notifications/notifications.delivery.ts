@@ -4,10 +4,18 @@ import type { Database } from '../../db/client.ts';
 import { SendRefusedError } from '../../integrations/notify/send-errors.ts';
 import type { Mailer } from '../../integrations/notify/smtp-mailer.ts';
 import { type Fetch, sendWebhook } from '../../integrations/notify/webhook-sender.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import { deliverNotificationJob } from './notifications.jobs.ts';
 import { notificationsRepo } from './notifications.repo.ts';
 
 /** Attempts after which a refused delivery is given up (the job's retries plus the first run). */
 export const MAX_DELIVERY_ATTEMPTS = 7;
+
+/** Stale claims settled per sweep run; the next run takes the rest. */
+const SWEEP_BATCH = 100;
+
+/** Time kept between the end of a webhook call and the end of its claim. */
+const LEASE_MARGIN_MS = 2000;
 
 export interface NotificationDeliveryDeps {
   database: Database;
@@ -17,12 +25,19 @@ export interface NotificationDeliveryDeps {
   /** The outbound `fetch` of the container (one injection point for the outbound policy). */
   fetch: Fetch;
   webhookTimeoutMs: number;
+  /**
+   * How long a claim lasts (default: the webhook timeout plus 60 s). A live sender gives up its
+   * webhook call before its claim ends, so a claim past its end belongs to a sender that stopped.
+   */
+  claimLeaseSeconds?: number;
+  /** The job queue, for the resends the sweep enqueues (absent: the sweep only reports). */
+  queue?: () => JobQueue;
   /** Public base URL, for links in messages. */
   publicUrl: string | null;
   log: Logger;
 }
 
-export type DeliveryOutcome = 'delivered' | 'failed' | 'skipped' | 'retry';
+export type DeliveryOutcome = 'delivered' | 'failed' | 'unknown' | 'skipped' | 'retry';
 
 /** Thrown to make the job retry a refused delivery later (with the queue's backoff). */
 export class DeliveryRetryError extends Error {
@@ -30,13 +45,16 @@ export class DeliveryRetryError extends Error {
 }
 
 /**
- * Sends notifications over e-mail and company webhooks, at most once per notification and
- * channel: a delivery is claimed before anything is sent, and only a refusal (the receiver said
- * no, or was not reachable) gives the claim back for a retry. An unknown outcome (a timeout, a
- * connection lost mid-send, a worker that died) is never sent again.
+ * Sends notifications over e-mail and company webhooks, never twice to one channel: a delivery is
+ * claimed (with a lease) before anything is sent. A refusal (the receiver said no, or was not
+ * reachable) gives the claim back for a retry. An unknown outcome (a timeout, a connection lost
+ * mid-send, a sender that stopped and left its claim to expire) is final for e-mail (`unknown`,
+ * reported, never sent again); a webhook is sent again with the same `X-Vigil-Delivery` id, which
+ * receivers use to drop a message they already have.
  */
 export function createNotificationDelivery(deps: NotificationDeliveryDeps) {
   const { database, log } = deps;
+  const leaseSeconds = deps.claimLeaseSeconds ?? Math.ceil(deps.webhookTimeoutMs / 1000) + 60;
 
   function message(payload: Record<string, unknown>) {
     const author = typeof payload.authorUsername === 'string' ? `@${payload.authorUsername}` : 'Someone';
@@ -60,7 +78,9 @@ export function createNotificationDelivery(deps: NotificationDeliveryDeps) {
     /** Delivers one delivery row; see the outcome meanings of {@link DeliveryOutcome}. */
     async deliver(deliveryId: string): Promise<DeliveryOutcome> {
       const repo = notificationsRepo(database.db);
-      const claimed = await repo.claim(deliveryId);
+      const claimed = await repo.claim(deliveryId, leaseSeconds);
+      // Local deadline of the claim: the webhook call is aborted before the lease ends.
+      const claimDeadline = Date.now() + leaseSeconds * 1000 - LEASE_MARGIN_MS;
       if (!claimed) {
         const current = await repo.find(deliveryId);
         log.info({ deliveryId, status: current?.status ?? 'missing' }, 'delivery not pending; not sent');
@@ -99,27 +119,72 @@ export function createNotificationDelivery(deps: NotificationDeliveryDeps) {
               deliveryId,
               body,
             },
-            { timeoutMs: deps.webhookTimeoutMs },
+            { timeoutMs: Math.max(1, Math.min(deps.webhookTimeoutMs, claimDeadline - Date.now())) },
           );
         }
       } catch (err) {
+        const attempt = claimed.attempts;
         if (err instanceof SendRefusedError) {
-          if (err.permanent || claimed.attempts >= MAX_DELIVERY_ATTEMPTS) {
-            await repo.finish(deliveryId, { status: 'failed', error: err.message });
+          if (err.permanent || attempt >= MAX_DELIVERY_ATTEMPTS) {
+            await repo.finish(deliveryId, attempt, { status: 'failed', error: err.message });
             return 'failed';
           }
-          await repo.release(deliveryId, err.message);
+          await repo.release(deliveryId, attempt, err.message);
           throw new DeliveryRetryError(`delivery ${deliveryId} refused (${err.message}); retried later`);
         }
-        // Unknown whether it arrived: never send it again.
-        await repo.finish(deliveryId, {
-          status: 'failed',
-          error: `outcome unknown: ${(err as Error).message}`,
-        });
-        return 'failed';
+        const error = `outcome unknown: ${(err as Error).message}`;
+        if (claimed.channel === 'webhook' && attempt < MAX_DELIVERY_ATTEMPTS) {
+          // Safe to resend: the receiver recognises the delivery id it may already have.
+          await repo.release(deliveryId, attempt, error);
+          throw new DeliveryRetryError(`delivery ${deliveryId}: ${error}; resent later with the same id`);
+        }
+        // E-mail has no such id on the receiving side: it may have arrived, so never again.
+        await repo.finish(deliveryId, attempt, { status: 'unknown', error });
+        log.warn({ deliveryId, channel: claimed.channel, error }, 'notification delivery outcome unknown');
+        return 'unknown';
       }
-      await repo.finish(deliveryId, { status: 'delivered' });
+      await repo.finish(deliveryId, claimed.attempts, { status: 'delivered' });
       return 'delivered';
+    },
+
+    /**
+     * Settles the claims whose lease ran out (their sender stopped: a crash, a kill, a lost
+     * host). A webhook goes back to pending with a new delivery job, in one transaction, and is
+     * resent with the same delivery id; an e-mail, or a webhook out of attempts, becomes
+     * `unknown` and is reported. Two sweepers never settle one claim (locked rows are skipped,
+     * and the update is fenced by the attempt number).
+     */
+    async sweepStaleClaims(): Promise<{ resent: string[]; unknown: string[] }> {
+      return database.transaction(async (tx) => {
+        const repo = notificationsRepo(tx.db);
+        const resent: string[] = [];
+        const unknown: string[] = [];
+        for (const row of await repo.staleClaims(SWEEP_BATCH)) {
+          const stopped = `the sender stopped during attempt ${row.attempts} (its claim expired)`;
+          if (row.channel === 'webhook' && row.attempts < MAX_DELIVERY_ATTEMPTS && deps.queue) {
+            if (
+              await repo.settleStale(row.id, row.attempts, {
+                status: 'pending',
+                error: `${stopped}; resent with the same delivery id`,
+              })
+            ) {
+              await deps.queue().enqueue(deliverNotificationJob, { deliveryId: row.id }, { tx });
+              resent.push(row.id);
+            }
+          } else if (
+            await repo.settleStale(row.id, row.attempts, {
+              status: 'unknown',
+              error: `outcome unknown: ${stopped}`,
+            })
+          ) {
+            unknown.push(row.id);
+          }
+        }
+        if (resent.length > 0) log.warn({ deliveries: resent }, 'stale webhook deliveries resent');
+        if (unknown.length > 0)
+          log.warn({ deliveries: unknown }, 'notification deliveries of a stopped sender: outcome unknown');
+        return { resent, unknown };
+      });
     },
   };
 }

@@ -23,3 +23,24 @@ export function deliverNotificationRegistration(delivery: NotificationDelivery):
     context.log.info({ deliveryId, outcome }, 'notification delivery');
   });
 }
+
+/**
+ * Every minute: settles deliveries whose claim expired because their sender stopped (see
+ * `sweepStaleClaims`), so that none stays `sending` forever.
+ */
+export const deliverySweepJob = defineJob({
+  name: 'notification.delivery-sweep',
+  version: 1,
+  payload: Type.Object({}),
+  schedule: '* * * * *',
+  retryLimit: 0,
+});
+
+/** The delivery sweep's handler. */
+export function deliverySweepRegistration(delivery: NotificationDelivery): JobRegistration {
+  return handleJob(deliverySweepJob, async (_payload, context) => {
+    const { resent, unknown } = await delivery.sweepStaleClaims();
+    if (resent.length + unknown.length > 0)
+      context.log.info({ resent: resent.length, unknown: unknown.length }, 'stale delivery claims settled');
+  });
+}

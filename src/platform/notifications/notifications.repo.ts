@@ -54,21 +54,62 @@ export function notificationsRepo(db: Db) {
     },
 
     /**
-     * Claims a pending delivery for sending (pending → sending) and counts the attempt. Only one
-     * caller wins the conditional update, so a delivery is sent by at most one worker; a claim
-     * left by a worker that died stays `sending` and is never sent again.
+     * Claims a pending delivery for sending (pending → sending) for `leaseSeconds`, and counts the
+     * attempt. Only one caller wins the conditional update, so a delivery is sent by at most one
+     * worker at a time; a claim whose lease ran out (its worker stopped) is settled by
+     * {@link staleClaims} and the delivery sweep, never claimed again here.
      */
-    async claim(id: string): Promise<DeliveryRow | null> {
+    async claim(id: string, leaseSeconds: number): Promise<DeliveryRow | null> {
       const [row] = await db
         .update(notificationDeliveries)
         .set({
           status: 'sending',
           claimedAt: sql`now()`,
+          claimedUntil: sql`now() + make_interval(secs => ${leaseSeconds})`,
           attempts: sql`${notificationDeliveries.attempts} + 1`,
         })
         .where(and(eq(notificationDeliveries.id, id), eq(notificationDeliveries.status, 'pending')))
         .returning();
       return row ?? null;
+    },
+
+    /**
+     * Claims whose lease ran out, locked for the caller's transaction (skipping those another
+     * sweeper holds), oldest first.
+     */
+    async staleClaims(limit: number): Promise<DeliveryRow[]> {
+      return db
+        .select()
+        .from(notificationDeliveries)
+        .where(
+          and(
+            eq(notificationDeliveries.status, 'sending'),
+            sql`${notificationDeliveries.claimedUntil} < now()`,
+          ),
+        )
+        .orderBy(notificationDeliveries.claimedUntil)
+        .limit(limit)
+        .for('update', { skipLocked: true });
+    },
+
+    /** Settles a stale claim of the given attempt: back to pending (resend) or `unknown`. */
+    async settleStale(
+      id: string,
+      attempt: number,
+      outcome: { status: 'pending' | 'unknown'; error: string },
+    ): Promise<boolean> {
+      const rows = await db
+        .update(notificationDeliveries)
+        .set({ status: outcome.status, lastError: outcome.error, claimedUntil: null })
+        .where(
+          and(
+            eq(notificationDeliveries.id, id),
+            eq(notificationDeliveries.status, 'sending'),
+            eq(notificationDeliveries.attempts, attempt),
+          ),
+        )
+        .returning({ id: notificationDeliveries.id });
+      return rows.length > 0;
     },
 
     async find(id: string): Promise<DeliveryRow | null> {
@@ -98,23 +139,44 @@ export function notificationsRepo(db: Db) {
       return { ...row, webhook: webhook ?? null };
     },
 
-    async finish(id: string, outcome: { status: 'delivered' | 'failed'; error?: string }): Promise<void> {
+    /**
+     * Records the outcome of the attempt that holds the claim. The attempt number fences it: a
+     * sender whose stale claim was settled (and maybe claimed again) changes nothing.
+     */
+    async finish(
+      id: string,
+      attempt: number,
+      outcome: { status: 'delivered' | 'failed' | 'unknown'; error?: string },
+    ): Promise<void> {
       await db
         .update(notificationDeliveries)
         .set({
           status: outcome.status,
           deliveredAt: outcome.status === 'delivered' ? sql`now()` : null,
           lastError: outcome.error ?? null,
+          claimedUntil: null,
         })
-        .where(and(eq(notificationDeliveries.id, id), eq(notificationDeliveries.status, 'sending')));
+        .where(
+          and(
+            eq(notificationDeliveries.id, id),
+            eq(notificationDeliveries.status, 'sending'),
+            eq(notificationDeliveries.attempts, attempt),
+          ),
+        );
     },
 
-    /** Gives a refused attempt back (sending → pending) so that the job's retry claims it again. */
-    async release(id: string, error: string): Promise<void> {
+    /** Gives an attempt back (sending → pending) so that the job's retry claims it again. */
+    async release(id: string, attempt: number, error: string): Promise<void> {
       await db
         .update(notificationDeliveries)
-        .set({ status: 'pending', lastError: error })
-        .where(and(eq(notificationDeliveries.id, id), eq(notificationDeliveries.status, 'sending')));
+        .set({ status: 'pending', lastError: error, claimedUntil: null })
+        .where(
+          and(
+            eq(notificationDeliveries.id, id),
+            eq(notificationDeliveries.status, 'sending'),
+            eq(notificationDeliveries.attempts, attempt),
+          ),
+        );
     },
 
     async upsertWebhook(values: { companyId: string; url: string; secretEnc: string; createdBy: string }) {
