@@ -6,22 +6,27 @@
  * with INSERT … SELECT generate_series, then measures `listAllFindings` (the service function the
  * route calls) for several users, filters and orders: p50/p99 over repeated runs, the EXPLAIN
  * (ANALYZE, BUFFERS) plans of the page and count queries, and `filteredTotal` checked against an
- * independent plain count. Writes bench/results/findings.json.
+ * independent plain count. Writes bench/results/findings.json (BENCH_RESULTS: another file name;
+ * BENCH_DB_NAME: another database name).
  */
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import type { UserActor } from '../src/auth/actor.ts';
 import { type Db, migrateDatabase, openDatabase } from '../src/db/client.ts';
 import * as schema from '../src/db/schema/index.ts';
 import { loadFindingAccess } from '../src/platform/access/repository-access.ts';
+import { refreshCommentStateSql } from '../src/platform/comments/comments.repo.ts';
 import { type AllFindingsQuery, listAllFindings } from '../src/platform/findings/findings-listing.ts';
 import { createCursorCodec } from '../src/platform/pagination/cursor.ts';
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const DB_NAME = 'vigil_bench_findings';
+const DB_NAME = process.env.BENCH_DB_NAME ?? 'vigil_bench_findings';
+/** The results file under bench/results/. */
+const RESULTS_FILE = process.env.BENCH_RESULTS ?? 'findings.json';
 const FINDINGS = Number(process.env.BENCH_FINDINGS ?? 1_000_000);
 const REPOSITORIES = 1000;
 const RUNS = Number(process.env.BENCH_RUNS ?? 60);
@@ -87,7 +92,7 @@ await timed('companies, users, repositories, members, labels', async () => {
 });
 await timed('findings', () =>
   run(`insert into findings (id, company_id, repository_id, number, published, title, description, status, severity,
-      created_by, attributed_to, assigned_to, duplicate_of, reward, created_at, last_updated_at, last_comment_at)
+      created_by, attributed_to, assigned_to, duplicate_of, reward, created_at, last_updated_at)
     select md5('f'||g)::uuid, md5('c'||((r - 1) / 10 + 1))::uuid, md5('r'||r)::uuid, n, true,
       'Finding '||n||': '||(array['reentrancy in withdraw','integer overflow in mint','missing access control',
         'unchecked return value','oracle manipulation','front-running of approve'])[g % 6 + 1],
@@ -99,8 +104,7 @@ await timed('findings', () =>
       case when g % 20 = 0 and n > 1 then md5('f'||r)::uuid end,
       case when g % 4 = 0 then null else ((g * 37) % 5000)::numeric end,
       timestamptz '2023-01-01' + g * interval '29 seconds' + (g % 1000) * interval '1 microsecond',
-      timestamptz '2023-01-01' + g * interval '29 seconds' + ((g * 13) % 100000) * interval '1 minute',
-      case when g % 3 = 0 then null else timestamptz '2023-01-01' + ((g * 11) % 500000) * interval '1 minute' end
+      timestamptz '2023-01-01' + g * interval '29 seconds' + ((g * 13) % 100000) * interval '1 minute'
     from (select g, ((g - 1) % ${REPOSITORIES}) + 1 as r, (g - 1) / ${REPOSITORIES} + 1 as n,
             md5('u'||((((((g - 1) % ${REPOSITORIES}) + 1) * 30 + 2 + (g % 28)) % 5000) + 1))::uuid as creator
           from generate_series(1, ${FINDINGS}) g) s`),
@@ -113,20 +117,19 @@ await timed('labels, related files, comments', async () => {
     select md5('f'||g)::uuid, 'contracts/C'||(g % 200)||'.sol', g % 300, g % 300 + 5, 'solidity'
     from generate_series(1, ${FINDINGS}) g`);
   // Comments of every visibility on every third finding of the first 60 %, so that every
-  // persona has commented findings; the per-visibility last-comment columns follow them.
+  // persona has commented findings; a second comment by another author on every 7th of those.
   await run(`insert into comments (finding_id, author_id, content, visibility, created_at)
     select md5('f'||(k * 3))::uuid, md5('u'||((k * 13) % 5000 + 1))::uuid, 'A comment',
       (array['public','public','private','internal','hidden'])[k % 5 + 1], now() - k * interval '1 second'
     from generate_series(1, ${FINDINGS / 5}) k`);
-  await run(`update findings f set last_comment_at = s.pub, last_private_comment_at = s.priv,
-      last_internal_comment_at = s.internal, last_hidden_comment_at = s.hidden
-    from (select finding_id,
-        max(created_at) filter (where visibility = 'public') pub,
-        max(created_at) filter (where visibility = 'private') priv,
-        max(created_at) filter (where visibility = 'internal') internal,
-        max(created_at) filter (where visibility = 'hidden') hidden
-      from comments group by finding_id) s
-    where s.finding_id = f.id`);
+  await run(`insert into comments (finding_id, author_id, content, visibility, created_at)
+    select md5('f'||(k * 3))::uuid, md5('u'||((k * 17) % 5000 + 1))::uuid, 'A reply',
+      (array['public','private','public','internal','hidden'])[k % 5 + 1], now() - k * interval '1 second' + interval '5000 seconds'
+    from generate_series(7, ${FINDINGS / 5}, 7) k`);
+  // The per-visibility comment columns, as the comments module keeps them.
+  await db.execute(
+    refreshCommentStateSql(sql`exists (select 1 from comments c0 where c0.finding_id = f.id)`),
+  );
 });
 
 // Personas: a company member (10 repositories), a reviewer on 100 repositories who judges 10 of
@@ -150,11 +153,11 @@ await run(
 // that leaves some comments after it.
 await run(`insert into comment_reads (user_id, finding_id, read_at)
   select md5('persona-member')::uuid, f.id, now() - interval '20000 seconds'
-  from findings f where f.company_id = md5('c1')::uuid and f.last_comment_at is not null and f.number % 2 = 0`);
+  from findings f where f.company_id = md5('c1')::uuid and exists (select 1 from comments c where c.finding_id = f.id) and f.number % 2 = 0`);
 await run(`insert into comment_reads (user_id, finding_id, read_at)
   select md5('persona-reviewer')::uuid, f.id, now() - interval '20000 seconds'
   from findings f join repository_members m on m.repository_id = f.repository_id and m.user_id = md5('persona-reviewer')::uuid
-  where f.last_comment_at is not null and f.number % 2 = 0`);
+  where exists (select 1 from comments c where c.finding_id = f.id) and f.number % 2 = 0`);
 await timed('vacuum analyze', () => run('vacuum analyze'));
 
 const ids = async (sql: string) => (await run(sql)).rows[0] as Record<string, string>;
@@ -271,6 +274,37 @@ const scenarios: Scenario[] = [
     name: 'reviewer: last_comment_desc',
     persona: 'reviewer',
     query: { order_by: 'last_comment_desc' },
+    plainCount: `select count(*) from findings f where f.published and ${visibleToReviewer}`,
+  },
+  {
+    name: 'member: with_unread_comments',
+    persona: 'member',
+    query: { with_unread_comments: true },
+    plainCount: `select count(*) from findings f where ${memberRows} and ${unreadBy(member as string, `c.visibility in ('public', 'private', 'internal')`)}`,
+  },
+  {
+    name: 'member: last_comment_asc',
+    persona: 'member',
+    query: { order_by: 'last_comment_asc' },
+    plainCount: `select count(*) from findings f where ${memberRows}`,
+  },
+  {
+    name: 'member: last_comment_desc, page 121 (past the commented findings)',
+    persona: 'member',
+    query: { order_by: 'last_comment_desc' },
+    deepPages: 120,
+    plainCount: `select count(*) from findings f where ${memberRows}`,
+  },
+  {
+    name: 'reviewer: with_unread_comments, last_comment_asc',
+    persona: 'reviewer',
+    query: { with_unread_comments: true, order_by: 'last_comment_asc' },
+    plainCount: `select count(*) from findings f where f.published and ${visibleToReviewer} and ${unreadBy(reviewer as string, reviewerReads)}`,
+  },
+  {
+    name: 'reviewer: last_comment_asc',
+    persona: 'reviewer',
+    query: { order_by: 'last_comment_asc' },
     plainCount: `select count(*) from findings f where f.published and ${visibleToReviewer}`,
   },
   {
@@ -395,7 +429,7 @@ for (const row of [header, widths.map((w) => '-'.repeat(w)), ...rows]) {
 }
 
 await writeFile(
-  new URL('./results/findings.json', import.meta.url),
+  new URL(`./results/${RESULTS_FILE}`, import.meta.url),
   `${JSON.stringify(
     {
       date: new Date().toISOString(),
@@ -413,7 +447,7 @@ await writeFile(
     2,
   )}\n`,
 );
-log('wrote bench/results/findings.json');
+log(`wrote bench/results/${RESULTS_FILE}`);
 await pool.end();
 
 // A run that misses the target or miscounts is a failed run, not just a row marked NO.

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { comments, findings, labels, repositories, repositoryMembers } from '../../src/db/schema/index.ts';
 import type { RepositoryRole } from '../../src/platform/access/repository-access.ts';
+import { commentsRepo } from '../../src/platform/comments/comments.repo.ts';
 import type { Finding } from '../../src/platform/findings/findings.schemas.ts';
 import type { TestApp } from './app.ts';
 import { buildCompany, buildUser, type TestCompany, type TestUser } from './factories.ts';
@@ -139,7 +140,10 @@ export async function buildLabel(
   return row as typeof labels.$inferSelect;
 }
 
-/** Writes a comment directly (the comments module owns the endpoint). */
+/**
+ * Writes a comment directly, with a chosen time (the endpoint stamps the clock), and recomputes
+ * the finding's comment columns as the comments module does.
+ */
 export async function addComment(
   t: TestApp,
   findingId: string,
@@ -150,6 +154,7 @@ export async function addComment(
   await t.container.database.db
     .insert(comments)
     .values({ findingId, authorId, content: 'A comment.', visibility, ...(createdAt ? { createdAt } : {}) });
+  await commentsRepo(t.container.database.db).refreshCommentState([findingId]);
 }
 
 /** GET with a token; returns status and parsed body. */

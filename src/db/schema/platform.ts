@@ -226,6 +226,21 @@ export const findings = pgTable(
     lastPrivateCommentAt: timestamp('last_private_comment_at', { withTimezone: true }),
     lastInternalCommentAt: timestamp('last_internal_comment_at', { withTimezone: true }),
     lastHiddenCommentAt: timestamp('last_hidden_comment_at', { withTimezone: true }),
+    /**
+     * Per visibility, the author of that last comment and the time of the last comment of that
+     * visibility by anyone else. The latest readable comment a user did not write is then a
+     * column read (`author <> user ? last : other`), which makes the unread filter a row test
+     * plus one read-marker probe instead of a count over comments. Deleted comments are not
+     * included; no foreign key (a deleted user's id simply never matches).
+     */
+    lastCommentAuthorId: uuid('last_comment_author_id'),
+    lastCommentOtherAt: timestamp('last_comment_other_at', { withTimezone: true }),
+    lastPrivateCommentAuthorId: uuid('last_private_comment_author_id'),
+    lastPrivateCommentOtherAt: timestamp('last_private_comment_other_at', { withTimezone: true }),
+    lastInternalCommentAuthorId: uuid('last_internal_comment_author_id'),
+    lastInternalCommentOtherAt: timestamp('last_internal_comment_other_at', { withTimezone: true }),
+    lastHiddenCommentAuthorId: uuid('last_hidden_comment_author_id'),
+    lastHiddenCommentOtherAt: timestamp('last_hidden_comment_other_at', { withTimezone: true }),
     createdAt: createdAt(),
     lastUpdatedAt: timestamp('last_updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -245,6 +260,18 @@ export const findings = pgTable(
     index('findings_visible_company_idx')
       .on(t.companyId, t.repositoryId)
       .where(sql`${t.published} and ${t.repositoryId} is not null`),
+    // Visible findings with at least one comment: the unread filter and the non-null part of the
+    // last_comment orders read only these (the predicate is FINDING_HAS_COMMENTS of comment-access.ts).
+    index('findings_commented_company_idx')
+      .on(t.companyId, t.repositoryId)
+      .where(
+        sql`${t.published} and ${t.repositoryId} is not null and (${t.lastCommentAt} is not null or ${t.lastPrivateCommentAt} is not null or ${t.lastInternalCommentAt} is not null or ${t.lastHiddenCommentAt} is not null)`,
+      ),
+    index('findings_commented_repository_idx')
+      .on(t.repositoryId, t.createdBy)
+      .where(
+        sql`${t.published} and ${t.repositoryId} is not null and (${t.lastCommentAt} is not null or ${t.lastPrivateCommentAt} is not null or ${t.lastInternalCommentAt} is not null or ${t.lastHiddenCommentAt} is not null)`,
+      ),
     // Duplicate groups (payloads, filter_for=with_duplicates) look findings up by their root.
     index('findings_duplicate_of_idx').on(t.duplicateOf).where(sql`${t.duplicateOf} is not null`),
     // Keyset pages of the default order (number, id) for users who see many repositories.

@@ -212,6 +212,31 @@ export function visibleLastCommentAt(access: FindingAccess): SQL<Date | null> {
 }
 
 /**
+ * The outer `findings` row has at least one comment (of any visibility, not deleted): the predicate
+ * of the partial indexes `findings_commented_*`. Implied by a non-null {@link visibleLastCommentAt}
+ * and by {@link latestReadableByOthersAt}; stated next to them so that the planner uses those indexes.
+ */
+export const FINDING_HAS_COMMENTS: SQL = sql`(${findings.lastCommentAt} is not null or ${findings.lastPrivateCommentAt} is not null or ${findings.lastInternalCommentAt} is not null or ${findings.lastHiddenCommentAt} is not null)`;
+
+/**
+ * The time of the latest comment of the outer `findings` row that the user may read and did not
+ * write (null: none). Per visibility, the finding keeps its last comment's time and author and
+ * the time of the last one by anyone else; for a readable visibility the latest not by the user
+ * is the last one when someone else wrote it, else that other one. Comments are unread when this
+ * is later than the user's read marker. Computed from the user's current roles at query time, so
+ * nothing per user is cached that a role change could leave stale.
+ */
+export function latestReadableByOthersAt(access: FindingAccess): SQL<Date | null> {
+  const can = readableConditions(access);
+  const notMine = (author: SQL, last: SQL, other: SQL) =>
+    sql`case when ${author} is distinct from ${access.userId}::uuid then ${last} else ${other} end`;
+  return sql<Date | null>`greatest(${notMine(sql`${findings.lastCommentAuthorId}`, sql`${findings.lastCommentAt}`, sql`${findings.lastCommentOtherAt}`)},
+    case when ${can.private} then ${notMine(sql`${findings.lastPrivateCommentAuthorId}`, sql`${findings.lastPrivateCommentAt}`, sql`${findings.lastPrivateCommentOtherAt}`)} end,
+    case when ${can.internal} then ${notMine(sql`${findings.lastInternalCommentAuthorId}`, sql`${findings.lastInternalCommentAt}`, sql`${findings.lastInternalCommentOtherAt}`)} end,
+    case when ${can.hidden} then ${notMine(sql`${findings.lastHiddenCommentAuthorId}`, sql`${findings.lastHiddenCommentAt}`, sql`${findings.lastHiddenCommentOtherAt}`)} end)`;
+}
+
+/**
  * Whether a company's notification webhook may carry the notifications of a comment of this
  * visibility: the company reads it (its side reads everything but `hidden`).
  */

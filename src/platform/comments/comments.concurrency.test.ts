@@ -7,8 +7,9 @@ import {
   fileFinding,
   getJson,
 } from '../../../test/helpers/findings-factories.ts';
-import { comments, notifications, repositoryMembers } from '../../db/schema/index.ts';
+import { comments, findings, notifications, repositoryMembers } from '../../db/schema/index.ts';
 import type { Finding } from '../findings/findings.schemas.ts';
+import { commentsRepo } from './comments.repo.ts';
 import type { CommentThread } from './comments.schemas.ts';
 
 let t: TestApp;
@@ -91,6 +92,23 @@ describe('concurrent comments on one finding', () => {
     expect(countFor(s.triager.id)).toBe(15);
     expect(countFor(s.judge.id)).toBe(15);
     expect(new Set(rows.map((r) => `${r.userId}:${r.commentId}`)).size).toBe(rows.length);
+
+    // The finding's comment columns, maintained comment by comment under the finding lock, equal
+    // a recomputation from the stored comments (what the unread filter and orders read).
+    const state = async () =>
+      (await t.container.database.db.select().from(findings).where(eq(findings.id, finding.id)))[0];
+    const maintained = await state();
+    await commentsRepo(t.container.database.db).refreshCommentState([finding.id]);
+    expect(maintained).toEqual(await state());
+    const listedIds = async (token: string) =>
+      (
+        await getJson<{ findings: Finding[] }>(
+          t,
+          token,
+          `/api/v0/repositories/all-findings?repositories=${s.repository.id}&with_unread_comments=true`,
+        )
+      ).body.findings.map((f) => f.id);
+    expect(await listedIds(s.companyUser.token)).toEqual([finding.id]);
 
     const unread = async (token: string) => (await getJson<Finding>(t, token, url)).body.unreadCommentsNumber;
     expect(await unread(s.companyUser.token)).toBe(20);

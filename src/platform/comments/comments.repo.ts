@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNotNull, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import {
   commentReads,
@@ -22,13 +22,64 @@ import type { FindingAccess } from '../access/repository-access.ts';
 
 export type CommentRow = typeof comments.$inferSelect;
 
-/** Per-visibility column of `findings` holding the time of the last comment of that visibility. */
-const LAST_COMMENT_COLUMN = {
-  public: 'lastCommentAt',
-  private: 'lastPrivateCommentAt',
-  internal: 'lastInternalCommentAt',
-  hidden: 'lastHiddenCommentAt',
+/**
+ * Per visibility, the columns of `findings` that keep the last comment of that visibility: its
+ * time, its author, and the time of the last one by anyone else (see latestReadableByOthersAt).
+ */
+const COMMENT_STATE = {
+  public: { at: 'last_comment_at', author: 'last_comment_author_id', other: 'last_comment_other_at' },
+  private: {
+    at: 'last_private_comment_at',
+    author: 'last_private_comment_author_id',
+    other: 'last_private_comment_other_at',
+  },
+  internal: {
+    at: 'last_internal_comment_at',
+    author: 'last_internal_comment_author_id',
+    other: 'last_internal_comment_other_at',
+  },
+  hidden: {
+    at: 'last_hidden_comment_at',
+    author: 'last_hidden_comment_author_id',
+    other: 'last_hidden_comment_other_at',
+  },
 } as const;
+
+/**
+ * Recomputes the comment columns of findings from their comments that are not deleted: of the
+ * findings matching `scope` (SQL over `f`), every one. The migration that added the columns runs
+ * the same statement over all findings.
+ */
+export function refreshCommentStateSql(scope: SQL): SQL {
+  const visibilities = Object.keys(COMMENT_STATE) as CommentVisibility[];
+  const sets = visibilities.flatMap((v) => {
+    const c = COMMENT_STATE[v];
+    return [
+      sql.raw(`${c.at} = p.${v}_at`),
+      sql.raw(`${c.author} = p.${v}_author`),
+      sql.raw(`${c.other} = p.${v}_other`),
+    ];
+  });
+  const pivots = visibilities.flatMap((v) => [
+    sql.raw(`max(o.last_at) filter (where o.visibility = '${v}') as ${v}_at`),
+    sql.raw(`(array_agg(o.last_author) filter (where o.visibility = '${v}'))[1] as ${v}_author`),
+    sql.raw(`max(o.other_at) filter (where o.visibility = '${v}') as ${v}_other`),
+  ]);
+  return sql`update findings f set ${sql.join(sets, sql`, `)}
+    from (select t.id, ${sql.join(pivots, sql`, `)}
+      from (select f.id from findings f where ${scope}) t
+      left join (
+        select l.finding_id, l.visibility, l.last_at, l.last_author,
+          (select max(c.created_at) from comments c where c.finding_id = l.finding_id and c.visibility = l.visibility
+             and c.deleted_at is null and c.author_id is distinct from l.last_author) as other_at
+        from (select c.finding_id, c.visibility, max(c.created_at) as last_at,
+                (array_agg(c.author_id order by c.created_at desc, c.id desc))[1] as last_author
+              from comments c where c.deleted_at is null and c.finding_id in (select f.id from findings f where ${scope})
+              group by c.finding_id, c.visibility) l
+      ) o on o.finding_id = t.id
+      group by t.id) p
+    where f.id = p.id`;
+}
 
 /** SQL of comments, their read markers and the notifications pings cause. */
 export function commentsRepo(db: Db) {
@@ -60,10 +111,16 @@ export function commentsRepo(db: Db) {
         .values({ ...values, createdAt: sql`clock_timestamp()` })
         .returning();
       const comment = row as CommentRow;
-      await db
-        .update(findings)
-        .set({ [LAST_COMMENT_COLUMN[values.visibility]]: comment.createdAt })
-        .where(eq(findings.id, values.findingId));
+      // Under the finding lock, so the old values read here are those of every earlier comment:
+      // the last one by someone other than this author is the previous last one, unless that was
+      // this author too. The time is read back in SQL: a JavaScript Date would drop its microseconds.
+      const c = COMMENT_STATE[values.visibility];
+      await db.execute(sql`update findings set
+          ${sql.raw(c.other)} = case when ${sql.raw(c.author)} is distinct from ${values.authorId}::uuid
+            then ${sql.raw(c.at)} else ${sql.raw(c.other)} end,
+          ${sql.raw(c.author)} = ${values.authorId}::uuid,
+          ${sql.raw(c.at)} = (select created_at from comments where id = ${comment.id}::uuid)
+        where id = ${values.findingId}`);
       return comment;
     },
 
@@ -96,9 +153,19 @@ export function commentsRepo(db: Db) {
       await db.update(comments).set({ content, editedAt: sql`now()` }).where(eq(comments.id, id));
     },
 
-    /** Soft delete: the row stays (replies keep their thread), its content is blanked. */
-    async softDelete(id: string): Promise<void> {
+    /**
+     * Soft delete: the row stays (replies keep their thread), its content is blanked, and the
+     * finding's comment columns are recomputed without it. Call under the finding lock.
+     */
+    async softDelete(id: string, findingId: string): Promise<void> {
       await db.update(comments).set({ content: '', deletedAt: sql`now()` }).where(eq(comments.id, id));
+      await db.execute(refreshCommentStateSql(sql`f.id = ${findingId}::uuid`));
+    },
+
+    /** Recomputes the comment columns of the given findings (see {@link refreshCommentStateSql}). */
+    async refreshCommentState(findingIds: string[]): Promise<void> {
+      if (findingIds.length === 0) return;
+      await db.execute(refreshCommentStateSql(inArray(sql`f.id`, findingIds)));
     },
 
     /**

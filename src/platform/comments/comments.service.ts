@@ -212,7 +212,9 @@ export function createCommentsService(deps: CommentsServiceDeps) {
           throw new AppError('FORBIDDEN', { message: 'Only its author or an admin may delete a comment.' });
         }
         if (comment.deletedAt) return;
-        await commentsRepo(tx.db).softDelete(comment.id);
+        const repo = commentsRepo(tx.db);
+        await repo.lockFindingForComment(ctx.finding.id);
+        await repo.softDelete(comment.id, ctx.finding.id);
       });
     },
 

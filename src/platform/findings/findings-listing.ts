@@ -28,7 +28,7 @@ import {
 } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import { badStringReason } from '../../http/hostile-input.ts';
-import { visibleLastCommentAt } from '../access/comment-access.ts';
+import { FINDING_HAS_COMMENTS, visibleLastCommentAt } from '../access/comment-access.ts';
 import {
   effectiveRoleCondition,
   type FindingAccess,
@@ -335,6 +335,8 @@ interface Prepared {
   order: FindingOrder;
   filterHash: string;
   limit: number;
+  /** Only findings with an unread comment (which all have a comment the user reads). */
+  unreadOnly: boolean;
 }
 
 /** Validates and normalises the parameters, builds the filter conditions and the filter hash. */
@@ -441,7 +443,8 @@ function prepare(access: FindingAccess, query: AllFindingsQuery): Prepared {
     s,
     unread: query.with_unread_comments,
   });
-  return { conditions, bucketFilters, scope, order, filterHash, limit };
+  const unreadOnly = query.with_unread_comments === true || search?.unread === true;
+  return { conditions, bucketFilters, scope, order, filterHash, limit, unreadOnly };
 }
 
 /** Decodes `next` into the keyset condition of this ordering (null: from the start). */
@@ -505,7 +508,7 @@ export async function listAllFindings(
   query: AllFindingsQuery,
   cursors: CursorCodec,
 ): Promise<AllFindingsResult> {
-  const { conditions, bucketFilters, scope, order, filterHash, limit } = prepare(access, query);
+  const { conditions, bucketFilters, scope, order, filterHash, limit, unreadOnly } = prepare(access, query);
   const direction = order.endsWith('_desc') ? 'desc' : 'asc';
   const key = sortKeyOf(order, access);
   const after = query.next ? cursorCondition(key, direction, query.next, filterHash, cursors) : null;
@@ -514,7 +517,10 @@ export async function listAllFindings(
   const countQuery = bucketFilters
     ? bucketCount(db, access, scope, bucketFilters)
     : db.select({ n: sql<number>`count(*)::int` }).from(findings).where(where);
+  const dir = direction === 'asc' ? sql`asc` : sql`desc`;
+  const byId = direction === 'asc' ? asc(findings.id) : desc(findings.id);
   const pageQuery = async () => {
+    if (order.startsWith('last_comment_')) return lastCommentPage();
     const base = db.select({ id: findings.id, key: cursorText(key) }).from(findings);
     const joined = key.joinsCreator ? base.leftJoin(creator, eq(creator.id, findings.createdBy)) : base;
     return joined
@@ -522,12 +528,53 @@ export async function listAllFindings(
       .orderBy(
         // Nulls last in both directions. A key that is never null is sorted without the clause,
         // so that a descending order can read an ascending index backwards.
-        key.nullable
-          ? sql`${key.expression} ${direction === 'asc' ? sql`asc` : sql`desc`} nulls last`
-          : sql`${key.expression} ${direction === 'asc' ? sql`asc` : sql`desc`}`,
-        direction === 'asc' ? asc(findings.id) : desc(findings.id),
+        key.nullable ? sql`${key.expression} ${dir} nulls last` : sql`${key.expression} ${dir}`,
+        byId,
       )
       .limit(limit + 1);
+  };
+  /**
+   * The user's lastCommentAt orders in two parts: the findings with a comment the user reads
+   * (only commented findings, read through the `findings_commented_*` partial indexes and sorted),
+   * then, if the page is not full, those without (by id). One query over every visible finding
+   * would sort them all on a per-user expression.
+   */
+  const lastCommentPage = async () => {
+    const cursorKeyIsNull = query.next ? cursorNullKeyId(query.next) : undefined;
+    const rows: Array<{ id: string; key: string | null }> = [];
+    if (cursorKeyIsNull === undefined) {
+      rows.push(
+        ...(await db
+          .select({ id: findings.id, key: cursorText(key) })
+          .from(findings)
+          .where(and(where, FINDING_HAS_COMMENTS, sql`${key.expression} is not null`, after ?? undefined))
+          .orderBy(sql`${key.expression} ${dir}`, byId)
+          .limit(limit + 1)),
+      );
+    }
+    // An unread comment is a readable one: with that filter no finding has a null key.
+    if (rows.length > limit || unreadOnly) return rows;
+    const nullPart = [where, sql`${key.expression} is null`];
+    if (cursorKeyIsNull)
+      nullPart.push(
+        direction === 'asc'
+          ? sql`${findings.id} > ${cursorKeyIsNull}::uuid`
+          : sql`${findings.id} < ${cursorKeyIsNull}::uuid`,
+      );
+    rows.push(
+      ...(await db
+        .select({ id: findings.id, key: sql<string | null>`null::text` })
+        .from(findings)
+        .where(and(...nullPart))
+        .orderBy(byId)
+        .limit(limit + 1 - rows.length)),
+    );
+    return rows;
+  };
+  /** The id of a cursor positioned among the null keys; undefined for a non-null key or the start. */
+  const cursorNullKeyId = (next: string): string | undefined => {
+    const keys = cursors.decode(next, filterHash);
+    return keys.length === 2 && keys[0] === null && typeof keys[1] === 'string' ? keys[1] : undefined;
   };
   const [[count], rows] = await Promise.all([countQuery, pageQuery()]);
   const filteredTotal = count?.n ?? 0;

@@ -16,7 +16,12 @@ import {
   safeHarbors,
   users,
 } from '../../db/schema/index.ts';
-import { visibleCommentsCondition, visibleLastCommentAt } from '../access/comment-access.ts';
+import {
+  FINDING_HAS_COMMENTS,
+  latestReadableByOthersAt,
+  visibleCommentsCondition,
+  visibleLastCommentAt,
+} from '../access/comment-access.ts';
 import {
   canReadFindingNote,
   canReadLabel,
@@ -31,26 +36,30 @@ type Severity = Finding['severity'];
 /**
  * The number of comments on the outer `findings` row that the user has not read: written by
  * someone else after the user's last read, not deleted, and readable by the user (access policy).
+ * Counted on `comments` for the findings of one page only; zero unless {@link hasUnreadComments}.
  */
 export function unreadCommentsCount(access: FindingAccess): SQL<number> {
-  return sql<number>`(select count(*)::int from ${comments}
+  return sql<number>`(case when ${hasUnreadComments(access)} then (select count(*)::int from ${comments}
     where ${comments.findingId} = ${findings.id}
       and ${comments.authorId} is distinct from ${access.userId}
       and ${comments.deletedAt} is null
       and ${comments.createdAt} > coalesce((select ${commentReads.readAt} from ${commentReads}
         where ${commentReads.userId} = ${access.userId} and ${commentReads.findingId} = ${findings.id}), '-infinity'::timestamptz)
-      and ${visibleCommentsCondition(access)})`;
+      and ${visibleCommentsCondition(access)}) else 0 end)`;
 }
 
-/** Whether the outer `findings` row has a comment the user has not read. */
+/**
+ * Whether the outer `findings` row has a comment the user has not read: the latest comment the
+ * user may read and did not write (kept on the finding row, see {@link latestReadableByOthersAt})
+ * is later than the user's read marker. A row test plus a probe of `comment_reads` that the
+ * planner runs as one anti-join over the user's markers; the filter, the payload's
+ * `hasUnreadComments` and the gate of its `unreadCommentsNumber` are this one expression.
+ */
 export function hasUnreadComments(access: FindingAccess): SQL<boolean> {
-  return sql<boolean>`exists (select 1 from ${comments}
-    where ${comments.findingId} = ${findings.id}
-      and ${comments.authorId} is distinct from ${access.userId}
-      and ${comments.deletedAt} is null
-      and ${comments.createdAt} > coalesce((select ${commentReads.readAt} from ${commentReads}
-        where ${commentReads.userId} = ${access.userId} and ${commentReads.findingId} = ${findings.id}), '-infinity'::timestamptz)
-      and ${visibleCommentsCondition(access)})`;
+  const latest = latestReadableByOthersAt(access);
+  return sql<boolean>`(${FINDING_HAS_COMMENTS} and ${latest} is not null and not exists (select 1 from ${commentReads}
+    where ${commentReads.userId} = ${access.userId}::uuid and ${commentReads.findingId} = ${findings.id}
+      and ${commentReads.readAt} >= ${latest}))`;
 }
 
 const creator = alias(users, 'creator');
@@ -111,6 +120,7 @@ export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: st
       creatorMember,
       assignee,
       assigneeMember,
+      hasUnread: hasUnreadComments(access),
       unread: unreadCommentsCount(access),
       lastCommentAt: visibleLastCommentAt(access),
     })
@@ -223,7 +233,7 @@ export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: st
           createdAt: f.createdAt.toISOString(),
           lastUpdatedAt: f.lastUpdatedAt.toISOString(),
           locked: f.locked,
-          hasUnreadComments: row.unread > 0,
+          hasUnreadComments: row.hasUnread,
           unreadCommentsNumber: row.unread,
           repository: {
             id: row.repository.id,
