@@ -10,6 +10,7 @@ import {
 } from '@tanstack/react-router';
 import { useEffect, useState } from 'react';
 import { findingsQuery } from './findings-query.ts';
+import { NotificationsLink } from './notifications-badge.tsx';
 import { SessionGate, signOut, useSession } from './session.tsx';
 
 type Theme = 'light' | 'dark';
@@ -55,6 +56,7 @@ function Nav() {
         </Link>
         <Link to="/findings">Findings</Link>
         <Link to="/reports">Reports</Link>
+        <NotificationsLink />
       </nav>
       <div className="user">
         <button
@@ -185,6 +187,11 @@ const routes = [
       void context.queryClient.prefetchInfiniteQuery(findingsQuery(deps)).catch(() => {});
     },
     component: lazyRouteComponent(() => import('./pages/findings.tsx'), 'FindingsPage'),
+  }),
+  createRoute({
+    getParentRoute: () => rootRoute,
+    path: '/notifications',
+    component: lazyRouteComponent(() => import('./pages/notifications.tsx'), 'NotificationsPage'),
   }),
   createRoute({
     getParentRoute: () => rootRoute,
