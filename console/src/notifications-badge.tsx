@@ -7,8 +7,8 @@ export const UNREAD_NOTIFICATIONS_KEY = ['notifications-unread'];
 /** The largest page the listing gives: beyond it the badge shows "100+". */
 const MAX_COUNTED = 100;
 
-/** The navigation's link to the notifications, with the number of unread ones. */
-export function NotificationsLink() {
+/** The number of unread notifications as the badge shows it ("100+" beyond one page), or null. */
+export function useUnreadNotifications(): string | null {
   const unread = useQuery({
     queryKey: UNREAD_NOTIFICATIONS_KEY,
     queryFn: async () => {
@@ -19,12 +19,17 @@ export function NotificationsLink() {
     },
     refetchInterval: 60_000,
   });
-  const count = unread.data?.count ?? 0;
-  const label = unread.data?.more ? `${MAX_COUNTED}+` : String(count);
+  if (!unread.data || unread.data.count === 0) return null;
+  return unread.data.more ? `${MAX_COUNTED}+` : String(unread.data.count);
+}
+
+/** The navigation's link to the notifications, with the number of unread ones. */
+export function NotificationsLink() {
+  const label = useUnreadNotifications();
   return (
     <Link to="/notifications">
       Notifications
-      {count > 0 && (
+      {label && (
         <>
           <span className="badge" data-testid="unread-notifications" aria-hidden="true">
             {label}

@@ -10,7 +10,7 @@ import {
 } from '@tanstack/react-router';
 import { useEffect, useState } from 'react';
 import { findingsQuery } from './findings-query.ts';
-import { NotificationsLink } from './notifications-badge.tsx';
+import { NotificationsLink, useUnreadNotifications } from './notifications-badge.tsx';
 import { SessionGate, signOut, useSession } from './session.tsx';
 
 type Theme = 'light' | 'dark';
@@ -33,6 +33,7 @@ function Nav() {
   const client = useQueryClient();
   const [theme, toggleTheme] = useTheme();
   const [open, setOpen] = useState(false);
+  const unread = useUnreadNotifications();
   return (
     <header className="top">
       <a className="skip" href="#main">
@@ -49,6 +50,14 @@ function Nav() {
         onClick={() => setOpen((o) => !o)}
       >
         Menu
+        {unread && (
+          <>
+            <span className="badge" aria-hidden="true">
+              {unread}
+            </span>
+            <span className="sr-only">, {unread} unread notifications</span>
+          </>
+        )}
       </button>
       <nav id="primary-nav" aria-label="Primary" className={open ? 'open' : ''}>
         <Link to="/" activeOptions={{ exact: true }}>

@@ -216,8 +216,18 @@ describe.skipIf(skipReason !== null)('comments, notifications and scans in Chrom
   });
 
   it('is usable at 360 px and in the dark theme', async () => {
+    const ping = await sendJson(
+      t,
+      manager.token,
+      'POST',
+      `/api/v0/repositories/${team.repository.id}/findings/1/comment`,
+      { content: `@${team.judge.username} the fix is merged, please verify.`, visibility: 'private' },
+    );
+    expect(ping.status).toBe(201);
     const narrow = await newPage(360);
     await signIn(narrow.page, team.judge.token);
+    // The folded menu carries the unread count too.
+    await narrow.page.waitForSelector('.menu-toggle .badge:text-is("1")');
     for (const p of ['/app/notifications', findingPath()]) {
       await narrow.page.goto(`${url}${p}`);
       await narrow.page.waitForSelector('h1');

@@ -69,7 +69,12 @@ export function Comments({ finding }: { finding: FindingRef }) {
   };
   const creatable = creatableVisibilities(role as Parameters<typeof creatableVisibilities>[0], reader);
   const mayModerate = role === 'admin';
-  const candidates = useMentionCandidates(finding.repositoryId, threads.data?.threads ?? [], session.userId);
+  const candidates = useMentionCandidates(
+    finding.repositoryId,
+    threads.data?.threads ?? [],
+    session.userId,
+    role === 'reviewer',
+  );
   const refresh = () => client.invalidateQueries({ queryKey: key });
 
   return (
@@ -148,7 +153,12 @@ export function Comments({ finding }: { finding: FindingRef }) {
  * (reviewers, judges, triagers) may not list members, so they are offered the authors of the
  * comments they already read; the server decides who is pinged in every case.
  */
-function useMentionCandidates(repositoryId: string, threads: Thread[], self: string): Candidate[] {
+function useMentionCandidates(
+  repositoryId: string,
+  threads: Thread[],
+  self: string,
+  reviewer: boolean,
+): Candidate[] {
   const members = useQuery({
     queryKey: ['members', repositoryId],
     queryFn: () =>
@@ -159,7 +169,10 @@ function useMentionCandidates(repositoryId: string, threads: Thread[], self: str
     staleTime: 60_000,
   });
   const out = new Map<string, Candidate>();
-  out.set('project', { name: 'project', hint: 'the company’s users' });
+  out.set('project', {
+    name: 'project',
+    hint: reviewer ? 'the company’s users; spends one of your pings' : 'the company’s users',
+  });
   if (members.data) {
     for (const m of members.data.members) {
       if (m.deletedAt || m.user.disabledAt || m.user.userId === self || !PINGABLE_ROLES.has(m.role)) continue;
