@@ -34,6 +34,8 @@ export interface Config {
   logLevel: string;
   /** Largest JSON body in bytes (`VIGIL_BODY_LIMIT_BYTES`, default 1 MiB). */
   bodyLimitBytes: number;
+  /** Resolved credentials kept in memory (`VIGIL_CREDENTIAL_CACHE_SIZE`; 0 turns the cache off). */
+  credentialCacheSize: number;
   rateLimit: { requestsPerMinute: number; burst: number };
   /** Scan credit costs per type (`VIGIL_COST_LITE`, `VIGIL_COST_STANDARD`, `VIGIL_COST_AUDIT`). */
   scanCosts: { lite: number; standard: number; audit: number };
@@ -237,6 +239,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     redisPrefix: readString(env, 'VIGIL_REDIS_PREFIX') ?? 'vigil:',
     logLevel: readString(env, 'LOG_LEVEL') ?? 'info',
     bodyLimitBytes: readInt(env, 'VIGIL_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+    credentialCacheSize: readInt(env, 'VIGIL_CREDENTIAL_CACHE_SIZE', 10_000, 0),
     rateLimit: { requestsPerMinute: rpm, burst: readInt(env, 'VIGIL_RATE_LIMIT_BURST', rpm, 1) },
     scanCosts: {
       lite: readInt(env, 'VIGIL_COST_LITE', 1, 0),

@@ -3,7 +3,9 @@ import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
+import type { ServiceActor, UserActor } from './auth/actor.ts';
 import { createAuthService } from './auth/auth.service.ts';
+import { CREDENTIALS_CHANNEL, createCredentialCache } from './auth/credential-cache.ts';
 import { createSecretBox, type SecretBox } from './auth/secret-box.ts';
 import { createSessionCodec } from './auth/session.ts';
 import { type Config, ConfigError, parseSecretKey, publicBaseUrl } from './config.ts';
@@ -214,7 +216,17 @@ export async function createContainer(config: Config, options: ContainerOptions 
     publicUrl,
     log,
   });
-  const auth = createAuthService({ db });
+  const credentialCache = createCredentialCache<ServiceActor | UserActor>({
+    maxEntries: config.credentialCacheSize,
+  });
+  const credentialListener =
+    config.credentialCacheSize > 0
+      ? database.listen(CREDENTIALS_CHANNEL, {
+          onNotify: (payload) => credentialCache.invalidate(payload),
+          onState: (listening) => credentialCache.setEnabled(listening),
+        })
+      : null;
+  const auth = createAuthService({ db, cache: credentialCache });
   const sessionCodec = createSessionCodec(secretBox);
   const services = {
     auth,
@@ -294,6 +306,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
     secretBox,
     sessionCodec,
     rateLimiter,
+    /** Resolved credentials of this process (see credential-cache.ts). */
+    credentialCache,
     /** The outbound policy: every outbound connection's `fetch`, dispatcher and address checks. */
     outbound,
     objectStore,
@@ -307,6 +321,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       await objectStore.close();
       mailer?.close();
       await outbound.close();
+      await credentialListener?.close();
       if (!options.database) await database.close();
     },
   };

@@ -10,6 +10,7 @@ import {
 } from '@tanstack/react-router';
 import { useEffect, useState } from 'react';
 import { findingsQuery } from './findings-query.ts';
+import { NotificationsLink, useUnreadNotifications } from './notifications-badge.tsx';
 import { SessionGate, signOut, useSession } from './session.tsx';
 
 type Theme = 'light' | 'dark';
@@ -32,6 +33,7 @@ function Nav() {
   const client = useQueryClient();
   const [theme, toggleTheme] = useTheme();
   const [open, setOpen] = useState(false);
+  const unread = useUnreadNotifications();
   return (
     <header className="top">
       <a className="skip" href="#main">
@@ -48,6 +50,14 @@ function Nav() {
         onClick={() => setOpen((o) => !o)}
       >
         Menu
+        {unread && (
+          <>
+            <span className="badge" aria-hidden="true">
+              {unread}
+            </span>
+            <span className="sr-only">, {unread} unread notifications</span>
+          </>
+        )}
       </button>
       <nav id="primary-nav" aria-label="Primary" className={open ? 'open' : ''}>
         <Link to="/" activeOptions={{ exact: true }}>
@@ -55,6 +65,7 @@ function Nav() {
         </Link>
         <Link to="/findings">Findings</Link>
         <Link to="/reports">Reports</Link>
+        <NotificationsLink />
       </nav>
       <div className="user">
         <button
@@ -185,6 +196,11 @@ const routes = [
       void context.queryClient.prefetchInfiniteQuery(findingsQuery(deps)).catch(() => {});
     },
     component: lazyRouteComponent(() => import('./pages/findings.tsx'), 'FindingsPage'),
+  }),
+  createRoute({
+    getParentRoute: () => rootRoute,
+    path: '/notifications',
+    component: lazyRouteComponent(() => import('./pages/notifications.tsx'), 'NotificationsPage'),
   }),
   createRoute({
     getParentRoute: () => rootRoute,

@@ -12,13 +12,16 @@ export function useSession(): Session {
   return session;
 }
 
-/** The caller's role in a repository, as the server decides it (company users act as the client). */
+/**
+ * The caller's effective role in a repository, as the server decides it: platform admins act as
+ * admins, a repository role other than reviewer wins, then company users act as the client.
+ */
 export function repositoryRole(session: Session, repositoryId: string, companyId: string | undefined) {
-  const membership = session.repositories.find((r) => r.id === repositoryId);
-  if (membership) return membership.role;
   if (session.permissions.includes('admin')) return 'admin';
+  const own = session.repositories.find((r) => r.id === repositoryId)?.role ?? null;
+  if (own && own !== 'reviewer') return own;
   if (companyId && session.companies.some((c) => c.id === companyId && c.role)) return 'client';
-  return null;
+  return own;
 }
 
 /** Shows the sign-in form until a session exists, then its children with the session. */

@@ -2,6 +2,7 @@ import type { Db } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import type { Actor, CompanyRole, ServiceActor, UserActor } from './actor.ts';
 import { authRepo } from './auth.repo.ts';
+import { type CredentialCache, createCredentialCache } from './credential-cache.ts';
 import { classifySecret, hashSecret, type Scope } from './credentials.ts';
 
 /** Where the credential came from, for error messages. */
@@ -34,12 +35,30 @@ function describeWrongSecret(secret: string, kind: 'user' | 'service' | null, wa
   return `This endpoint takes ${wanted}.`;
 }
 
-/** Resolves presented secrets into Actors. */
-export function createAuthService(deps: { db: Db; now?: () => Date }) {
+/**
+ * Resolves presented secrets into Actors. With a `cache` (kept right by database notifications,
+ * see credential-cache.ts) a known credential resolves without a query; without one, every call
+ * reads the database.
+ */
+export function createAuthService(deps: {
+  db: Db;
+  now?: () => Date;
+  cache?: CredentialCache<ServiceActor | UserActor>;
+}) {
   const repo = authRepo(deps.db);
   const now = deps.now ?? (() => new Date());
+  const cache = deps.cache ?? createCredentialCache<ServiceActor | UserActor>({ maxEntries: 0 });
 
   return {
+    /**
+     * Forgets every cached credential of this process. Called after each write request, before
+     * its answer leaves: a credential changed by that request is read again by the next one,
+     * without waiting for the database notification (which other processes rely on).
+     */
+    forgetCached(): void {
+      cache.invalidate();
+    },
+
     /** An organization service key → ServiceActor; 401 when malformed, unknown, expired or revoked. */
     async authenticateServiceKey(secret: string): Promise<ServiceActor> {
       const kind = classifySecret(secret);
@@ -48,19 +67,25 @@ export function createAuthService(deps: { db: Db; now?: () => Date }) {
           message: describeWrongSecret(secret, kind, 'an organization service key (vgl_sk_…)'),
         });
       }
-      const key = await repo.findServiceKeyByHash(hashSecret(secret));
+      const hash = hashSecret(secret);
+      const cached = cache.get(hash, now());
+      if (cached?.kind === 'service') return cached;
+      const generation = cache.begin();
+      const key = await repo.findServiceKeyByHash(hash);
       if (!key) throw new AppError('INVALID_CREDENTIAL', { message: 'Unknown service key.' });
       if (key.revokedAt)
         throw new AppError('INVALID_CREDENTIAL', { message: 'This service key has been revoked.' });
       if (key.expiresAt && key.expiresAt <= now()) {
         throw new AppError('INVALID_CREDENTIAL', { message: 'This service key has expired.' });
       }
-      return {
+      const actor: ServiceActor = {
         kind: 'service',
         credentialId: key.id,
         organizationId: key.companyId,
         scopes: new Set(key.scopes as Scope[]),
       };
+      cache.store(hash, generation, { value: actor, expiresAt: key.expiresAt });
+      return actor;
     },
 
     /** A user API token → UserActor; 401 when malformed, unknown, expired, revoked or disabled. */
@@ -71,7 +96,11 @@ export function createAuthService(deps: { db: Db; now?: () => Date }) {
           message: describeWrongSecret(secret, kind, 'a user API token (vgl_u_…)'),
         });
       }
-      const row = await repo.findUserTokenByHash(hashSecret(secret));
+      const hash = hashSecret(secret);
+      const cached = cache.get(hash, now());
+      if (cached?.kind === 'user') return cached;
+      const generation = cache.begin();
+      const row = await repo.findUserTokenByHash(hash);
       if (!row) throw new AppError('INVALID_CREDENTIAL', { message: 'Unknown token.' });
       if (row.token.revokedAt)
         throw new AppError('INVALID_CREDENTIAL', { message: 'This token has been revoked.' });
@@ -84,7 +113,7 @@ export function createAuthService(deps: { db: Db; now?: () => Date }) {
         repo.findActiveMemberships(row.user.id),
         repo.findPermissions(row.user.id),
       ]);
-      return {
+      const actor: UserActor = {
         kind: 'user',
         credentialId: row.token.id,
         userId: row.user.id,
@@ -92,6 +121,8 @@ export function createAuthService(deps: { db: Db; now?: () => Date }) {
         companies: new Map(memberships.map((m) => [m.companyId, m.role as CompanyRole])),
         permissions: new Set(permissions),
       };
+      cache.store(hash, generation, { value: actor, expiresAt: row.token.expiresAt });
+      return actor;
     },
   };
 }

@@ -39,8 +39,83 @@ export interface Database {
   transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** True when a trivial query answers. */
   ping(): Promise<boolean>;
+  /**
+   * Listens on a `NOTIFY` channel over a connection of its own, reconnecting when it drops.
+   * `onState(true)` is called each time the listener is (again) attached: notifications sent
+   * while it was not are lost, so a caller caching data must treat every `false` → `true` as
+   * "everything may have changed".
+   */
+  listen(channel: string, handlers: ListenHandlers): Listener;
   /** Closes the pool (and detaches from the embedded server, stopping it if no other process uses it). */
   close(): Promise<void>;
+}
+
+export interface ListenHandlers {
+  onNotify(payload: string): void;
+  onState(listening: boolean): void;
+}
+
+export interface Listener {
+  close(): Promise<void>;
+}
+
+/** A `LISTEN` on a dedicated client, re-attached with backoff after a lost connection. */
+function listenOn(url: string, channel: string, handlers: ListenHandlers): Listener {
+  if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name "${channel}"`);
+  let client: pg.Client | null = null;
+  let closed = false;
+  let retryMs = 100;
+  let timer: NodeJS.Timeout | null = null;
+
+  const drop = (current: pg.Client) => {
+    if (client !== current) return;
+    client = null;
+    handlers.onState(false);
+    current.end().catch(() => undefined);
+    if (closed) return;
+    timer = setTimeout(connect, retryMs);
+    timer.unref();
+    retryMs = Math.min(retryMs * 2, 5_000);
+  };
+
+  const connect = async () => {
+    timer = null;
+    if (closed) return;
+    const current = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+    client = current;
+    current.on('error', () => drop(current));
+    current.on('end', () => drop(current));
+    current.on('notification', (message) => {
+      if (message.channel === channel) handlers.onNotify(message.payload ?? '');
+    });
+    try {
+      await current.connect();
+      await current.query(`listen ${channel}`);
+    } catch {
+      drop(current);
+      return;
+    }
+    if (closed || client !== current) {
+      await current.end().catch(() => undefined);
+      return;
+    }
+    retryMs = 100;
+    handlers.onState(true);
+  };
+
+  void connect();
+  return {
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      const current = client;
+      client = null;
+      if (current) {
+        handlers.onState(false);
+        await current.end().catch(() => undefined);
+      }
+    },
+  };
 }
 
 export type DatabaseConfig =
@@ -64,6 +139,7 @@ function openPostgres(
     return { rows: result.rows };
   };
   let closed = false;
+  const listeners = new Set<Listener>();
   return {
     kind,
     db,
@@ -96,10 +172,21 @@ function openPostgres(
         return false;
       }
     },
+    listen(channel, handlers) {
+      const listener = listenOn(url, channel, handlers);
+      listeners.add(listener);
+      return {
+        async close() {
+          listeners.delete(listener);
+          await listener.close();
+        },
+      };
+    },
     async close() {
       if (closed) return;
       closed = true;
       try {
+        await Promise.all([...listeners].map((l) => l.close()));
         await pool.end();
       } finally {
         await onClose();

@@ -6108,6 +6108,8 @@ export interface operations {
                             createdAt: string;
                             editedAt: string | null;
                             deletedAt: string | null;
+                            /** @description Unread by the caller before this listing: written by someone else after their last read, not deleted. Listing marks the comments read. */
+                            unread: boolean;
                             replies: {
                                 /** Format: uuid */
                                 id: string;
@@ -6129,6 +6131,8 @@ export interface operations {
                                 createdAt: string;
                                 editedAt: string | null;
                                 deletedAt: string | null;
+                                /** @description Unread by the caller before this listing: written by someone else after their last read, not deleted. Listing marks the comments read. */
+                                unread: boolean;
                             }[];
                         }[];
                     };

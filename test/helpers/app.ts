@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { type App, buildApp } from '../../src/app.ts';
+import { CREDENTIALS_CHANNEL } from '../../src/auth/credential-cache.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { type Container, createContainer } from '../../src/container.ts';
 import { openDatabase } from '../../src/db/client.ts';
@@ -16,6 +17,12 @@ export interface TestApp {
   config: Config;
   /** The platform admin's token. */
   adminToken: string;
+  /**
+   * Waits until this app's credential cache has heard every change committed so far: needed after
+   * a test changes tokens, users or memberships with SQL instead of through the API (an API write
+   * empties the cache of the app that served it before answering).
+   */
+  settleCredentials(): Promise<void>;
   /** Starts the job workers in this process (off by default). */
   startWorker(): Promise<void>;
   close(): Promise<void>;
@@ -27,6 +34,19 @@ export interface TestAppOptions {
   worker?: boolean;
   /** Reuse another test app's database (two replicas on one database). */
   shareDatabaseWith?: TestApp;
+}
+
+/** See TestApp.settleCredentials. */
+export async function settleCredentials(container: Container): Promise<void> {
+  const cache = container.credentialCache;
+  if (!cache.enabled) return; // nothing is cached while the listener is away
+  const marker = `settle-${randomBytes(8).toString('hex')}`;
+  await container.database.executeSql('select pg_notify($1, $2)', [CREDENTIALS_CHANNEL, marker]);
+  const started = Date.now();
+  while (cache.enabled && !cache.recentReasons.includes(marker)) {
+    if (Date.now() - started > 10_000) throw new Error('the credential notification never arrived');
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }
 
 /**
@@ -72,6 +92,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     app,
     container,
     config,
+    settleCredentials: () => settleCredentials(container),
     adminToken: shared ? shared.adminToken : adminToken,
     startWorker,
     async close() {

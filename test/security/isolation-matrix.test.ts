@@ -1,147 +1,43 @@
 /**
- * The isolation matrix, generated from openapi.json: every operation has an entry saying how it is
- * isolated; an operation added without an entry fails the suite. Operations scoped by a company in
- * their path are called with another company's manager credentials (→ 404, or 403 for platform
- * admin operations) and with a member of the company who lacks the manager role (→ 403 where the
- * entry says so), with a minimal valid body built from the operation's own schema.
+ * The isolation matrix, generated from openapi.json (entries in ./access-matrix.ts): every
+ * operation is called by every caller that lacks access to it — another company's manager or
+ * service key, users outside the company, roles on another repository, roles of the repository
+ * that may not do the operation, a key without the scope, a user without the platform permission,
+ * no credential, a forged signature — and must answer as the contract says, in its API's error
+ * shape, and write nothing (a digest of every table before and after). A control call by a caller
+ * with access then shows that the request reached the resource (so a 404 above is not an accident
+ * of a wrong id). An operation of openapi.json without an entry or a reasoned exemption fails.
  */
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildCompanyWithManager, buildUser, type TestUser } from '../helpers/factories.ts';
+import {
+  type Denial,
+  defaultParams,
+  type Exemption,
+  MATRIX,
+  type MatrixEntry,
+  matrixGaps,
+} from './access-matrix.ts';
+import {
+  type AccessWorld,
+  buildAccessWorld,
+  type Caller,
+  credentialsOf,
+  databaseFingerprint,
+  forgeUploadUrl,
+  localPath,
+} from './access-world.ts';
 
 type Schema = Record<string, unknown>;
+interface SpecOperation {
+  operationId: string;
+  requestBody?: { content?: Record<string, { schema?: Schema }> };
+}
 interface Spec {
-  paths: Record<
-    string,
-    Record<
-      string,
-      {
-        operationId: string;
-        parameters?: Array<{ name: string; in: string }>;
-        requestBody?: { content?: Record<string, { schema?: Schema }> };
-      }
-    >
-  >;
+  paths: Record<string, Record<string, SpecOperation>>;
   components?: { schemas?: Record<string, Schema> };
 }
-
-/**
- * How each operation is isolated. `company`: generated cross-company calls below (`member` is the
- * answer for a member without the manager role). `public`: no tenant data. `module`: isolation of
- * a resource below the company (repository, finding, report, scan, upload, user…), tested in the
- * module's own access tests (named), not generated here yet.
- */
-type Entry =
-  | { kind: 'company'; other: 403 | 404; member?: 200 | 201 | 204 | 403; body?: Record<string, unknown> }
-  | { kind: 'public' }
-  | { kind: 'module'; test: string };
-
-const MATRIX: Record<string, Entry> = {
-  getHealth: { kind: 'public' },
-  adminCreateCompany: { kind: 'module', test: 'src/platform/companies/companies.test.ts' },
-  getReadiness: { kind: 'public' },
-  adminGrantCredits: { kind: 'company', other: 403, member: 403 },
-  createServiceKey: { kind: 'company', other: 404, member: 403 },
-  listServiceKeys: { kind: 'company', other: 404, member: 403 },
-  revokeServiceKey: { kind: 'company', other: 404, member: 403 },
-  putIntegration: { kind: 'company', other: 404, member: 403 },
-  deleteIntegration: { kind: 'company', other: 404, member: 403 },
-  listIntegrations: { kind: 'company', other: 404, member: 403 },
-  getCompany: { kind: 'company', other: 404 },
-  updateCompany: { kind: 'company', other: 404, member: 403, body: { name: 'Renamed' } },
-  listCompanyUsers: { kind: 'company', other: 404 },
-  inviteCompanyUser: { kind: 'company', other: 404, member: 403 },
-  joinCompany: { kind: 'company', other: 404 },
-  disableCompanyUser: { kind: 'company', other: 404, member: 403 },
-  reenableCompanyUser: { kind: 'company', other: 404, member: 403 },
-  changeCompanyRole: { kind: 'company', other: 404, member: 403 },
-  getCompanyAuditLog: { kind: 'company', other: 404, member: 403 },
-  listSsoEnforcementRules: { kind: 'company', other: 404 },
-  createSsoEnforcementRule: { kind: 'company', other: 404, member: 403, body: { domain: 'example.com' } },
-  deleteSsoEnforcementRule: { kind: 'company', other: 404, member: 403 },
-  listCompanyRepositories: { kind: 'company', other: 404 },
-  createRepository: { kind: 'company', other: 404, member: 403 },
-  putCompanyNotificationWebhook: {
-    kind: 'company',
-    other: 404,
-    member: 403,
-    body: { url: 'https://hooks.example.com/vigil' },
-  },
-  deleteCompanyNotificationWebhook: { kind: 'company', other: 404, member: 403 },
-  listSourcehostDeliveries: { kind: 'company', other: 404, member: 403 },
-  redeliverSourcehostDelivery: { kind: 'company', other: 404, member: 403 },
-  listSourcehostRepositories: { kind: 'company', other: 404, member: 403 },
-  linkSourcehostRepository: { kind: 'company', other: 404, member: 403, body: {} },
-  unlinkSourcehostRepository: { kind: 'company', other: 404, member: 403 },
-  // Resources below the company: their cross-company and role cases are in these modules' tests.
-  adminCreateUser: { kind: 'module', test: 'test/foundation/credentials.test.ts' },
-  adminCreateUserToken: { kind: 'module', test: 'test/foundation/credentials.test.ts' },
-  adminRevokeUserToken: { kind: 'module', test: 'test/foundation/credentials.test.ts' },
-  getCreditBalances: { kind: 'module', test: 'src/scanner/credits/' },
-  createSourceUploads: { kind: 'module', test: 'src/scanner/uploads/' },
-  completeSourceUpload: { kind: 'module', test: 'src/scanner/uploads/' },
-  putSourceUpload: { kind: 'module', test: 'src/scanner/uploads/' },
-  createScan: { kind: 'module', test: 'src/scanner/scans/' },
-  getScan: { kind: 'module', test: 'src/scanner/scans/' },
-  cancelScan: { kind: 'module', test: 'src/scanner/scans/' },
-  getScanFindings: { kind: 'module', test: 'src/scanner/scans/' },
-  getScanThreatModel: { kind: 'module', test: 'src/scanner/scans/' },
-  listAllFindings: { kind: 'module', test: 'src/platform/findings/' },
-  createFinding: { kind: 'module', test: 'src/platform/findings/' },
-  getFinding: { kind: 'module', test: 'src/platform/findings/' },
-  changeFindingStatus: { kind: 'module', test: 'src/platform/findings/' },
-  changeFindingSeverity: { kind: 'module', test: 'src/platform/findings/' },
-  assignFinding: { kind: 'module', test: 'src/platform/findings/' },
-  updateFindingLabels: { kind: 'module', test: 'src/platform/labels/' },
-  markFindingDuplicate: { kind: 'module', test: 'src/platform/findings/' },
-  markFindingRead: { kind: 'module', test: 'src/platform/findings/' },
-  listLabels: { kind: 'module', test: 'src/platform/labels/' },
-  createLabel: { kind: 'module', test: 'src/platform/labels/' },
-  updateLabel: { kind: 'module', test: 'src/platform/labels/' },
-  deleteLabel: { kind: 'module', test: 'src/platform/labels/' },
-  createFindingView: { kind: 'module', test: 'src/platform/views/' },
-  getAuditorProfile: { kind: 'module', test: 'src/platform/users/' },
-  updateAuditorProfile: { kind: 'module', test: 'src/platform/users/' },
-  awardBadge: { kind: 'module', test: 'src/platform/users/' },
-  getRepository: { kind: 'module', test: 'src/platform/repositories/' },
-  updateRepository: { kind: 'module', test: 'src/platform/repositories/' },
-  finishRepository: { kind: 'module', test: 'src/platform/repositories/' },
-  getRepositoryLog: { kind: 'module', test: 'src/platform/repositories/' },
-  listRepositoryMembers: { kind: 'module', test: 'src/platform/repositories/' },
-  putRepositoryMember: { kind: 'module', test: 'src/platform/repositories/' },
-  removeRepositoryMember: { kind: 'module', test: 'src/platform/repositories/' },
-  joinRepository: { kind: 'module', test: 'src/platform/repositories/' },
-  listReports: { kind: 'module', test: 'src/platform/reports/' },
-  createReport: { kind: 'module', test: 'src/platform/reports/' },
-  getReport: { kind: 'module', test: 'src/platform/reports/' },
-  updateReport: { kind: 'module', test: 'src/platform/reports/' },
-  publishReport: { kind: 'module', test: 'src/platform/reports/' },
-  listGuilds: { kind: 'module', test: 'src/platform/reports/reports.test.ts' },
-  createGuild: { kind: 'module', test: 'src/platform/reports/reports.test.ts' },
-  getFindingTickets: { kind: 'module', test: 'src/scanner/tickets/' },
-  linkFindingTicket: { kind: 'module', test: 'src/scanner/tickets/' },
-  sendFindingToIssueTracker: { kind: 'module', test: 'src/scanner/tickets/' },
-  adminListCompanies: { kind: 'module', test: 'src/platform/admin/admin-companies.test.ts' },
-  openSession: { kind: 'module', test: 'src/platform/session/session.routes.test.ts' },
-  getSession: { kind: 'module', test: 'src/platform/session/session.routes.test.ts' },
-  closeSession: { kind: 'module', test: 'src/platform/session/session.routes.test.ts' },
-  listScans: { kind: 'module', test: 'src/scanner/scans/scans.list.test.ts' },
-  addFindingComment: { kind: 'module', test: 'src/platform/comments/' },
-  listFindingComments: { kind: 'module', test: 'src/platform/comments/' },
-  editFindingComment: { kind: 'module', test: 'src/platform/comments/' },
-  deleteFindingComment: { kind: 'module', test: 'src/platform/comments/' },
-  listNotifications: { kind: 'module', test: 'src/platform/notifications/' },
-  markNotificationRead: { kind: 'module', test: 'src/platform/notifications/' },
-  markAllNotificationsRead: { kind: 'module', test: 'src/platform/notifications/' },
-  listFindingViews: { kind: 'module', test: 'src/platform/views/' },
-  receiveSourcehostWebhook: { kind: 'module', test: 'src/platform/sourcehost/sourcehost.test.ts' },
-  getLeaderboard: { kind: 'module', test: 'src/platform/leaderboard/leaderboard.test.ts' },
-  askAi: { kind: 'module', test: 'src/platform/ai/ai.leak.test.ts' },
-  getAiStatus: { kind: 'module', test: 'src/platform/ai/ai.routes.test.ts' },
-  getAiConversation: { kind: 'module', test: 'src/platform/ai/ai.routes.test.ts' },
-};
 
 const spec = JSON.parse(readFileSync('openapi.json', 'utf8')) as Spec;
 const operations = Object.entries(spec.paths).flatMap(([path, methods]) =>
@@ -167,61 +63,147 @@ function exampleOf(raw: Schema | undefined): unknown {
   if (type === 'array') return [];
   if (type === 'integer' || type === 'number') return (schema.minimum as number | undefined) ?? 1;
   if (type === 'boolean') return true;
-  if (schema.format === 'uuid') return randomUUID();
+  if (schema.format === 'uuid') return crypto.randomUUID();
   if (schema.format === 'email') return 'someone@example.com';
   if (schema.format === 'uri') return 'https://example.com';
   if (schema.format === 'date-time') return '2026-01-01T00:00:00Z';
   return 'x'.repeat(Math.max(1, (schema.minLength as number | undefined) ?? 1));
 }
 
+const isEntry = (e: MatrixEntry | Exemption | undefined): e is MatrixEntry => e !== undefined && 'as' in e;
+
+/** One request of an operation as a caller. */
+async function call(
+  w: AccessWorld,
+  o: (typeof operations)[number],
+  entry: MatrixEntry,
+  caller: Caller,
+  mode: 'allow' | 'deny',
+) {
+  const params = { ...defaultParams(w), ...entry.params?.(w, mode) };
+  let url = o.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`no value for path parameter ${name} of ${o.op.operationId}`);
+    return encodeURIComponent(value);
+  });
+  if (o.op.operationId === 'putSourceUpload') {
+    url = caller === 'forged' ? forgeUploadUrl(w.upload.uploadUrl) : localPath(w.upload.uploadUrl);
+  }
+  if (entry.query) url += `?${entry.query(w)}`;
+  const jsonSchema = o.op.requestBody?.content?.['application/json']?.schema;
+  const payload = entry.raw
+    ? entry.raw.body
+    : entry.body
+      ? JSON.stringify(entry.body(w, caller))
+      : jsonSchema
+        ? JSON.stringify(exampleOf(jsonSchema))
+        : undefined;
+  const headers: Record<string, string> = {
+    ...(await credentialsOf(w, caller, entry.scope)),
+    ...(payload !== undefined ? { 'content-type': entry.raw?.contentType ?? 'application/json' } : {}),
+    ...entry.headers?.(w, caller, payload ?? ''),
+  };
+  return w.t.app.inject({ method: o.method as 'GET', url, headers, payload });
+}
+
+/** The error body of the operation's API: v1 `{error, code}`, v0 `{msg}`. */
+function expectErrorShape(path: string, body: string, label: string) {
+  const parsed = JSON.parse(body) as Record<string, unknown>;
+  if (path.startsWith('/api/scanner/v1') || path.startsWith('/uploads/')) {
+    expect(typeof parsed.error === 'string' && typeof parsed.code === 'string', label).toBe(true);
+  } else {
+    expect(typeof parsed.msg, label).toBe('string');
+  }
+}
+
 let t: TestApp;
-let target: Awaited<ReturnType<typeof buildCompanyWithManager>>;
-let stranger: TestUser;
-let member: TestUser;
+let w: AccessWorld;
 beforeAll(async () => {
-  t = await createTestApp();
-  target = await buildCompanyWithManager(t);
-  stranger = (await buildCompanyWithManager(t)).manager;
-  member = await buildUser(t, { companyId: target.company.id, companyRole: 'member' });
-});
+  t = await createTestApp({
+    env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32', VIGIL_RATE_LIMIT_PER_MINUTE: '1000000' },
+  });
+  w = await buildAccessWorld(t);
+}, 120_000);
 afterAll(async () => {
   await t?.close();
 });
 
 describe('isolation matrix from openapi.json', () => {
-  it('has an entry for every operation of openapi.json, and no stale entry', () => {
-    const ids = new Set(operations.map((o) => o.op.operationId));
-    expect(operations.map((o) => o.op.operationId).filter((id) => MATRIX[id] === undefined)).toEqual([]);
-    expect(Object.keys(MATRIX).filter((id) => !ids.has(id))).toEqual([]);
-    const companyScoped = operations.filter((o) => /\{company_?[iI]d\}/.test(o.path));
-    expect(
-      companyScoped.filter((o) => MATRIX[o.op.operationId]?.kind !== 'company').map((o) => o.op.operationId),
-    ).toEqual([]);
+  it('has an entry or a reasoned exemption for every operation, and no stale entry', () => {
+    const gaps = matrixGaps(
+      operations.map((o) => o.op.operationId),
+      MATRIX,
+    );
+    expect(gaps).toEqual({ missing: [], stale: [] });
+    for (const [id, entry] of Object.entries(MATRIX)) {
+      if (isEntry(entry)) expect(Object.keys(entry.deny).length, id).toBeGreaterThan(0);
+      else expect(entry.exempt.length, id).toBeGreaterThan(20);
+    }
   });
 
-  for (const { path, method, op } of operations) {
-    const entry = MATRIX[op.operationId];
-    if (entry?.kind !== 'company') continue;
-    it(`${op.operationId}: another company's manager → ${entry.other}${entry.member ? `, a member → ${entry.member}` : ''}`, async () => {
-      const url = path
-        .replace(/\{company_?[iI]d\}/, target.company.id)
-        .replace('{provider}', 'sourcehost')
-        .replace(/\{[^}]+\}/g, () => randomUUID());
-      const body = op.requestBody?.content?.['application/json']?.schema;
-      const send = (token: string) =>
-        t.app.inject({
-          method: method as 'GET',
-          url,
-          headers: { authorization: `Bearer ${token}` },
-          ...(body ? { payload: entry.body ?? (exampleOf(body) as Record<string, unknown>) } : {}),
-        });
-      const other = await send(stranger.token);
-      expect(other.statusCode, other.body).toBe(entry.other);
-      expect(other.json()).toHaveProperty('msg');
-      if (entry.member === 403) {
-        const res = await send(member.token);
-        expect(res.statusCode, res.body).toBe(403);
+  it('fails for an operation added to openapi.json without an entry', () => {
+    const ids = [...operations.map((o) => o.op.operationId), 'exportEverything'];
+    expect(matrixGaps(ids, MATRIX).missing).toEqual(['exportEverything']);
+    const { getHealth: _removed, ...rest } = MATRIX;
+    expect(matrixGaps(ids, rest).missing).toEqual(['getHealth', 'exportEverything']);
+    expect(matrixGaps(['getHealth'], MATRIX).stale.length).toBe(Object.keys(MATRIX).length - 1);
+  });
+
+  it('covers the path scopes: every company, repository, finding and v1 resource path has denials', () => {
+    for (const o of operations) {
+      const entry = MATRIX[o.op.operationId];
+      if (!isEntry(entry)) continue;
+      const deny = entry.deny;
+      if (/\{company_?[iI]d\}/.test(o.path)) {
+        // Platform administration answers 403 to everyone without the permission, whatever the company.
+        const expected = o.path.startsWith('/api/v0/admin/') ? 403 : 404;
+        if (typeof deny.otherManager === 'number') expect(deny.otherManager, o.op.operationId).toBe(expected);
+        else expect(deny.otherManager?.hides, o.op.operationId).toBeDefined();
       }
+      if (/\{repo_?[iI]d\}/.test(o.path) && o.op.operationId !== 'joinRepository') {
+        for (const c of ['otherManager', 'outsideReviewer', 'outsideJudge', 'outsideTriager'] as const)
+          expect(deny[c], `${o.op.operationId} ${c}`).toBe(404);
+      }
+      if (o.path.includes('{finding_ref}')) expect(deny.otherReviewer, o.op.operationId).toBe(404);
+      if (o.path.startsWith('/api/scanner/v1')) {
+        expect(deny.keyWithoutScope, o.op.operationId).toBe(403);
+        expect(deny.anonymous, o.op.operationId).toBe(401);
+      }
+      if (o.path.startsWith('/api/scanner/v1') && /\{(scanId|uploadId|findingId)\}/.test(o.path))
+        expect(deny.otherKey, o.op.operationId).toBe(404);
+    }
+  });
+
+  for (const o of operations) {
+    const entry = MATRIX[o.op.operationId];
+    if (!isEntry(entry)) continue;
+    const summary = Object.entries(entry.deny)
+      .map(([c, d]) => `${c} → ${typeof d === 'number' ? d : `${d.status} without the resource`}`)
+      .join(', ');
+    it(`${o.op.operationId}: ${summary}`, async () => {
+      for (const [caller, denial] of Object.entries(entry.deny) as Array<[Caller, Denial]>) {
+        await credentialsOf(w, caller, entry.scope); // creates a key on first use: before the digest
+        const before = await databaseFingerprint(t);
+        const res = await call(w, o, entry, caller, 'deny');
+        const label = `${o.method} ${o.path} as ${caller} → ${res.statusCode} ${res.body.slice(0, 300)}`;
+        if (typeof denial === 'number') {
+          expect(res.statusCode, label).toBe(denial);
+          expectErrorShape(o.path, res.body, label);
+        } else {
+          expect(res.statusCode, label).toBe(denial.status);
+          for (const id of denial.hides(w)) expect(res.body, `${label} shows ${id}`).not.toContain(id);
+        }
+        const after = await databaseFingerprint(t);
+        const written = Object.keys(after).filter((table) => after[table] !== before[table]);
+        expect(
+          written.filter((table) => !entry.mayWrite?.includes(table)),
+          `${label} wrote`,
+        ).toEqual([]);
+      }
+      const control = await call(w, o, entry, entry.as, 'allow');
+      const label = `control: ${o.method} ${o.path} as ${entry.as} → ${control.statusCode} ${control.body.slice(0, 300)}`;
+      if (entry.ok !== undefined) expect(control.statusCode, label).toBe(entry.ok);
+      else expect(control.statusCode >= 200 && control.statusCode < 300, label).toBe(true);
     });
   }
 });

@@ -8,7 +8,7 @@ import { type Config, loadConfig } from '../../src/config.ts';
 import { createContainer, createLogger } from '../../src/container.ts';
 import { type FakeTrackerA, startFakeTrackerA } from '../fakes/tracker-a-server.ts';
 import { type FakeTrackerB, startFakeTrackerB } from '../fakes/tracker-b-server.ts';
-import type { TestApp } from '../helpers/app.ts';
+import { settleCredentials, type TestApp } from '../helpers/app.ts';
 import { createTestDatabaseConfig } from '../helpers/database.ts';
 import { buildCompany } from '../helpers/factories.ts';
 import {
@@ -53,7 +53,15 @@ beforeAll(async () => {
     await drop();
     await rm(dataDir, { recursive: true, force: true });
   };
-  t = { app, container, config, adminToken, startWorker: async () => {}, close: cleanup };
+  t = {
+    app,
+    container,
+    config,
+    adminToken,
+    settleCredentials: () => settleCredentials(container),
+    startWorker: async () => {},
+    close: cleanup,
+  };
   fakeA = await startFakeTrackerA({ apiKey: 'lin_api_SECRETkeyNeverLogged0001' });
   fakeB = await startFakeTrackerB({ apiToken: 'ATATT-SECRET-token-never-logged' });
 });

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { canTransition } from '../../../src/platform/findings/finding-rules.ts';
 import type { paths } from '../../../src/sdk/schema';
 import { ApiError, api, sessionState, unwrap } from '../api.ts';
@@ -8,6 +8,7 @@ import { NotFound } from '../router.tsx';
 import { SEVERITIES, STATUSES } from '../search.ts';
 import { repositoryRole, useSession } from '../session.tsx';
 import { Async, Chip, ErrorMessage, formatDate } from '../ui.tsx';
+import { Comments } from './comments.tsx';
 
 type FindingPath = '/api/v0/repositories/{repo_id}/findings/{finding_ref}';
 type Finding = paths[FindingPath]['get']['responses'][200]['content']['application/json'];
@@ -18,7 +19,6 @@ const JUDGING = new Set(['judge', 'triager', 'admin']);
 /** A finding: description, files and lines, and the edits the caller's role allows. */
 export function FindingPage() {
   const { repoId, findingRef } = useParams({ from: '/repositories/$repoId/findings/$findingRef' });
-  const client = useQueryClient();
   const key = ['finding', repoId, findingRef];
   const finding = useQuery({
     queryKey: key,
@@ -29,14 +29,6 @@ export function FindingPage() {
         }),
       ),
   });
-  useEffect(() => {
-    if (!finding.data?.hasUnreadComments) return;
-    void api
-      .PUT('/api/v0/repositories/{repo_id}/findings/{finding_ref}/read', {
-        params: { path: { repo_id: repoId, finding_ref: findingRef } },
-      })
-      .then(() => client.invalidateQueries({ queryKey: ['all-findings'] }));
-  }, [finding.data?.hasUnreadComments, repoId, findingRef, client]);
   if (finding.error instanceof ApiError && finding.error.status === 404) return <NotFound />;
   return <Async query={finding}>{(f) => <FindingView finding={f} queryKey={key} />}</Async>;
 }
@@ -152,6 +144,14 @@ function FindingView({ finding: f, queryKey }: { finding: Finding; queryKey: unk
               </figure>
             ))
           )}
+          <Comments
+            finding={{
+              id: f.id,
+              repositoryId: f.repository.id,
+              companyId: f.company?.id,
+              createdBy: f.createdBy?.userId ?? null,
+            }}
+          />
         </div>
 
         <aside aria-label="Triage">

@@ -9,19 +9,6 @@ import { Async, Chip, ErrorMessage, formatDate } from '../ui.tsx';
 type ScanType = 'lite' | 'standard' | 'audit';
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
 
-/** Scans this browser started, per company (the scanner API has no scan listing). */
-function recentScans(companyId: string): Array<{ id: string; type: string; createdAt: string }> {
-  try {
-    return JSON.parse(localStorage.getItem(`vigil-scans-${companyId}`) ?? '[]');
-  } catch {
-    return [];
-  }
-}
-function rememberScan(companyId: string, scan: { id: string; type: string; createdAt: string }) {
-  const list = [scan, ...recentScans(companyId).filter((s) => s.id !== scan.id)].slice(0, 20);
-  localStorage.setItem(`vigil-scans-${companyId}`, JSON.stringify(list));
-}
-
 /** PUT to the signed upload URL with progress (fetch has no upload progress; XHR does). */
 function putWithProgress(
   url: string,
@@ -48,6 +35,79 @@ function putWithProgress(
     xhr.onerror = () => reject(new ApiError('The upload could not reach the server.', 0, null));
     xhr.send(body);
   });
+}
+
+const SCAN_STATUSES = ['preparing', 'queued', 'running', 'completed', 'failed', 'cancelled'] as const;
+type ScanStatusName = (typeof SCAN_STATUSES)[number];
+
+/** The company's scans from the scanner API, newest first, filtered by status; refreshed while any runs. */
+export function CompanyScans({ companyId }: { companyId: string }) {
+  sessionState.companyId = companyId;
+  const [status, setStatus] = useState<ScanStatusName | ''>('');
+  const scans = useQuery({
+    queryKey: ['scans', companyId, status],
+    queryFn: () =>
+      unwrap(
+        api.GET('/api/scanner/v1/scans', {
+          params: { query: { limit: 100, ...(status ? { status } : {}) } },
+        }),
+      ),
+    refetchInterval: (q) => (q.state.data?.scans.some((x) => !FINAL.has(x.status)) ? 3000 : false),
+  });
+  return (
+    <section aria-labelledby="company-scans-h">
+      <h3 id="company-scans-h">The company’s scans</h3>
+      <label>
+        Status{' '}
+        <select value={status} onChange={(e) => setStatus(e.target.value as ScanStatusName | '')}>
+          <option value="">any</option>
+          {SCAN_STATUSES.map((x) => (
+            <option key={x} value={x}>
+              {x}
+            </option>
+          ))}
+        </select>
+      </label>
+      <Async query={scans}>
+        {({ scans: list }) =>
+          list.length === 0 ? (
+            <p className="muted">No scans{status ? ` with status ${status}` : ''}.</p>
+          ) : (
+            <div className="table-wrap">
+              <table className="scans">
+                <thead>
+                  <tr>
+                    <th scope="col">Started</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Findings</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((x) => (
+                    <tr key={x.id}>
+                      <td>
+                        <Link to="/companies/$companyId/scans/$scanId" params={{ companyId, scanId: x.id }}>
+                          {formatDate(x.createdAt)}
+                        </Link>
+                      </td>
+                      <td>{x.type}</td>
+                      <td>
+                        <span className={`chip scan-${x.status}`}>{x.status}</span>
+                        {x.error ? <span className="muted small"> {x.error.message}</span> : null}
+                      </td>
+                      <td>{x.status === 'completed' ? x.findingsCount : '—'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Async>
+      <p className="muted small">The latest 100 scans are listed.</p>
+    </section>
+  );
 }
 
 /** New scan: choose an archive or a folder, upload it with progress, pick the type, start. */
@@ -110,12 +170,10 @@ export function NewScan({ companyId }: { companyId: string }) {
           },
         }),
       );
-      rememberScan(companyId, { id: scan.id, type: scan.type, createdAt: scan.createdAt });
       await navigate({ to: '/companies/$companyId/scans/$scanId', params: { companyId, scanId: scan.id } });
     },
     onSettled: () => setStage(''),
   });
-  const recent = recentScans(companyId);
   return (
     <section aria-labelledby="scan-h">
       <h2 id="scan-h">New scan</h2>
@@ -193,20 +251,7 @@ export function NewScan({ companyId }: { companyId: string }) {
         )}
         {start.error ? <ErrorMessage error={start.error} /> : null}
       </form>
-      <h3>Recent scans from this browser</h3>
-      {recent.length === 0 ? (
-        <p className="muted">None yet.</p>
-      ) : (
-        <ul className="cards">
-          {recent.map((s) => (
-            <li key={s.id}>
-              <Link to="/companies/$companyId/scans/$scanId" params={{ companyId, scanId: s.id }}>
-                {s.type} scan of {formatDate(s.createdAt)}
-              </Link>
-            </li>
-          ))}
-        </ul>
-      )}
+      <CompanyScans companyId={companyId} />
     </section>
   );
 }

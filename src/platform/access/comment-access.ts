@@ -2,55 +2,30 @@ import { inArray, type SQL, sql } from 'drizzle-orm';
 import type { UserActor } from '../../auth/actor.ts';
 import { comments, findings } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
+import {
+  type CommentReader,
+  type CommentVisibility,
+  canReadComment,
+  creatableVisibilities,
+} from './comment-rules.ts';
 import { effectiveRole, type FindingAccess, type RepositoryRole } from './repository-access.ts';
 
-/**
- * The comment rules of DESIGN §7, in one place: who reads each visibility, who may write which,
- * who may edit and delete, and who may be pinged. The SQL predicates below are the same rules as
- * the functions, for lists and counts computed in the database.
- *
- * Readers by visibility (each set contains the next: public ⊃ private ⊃ internal ⊃ hidden):
- * - `public`: everyone who sees the finding;
- * - `private`: the finding's author, the company side (company users and cross-company
- *   readers), judges, triagers and admins;
- * - `internal`: the company side and admins;
- * - `hidden`: admins (repository admins and platform admins).
- */
-export const COMMENT_VISIBILITIES = ['public', 'private', 'internal', 'hidden'] as const;
-export type CommentVisibility = (typeof COMMENT_VISIBILITIES)[number];
+export {
+  COMMENT_VISIBILITIES,
+  type CommentReader,
+  type CommentVisibility,
+  canReadComment,
+  replyVisibilityAllowed,
+} from './comment-rules.ts';
 
-/** How restricted a visibility is; a reply may not be less restricted than its thread. */
-const RANK: Record<CommentVisibility, number> = { public: 0, private: 1, internal: 2, hidden: 3 };
+/**
+ * The comment rules of DESIGN §7 that need the caller's access or SQL: who may write, edit and
+ * delete, who may be pinged, and the SQL predicates of lists and counts (the same rules as the
+ * functions of `comment-rules.ts`, computed in the database).
+ */
 
 /** Largest `content` accepted, in characters. */
 export const MAX_COMMENT_CHARS = 65_536;
-
-/** What decides which comments of one finding a user reads. */
-export interface CommentReader {
-  platformAdmin: boolean;
-  /**
-   * A company user of the repository's company or a cross-company reader. A repository `client`
-   * who is not a company user is not: DESIGN §7 names company users only.
-   */
-  companySide: boolean;
-  /** The user's own repository role (not derived from company membership). */
-  repositoryRole: RepositoryRole | null;
-  isFindingAuthor: boolean;
-}
-
-/** The most restricted visibility the reader may read. */
-function highestReadable(reader: CommentReader): CommentVisibility {
-  if (reader.platformAdmin || reader.repositoryRole === 'admin') return 'hidden';
-  if (reader.companySide) return 'internal';
-  if (reader.repositoryRole === 'judge' || reader.repositoryRole === 'triager' || reader.isFindingAuthor)
-    return 'private';
-  return 'public';
-}
-
-/** Whether the reader may read comments of this visibility (they already see the finding). */
-export function canReadComment(reader: CommentReader, visibility: CommentVisibility): boolean {
-  return RANK[visibility] <= RANK[highestReadable(reader)];
-}
 
 /** The caller as a reader of one finding's comments. */
 export function commentReaderOf(
@@ -79,19 +54,13 @@ export function requireCanCreateComment(
   visibility: CommentVisibility,
 ): void {
   const role = effectiveRole(access, repository);
+  if (creatableVisibilities(role, commentReaderOf(access, repository, finding)).includes(visibility)) return;
   if (role === null)
     throw new AppError('FORBIDDEN', { message: 'You may read but not comment on this finding.' });
-  if (role === 'reviewer' && visibility !== 'public') {
+  if (role === 'reviewer') {
     throw new AppError('FORBIDDEN', { message: 'Reviewers may only write public comments.' });
   }
-  if (!canReadComment(commentReaderOf(access, repository, finding), visibility)) {
-    throw new AppError('FORBIDDEN', { message: `You may not write ${visibility} comments on this finding.` });
-  }
-}
-
-/** Whether a reply of this visibility may go into a thread of that visibility (no widening). */
-export function replyVisibilityAllowed(parent: CommentVisibility, reply: CommentVisibility): boolean {
-  return RANK[reply] >= RANK[parent];
+  throw new AppError('FORBIDDEN', { message: `You may not write ${visibility} comments on this finding.` });
 }
 
 /** Whether a reviewer's `@project` spends one of their pings: only the caller's role decides. */

@@ -83,6 +83,25 @@ export function refreshCommentStateSql(scope: SQL): SQL {
 
 /** SQL of comments, their read markers and the notifications pings cause. */
 export function commentsRepo(db: Db) {
+  /**
+   * FOR SHARE on the finding: waits for comment writers holding the finding lock and keeps new
+   * ones out until the transaction ends, so what is read next is exactly what a marker covers.
+   */
+  async function lockFindingForRead(findingId: string): Promise<void> {
+    await db.select({ id: findings.id }).from(findings).where(eq(findings.id, findingId)).for('share');
+  }
+
+  /** Moves the user's read marker of the finding to now (never backwards). */
+  async function writeReadMarker(userId: string, findingId: string): Promise<void> {
+    await db
+      .insert(commentReads)
+      .values({ userId, findingId, readAt: sql`clock_timestamp()` })
+      .onConflictDoUpdate({
+        target: [commentReads.userId, commentReads.findingId],
+        set: { readAt: sql`greatest(${commentReads.readAt}, clock_timestamp())` },
+      });
+  }
+
   return {
     /**
      * Locks the finding row against other comment writers and readers that mark read (FOR NO KEY
@@ -129,11 +148,20 @@ export function commentsRepo(db: Db) {
       return row ?? null;
     },
 
-    /** The comments of a finding the user may read, oldest first, with their authors. */
+    /**
+     * The comments of a finding the user may read, oldest first, with their authors and whether
+     * each is unread for the user (the rule of the findings' `unreadCommentsNumber`: written by
+     * someone else after the user's read marker, not deleted).
+     */
     async listReadable(access: FindingAccess, findingId: string) {
       return db
         .select({
           comment: comments,
+          unread: sql<boolean>`(${comments.authorId} is distinct from ${access.userId}
+            and ${comments.deletedAt} is null
+            and ${comments.createdAt} > coalesce((select ${commentReads.readAt} from ${commentReads}
+              where ${commentReads.userId} = ${access.userId} and ${commentReads.findingId} = ${comments.findingId}),
+              '-infinity'::timestamptz))`,
           author: {
             id: users.id,
             name: users.name,
@@ -174,15 +202,12 @@ export function commentsRepo(db: Db) {
      * marker and every later one newer: the unread count stays exact under concurrency.
      */
     async markRead(userId: string, findingId: string): Promise<void> {
-      await db.select({ id: findings.id }).from(findings).where(eq(findings.id, findingId)).for('share');
-      await db
-        .insert(commentReads)
-        .values({ userId, findingId, readAt: sql`clock_timestamp()` })
-        .onConflictDoUpdate({
-          target: [commentReads.userId, commentReads.findingId],
-          set: { readAt: sql`greatest(${commentReads.readAt}, clock_timestamp())` },
-        });
+      await lockFindingForRead(findingId);
+      await writeReadMarker(userId, findingId);
     },
+
+    lockFindingForRead,
+    writeReadMarker,
 
     /**
      * Spends one of the user's pings on the repository. The conditional decrement is atomic

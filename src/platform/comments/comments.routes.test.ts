@@ -253,6 +253,41 @@ describe('GET …/findings/{finding_ref}/comments', () => {
     expect(listed.body.findings.map((f) => f.id)).toEqual([s.finding.id]);
   });
 
+  it('flags the comments that were unread before the listing, replies included, then none', async () => {
+    const s = await team();
+    const first = await comment(s.judge.token, s.repository.id, s.finding.id, { content: 'first' });
+    await comment(s.reviewer.token, s.repository.id, s.finding.id, { content: 'own', parent: first });
+    const flags = async (token: string) =>
+      (await threads(token, s.repository.id, s.finding.id)).flatMap((c) => [
+        [c.content, c.unread],
+        ...c.replies.map((r) => [r.content, r.unread]),
+      ]);
+    // The reviewer's own reply is never unread for them.
+    expect(await flags(s.reviewer.token)).toEqual([
+      ['first', true],
+      ['own', false],
+    ]);
+    await comment(s.triager.token, s.repository.id, s.finding.id, {
+      content: 'later',
+      parent: first,
+    });
+    const gone = await comment(s.judge.token, s.repository.id, s.finding.id, { content: 'gone' });
+    const del = await sendJson(
+      t,
+      s.judge.token,
+      'DELETE',
+      `${findingUrl(s.repository.id, s.finding.id)}/comments/${gone}`,
+    );
+    expect(del.status).toBe(204);
+    expect(await flags(s.reviewer.token)).toEqual([
+      ['first', false],
+      ['own', false],
+      ['later', true],
+      [null, false],
+    ]);
+    expect((await flags(s.reviewer.token)).some(([, unread]) => unread)).toBe(false);
+  });
+
   it('gives each user the lastCommentAt of the comments they may read, also in last_comment orders', async () => {
     const s = await team();
     const quiet = await fileFinding(t, s.reviewer.token, s.repository.id);

@@ -39,6 +39,10 @@ export const CommentSchema = Type.Object({
   createdAt: DateTimeSchema,
   editedAt: Nullable(DateTimeSchema),
   deletedAt: Nullable(DateTimeSchema),
+  unread: Type.Boolean({
+    description:
+      'Unread by the caller before this listing: written by someone else after their last read, not deleted. Listing marks the comments read.',
+  }),
 });
 export type Comment = Static<typeof CommentSchema>;
 

@@ -164,14 +164,15 @@ export function createCommentsService(deps: CommentsServiceDeps) {
       return database.transaction(async (tx) => {
         const { access, finding } = await load(tx, actor, repositoryId, ref);
         const repo = commentsRepo(tx.db);
-        // Mark first: the lock waits for comment writers, so what is listed next is exactly what
-        // the marker covers.
-        await repo.markRead(access.userId, finding.id);
+        // Lock first: it waits for comment writers and keeps new ones out, so the unread flags
+        // listed are computed against the old marker and the new marker covers exactly the list.
+        await repo.lockFindingForRead(finding.id);
         const rows = await repo.listReadable(access, finding.id);
+        await repo.writeReadMarker(access.userId, finding.id);
         const threads: CommentThread[] = [];
         const byId = new Map<string, CommentThread>();
-        for (const { comment, author } of rows) {
-          const view = toComment(comment, author);
+        for (const { comment, author, unread } of rows) {
+          const view = toComment(comment, author, unread);
           if (comment.parentId === null) {
             const thread = { ...view, replies: [] };
             threads.push(thread);
@@ -237,6 +238,7 @@ function toComment(
     avatar: string | null;
     disabledAt: Date | null;
   } | null,
+  unread: boolean,
 ): Comment {
   return {
     id: comment.id,
@@ -248,6 +250,7 @@ function toComment(
     createdAt: comment.createdAt.toISOString(),
     editedAt: comment.editedAt?.toISOString() ?? null,
     deletedAt: comment.deletedAt?.toISOString() ?? null,
+    unread,
   };
 }
 

@@ -195,6 +195,7 @@ describe('cookie authentication', () => {
     await t.container.database.db.execute(
       sql`update user_tokens set revoked_at = now() where user_id = ${user.id}`,
     );
+    await t.settleCredentials();
     const after = await t.app.inject({ method: 'GET', url: '/api/v0/session', headers: { cookie } });
     expect(after.statusCode).toBe(401);
   });

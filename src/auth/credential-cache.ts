@@ -1,0 +1,103 @@
+/**
+ * Resolved credentials, kept in memory so that a request authenticates without a query.
+ *
+ * Correctness comes from PostgreSQL notifications: every statement that changes a token, a
+ * service key, a user, a membership or a platform permission notifies `vigil_credentials` at
+ * commit (migration 0012), and every process empties its cache when the notification arrives.
+ * While the listening connection is down the cache is off (every request reads the database),
+ * and it starts empty each time the connection comes back.
+ *
+ * A lookup that started before a change and finishes after its notification must not store what
+ * it read: `begin()` takes the generation before the read, and `store()` drops the value when a
+ * notification came in between.
+ */
+export interface CachedCredential<T> {
+  value: T;
+  /** When the credential expires; a hit at or after it is a miss. */
+  expiresAt: Date | null;
+}
+
+export interface CredentialCache<T> {
+  /** The live cached value for `key`, or undefined. */
+  get(key: string, now: Date): T | undefined;
+  /** The generation to hand to `store` after reading the database. */
+  begin(): number;
+  store(key: string, generation: number, entry: CachedCredential<T>): void;
+  /** Forgets everything (a notification arrived; `reason` is its payload). */
+  invalidate(reason?: string): void;
+  /** The payloads of the last notifications, newest last (for operators and tests). */
+  readonly recentReasons: readonly string[];
+  /** Turns caching on (the listener is attached) or off (it is not); both forget everything. */
+  setEnabled(enabled: boolean): void;
+  readonly size: number;
+  /** Whether values are kept (the listener is attached and the cache has room). */
+  readonly enabled: boolean;
+}
+
+export interface CredentialCacheOptions {
+  /** Entries kept at most; 0 turns the cache off. */
+  maxEntries: number;
+  /** The longest an entry is trusted even without a notification. */
+  maxAgeMs?: number;
+  now?: () => number;
+}
+
+export function createCredentialCache<T>(options: CredentialCacheOptions): CredentialCache<T> {
+  const maxAgeMs = options.maxAgeMs ?? 60_000;
+  const clock = options.now ?? Date.now;
+  // A Map iterates in insertion order: re-inserting on a hit keeps the least recently used first.
+  const entries = new Map<string, CachedCredential<T> & { storedAt: number }>();
+  let generation = 0;
+  let enabled = false;
+  const reasons: string[] = [];
+
+  return {
+    get(key, now) {
+      if (!enabled) return undefined;
+      const entry = entries.get(key);
+      if (!entry) return undefined;
+      if ((entry.expiresAt && entry.expiresAt <= now) || clock() - entry.storedAt > maxAgeMs) {
+        entries.delete(key);
+        return undefined;
+      }
+      entries.delete(key);
+      entries.set(key, entry);
+      return entry.value;
+    },
+    begin() {
+      return generation;
+    },
+    store(key, at, entry) {
+      if (!enabled || at !== generation || options.maxEntries <= 0) return;
+      entries.delete(key);
+      entries.set(key, { ...entry, storedAt: clock() });
+      while (entries.size > options.maxEntries) {
+        const oldest = entries.keys().next().value as string;
+        entries.delete(oldest);
+      }
+    },
+    invalidate(reason = '') {
+      generation += 1;
+      entries.clear();
+      reasons.push(reason);
+      if (reasons.length > 32) reasons.shift();
+    },
+    setEnabled(value) {
+      enabled = value && options.maxEntries > 0;
+      generation += 1;
+      entries.clear();
+    },
+    get size() {
+      return entries.size;
+    },
+    get enabled() {
+      return enabled;
+    },
+    get recentReasons() {
+      return reasons;
+    },
+  };
+}
+
+/** The channel migration 0012's triggers notify. */
+export const CREDENTIALS_CHANNEL = 'vigil_credentials';

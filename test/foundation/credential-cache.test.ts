@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServiceActor, UserActor } from '../../src/auth/actor.ts';
+import { createAuthService } from '../../src/auth/auth.service.ts';
+import { createCredentialCache } from '../../src/auth/credential-cache.ts';
+import { hashSecret } from '../../src/auth/credentials.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { buildCompany, buildServiceKey, buildUser } from '../helpers/factories.ts';
+
+/**
+ * Two replicas on one database, each with its own credential cache: a change made through one is
+ * in effect on the other as soon as the database notification arrives.
+ */
+let a: TestApp;
+let b: TestApp;
+
+beforeAll(async () => {
+  a = await createTestApp();
+  b = await createTestApp({ shareDatabaseWith: a });
+  await until(() => a.container.credentialCache.enabled && b.container.credentialCache.enabled, 'listeners');
+});
+afterAll(async () => {
+  await b?.close();
+  await a?.close();
+});
+
+async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
+  const started = Date.now();
+  while (!(await condition())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function get(t: TestApp, url: string, token: string) {
+  return t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
+}
+
+/** Runs SQL with triggers off, so that no notification is sent: what only a cache still serves. */
+async function silently(sql: string, values: unknown[]) {
+  await a.container.database.transaction(async (tx) => {
+    await tx.executeSql('set local session_replication_role = replica');
+    await tx.executeSql(sql, values);
+  });
+}
+
+/** Waits until both replicas have heard every notification sent so far. */
+async function settle() {
+  await Promise.all([a.settleCredentials(), b.settleCredentials()]);
+}
+
+async function newToken(userId: string): Promise<{ id: string; token: string }> {
+  const res = await a.app.inject({
+    method: 'POST',
+    url: `/api/v0/admin/users/${userId}/tokens`,
+    headers: { authorization: `Bearer ${a.adminToken}` },
+    payload: {},
+  });
+  expect(res.statusCode).toBe(201);
+  return res.json();
+}
+
+describe('credential cache across two replicas', () => {
+  it('serves a known token from memory: a change that sends no notification is not seen', async () => {
+    const company = await buildCompany(a);
+    const user = await buildUser(a, { companyId: company.id, companyRole: 'member' });
+    await settle();
+    expect((await get(b, '/api/v0/notifications', user.token)).statusCode).toBe(200);
+    expect(b.container.credentialCache.size).toBeGreaterThan(0);
+    await silently('update user_tokens set revoked_at = now() where hash = $1', [hashSecret(user.token)]);
+    // The row says revoked, but nothing told replica b: it still answers from its cache.
+    expect((await get(b, '/api/v0/notifications', user.token)).statusCode).toBe(200);
+    await silently('update user_tokens set revoked_at = null where hash = $1', [hashSecret(user.token)]);
+  });
+
+  it('refuses a token on replica b once replica a has revoked it, and on replica a at once', async () => {
+    const company = await buildCompany(a);
+    const user = await buildUser(a, { companyId: company.id, companyRole: 'member' });
+    const { id, token } = await newToken(user.id);
+    expect((await get(a, '/api/v0/notifications', token)).statusCode).toBe(200);
+    expect((await get(b, '/api/v0/notifications', token)).statusCode).toBe(200);
+    const revoke = await a.app.inject({
+      method: 'DELETE',
+      url: `/api/v0/admin/users/${user.id}/tokens/${id}`,
+      headers: { authorization: `Bearer ${a.adminToken}` },
+    });
+    expect(revoke.statusCode).toBe(204);
+    const onA = await get(a, '/api/v0/notifications', token);
+    expect(onA.statusCode).toBe(401);
+    expect(onA.json().msg).toMatch(/revoked/);
+    await until(async () => (await get(b, '/api/v0/notifications', token)).statusCode === 401, 'b to refuse');
+    expect((await get(b, '/api/v0/notifications', token)).json().msg).toMatch(/revoked/);
+  });
+
+  it('sees a disabled membership and a revoked service key on the other replica', async () => {
+    const company = await buildCompany(a);
+    const manager = await buildUser(a, { companyId: company.id, companyRole: 'manager' });
+    const member = await buildUser(a, { companyId: company.id, companyRole: 'member' });
+    const actorOnB = () => b.container.services.auth.authenticateUserToken(member.token);
+    expect((await actorOnB()).companies.get(company.id)).toBe('member');
+    const disable = await a.app.inject({
+      method: 'POST',
+      url: `/api/v0/companies/${company.id}/users/${member.id}/disable`,
+      headers: { authorization: `Bearer ${manager.token}` },
+    });
+    expect(disable.statusCode).toBe(200);
+    await until(async () => !(await actorOnB()).companies.has(company.id), 'b to drop the membership');
+
+    const key = await buildServiceKey(a, company.id);
+    const credits = () =>
+      b.app.inject({ method: 'GET', url: '/api/scanner/v1/credits', headers: { 'x-api-key': key.key } });
+    expect((await credits()).statusCode).toBe(200);
+    const revoke = await a.app.inject({
+      method: 'DELETE',
+      url: `/api/v0/companies/${company.id}/service-keys/${key.id}`,
+      headers: { authorization: `Bearer ${manager.token}` },
+    });
+    expect(revoke.statusCode).toBeLessThan(300);
+    await until(async () => (await credits()).statusCode === 401, 'b to refuse the key');
+  });
+
+  it('reads the database on every request while its listening connection is down, and caches again after', async () => {
+    const company = await buildCompany(a);
+    const user = await buildUser(a, { companyId: company.id, companyRole: 'member' });
+    const hash = hashSecret(user.token);
+    // The listener re-attaches within a fraction of a second: an attempt counts only when b's
+    // listener stayed away from before the first request to after the second.
+    let checked = false;
+    for (let attempt = 0; attempt < 10 && !checked; attempt += 1) {
+      await until(() => b.container.credentialCache.enabled, 'b to listen');
+      await a.container.database.executeSql(
+        `select pg_terminate_backend(pid) from pg_stat_activity
+          where datname = current_database() and query = 'listen vigil_credentials' and pid <> pg_backend_pid()`,
+      );
+      await until(() => !b.container.credentialCache.enabled, 'b to notice');
+      const generation = b.container.credentialCache.begin();
+      const first = await get(b, '/api/v0/notifications', user.token);
+      await silently('update user_tokens set revoked_at = now() where hash = $1', [hash]);
+      const second = await get(b, '/api/v0/notifications', user.token);
+      const awayThroughout =
+        !b.container.credentialCache.enabled && b.container.credentialCache.begin() === generation;
+      await silently('update user_tokens set revoked_at = null where hash = $1', [hash]);
+      if (!awayThroughout) continue;
+      expect(first.statusCode).toBe(200);
+      expect(second.statusCode).toBe(401);
+      checked = true;
+    }
+    expect(checked).toBe(true);
+    await until(() => b.container.credentialCache.enabled, 'b to listen again');
+    await until(() => a.container.credentialCache.enabled, 'a to listen again');
+  });
+
+  it('refuses a cached token at its expiry, with no notification needed', async () => {
+    const company = await buildCompany(a);
+    const user = await buildUser(a, { companyId: company.id, companyRole: 'member' });
+    await settle();
+    let clock = new Date();
+    const cache = createCredentialCache<ServiceActor | UserActor>({ maxEntries: 10 });
+    cache.setEnabled(true);
+    const auth = createAuthService({ db: a.container.database.db, cache, now: () => clock });
+    const actor = await auth.authenticateUserToken(user.token);
+    expect(await auth.authenticateUserToken(user.token)).toBe(actor); // served from the cache
+    clock = new Date(Date.now() + 400 * 86_400_000);
+    await expect(auth.authenticateUserToken(user.token)).rejects.toThrow(/expired/);
+  });
+});
