@@ -106,6 +106,7 @@ const isClaim = (v: EngineVulnerability): boolean =>
 const engineRuns: Record<string, unknown> = {};
 let standardScore: ReturnType<typeof score> | undefined;
 let standardLinesPerSecond = 0;
+let standardUnmatchedClaims: Array<{ file: string; line: number; rule: string; severity: string }> = [];
 let standardLinesPerCpuSecond = 0;
 const tree = await openDirectoryTree(datasetDir, { prefix: 'contracts' });
 await parseSolidity('contract Warmup {}'); // load the WASM grammar outside the timings
@@ -147,6 +148,25 @@ for (const type of ['lite', 'standard', 'audit'] as ScanType[]) {
       lines: [v.location.startLine, v.location.endLine],
     })),
   );
+  // Claims (medium and above) that match no annotation, listed for reading: SmartBugs annotates
+  // the flaw each contract was collected for, so some are real issues of their own.
+  const unmatchedClaims = result.vulnerabilities
+    .filter(isClaim)
+    .filter((v) => {
+      const gt = groundTruth.find((g) => g.file === v.location.file);
+      return !gt?.vulnerabilities.some(
+        (a) =>
+          a.category === v.category &&
+          a.lines.some((l) => l >= v.location.startLine && l <= v.location.endLine),
+      );
+    })
+    .map((v) => ({
+      file: v.location.file,
+      line: v.location.startLine,
+      rule: v.ruleId,
+      severity: v.severity,
+      category: v.category,
+    }));
   const lps = Math.round(totalLines / (ms / 1000));
   const cpuLps = Math.round(totalLines / (cpuMs / 1000));
   engineRuns[type] = {
@@ -162,6 +182,7 @@ for (const type of ['lite', 'standard', 'audit'] as ScanType[]) {
       truePositives: claims.truePositives,
       precision: claims.truePositives / Math.max(1, claims.reported),
       perCategory: claims.perCategory,
+      unmatched: unmatchedClaims,
     },
     reportedIncludingInformationalAndGas: all.reported,
     precisionIncludingInformationalAndGas: all.truePositives / Math.max(1, all.reported),
@@ -173,6 +194,7 @@ for (const type of ['lite', 'standard', 'audit'] as ScanType[]) {
     perCategory: s.perCategory,
   };
   if (type === 'standard') {
+    standardUnmatchedClaims = unmatchedClaims;
     standardScore = s;
     standardLinesPerSecond = lps;
     standardLinesPerCpuSecond = cpuLps;
@@ -318,6 +340,16 @@ for (const [type, r] of Object.entries(engineRuns) as Array<
     `  ${type.padEnd(9)} found ${r.found}/${annotated} (${pct(r.found, annotated)}), reported ${r.reported}, precision ${pct(r.precision * r.reported, r.reported)}; medium and above: found ${r.mediumAndAbove.found}, reported ${r.mediumAndAbove.reported}, precision ${pct(r.mediumAndAbove.truePositives, r.mediumAndAbove.reported)}; with informational/gas ${r.reportedIncludingInformationalAndGas} reported, precision ${pct(r.precisionIncludingInformationalAndGas * r.reportedIncludingInformationalAndGas, r.reportedIncludingInformationalAndGas)}; ${r.ms} ms, ${r.linesPerSecond} lines/s (${r.linesPerCpuSecond} per CPU-second)`,
   );
 }
+const unmatchedByRule = new Map<string, number>();
+for (const u of standardUnmatchedClaims) {
+  const k = `${u.rule} (${u.severity})`;
+  unmatchedByRule.set(k, (unmatchedByRule.get(k) ?? 0) + 1);
+}
+console.log(
+  `\nstandard claims (medium and above) matching no annotation: ${standardUnmatchedClaims.length} (listed in the JSON)`,
+);
+for (const [k, n] of [...unmatchedByRule].sort((x, y) => y[1] - x[1]))
+  console.log(`  ${String(n).padStart(3)}  ${k}`);
 console.log(
   `\nspeed (fastest of ${REPEAT}): engine standard ${standardLinesPerSecond} lines/s wall, ${standardLinesPerCpuSecond} lines per CPU-second (peak RSS ${enginePeakRssMb} MB)`,
 );

@@ -54,6 +54,7 @@ export class FileAnalysis {
   private reentrantMemo = new Map<FunctionInfo, CallSite | null>();
   private callerCheckMemo = new Map<FunctionInfo, boolean>();
   private reachingMemo = new Map<FunctionInfo, FunctionInfo[]>();
+  private callersMemo = new Map<FunctionInfo, Array<{ caller: FunctionAnalysis; args: AstNode[] }>>();
 
   constructor(readonly file: SolFile) {
     this.index = new FileIndex(file);
@@ -240,19 +241,53 @@ export class FileAnalysis {
     return false;
   }
 
-  /** `Bank(msg.sender)`, a parameter, or an element of a parameter: an address the caller chooses. */
-  isCallerControlledAddress(a: FunctionAnalysis, n: AstNode): boolean {
+  /**
+   * `Bank(msg.sender)`, a parameter, or an element of a parameter: an address the caller chooses.
+   * A parameter of an internal or private function is chosen by its callers: it counts when one
+   * of the call sites in the file passes an address its own caller chooses.
+   */
+  isCallerControlledAddress(a: FunctionAnalysis, n: AstNode, seen: Set<FunctionInfo> = new Set()): boolean {
     const e = unwrap(n);
     if (e.type === 'call_expression') {
       const arg = callArgs(e)[0];
-      return arg ? this.isCallerControlledAddress(a, arg) : false;
+      return arg ? this.isCallerControlledAddress(a, arg, seen) : false;
     }
     const t = this.text(e).replace(/\s+/g, '');
     if (t === 'msg.sender' || t === 'tx.origin') return true;
     const base = baseIdentifier(e);
     if (!base) return false;
     const v = a.scope.locals.get(this.text(base));
-    return v !== undefined && v.kind === 'param';
+    if (v === undefined) return false;
+    // An argument passed on through a local (`address t = token; settle(t)`).
+    if (v.kind !== 'param')
+      return (
+        seen.size > 0 && v.initializer !== undefined && this.isCallerControlledAddress(a, v.initializer, seen)
+      );
+    const { fn } = a;
+    if (fn.kind !== 'function' || (fn.visibility !== 'internal' && fn.visibility !== 'private')) return true;
+    const index = fn.params.indexOf(v);
+    const sites = this.callersOf(fn);
+    if (index < 0 || sites.length === 0 || seen.has(fn)) return true;
+    seen.add(fn);
+    return sites.some(({ caller, args }) => {
+      const arg = args[index];
+      return arg === undefined || this.isCallerControlledAddress(caller, arg, seen);
+    });
+  }
+
+  /** Internal call sites of `fn` in the file, with the caller's analysis and the arguments passed. */
+  callersOf(fn: FunctionInfo): Array<{ caller: FunctionAnalysis; args: AstNode[] }> {
+    const cached = this.callersMemo.get(fn);
+    if (cached) return cached;
+    const out: Array<{ caller: FunctionAnalysis; args: AstNode[] }> = [];
+    for (const g of this.ownFunctions()) {
+      if (!g.body) continue;
+      const ga = this.analyze(g);
+      for (const ic of ga.internalCalls)
+        if (ic.callee === fn) out.push({ caller: ga, args: ic.site.info.args });
+    }
+    this.callersMemo.set(fn, out);
+    return out;
   }
 
   /**
