@@ -119,7 +119,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
       (solEntries.length >= PARALLEL_MIN_FILES && solBytes >= PARALLEL_MIN_BYTES && availableParallelism() > 1
         ? Math.min(4, availableParallelism())
         : 0));
-  const pool = workerCount > 0 ? new SolidityScanPool(workerCount) : undefined;
+  const pool = workerCount > 0 ? await SolidityScanPool.start(workerCount) : undefined;
   // Per-file messages keep the order of the tree whatever order workers finish in.
   const fileMessages: ScanMessage[][] = [];
   // Sources of Solidity files, kept only when findings are to be triaged by the LLM.

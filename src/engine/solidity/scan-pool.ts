@@ -5,6 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { EngineVulnerability, ScanMessage, ScanType } from '../types.ts';
+import { bundledWorker } from './worker-bundle.ts';
 
 export interface PoolResult {
   vulnerabilities: EngineVulnerability[];
@@ -23,6 +24,8 @@ function workerEntry(): { boot: URL; entry: string; tsx: boolean } {
   return { boot: new URL('./scan-worker-boot.mjs', import.meta.url), entry, tsx };
 }
 
+const runsFromSource = import.meta.url.endsWith('.ts');
+
 export class SolidityScanPool {
   private readonly idle: Worker[] = [];
   private readonly waiting: Array<(w: Worker) => void> = [];
@@ -31,10 +34,19 @@ export class SolidityScanPool {
   /** Set when a worker fails to start or dies: later jobs reject at once (callers fall back). */
   private broken: Error | undefined;
 
-  constructor(size: number) {
+  /**
+   * Starts `size` workers. Run from TypeScript source, they load the bundled worker
+   * (`worker-bundle.ts`) when it can be built, and boot through tsx otherwise.
+   */
+  static async start(size: number): Promise<SolidityScanPool> {
+    const bundle = runsFromSource ? await bundledWorker() : undefined;
+    return new SolidityScanPool(size, bundle);
+  }
+
+  constructor(size: number, bundle?: URL) {
     const { boot, entry, tsx } = workerEntry();
     for (let i = 0; i < size; i++) {
-      const w = new Worker(boot, { workerData: { entry, tsx } });
+      const w = bundle ? new Worker(bundle) : new Worker(boot, { workerData: { entry, tsx } });
       w.on('message', (m: PoolResult) => {
         const job = this.jobs.get(w);
         this.jobs.delete(w);
