@@ -9,6 +9,7 @@
  * writes bench/results/engine-solidifi.json.
  *
  *   npm run bench:engine:solidifi       (SOLIDIFI_DIR=/path overrides the dataset)
+ *   npm run bench:engine:solidifi -- --llm-triage   (also the LLM triage pass, see bench/llm-triage.ts)
  * Speed: the scan runs three times with worker threads (the default) and three times with
  * `--workers 0`; the fastest of each counts, printed with the load average before each run (the
  * machine is shared; CPU time does not depend on the load as wall-clock time does).
@@ -18,6 +19,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type EngineVulnerability, openDirectoryTree, scanTree } from '../src/engine/index.ts';
+import { wantsLlmTriage, withScriptedTriage } from './llm-triage.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const datasetDir = process.env.SOLIDIFI_DIR ?? path.resolve(repoRoot, '../shared/datasets/solidifi-dev');
@@ -205,6 +208,63 @@ for (const c of CLASSES) {
   bestAll += best;
 }
 
+// --- the LLM triage pass (opt-in: --llm-triage) -------------------------------------------------
+/** Per class: injected bugs found, warnings of the class in its files, and those matching none. */
+function classFigures(fs: Finding[]) {
+  const out: Record<string, { found: number; warnings: number; unmatched: number }> = {};
+  let found = 0;
+  let warnings = 0;
+  let unmatched = 0;
+  for (const c of CLASSES) {
+    const bugs = readInjected(c.dir);
+    const mine = fs.filter((f) => f.swc === c.swc && f.file.startsWith(`${c.dir}/`));
+    const x = {
+      found: bugs.filter((b) => mine.some((f) => hits(f, b))).length,
+      warnings: mine.length,
+      unmatched: mine.filter((f) => !bugs.some((b) => hits(f, b))).length,
+    };
+    out[c.dir] = x;
+    found += x.found;
+    warnings += x.warnings;
+    unmatched += x.unmatched;
+  }
+  return {
+    perClass: out,
+    found,
+    recall: found / injectedAll,
+    warnings,
+    unmatched,
+    matchedShare: (warnings - unmatched) / Math.max(1, warnings),
+  };
+}
+let llmTriage: Record<string, unknown> | null = null;
+if (wantsLlmTriage()) {
+  const toFinding = (v: EngineVulnerability): Finding => ({
+    file: v.location.file,
+    line: v.location.startLine,
+    endLine: v.location.endLine,
+    swc: v.swc,
+    rule: v.ruleId,
+    severity: v.severity,
+  });
+  const tree = await openDirectoryTree(datasetDir);
+  const base = await scanTree(tree, { type: 'standard' });
+  const run = await withScriptedTriage(base.vulnerabilities, (llm) =>
+    scanTree(tree, { type: 'standard', llm, llmTriage: true, llmTriageLimit: Number.MAX_SAFE_INTEGER }),
+  );
+  await tree.close();
+  llmTriage = {
+    reviewer: 'scripted (bench/llm-triage.ts) on the fake chat-completions server',
+    requests: run.requests,
+    dismissed: run.dismissed,
+    lowered: run.lowered,
+    added: run.added,
+    ms: run.ms,
+    without: classFigures(base.vulnerabilities.map(toFinding)),
+    with: classFigures(run.triaged.map(toFinding)),
+  };
+}
+
 // --- output -----------------------------------------------------------------------------------
 const pct = (a: number, b: number): string => (b === 0 ? '—' : `${((100 * a) / b).toFixed(1)}%`);
 const cell = (x: number | null): string => (x === null ? '—' : String(x));
@@ -242,6 +302,36 @@ console.log(
 console.log(
   `  --workers 0 (one thread): ${speedSingle.ms} ms, ${speedSingle.linesPerSecond} lines/s wall, ${speedSingle.linesPerCpuSecond} lines per CPU-second, peak RSS ${speedSingle.peakRssMb} MB (load average ${loads(singleThread)})`,
 );
+if (llmTriage) {
+  const t = llmTriage as {
+    requests: number;
+    dismissed: number;
+    lowered: number;
+    added: number;
+    without: ReturnType<typeof classFigures>;
+    with: ReturnType<typeof classFigures>;
+  };
+  console.log(
+    `\nLLM triage (scripted reviewer on the fake server; ${t.requests} findings reviewed, ${t.dismissed} dismissed, ${t.lowered} lowered, ${t.added} added):`,
+  );
+  console.log(
+    `  ${'class'.padEnd(22)} ${'found'.padStart(14)} ${'unmatched'.padStart(14)}   (without → with)`,
+  );
+  for (const c of CLASSES) {
+    const a = t.without.perClass[c.dir]!;
+    const b = t.with.perClass[c.dir]!;
+    console.log(
+      `  ${c.dir.padEnd(22)} ${`${a.found} → ${b.found}`.padStart(14)} ${`${a.unmatched} → ${b.unmatched}`.padStart(14)}`,
+    );
+  }
+  console.log(
+    `  ${'all'.padEnd(22)} ${`${t.without.found} → ${t.with.found}`.padStart(14)} ${`${t.without.unmatched} → ${t.with.unmatched}`.padStart(14)}   recall ${pct(t.without.found, injectedAll)} → ${pct(t.with.found, injectedAll)}, warnings matching an injected bug ${pct(t.without.matchedShare * 1000, 1000)} → ${pct(t.with.matchedShare * 1000, 1000)}`,
+  );
+  if (t.added > 0) {
+    console.error('the triage pass added findings');
+    process.exitCode = 1;
+  }
+}
 const scanMessages = report.scan.messages ?? [];
 if (scanMessages.length) console.log(`scan messages: ${scanMessages.length}`);
 
@@ -256,6 +346,7 @@ const results = {
   perClass,
   speed: { ...speed, target: SPEED_TARGET, cores: cpus().length, singleThread: speedSingle },
   scanMessages: scanMessages.length,
+  llmTriage,
   node: process.version,
   measuredAt: new Date().toISOString(),
 };

@@ -60,6 +60,8 @@ export interface ScanOptions {
    * confidence of or dismiss a finding with a recorded reason, never add or raise one.
    */
   llmTriage?: boolean;
+  /** How many findings the triage sends to the model (the most severe first); default `LLM_TRIAGE_LIMIT`. */
+  llmTriageLimit?: number;
 }
 
 /** Below this many Solidity files, starting workers costs more than it saves. */
@@ -230,7 +232,10 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
           .map((l, i) => `${start + i}: ${l}`)
           .join('\n');
       },
-      options.signal ? { signal: options.signal } : {},
+      {
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.llmTriageLimit !== undefined ? { limit: options.llmTriageLimit } : {}),
+      },
     );
     vulnerabilities.splice(0, vulnerabilities.length, ...triage.vulnerabilities);
     messages.push(...triage.messages, {
