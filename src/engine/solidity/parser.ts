@@ -43,6 +43,8 @@ const OPERATOR_NODES = new Set([
   'augmented_assignment_expression',
 ]);
 const PUNCTUATION = new Set(['(', ')', '[', ']', '{', '}', ',', ';']);
+/** Data locations: anonymous keywords the conversion keeps. */
+const LOCATIONS = new Set(['memory', 'storage', 'calldata']);
 
 /**
  * The tree-cursor entry points of the WASM module. The library's `TreeCursor` copies the cursor
@@ -180,7 +182,8 @@ export async function parseSolidity(
     // `delete()` frees it from the library's copy (the same allocation).
     const cursor = tree.walk();
     const binding = options.direct === false ? undefined : loaded.binding;
-    const root = convert(binding ? new DirectCursor(binding, treeAddress(tree)) : cursor, null, ctx);
+    const walker = binding ? new DirectCursor(binding, treeAddress(tree)) : cursor;
+    const root = convert(walker, null, ctx, walker.nodeTypeId);
     cursor.delete();
     return { root, source, errors: ctx.errors };
   } finally {
@@ -216,29 +219,35 @@ function treeAddress(tree: import('web-tree-sitter').Tree): number {
   return (tree as unknown as { 0: number })[0];
 }
 
-function convert(cursor: CursorLike, parent: AstNode | null, ctx: ConvertContext): AstNode {
+/** Leaves share this array until a child is added (most nodes of a tree are leaves). */
+const NO_CHILDREN: AstNode[] = [];
+
+function convert(cursor: CursorLike, parent: AstNode | null, ctx: ConvertContext, typeId: number): AstNode {
   const start = cursor.startIndex;
   const end = cursor.endIndex;
   const node: AstNode = {
-    type: ctx.names.typeNames[cursor.nodeTypeId] ?? 'ERROR',
+    type: ctx.names.typeNames[typeId] ?? 'ERROR',
     field: ctx.names.fieldNames[cursor.currentFieldId] ?? null,
     start,
     end,
     line: ctx.lineOf(start),
     endLine: ctx.lineOf(end > start ? end - 1 : end),
-    children: [],
+    children: NO_CHILDREN,
     parent,
   };
   if (node.type === 'ERROR') ctx.errors.push({ line: node.line, kind: 'error' });
   if (cursor.gotoFirstChild()) {
+    const children: AstNode[] = [];
+    node.children = children;
+    const operator = OPERATOR_NODES.has(node.type);
     do {
       if (ctx.checkMissing && cursor.nodeIsMissing)
         ctx.errors.push({ line: ctx.lineOf(cursor.startIndex), kind: 'missing' });
-      const typeId = cursor.nodeTypeId;
-      const type = ctx.names.typeNames[typeId] ?? 'ERROR';
-      if (ctx.names.typeNamed[typeId] || type === 'ERROR') {
+      const childTypeId = cursor.nodeTypeId;
+      const type = ctx.names.typeNames[childTypeId] ?? 'ERROR';
+      if (ctx.names.typeNamed[childTypeId] || type === 'ERROR') {
         if (type === 'comment') continue;
-        let child = convert(cursor, node, ctx);
+        let child = convert(cursor, node, ctx, childTypeId);
         // Collapse `expression`/`statement` wrappers: keep the wrapper's field on the child.
         while (WRAPPERS.has(child.type) && child.children.length === 1) {
           const inner = child.children[0]!;
@@ -246,20 +255,20 @@ function convert(cursor: CursorLike, parent: AstNode | null, ctx: ConvertContext
           inner.parent = node;
           child = inner;
         }
-        node.children.push(child);
-      } else if (ctx.names.fieldNames[cursor.currentFieldId] === 'location') {
+        children.push(child);
+      } else if (LOCATIONS.has(type) && ctx.names.fieldNames[cursor.currentFieldId] === 'location') {
         // `memory`/`storage`/`calldata` are anonymous keywords, but the rules need them.
-        node.children.push({
+        children.push({
           type,
           field: 'location',
           start: cursor.startIndex,
           end: cursor.endIndex,
           line: ctx.lineOf(cursor.startIndex),
           endLine: ctx.lineOf(cursor.startIndex),
-          children: [],
+          children: NO_CHILDREN,
           parent: node,
         });
-      } else if (OPERATOR_NODES.has(node.type) && node.op === undefined && !PUNCTUATION.has(type)) {
+      } else if (operator && node.op === undefined && !PUNCTUATION.has(type)) {
         node.op = type;
       }
     } while (cursor.gotoNextSibling());

@@ -12,7 +12,7 @@ const OWNER_NAME =
   /owner|admin|creator|authority|controller|governance|manager|operator|ceo|cfo|coo|dev|master|root|boss|chairman|president/i;
 
 function norm(fa: FileAnalysis, n: AstNode): string {
-  return fa.text(unwrap(n)).replace(/\s+/g, '');
+  return fa.compact(unwrap(n));
 }
 
 /**
@@ -829,11 +829,7 @@ function readsState(fa: FileAnalysis, a: FunctionAnalysis, n: AstNode): boolean 
   let hit = false;
   walk(n, (x) => {
     if (x.type === 'identifier' && x.field !== 'property' && a.scope.isStateVar(fa.text(x))) hit = true;
-    if (
-      x.type === 'member_expression' &&
-      /^(this|address\(this\))\.balance$/.test(fa.text(x).replace(/\s+/g, ''))
-    )
-      hit = true;
+    if (x.type === 'member_expression' && /^(this|address\(this\))\.balance$/.test(fa.compact(x))) hit = true;
     return undefined;
   });
   return hit;
