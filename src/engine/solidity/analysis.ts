@@ -483,9 +483,9 @@ export class FileAnalysis {
             const f = stack.pop()!;
             if (seen.has(f)) continue;
             seen.add(f);
-            let list = this.reachingMemo.get(f);
-            if (!list) this.reachingMemo.set(f, (list = []));
-            list.push(entry);
+            const list = this.reachingMemo.get(f);
+            if (list) list.push(entry);
+            else this.reachingMemo.set(f, [entry]);
             for (const ic of this.analyze(f).internalCalls) stack.push(ic.callee);
           }
         }
