@@ -7,6 +7,7 @@
  * parsers. Prints tables and writes bench/results/engine.json.
  *
  *   npm run bench:engine            (dataset from ../shared, or SMARTBUGS_DIR=/path/to/smartbugs-curated)
+ *   npm run bench:engine -- --llm-triage   (also the LLM triage pass, see bench/llm-triage.ts)
  * Timings are the fastest of three runs; CPU time is this process's user+system time.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -19,6 +20,7 @@ import { Language, Parser } from 'web-tree-sitter';
 import { type EngineVulnerability, openDirectoryTree, type ScanType, scanTree } from '../src/engine/index.ts';
 import { parseSolidity } from '../src/engine/solidity/parser.ts';
 import { DASP_CATEGORIES, type DaspCategory } from '../src/engine/types.ts';
+import { wantsLlmTriage, withScriptedTriage } from './llm-triage.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const datasetDir =
@@ -105,7 +107,9 @@ const isClaim = (v: EngineVulnerability): boolean =>
 
 const engineRuns: Record<string, unknown> = {};
 let standardScore: ReturnType<typeof score> | undefined;
+let standardVulnerabilities: EngineVulnerability[] = [];
 let standardLinesPerSecond = 0;
+let standardUnmatchedClaims: Array<{ file: string; line: number; rule: string; severity: string }> = [];
 let standardLinesPerCpuSecond = 0;
 const tree = await openDirectoryTree(datasetDir, { prefix: 'contracts' });
 await parseSolidity('contract Warmup {}'); // load the WASM grammar outside the timings
@@ -147,6 +151,25 @@ for (const type of ['lite', 'standard', 'audit'] as ScanType[]) {
       lines: [v.location.startLine, v.location.endLine],
     })),
   );
+  // Claims (medium and above) that match no annotation, listed for reading: SmartBugs annotates
+  // the flaw each contract was collected for, so some are real issues of their own.
+  const unmatchedClaims = result.vulnerabilities
+    .filter(isClaim)
+    .filter((v) => {
+      const gt = groundTruth.find((g) => g.file === v.location.file);
+      return !gt?.vulnerabilities.some(
+        (a) =>
+          a.category === v.category &&
+          a.lines.some((l) => l >= v.location.startLine && l <= v.location.endLine),
+      );
+    })
+    .map((v) => ({
+      file: v.location.file,
+      line: v.location.startLine,
+      rule: v.ruleId,
+      severity: v.severity,
+      category: v.category,
+    }));
   const lps = Math.round(totalLines / (ms / 1000));
   const cpuLps = Math.round(totalLines / (cpuMs / 1000));
   engineRuns[type] = {
@@ -162,6 +185,7 @@ for (const type of ['lite', 'standard', 'audit'] as ScanType[]) {
       truePositives: claims.truePositives,
       precision: claims.truePositives / Math.max(1, claims.reported),
       perCategory: claims.perCategory,
+      unmatched: unmatchedClaims,
     },
     reportedIncludingInformationalAndGas: all.reported,
     precisionIncludingInformationalAndGas: all.truePositives / Math.max(1, all.reported),
@@ -173,10 +197,48 @@ for (const type of ['lite', 'standard', 'audit'] as ScanType[]) {
     perCategory: s.perCategory,
   };
   if (type === 'standard') {
+    standardUnmatchedClaims = unmatchedClaims;
     standardScore = s;
+    standardVulnerabilities = result.vulnerabilities;
     standardLinesPerSecond = lps;
     standardLinesPerCpuSecond = cpuLps;
   }
+}
+// --- the LLM triage pass (opt-in: --llm-triage) -------------------------------------------------
+/** Recall (low and above) and precision of claims (medium and above) of a set of findings. */
+const figures = (vs: EngineVulnerability[]) => {
+  const toReported = (v: EngineVulnerability): Reported => ({
+    file: v.location.file,
+    category: v.category,
+    lines: [v.location.startLine, v.location.endLine],
+  });
+  const scored = score(vs.filter(isScored).map(toReported));
+  const claims = score(vs.filter(isClaim).map(toReported));
+  return {
+    found: scored.found,
+    recall: scored.found / annotated,
+    reported: scored.reported,
+    claims: claims.reported,
+    claimPrecision: claims.truePositives / Math.max(1, claims.reported),
+  };
+};
+let llmTriage: Record<string, unknown> | null = null;
+if (wantsLlmTriage()) {
+  const run = await withScriptedTriage(standardVulnerabilities, (llm) =>
+    scanTree(tree, { type: 'standard', llm, llmTriage: true, llmTriageLimit: Number.MAX_SAFE_INTEGER }),
+  );
+  const without = figures(standardVulnerabilities);
+  const withTriage = figures(run.triaged);
+  llmTriage = {
+    reviewer: 'scripted (bench/llm-triage.ts) on the fake chat-completions server',
+    requests: run.requests,
+    dismissed: run.dismissed,
+    lowered: run.lowered,
+    added: run.added,
+    ms: run.ms,
+    without,
+    with: withTriage,
+  };
 }
 await tree.close();
 const enginePeakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
@@ -318,6 +380,16 @@ for (const [type, r] of Object.entries(engineRuns) as Array<
     `  ${type.padEnd(9)} found ${r.found}/${annotated} (${pct(r.found, annotated)}), reported ${r.reported}, precision ${pct(r.precision * r.reported, r.reported)}; medium and above: found ${r.mediumAndAbove.found}, reported ${r.mediumAndAbove.reported}, precision ${pct(r.mediumAndAbove.truePositives, r.mediumAndAbove.reported)}; with informational/gas ${r.reportedIncludingInformationalAndGas} reported, precision ${pct(r.precisionIncludingInformationalAndGas * r.reportedIncludingInformationalAndGas, r.reportedIncludingInformationalAndGas)}; ${r.ms} ms, ${r.linesPerSecond} lines/s (${r.linesPerCpuSecond} per CPU-second)`,
   );
 }
+const unmatchedByRule = new Map<string, number>();
+for (const u of standardUnmatchedClaims) {
+  const k = `${u.rule} (${u.severity})`;
+  unmatchedByRule.set(k, (unmatchedByRule.get(k) ?? 0) + 1);
+}
+console.log(
+  `\nstandard claims (medium and above) matching no annotation: ${standardUnmatchedClaims.length} (listed in the JSON)`,
+);
+for (const [k, n] of [...unmatchedByRule].sort((x, y) => y[1] - x[1]))
+  console.log(`  ${String(n).padStart(3)}  ${k}`);
 console.log(
   `\nspeed (fastest of ${REPEAT}): engine standard ${standardLinesPerSecond} lines/s wall, ${standardLinesPerCpuSecond} lines per CPU-second (peak RSS ${enginePeakRssMb} MB)`,
 );
@@ -337,6 +409,28 @@ console.log(
 console.log(
   `  @solidity-parser/parser (ANTLR):            ${antlr.ms} ms, ${antlr.linesPerSecond} lines/s, slowest ${antlr.slowestMs} ms (${antlr.slowestFile}), failures ${antlr.failures}`,
 );
+
+if (llmTriage) {
+  const t = llmTriage as {
+    requests: number;
+    dismissed: number;
+    lowered: number;
+    added: number;
+    without: ReturnType<typeof figures>;
+    with: ReturnType<typeof figures>;
+  };
+  const line = (name: string, f: ReturnType<typeof figures>): string =>
+    `  ${name.padEnd(22)} found ${f.found}/${annotated} (${pct(f.found, annotated)}), claims ${f.claims}, precision of claims ${pct(f.claimPrecision * f.claims, f.claims)}`;
+  console.log(
+    `\nLLM triage (scripted reviewer on the fake server; ${t.requests} findings reviewed, ${t.dismissed} dismissed, ${t.lowered} lowered, ${t.added} added):`,
+  );
+  console.log(line('standard', t.without));
+  console.log(line('standard + triage', t.with));
+  if (t.added > 0) {
+    console.error('the triage pass added findings');
+    process.exitCode = 1;
+  }
+}
 
 const results = {
   dataset: { contracts: sources.size, lines: totalLines, vulnerabilities: annotated },
@@ -369,6 +463,7 @@ const results = {
     },
     solidityParserAntlr: antlr,
   },
+  llmTriage,
   node: process.version,
   measuredAt: new Date().toISOString(),
 };

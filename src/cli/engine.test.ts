@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
+import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerEngineCommands } from './engine.ts';
@@ -36,6 +38,29 @@ describe('vigil engine scan', () => {
     await program.parseAsync(['node', 'vigil', 'engine', 'scan', ...args]);
     return { stdout: out, stderr: err };
   }
+
+  it('runs the same from the bundled engine command as through tsx, usage errors included', async () => {
+    const vigil = path.join(import.meta.dirname, '../../bin/vigil.js');
+    const exec = promisify(execFile);
+    const scan = async (env: Record<string, string>): Promise<unknown> => {
+      const out = path.join(dir, `report-${Object.keys(env).length}.json`);
+      await exec(process.execPath, [vigil, 'engine', 'scan', dir, '--format', 'sast', '--output', out], {
+        env: { ...process.env, ...env },
+      });
+      const report = JSON.parse(await readFile(out, 'utf8')) as {
+        vulnerabilities: Array<{ location: unknown; name: string; severity: string; identifiers: unknown }>;
+      };
+      await rm(out);
+      return report.vulnerabilities.map((v) => [v.location, v.name, v.severity, v.identifiers]);
+    };
+    const bundled = await scan({});
+    expect(bundled).toEqual(await scan({ VIGIL_NO_BUNDLE: '1' }));
+    expect(JSON.stringify(bundled)).toContain('sol.access.unprotected-selfdestruct');
+    const bad = await exec(process.execPath, [vigil, 'engine', 'scan', dir, '--workers', 'x']).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('--workers') });
+  }, 60_000);
 
   it('prints a SAST report to stdout, with a UUID per finding and no progress when stderr is not a TTY', async () => {
     const { stdout, stderr } = await run([dir, '--type', 'lite', '--format', 'sast']);

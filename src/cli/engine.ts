@@ -1,7 +1,7 @@
 /** `vigil engine scan <dir>`: runs the scan engine on a local directory and prints a report. */
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import {
   type EngineVulnerability,
   openDirectoryTree,
@@ -29,6 +29,7 @@ interface ScanCommandOptions {
   format: 'sast' | 'sarif' | 'table';
   output?: string;
   prefix?: string;
+  workers?: number;
   llmBaseUrl?: string;
   llmApiKey?: string;
   llmModel?: string;
@@ -58,6 +59,11 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
     )
     .option('--output <file>', 'write the report to a file instead of stdout')
     .option('--prefix <path>', 'scan only this sub-path of the directory')
+    .option(
+      '--workers <n>',
+      'worker threads for Solidity analysis (0: this thread; default: one per core, at most 4, for large trees)',
+      parseWorkers,
+    )
     .option('--llm-base-url <url>', 'OpenAI-compatible API base URL for the audit review')
     .option('--llm-api-key <key>', 'API key for the LLM')
     .option('--llm-model <model>', 'model for the LLM review')
@@ -78,6 +84,7 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
       try {
         result = await scanTree(tree, {
           type: opts.type,
+          ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
           ...(llm ? { llm } : {}),
           onProgress: progress
             ? ({ filesDone, filesTotal }) => {
@@ -100,6 +107,12 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
       if (opts.output) await writeFile(opts.output, text);
       else stdout.write(text);
     });
+}
+
+function parseWorkers(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 64) throw new InvalidArgumentError('expected a whole number from 0 to 64');
+  return n;
 }
 
 const ORDER = ['critical', 'high', 'medium', 'low', 'informational', 'gas_optimization'] as const;

@@ -221,10 +221,29 @@ describe('audit scan with an LLM', () => {
       llmTriage: true,
     });
     expect(llm.requests.length).toBeGreaterThan(0);
-    // Nothing added: the triaged findings are the rule findings minus the dismissed one.
+    // Nothing added: the triaged findings are the rule findings minus the dismissed one, none
+    // with a severity or confidence above the rule's.
     expect(ids(r.vulnerabilities)).toEqual(
       ids(base.vulnerabilities).filter((i) => !i.startsWith('sol.delegatecall.controlled')),
     );
+    const order = ['low', 'medium', 'high'];
+    for (const v of r.vulnerabilities) {
+      const b = base.vulnerabilities.find((x) => x.fingerprint === v.fingerprint);
+      expect(b).toBeDefined();
+      expect(v.severity).toBe(b!.severity);
+      expect(order.indexOf(v.confidence)).toBeLessThanOrEqual(order.indexOf(b!.confidence));
+    }
+    // The limit bounds the findings sent to the model (the most severe first).
+    llm.requests.length = 0;
+    const limited = await scanTree(memoryTree({ 'Bank.sol': BANK }), {
+      type: 'standard',
+      llm: client(),
+      llmTriage: true,
+      llmTriageLimit: 1,
+    });
+    expect(llm.requests).toHaveLength(1);
+    expect(llm.requests[0]!.body.messages?.[1]?.content).toMatch(/severity (critical|high)/);
+    expect(limited.vulnerabilities.length).toBeGreaterThanOrEqual(base.vulnerabilities.length - 1);
     const re = r.vulnerabilities.find((v) => v.ruleId === 'sol.reentrancy.state-after-call')!;
     const before = base.vulnerabilities.find((v) => v.ruleId === 'sol.reentrancy.state-after-call')!;
     expect(re.severity).toBe(before.severity);

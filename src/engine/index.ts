@@ -60,6 +60,8 @@ export interface ScanOptions {
    * confidence of or dismiss a finding with a recorded reason, never add or raise one.
    */
   llmTriage?: boolean;
+  /** How many findings the triage sends to the model (the most severe first); default `LLM_TRIAGE_LIMIT`. */
+  llmTriageLimit?: number;
 }
 
 /** Below this many Solidity files, starting workers costs more than it saves. */
@@ -119,7 +121,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
       (solEntries.length >= PARALLEL_MIN_FILES && solBytes >= PARALLEL_MIN_BYTES && availableParallelism() > 1
         ? Math.min(4, availableParallelism())
         : 0));
-  const pool = workerCount > 0 ? new SolidityScanPool(workerCount) : undefined;
+  const pool = workerCount > 0 ? await SolidityScanPool.start(workerCount) : undefined;
   // Per-file messages keep the order of the tree whatever order workers finish in.
   const fileMessages: ScanMessage[][] = [];
   // Sources of Solidity files, kept only when findings are to be triaged by the LLM.
@@ -230,7 +232,10 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
           .map((l, i) => `${start + i}: ${l}`)
           .join('\n');
       },
-      options.signal ? { signal: options.signal } : {},
+      {
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.llmTriageLimit !== undefined ? { limit: options.llmTriageLimit } : {}),
+      },
     );
     vulnerabilities.splice(0, vulnerabilities.length, ...triage.vulnerabilities);
     messages.push(...triage.messages, {

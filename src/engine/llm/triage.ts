@@ -9,6 +9,8 @@ import type { Confidence, EngineVulnerability, ScanMessage } from '../types.ts';
 
 /** At most this many findings are sent to the model per scan (the most severe first). */
 export const LLM_TRIAGE_LIMIT = 100;
+/** Requests in flight at once. */
+export const LLM_TRIAGE_CONCURRENCY = 4;
 
 const LOWER: Record<Confidence, Confidence> = { high: 'medium', medium: 'low', low: 'low' };
 const RANK = ['critical', 'high', 'medium', 'low', 'informational', 'gas_optimization'];
@@ -38,8 +40,9 @@ export async function triageWithLlm(
     .sort((a, b) => RANK.indexOf(a.severity) - RANK.indexOf(b.severity))
     .slice(0, limit);
   const verdicts = new Map<EngineVulnerability, { verdict: 'keep' | 'lower' | 'dismiss'; reason: string }>();
-  const messages: ScanMessage[] = [];
-  for (const v of reviewable) {
+  // Warnings by finding, so that their order does not depend on which answer arrived first.
+  const warnings: Array<ScanMessage | undefined> = [];
+  const review = async (v: EngineVulnerability, i: number): Promise<void> => {
     options.signal?.throwIfAborted();
     const where = `${v.ruleId} at ${v.location.file}:${v.location.startLine}`;
     const code = lines(v.location.file, Math.max(1, v.location.startLine - 12), v.location.endLine + 12);
@@ -59,22 +62,32 @@ export async function triageWithLlm(
       });
     } catch (err) {
       options.signal?.throwIfAborted();
-      messages.push({
+      warnings[i] = {
         level: 'warning',
         value: `LLM triage of ${where} failed (${err instanceof Error ? err.message : String(err)}); the finding is kept.`,
-      });
-      continue;
+      };
+      return;
     }
     const parsed = parseVerdict(answer);
     if (!parsed) {
-      messages.push({
+      warnings[i] = {
         level: 'warning',
         value: `LLM triage of ${where}: unreadable answer; the finding is kept.`,
-      });
-      continue;
+      };
+      return;
     }
     verdicts.set(v, parsed);
-  }
+  };
+  // A few requests in flight at once (the endpoint's own rate limits answer 429, which the client retries).
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(LLM_TRIAGE_CONCURRENCY, reviewable.length) }, async () => {
+    while (next < reviewable.length) {
+      const i = next++;
+      await review(reviewable[i]!, i);
+    }
+  });
+  await Promise.all(lanes);
+  const messages: ScanMessage[] = warnings.filter((m): m is ScanMessage => m !== undefined);
   const out: EngineVulnerability[] = [];
   let lowered = 0;
   let dismissed = 0;

@@ -44,6 +44,9 @@ export interface FunctionAnalysis {
   modifiers: FunctionInfo[];
 }
 
+/** Marks the entry-point map as built when the file has no entry point. */
+const NO_FUNCTION = {} as FunctionInfo;
+
 const BLOCK_RANDOM = /^(block\.(timestamp|number|difficulty|coinbase|gaslimit|prevrandao|blockhash)|now)$/;
 
 /** What the rules of one file share: the index, lazily built analyses and summaries. */
@@ -54,6 +57,7 @@ export class FileAnalysis {
   private reentrantMemo = new Map<FunctionInfo, CallSite | null>();
   private callerCheckMemo = new Map<FunctionInfo, boolean>();
   private reachingMemo = new Map<FunctionInfo, FunctionInfo[]>();
+  private callersMemo = new Map<FunctionInfo, Array<{ caller: FunctionAnalysis; args: AstNode[] }>>();
 
   constructor(readonly file: SolFile) {
     this.index = new FileIndex(file);
@@ -61,6 +65,19 @@ export class FileAnalysis {
 
   text(n: AstNode): string {
     return this.file.text(n);
+  }
+
+  private compactMemo = new Map<AstNode, string>();
+
+  /** The node's text without whitespace (`msg . sender` → `msg.sender`), computed once per node. */
+  compact(n: AstNode): string {
+    let t = this.compactMemo.get(n);
+    if (t === undefined) {
+      t = this.file.text(n);
+      if (/\s/.test(t)) t = t.replace(/\s+/g, '');
+      this.compactMemo.set(n, t);
+    }
+    return t;
   }
 
   /** Functions and modifiers declared in the file, each with the contract declaring it. */
@@ -240,19 +257,53 @@ export class FileAnalysis {
     return false;
   }
 
-  /** `Bank(msg.sender)`, a parameter, or an element of a parameter: an address the caller chooses. */
-  isCallerControlledAddress(a: FunctionAnalysis, n: AstNode): boolean {
+  /**
+   * `Bank(msg.sender)`, a parameter, or an element of a parameter: an address the caller chooses.
+   * A parameter of an internal or private function is chosen by its callers: it counts when one
+   * of the call sites in the file passes an address its own caller chooses.
+   */
+  isCallerControlledAddress(a: FunctionAnalysis, n: AstNode, seen: Set<FunctionInfo> = new Set()): boolean {
     const e = unwrap(n);
     if (e.type === 'call_expression') {
       const arg = callArgs(e)[0];
-      return arg ? this.isCallerControlledAddress(a, arg) : false;
+      return arg ? this.isCallerControlledAddress(a, arg, seen) : false;
     }
-    const t = this.text(e).replace(/\s+/g, '');
+    const t = this.compact(e);
     if (t === 'msg.sender' || t === 'tx.origin') return true;
     const base = baseIdentifier(e);
     if (!base) return false;
     const v = a.scope.locals.get(this.text(base));
-    return v !== undefined && v.kind === 'param';
+    if (v === undefined) return false;
+    // An argument passed on through a local (`address t = token; settle(t)`).
+    if (v.kind !== 'param')
+      return (
+        seen.size > 0 && v.initializer !== undefined && this.isCallerControlledAddress(a, v.initializer, seen)
+      );
+    const { fn } = a;
+    if (fn.kind !== 'function' || (fn.visibility !== 'internal' && fn.visibility !== 'private')) return true;
+    const index = fn.params.indexOf(v);
+    const sites = this.callersOf(fn);
+    if (index < 0 || sites.length === 0 || seen.has(fn)) return true;
+    seen.add(fn);
+    return sites.some(({ caller, args }) => {
+      const arg = args[index];
+      return arg === undefined || this.isCallerControlledAddress(caller, arg, seen);
+    });
+  }
+
+  /** Internal call sites of `fn` in the file, with the caller's analysis and the arguments passed. */
+  callersOf(fn: FunctionInfo): Array<{ caller: FunctionAnalysis; args: AstNode[] }> {
+    const cached = this.callersMemo.get(fn);
+    if (cached) return cached;
+    const out: Array<{ caller: FunctionAnalysis; args: AstNode[] }> = [];
+    for (const g of this.ownFunctions()) {
+      if (!g.body) continue;
+      const ga = this.analyze(g);
+      for (const ic of ga.internalCalls)
+        if (ic.callee === fn) out.push({ caller: ga, args: ic.site.info.args });
+    }
+    this.callersMemo.set(fn, out);
+    return out;
   }
 
   /**
@@ -311,7 +362,7 @@ export class FileAnalysis {
     let hit = false;
     walk(expr, (x) => {
       if (hit) return false;
-      const t = this.text(x).replace(/\s+/g, '');
+      const t = this.compact(x);
       const isCaller = x.type === 'member_expression' && (t === 'msg.sender' || t === 'tx.origin');
       const isDerived = x.type === 'identifier' && x.field !== 'property' && callerLocals.has(t);
       if (!isCaller && !isDerived) return undefined;
@@ -364,7 +415,7 @@ export class FileAnalysis {
       if (!d.rhs) continue;
       const hit = descendants(d.rhs, 'array_access').some((acc) => {
         const idx = field(acc, 'index');
-        return idx !== undefined && /(msg\.sender|tx\.origin)\)?$/.test(this.text(idx).replace(/\s+/g, ''));
+        return idx !== undefined && /(msg\.sender|tx\.origin)\)?$/.test(this.compact(idx));
       });
       if (hit) out.add(d.name);
     }
@@ -385,7 +436,7 @@ export class FileAnalysis {
       if (hit) return false;
       if (x.type === 'identifier' && x.field !== 'property' && a.scope.isParam(this.text(x))) hit = true;
       if (x.type === 'member_expression') {
-        const t = this.text(x).replace(/\s+/g, '');
+        const t = this.compact(x);
         if (t === 'msg.value' || t === 'msg.data') hit = true;
       }
       return undefined;
@@ -399,11 +450,11 @@ export class FileAnalysis {
     walk(n, (x) => {
       if (hit) return false;
       if (x.type === 'member_expression' || (x.type === 'identifier' && x.field !== 'property')) {
-        if (pattern.test(this.text(x).replace(/\s+/g, ''))) hit = true;
+        if (pattern.test(this.compact(x))) hit = true;
       }
       if (x.type === 'call_expression') {
         const f = field(x, 'function');
-        const name = f ? this.text(unwrap(f)).replace(/\s+/g, '') : '';
+        const name = f ? this.compact(unwrap(f)) : '';
         if (name === 'blockhash' || name === 'block.blockhash')
           hit = pattern === BLOCK_RANDOM || pattern.test(name);
       }
@@ -421,24 +472,27 @@ export class FileAnalysis {
 
   /** Public functions that reach `fn` through internal calls (including itself when public). */
   entryPointsReaching(fn: FunctionInfo): FunctionInfo[] {
-    const cached = this.reachingMemo.get(fn);
-    if (cached) return cached;
-    const out: FunctionInfo[] = [];
-    this.reachingMemo.set(fn, out);
-    for (const c of this.file.contracts) {
-      for (const f of c.functions) {
-        if (!this.isEntryPoint(f)) continue;
-        if (f === fn || this.reaches(f, fn, new Set())) out.push(f);
+    if (!this.reachingMemo.size) {
+      // One walk of the call graph from every entry point of the file, recorded per callee.
+      for (const c of this.file.contracts) {
+        for (const entry of c.functions) {
+          if (!this.isEntryPoint(entry)) continue;
+          const seen = new Set<FunctionInfo>();
+          const stack = [entry];
+          while (stack.length) {
+            const f = stack.pop()!;
+            if (seen.has(f)) continue;
+            seen.add(f);
+            const list = this.reachingMemo.get(f);
+            if (list) list.push(entry);
+            else this.reachingMemo.set(f, [entry]);
+            for (const ic of this.analyze(f).internalCalls) stack.push(ic.callee);
+          }
+        }
       }
+      this.reachingMemo.set(NO_FUNCTION, []);
     }
-    return out;
-  }
-
-  private reaches(from: FunctionInfo, to: FunctionInfo, seen: Set<FunctionInfo>): boolean {
-    if (seen.has(from)) return false;
-    seen.add(from);
-    const a = this.analyze(from);
-    return a.internalCalls.some((c) => c.callee === to || this.reaches(c.callee, to, seen));
+    return this.reachingMemo.get(fn) ?? [];
   }
 
   /** The statement enclosing an expression (for locations and snippets). */
@@ -558,5 +612,5 @@ export function usedAsNumber(fa: FileAnalysis, a: FunctionAnalysis, hash: AstNod
 }
 
 function normText(fa: FileAnalysis, n: AstNode): string {
-  return fa.text(unwrap(n)).replace(/\s+/g, '');
+  return fa.compact(unwrap(n));
 }

@@ -23,6 +23,20 @@ function textOf(src: string, n: AstNode): string {
 }
 
 describe('parseSolidity', () => {
+  it('builds the same tree, errors included, through the direct cursor binding and the library cursor', async () => {
+    const broken = `${LEGACY}\ncontract Broken { function f( { uint x = ; } mapping(address => uint storage) m; }`;
+    for (const src of [LEGACY, broken]) {
+      const direct = await parseSolidity(src);
+      const library = await parseSolidity(src, { direct: false });
+      const plain = (n: AstNode): unknown => ({ ...n, parent: undefined, children: n.children.map(plain) });
+      expect(plain(direct.root)).toEqual(plain(library.root));
+      expect(direct.errors).toEqual(library.errors);
+    }
+    expect(
+      (await parseSolidity(`${LEGACY}\ncontract Broken { function f( { uint x = ; } }`)).errors.length,
+    ).toBeGreaterThan(0);
+  });
+
   it('parses 0.4 legacy syntax (throw, suicide, sha3, var, constructor-named functions) without errors', async () => {
     const p = await parseSolidity(LEGACY);
     expect(p.errors).toEqual([]);

@@ -43,9 +43,86 @@ const OPERATOR_NODES = new Set([
   'augmented_assignment_expression',
 ]);
 const PUNCTUATION = new Set(['(', ')', '[', ']', '{', '}', ',', ';']);
+/** Data locations: anonymous keywords the conversion keeps. */
+const LOCATIONS = new Set(['memory', 'storage', 'calldata']);
+
+/**
+ * The tree-cursor entry points of the WASM module. The library's `TreeCursor` copies the cursor
+ * into the module's transfer buffer before and out of it after every call (four `setValue` and
+ * four `getValue` calls per property read); the module's functions read the cursor from that
+ * buffer and the `goto…` ones write it back, so a walk that makes no other call in between can
+ * call them directly.
+ */
+interface CursorBinding {
+  _ts_tree_cursor_goto_first_child_wasm(tree: number): number;
+  _ts_tree_cursor_goto_next_sibling_wasm(tree: number): number;
+  _ts_tree_cursor_goto_parent_wasm(tree: number): number;
+  _ts_tree_cursor_current_node_type_id_wasm(tree: number): number;
+  _ts_tree_cursor_current_field_id_wasm(tree: number): number;
+  _ts_tree_cursor_current_node_is_missing_wasm(tree: number): number;
+  _ts_tree_cursor_start_index_wasm(tree: number): number;
+  _ts_tree_cursor_end_index_wasm(tree: number): number;
+}
+
+/** What `convert` reads from a cursor: the library's `TreeCursor` or the direct binding. */
+interface CursorLike {
+  readonly startIndex: number;
+  readonly endIndex: number;
+  readonly nodeTypeId: number;
+  readonly currentFieldId: number;
+  readonly nodeIsMissing: boolean;
+  gotoFirstChild(): boolean;
+  gotoNextSibling(): boolean;
+  gotoParent(): boolean;
+}
+
+/** A cursor over the transfer buffer (valid only while nothing else calls into the module). */
+class DirectCursor implements CursorLike {
+  constructor(
+    private readonly c: CursorBinding,
+    private readonly tree: number,
+  ) {}
+  get startIndex(): number {
+    return this.c._ts_tree_cursor_start_index_wasm(this.tree);
+  }
+  get endIndex(): number {
+    return this.c._ts_tree_cursor_end_index_wasm(this.tree);
+  }
+  get nodeTypeId(): number {
+    return this.c._ts_tree_cursor_current_node_type_id_wasm(this.tree);
+  }
+  get currentFieldId(): number {
+    return this.c._ts_tree_cursor_current_field_id_wasm(this.tree);
+  }
+  get nodeIsMissing(): boolean {
+    return this.c._ts_tree_cursor_current_node_is_missing_wasm(this.tree) === 1;
+  }
+  gotoFirstChild(): boolean {
+    return this.c._ts_tree_cursor_goto_first_child_wasm(this.tree) === 1;
+  }
+  gotoNextSibling(): boolean {
+    return this.c._ts_tree_cursor_goto_next_sibling_wasm(this.tree) === 1;
+  }
+  gotoParent(): boolean {
+    return this.c._ts_tree_cursor_goto_parent_wasm(this.tree) === 1;
+  }
+}
+
+const CURSOR_FUNCTIONS: Array<keyof CursorBinding> = [
+  '_ts_tree_cursor_goto_first_child_wasm',
+  '_ts_tree_cursor_goto_next_sibling_wasm',
+  '_ts_tree_cursor_goto_parent_wasm',
+  '_ts_tree_cursor_current_node_type_id_wasm',
+  '_ts_tree_cursor_current_field_id_wasm',
+  '_ts_tree_cursor_current_node_is_missing_wasm',
+  '_ts_tree_cursor_start_index_wasm',
+  '_ts_tree_cursor_end_index_wasm',
+];
 
 interface LoadedParser {
   parser: Parser;
+  /** The module's cursor functions, when this process initialised the module (see `CursorBinding`). */
+  binding: CursorBinding | undefined;
   /** Node type names, named-ness and field names by numeric id: numbers cross the WASM boundary cheaply, strings do not. */
   typeNames: string[];
   typeNamed: boolean[];
@@ -57,7 +134,13 @@ let parserPromise: Promise<LoadedParser> | undefined;
 /** Loads the WASM runtime and the Solidity grammar once per process. */
 export function loadSolidityParser(): Promise<LoadedParser> {
   parserPromise ??= (async () => {
-    await Parser.init();
+    // The module object passed to `init` becomes the Emscripten module and receives its
+    // exports; when another caller initialised the module first, the library's cursor is used.
+    const module: Record<string, unknown> = {};
+    await Parser.init(module);
+    const binding = CURSOR_FUNCTIONS.every((f) => typeof module[f] === 'function')
+      ? (module as unknown as CursorBinding)
+      : undefined;
     const require = createRequire(import.meta.url);
     const language = await Language.load(require.resolve('tree-sitter-solidity/tree-sitter-solidity.wasm'));
     const parser = new Parser();
@@ -70,13 +153,19 @@ export function loadSolidityParser(): Promise<LoadedParser> {
     }
     const fieldNames: Array<string | null> = [null];
     for (let id = 1; id <= language.fieldCount; id++) fieldNames.push(language.fieldNameForId(id));
-    return { parser, typeNames, typeNamed, fieldNames };
+    return { parser, binding, typeNames, typeNamed, fieldNames };
   })();
   return parserPromise;
 }
 
-/** Parses Solidity source into the plain AST; syntax errors are collected, never thrown. */
-export async function parseSolidity(source: string): Promise<ParsedSource> {
+/**
+ * Parses Solidity source into the plain AST; syntax errors are collected, never thrown.
+ * `direct: false` converts through the library's `TreeCursor` (the fallback path, for tests).
+ */
+export async function parseSolidity(
+  source: string,
+  options: { direct?: boolean } = {},
+): Promise<ParsedSource> {
   const loaded = await loadSolidityParser();
   const tree = loaded.parser.parse(source);
   if (!tree) throw new Error('tree-sitter returned no tree');
@@ -89,8 +178,12 @@ export async function parseSolidity(source: string): Promise<ParsedSource> {
       checkMissing: tree.rootNode.hasError,
       names: loaded,
     };
+    // `walk()` leaves the new cursor in the transfer buffer, where the direct cursor reads it;
+    // `delete()` frees it from the library's copy (the same allocation).
     const cursor = tree.walk();
-    const root = convert(cursor, null, ctx);
+    const binding = options.direct === false ? undefined : loaded.binding;
+    const walker = binding ? new DirectCursor(binding, treeAddress(tree)) : cursor;
+    const root = convert(walker, null, ctx, walker.nodeTypeId);
     cursor.delete();
     return { root, source, errors: ctx.errors };
   } finally {
@@ -121,33 +214,40 @@ function lineIndex(source: string): (offset: number) => number {
   };
 }
 
-function convert(
-  cursor: ReturnType<import('web-tree-sitter').Tree['walk']>,
-  parent: AstNode | null,
-  ctx: ConvertContext,
-): AstNode {
+/** The module address of a tree (the library keeps it at index 0). */
+function treeAddress(tree: import('web-tree-sitter').Tree): number {
+  return (tree as unknown as { 0: number })[0];
+}
+
+/** Leaves share this array until a child is added (most nodes of a tree are leaves). */
+const NO_CHILDREN: AstNode[] = [];
+
+function convert(cursor: CursorLike, parent: AstNode | null, ctx: ConvertContext, typeId: number): AstNode {
   const start = cursor.startIndex;
   const end = cursor.endIndex;
   const node: AstNode = {
-    type: ctx.names.typeNames[cursor.nodeTypeId] ?? cursor.nodeType,
+    type: ctx.names.typeNames[typeId] ?? 'ERROR',
     field: ctx.names.fieldNames[cursor.currentFieldId] ?? null,
     start,
     end,
     line: ctx.lineOf(start),
     endLine: ctx.lineOf(end > start ? end - 1 : end),
-    children: [],
+    children: NO_CHILDREN,
     parent,
   };
   if (node.type === 'ERROR') ctx.errors.push({ line: node.line, kind: 'error' });
   if (cursor.gotoFirstChild()) {
+    const children: AstNode[] = [];
+    node.children = children;
+    const operator = OPERATOR_NODES.has(node.type);
     do {
       if (ctx.checkMissing && cursor.nodeIsMissing)
         ctx.errors.push({ line: ctx.lineOf(cursor.startIndex), kind: 'missing' });
-      const typeId = cursor.nodeTypeId;
-      const type = ctx.names.typeNames[typeId] ?? cursor.nodeType;
-      if (ctx.names.typeNamed[typeId] || type === 'ERROR') {
+      const childTypeId = cursor.nodeTypeId;
+      const type = ctx.names.typeNames[childTypeId] ?? 'ERROR';
+      if (ctx.names.typeNamed[childTypeId] || type === 'ERROR') {
         if (type === 'comment') continue;
-        let child = convert(cursor, node, ctx);
+        let child = convert(cursor, node, ctx, childTypeId);
         // Collapse `expression`/`statement` wrappers: keep the wrapper's field on the child.
         while (WRAPPERS.has(child.type) && child.children.length === 1) {
           const inner = child.children[0]!;
@@ -155,20 +255,20 @@ function convert(
           inner.parent = node;
           child = inner;
         }
-        node.children.push(child);
-      } else if (ctx.names.fieldNames[cursor.currentFieldId] === 'location') {
+        children.push(child);
+      } else if (LOCATIONS.has(type) && ctx.names.fieldNames[cursor.currentFieldId] === 'location') {
         // `memory`/`storage`/`calldata` are anonymous keywords, but the rules need them.
-        node.children.push({
+        children.push({
           type,
           field: 'location',
           start: cursor.startIndex,
           end: cursor.endIndex,
           line: ctx.lineOf(cursor.startIndex),
           endLine: ctx.lineOf(cursor.startIndex),
-          children: [],
+          children: NO_CHILDREN,
           parent: node,
         });
-      } else if (OPERATOR_NODES.has(node.type) && node.op === undefined && !PUNCTUATION.has(type)) {
+      } else if (operator && node.op === undefined && !PUNCTUATION.has(type)) {
         node.op = type;
       }
     } while (cursor.gotoNextSibling());

@@ -1,10 +1,11 @@
 /**
  * Solidity files analysed in parallel on worker threads. The main thread reads the tree and hands
- * each worker one file at a time (at most one file in flight per worker, so memory stays bounded
- * by the number of workers); each worker parses, analyses and drops the file before the next.
+ * each worker at most `FILES_PER_WORKER` files at a time (so memory stays bounded by the number of
+ * workers); each worker parses, analyses and drops a file before the next.
  */
 import { Worker } from 'node:worker_threads';
 import type { EngineVulnerability, ScanMessage, ScanType } from '../types.ts';
+import { bundledWorker } from './worker-bundle.ts';
 
 export interface PoolResult {
   vulnerabilities: EngineVulnerability[];
@@ -23,34 +24,54 @@ function workerEntry(): { boot: URL; entry: string; tsx: boolean } {
   return { boot: new URL('./scan-worker-boot.mjs', import.meta.url), entry, tsx };
 }
 
+const runsFromSource = import.meta.url.endsWith('.ts');
+
+/**
+ * Files queued per worker: the next file is already there when the worker finishes one, instead of
+ * waiting for the main thread to hear back and send it.
+ */
+const FILES_PER_WORKER = 2;
+
 export class SolidityScanPool {
+  /** Free slots (a worker appears once per free slot). */
   private readonly idle: Worker[] = [];
   private readonly waiting: Array<(w: Worker) => void> = [];
-  private readonly jobs = new Map<Worker, Job>();
+  /** Jobs of each worker in the order they were sent (a worker answers them in that order). */
+  private readonly jobs = new Map<Worker, Job[]>();
   private readonly all: Worker[] = [];
   /** Set when a worker fails to start or dies: later jobs reject at once (callers fall back). */
   private broken: Error | undefined;
 
-  constructor(size: number) {
+  /**
+   * Starts `size` workers. Run from TypeScript source, they load the bundled worker
+   * (`worker-bundle.ts`) when it can be built, and boot through tsx otherwise.
+   */
+  static async start(size: number): Promise<SolidityScanPool> {
+    const bundle = runsFromSource ? await bundledWorker() : undefined;
+    return new SolidityScanPool(size, bundle);
+  }
+
+  constructor(size: number, bundle?: URL) {
     const { boot, entry, tsx } = workerEntry();
     for (let i = 0; i < size; i++) {
-      const w = new Worker(boot, { workerData: { entry, tsx } });
+      const w = bundle ? new Worker(bundle) : new Worker(boot, { workerData: { entry, tsx } });
+      this.jobs.set(w, []);
       w.on('message', (m: PoolResult) => {
-        const job = this.jobs.get(w);
-        this.jobs.delete(w);
+        const job = this.jobs.get(w)?.shift();
         this.release(w);
         job?.resolve(m);
       });
       w.on('error', (err) => {
         this.broken ??= err;
-        const job = this.jobs.get(w);
-        this.jobs.delete(w);
-        this.release(w);
-        job?.reject(err);
+        const pending = this.jobs.get(w)?.splice(0) ?? [];
+        for (const job of pending) {
+          this.release(w);
+          job.reject(err);
+        }
       });
       this.all.push(w);
-      this.idle.push(w);
     }
+    for (let slot = 0; slot < FILES_PER_WORKER; slot++) this.idle.push(...this.all);
   }
 
   /** Waits for a free worker (back-pressure), then scans the file on it. */
@@ -67,7 +88,7 @@ export class SolidityScanPool {
         reject(this.broken);
         return;
       }
-      this.jobs.set(w, { resolve, reject });
+      this.jobs.get(w)?.push({ resolve, reject });
       w.postMessage({ path, source, type });
     });
   }

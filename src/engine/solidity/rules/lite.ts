@@ -29,8 +29,8 @@ const txOrigin = defineRule(
           const l = field(x, 'left');
           const r = field(x, 'right');
           if (!l || !r) return undefined;
-          const lt = fa.text(unwrap(l)).replace(/\s+/g, '');
-          const rt = fa.text(unwrap(r)).replace(/\s+/g, '');
+          const lt = fa.compact(unwrap(l));
+          const rt = fa.compact(unwrap(r));
           const other = lt === 'tx.origin' ? rt : rt === 'tx.origin' ? lt : undefined;
           // `tx.origin == msg.sender` is an "only externally owned accounts" check, not authorization.
           if (other === undefined || other === 'msg.sender') return undefined;
@@ -208,7 +208,7 @@ const callNotInvoked = defineRule(
         if (
           (prop === 'value' || prop === 'gas') &&
           obj &&
-          /\.(call|delegatecall|callcode)$/.test(fa.text(unwrap(obj)).replace(/\s+/g, ''))
+          /\.(call|delegatecall|callcode)$/.test(fa.compact(unwrap(obj)))
         ) {
           ctx.report(meta, stmt, { fn });
         }
@@ -310,7 +310,7 @@ function weakSink(fa: FileAnalysis, n: AstNode, fn: FunctionInfo | undefined): s
     return undefined;
   }
   const f = field(n, 'function');
-  const name = f ? fa.text(unwrap(f)).replace(/\s+/g, '') : '';
+  const name = f ? fa.compact(unwrap(f)) : '';
   if (!HASHES.has(name) || !fn?.body) return undefined;
   if (usedAsNumber(fa, fa.analyze(fn), n)) return undefined;
   return 'A hash of block values that is never used as a number (an identifier or digest, not a random draw); predictable if it decides an outcome.';
@@ -321,12 +321,12 @@ function weakSink(fa: FileAnalysis, n: AstNode, fn: FunctionInfo | undefined): s
  * and reduced modulo: the shapes of on-chain "random" number generation.
  */
 export function isRandomnessSinkUse(
-  fa: { text(n: AstNode): string; readsBlockValue(n: AstNode): boolean },
+  fa: { text(n: AstNode): string; compact(n: AstNode): string; readsBlockValue(n: AstNode): boolean },
   n: AstNode,
 ): boolean {
   if (n.type === 'call_expression') {
     const f = field(n, 'function');
-    const name = f ? fa.text(unwrap(f)).replace(/\s+/g, '') : '';
+    const name = f ? fa.compact(unwrap(f)) : '';
     if (name === 'blockhash' || name === 'block.blockhash') return true;
     if (HASHES.has(name)) return callArgs(n).some((a) => fa.readsBlockValue(a));
     return false;
@@ -336,7 +336,7 @@ export function isRandomnessSinkUse(
     if (!l) return false;
     if (fa.readsBlockValue(l)) return true;
     // `uint(msg.sender) % n` or `uint(block.coinbase) % n`
-    const lt = fa.text(unwrap(l)).replace(/\s+/g, '');
+    const lt = fa.compact(unwrap(l));
     return /^u?int\d*\((msg\.sender|tx\.origin|block\.coinbase)\)$/.test(lt);
   }
   return false;
@@ -364,7 +364,7 @@ const strictBalanceEquality = defineRule(
       for (const c of a.conditions) {
         walk(c.expr, (x) => {
           if (x.type !== 'binary_expression' || (x.op !== '==' && x.op !== '!=')) return undefined;
-          const t = fa.text(x).replace(/\s+/g, '');
+          const t = fa.compact(x);
           if (/\b(this|address\(this\))\.balance\b/.test(t)) {
             ctx.report(meta, fa.statementOf(x), { fn });
             return false;

@@ -15,7 +15,7 @@ const OWNER_NAME =
   /owner|admin|creator|authority|controller|governance|manager|operator|ceo|cfo|coo|dev|master|root|boss|chairman|president/i;
 
 function norm(fa: FileAnalysis, n: AstNode): string {
-  return fa.text(unwrap(n)).replace(/\s+/g, '');
+  return fa.compact(unwrap(n));
 }
 
 function ancestorIs(n: AstNode, maybe: AstNode): boolean {

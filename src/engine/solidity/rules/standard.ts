@@ -1,7 +1,7 @@
 /** `standard` rules: control- and data-flow checks on the per-function CFG with def-use chains. */
 import { type CallSite, type FileAnalysis, type FunctionAnalysis, usedAsNumber } from '../analysis.ts';
 import { callArgs, descendants, field, unwrap, walk } from '../ast.ts';
-import { baseIdentifier, type ContractInfo, type FunctionInfo } from '../model.ts';
+import { baseIdentifier, type ContractInfo, type FunctionInfo, type VarInfo } from '../model.ts';
 import type { AstNode } from '../parser.ts';
 import { isRandomnessSinkUse, resultUse } from './lite.ts';
 import { defineRule, headerLines, type SolidityRule } from './rule.ts';
@@ -12,7 +12,7 @@ const OWNER_NAME =
   /owner|admin|creator|authority|controller|governance|manager|operator|ceo|cfo|coo|dev|master|root|boss|chairman|president/i;
 
 function norm(fa: FileAnalysis, n: AstNode): string {
-  return fa.text(unwrap(n)).replace(/\s+/g, '');
+  return fa.compact(unwrap(n));
 }
 
 /**
@@ -69,6 +69,8 @@ const reentrancy = defineRule(
     category: 'reentrancy',
     swc: 'SWC-107',
     cwe: 'CWE-841',
+    reasoning:
+      'Per function, the calls that can hand control to other code (low-level calls forwarding gas, calls on an address the caller chooses — for an internal function, an address one of its call sites receives from its own caller), directly or through internal calls, and the state writes reachable after them on the CFG. A lock counts when it is a `nonReentrant`-style modifier or a flag the body tests and sets before the call (its release is not stale state); a locked function is reported only when unlocked entry points read the state written after the call. High when ether is sent or the call is reached through an internal function, Medium otherwise, Low when the callee is a stored address only privileged functions set; confidence high when the written state was read before the call.',
     scanType: 'standard',
   },
   (ctx, meta) => {
@@ -93,10 +95,14 @@ const reentrancy = defineRule(
             for (const w of fa.analyze(ic.callee).stateWrites) written.add(w.name);
           }
         }
+        // A lock taken in the body (`if (busy) throw; busy = true; call; busy = false;`): its own
+        // release is no stale state, and functions that test the flag are locked too.
+        const lock = inlineLock(fa, a, site);
+        if (lock) written.delete(lock);
         if (written.size === 0) continue;
         const names = [...written].map((n) => `\`${n}\``).join(', ');
-        if (locked) {
-          const readers = unlockedReaders(fa, fn, written);
+        if (locked || lock) {
+          const readers = unlockedReaders(fa, fn, written, lock);
           if (readers.length === 0) continue;
           const acting = readers.filter((g) => g.mutability !== 'view' && g.mutability !== 'pure');
           const shown = (acting.length ? acting : readers).map((g) => `\`${g.name}()\``).join(', ');
@@ -153,6 +159,33 @@ const reentrancy = defineRule(
   },
 );
 
+function readsName(fa: FileAnalysis, expr: AstNode, name: string): boolean {
+  return descendants(expr, 'identifier').some((i) => i.field !== 'property' && fa.text(i) === name);
+}
+
+/**
+ * A reentrancy lock the function takes itself before `site`: a state flag it tests in a condition
+ * and then sets to `true`/a non-zero literal, both on the way to the call. Re-entering the
+ * function fails the test. Returns the flag's name.
+ */
+function inlineLock(fa: FileAnalysis, a: FunctionAnalysis, site: CallSite): string | undefined {
+  const before = (id: number): boolean => id !== site.node.id && a.cfg.reachableFrom(id).has(site.node.id);
+  for (const w of a.stateWrites) {
+    const asg = w.ast.parent;
+    const left = asg?.type === 'assignment_expression' ? field(asg, 'left') : undefined;
+    if (!asg || !left || unwrap(left) !== w.ast || w.ast.type !== 'identifier') continue;
+    const rhs = field(asg, 'right');
+    if (!rhs || !/^(true|[1-9]\d*)$/.test(norm(fa, rhs)) || !before(w.node.id)) continue;
+    if (a.cfg.reachableFrom(site.node.id).has(w.node.id)) continue;
+    const tested = a.conditions.some(
+      (c) =>
+        before(c.node.id) && !a.cfg.reachableFrom(w.node.id).has(c.node.id) && readsName(fa, c.expr, w.name),
+    );
+    if (tested) return w.name;
+  }
+  return undefined;
+}
+
 /**
  * Whether the called address is stored state that no unprivileged entry point can set (a fixed
  * partner contract, an owner-configured recipient): the caller cannot choose who is called.
@@ -173,10 +206,17 @@ function trustedCallee(fa: FileAnalysis, fn: FunctionInfo, site: CallSite): bool
  * Entry points of the contract, other than `fn`, that take no reentrancy lock and read one of
  * `names` — including views, whose stale answers other contracts act on.
  */
-function unlockedReaders(fa: FileAnalysis, fn: FunctionInfo, names: Set<string>): FunctionInfo[] {
+function unlockedReaders(
+  fa: FileAnalysis,
+  fn: FunctionInfo,
+  names: Set<string>,
+  lock?: string,
+): FunctionInfo[] {
   return fa.index.functionsOf(fn.contract).filter((g) => {
     if (g === fn || !fa.isEntryPoint(g) || g.modifiers.some((m) => GUARD_MODIFIER.test(m.name))) return false;
-    return fa.analyze(g).stateReads.some((r) => names.has(r.name));
+    const ga = fa.analyze(g);
+    if (lock && ga.conditions.some((c) => readsName(fa, c.expr, lock))) return false;
+    return ga.stateReads.some((r) => names.has(r.name));
   });
 }
 
@@ -186,19 +226,24 @@ function unlockedReaders(fa: FileAnalysis, fn: FunctionInfo, names: Set<string>)
 /**
  * State variables that gate callers: addresses compared with `msg.sender`, role maps looked up
  * with it (mappings to bool or address), and owner-like address variables. Numeric mappings
- * (balances, allowances) are per-user data, not roles.
+ * (balances, allowances) are per-user data, not roles. Each is the declaration the check resolves
+ * to in the contract declaring the check: a derived contract redeclaring `owner` (pre-0.6
+ * shadowing) has a second, separate variable, and writing that one grants nothing.
  */
-function privilegedVars(fa: FileAnalysis, c: ContractInfo): Set<string> {
-  const out = new Set<string>();
-  const vars = fa.index.stateVarsOf(c);
-  const isRoleType = (name: string): boolean => {
-    const v = vars.get(name);
+function privilegedVars(fa: FileAnalysis, c: ContractInfo): Set<VarInfo> {
+  const out = new Set<VarInfo>();
+  const isRoleType = (v: VarInfo | undefined): v is VarInfo => {
     if (!v || v.isConstant) return false;
     return (
       /^address\b/.test(v.typeText) ||
       /=>\s*(bool|address(\s+payable)?)\s*\)$/.test(v.typeText) ||
       /^address\s*\[/.test(v.typeText)
     );
+  };
+  const stateVarAt = (a: FunctionAnalysis, base: AstNode | undefined): VarInfo | undefined => {
+    if (!base) return undefined;
+    const name = fa.text(base);
+    return a.scope.isStateVar(name) ? a.scope.stateVars.get(name) : undefined;
   };
   for (const x of fa.index.lineage(c)) {
     for (const f of [...x.functions, ...x.modifiers.values()]) {
@@ -214,29 +259,28 @@ function privilegedVars(fa: FileAnalysis, c: ContractInfo): Set<string> {
               : /^(msg\.sender|tx\.origin)$/.test(norm(fa, r))
                 ? l
                 : undefined;
-            const base = other ? baseIdentifier(other) : undefined;
-            if (base && a.scope.isStateVar(fa.text(base)) && isRoleType(fa.text(base)))
-              out.add(fa.text(base));
+            const v = other ? stateVarAt(a, baseIdentifier(other)) : undefined;
+            if (isRoleType(v)) out.add(v);
           }
           if (n.type === 'array_access') {
             const idx = field(n, 'index');
-            const base = baseIdentifier(n);
-            if (
-              idx &&
-              base &&
-              /^(msg\.sender|tx\.origin)$/.test(norm(fa, idx)) &&
-              a.scope.isStateVar(fa.text(base)) &&
-              isRoleType(fa.text(base))
-            )
-              out.add(fa.text(base));
+            const v = stateVarAt(a, baseIdentifier(n));
+            if (idx && /^(msg\.sender|tx\.origin)$/.test(norm(fa, idx)) && isRoleType(v)) out.add(v);
           }
           return undefined;
         });
       }
     }
   }
-  for (const [name, v] of vars) {
-    if (/^address\b/.test(v.typeText) && OWNER_NAME.test(name) && !v.isConstant) out.add(name);
+  // Owner-like addresses gate callers through checks this file may not hold (a base imported
+  // from elsewhere) — unless the name is declared twice in the lineage: then the checks found
+  // above decide which of the two is the gate.
+  const declared = new Map<string, number>();
+  for (const x of fa.index.lineage(c))
+    for (const name of x.stateVars.keys()) declared.set(name, (declared.get(name) ?? 0) + 1);
+  for (const [name, v] of fa.index.stateVarsOf(c)) {
+    if (/^address\b/.test(v.typeText) && OWNER_NAME.test(name) && !v.isConstant && declared.get(name) === 1)
+      out.add(v);
   }
   return out;
 }
@@ -288,6 +332,8 @@ const unprotectedOwnerWrite = defineRule(
     category: 'access_control',
     swc: 'SWC-105',
     cwe: 'CWE-284',
+    reasoning:
+      'Finds the state variables that gate callers — addresses compared with `msg.sender`/`tx.origin` and role maps looked up with it, in any function or modifier of the lineage — resolved to the declaration the check reads (a pre-0.6 redeclaration in a derived contract is a separate variable, and writing it grants nothing); owner-like addresses count by name only when declared once. Reports public functions that write one of them with no caller check, no test of the variable itself, no run-once latch and no required payment.',
     scanType: 'standard',
   },
   (ctx, meta) => {
@@ -299,7 +345,10 @@ const unprotectedOwnerWrite = defineRule(
       for (const fn of c.functions) {
         if (fn.kind !== 'function' || !fa.isEntryPoint(fn) || fa.checksCaller(fn)) continue;
         const a = fa.analyze(fn);
-        const writes = a.stateWrites.filter((w) => privileged.has(w.name) && !w.node.loops.length);
+        const writes = a.stateWrites.filter((w) => {
+          const v = a.scope.isStateVar(w.name) ? a.scope.stateVars.get(w.name) : undefined;
+          return v !== undefined && privileged.has(v) && !w.node.loops.length;
+        });
         if (writes.length === 0) continue;
         // A one-time initializer that first checks the variable is unset is guarded.
         const guarded = writes.some((w) =>
@@ -780,11 +829,7 @@ function readsState(fa: FileAnalysis, a: FunctionAnalysis, n: AstNode): boolean 
   let hit = false;
   walk(n, (x) => {
     if (x.type === 'identifier' && x.field !== 'property' && a.scope.isStateVar(fa.text(x))) hit = true;
-    if (
-      x.type === 'member_expression' &&
-      /^(this|address\(this\))\.balance$/.test(fa.text(x).replace(/\s+/g, ''))
-    )
-      hit = true;
+    if (x.type === 'member_expression' && /^(this|address\(this\))\.balance$/.test(fa.compact(x))) hit = true;
     return undefined;
   });
   return hit;
@@ -834,6 +879,19 @@ function stateVarsFrom(
   return out;
 }
 
+/** Whether `i` lies in the argument of a `blockhash(…)` call within `root`. */
+function insideBlockhashArg(fa: FileAnalysis, i: AstNode, root: AstNode): boolean {
+  for (let p = i.parent; p; p = p.parent) {
+    if (
+      p.type === 'call_expression' &&
+      /^(blockhash|block\.blockhash)$/.test(norm(fa, field(p, 'function') ?? p))
+    )
+      return true;
+    if (p === root) break;
+  }
+  return false;
+}
+
 const randomnessFlow = defineRule(
   {
     id: 'sol.randomness.block-value-flow',
@@ -847,6 +905,8 @@ const randomnessFlow = defineRule(
     category: 'bad_randomness',
     swc: 'SWC-120',
     cwe: 'CWE-330',
+    reasoning:
+      'Taints block values (and addresses cast to integers) through locals and state variables over def-use chains, and walks back from hashes used as numbers, `blockhash(…)` arguments and modulo operands to the statements that read the block value. A state variable that only stores `block.number` (±k) to be passed to `blockhash` in a later transaction is a commitment to a block not yet hashed, not an entropy source: the `blockhash` read is reported by `sol.randomness.block-values` instead.',
     scanType: 'standard',
   },
   (ctx, meta) => {
@@ -890,7 +950,12 @@ const randomnessFlow = defineRule(
             hasHashOf(fa, e),
         );
         // Sinks fed through variables: operands tainted at the sink's node.
-        const slices: Array<{ node: number; operands: AstNode[]; taint: typeof forHash }> = [];
+        const slices: Array<{
+          node: number;
+          operands: AstNode[];
+          taint: typeof forHash;
+          blockhash?: boolean;
+        }> = [];
         walk(fn.body, (x) => {
           const node =
             x.type === 'call_expression' || x.type === 'binary_expression' ? a.cfg.nodeOf(x) : undefined;
@@ -899,7 +964,7 @@ const randomnessFlow = defineRule(
           const isHash = /^(keccak256|sha3|sha256)$/.test(callee);
           if ((isHash && usedAsNumber(fa, a, x)) || /^(blockhash|block\.blockhash)$/.test(callee)) {
             const ops = callArgs(x).filter((o) => forHash.isTaintedExpr(o, node.id));
-            if (ops.length) slices.push({ node: node.id, operands: ops, taint: forHash });
+            if (ops.length) slices.push({ node: node.id, operands: ops, taint: forHash, blockhash: !isHash });
           } else if (x.type === 'binary_expression' && x.op === '%') {
             const l = field(x, 'left');
             if (l && forModulo.isTaintedExpr(l, node.id))
@@ -910,23 +975,28 @@ const randomnessFlow = defineRule(
         // Walk def-use chains backwards from each sink; report statements that read block values.
         const visited = new Set<number>();
         const report = new Set<number>();
-        const stateSeen = new Set<string>();
-        const visit = (expr: AstNode, at: number, taint: typeof forHash): void => {
+        // State read on the way to a sink; `true` when every such read only names the block whose
+        // hash is taken (`blockhash(stored)`), not the entropy itself.
+        const stateSeen = new Map<string, boolean>();
+        const visit = (expr: AstNode, at: number, taint: typeof forHash, asBlockNumber: boolean): void => {
           for (const i of descendants(expr, 'identifier')) {
             if (i.field === 'property') continue;
             const name = fa.text(i);
-            if (a.scope.isStateVar(name) && blockState.has(name)) stateSeen.add(name);
+            const blockNumberOnly = asBlockNumber || insideBlockhashArg(fa, i, expr);
+            if (a.scope.isStateVar(name) && blockState.has(name))
+              stateSeen.set(name, (stateSeen.get(name) ?? true) && blockNumberOnly);
             if (!a.scope.locals.has(name)) continue;
             for (const d of a.cfg.reachingDefs(at, name)) {
               const idx = a.cfg.defs.indexOf(d);
               if (visited.has(idx) || !taint.tainted.has(idx) || !d.rhs) continue;
               visited.add(idx);
               if (fa.readsBlockValue(d.rhs) || castAddress(d.rhs)) report.add(d.node);
-              visit(d.rhs, d.node, taint);
+              visit(d.rhs, d.node, taint, blockNumberOnly);
             }
           }
         };
-        for (const sl of slices) for (const o of sl.operands) visit(o, sl.node, sl.taint);
+        for (const sl of slices)
+          for (const o of sl.operands) visit(o, sl.node, sl.taint, sl.blockhash === true);
         for (const id of report) {
           const node = a.cfg.nodes[id]!;
           if (!node.ast || containsLiteHit(fa, node.ast)) continue;
@@ -935,9 +1005,19 @@ const randomnessFlow = defineRule(
             message: `A block value read here reaches a hash, \`blockhash\` or modulo that produces a “random” outcome in \`${fn.name}()\`.`,
           });
         }
-        for (const name of stateSeen) {
+        for (const [name, blockNumberOnly] of stateSeen) {
           for (const origin of blockState.get(name)!) {
             if (reportedOrigins.has(origin) || containsLiteHit(fa, origin)) continue;
+            // `stored = block.number` in one transaction and `blockhash(stored)` in a later one
+            // commits to a block whose hash is unknown when stored: the weakness, if any, is at
+            // the `blockhash` read (reported there), not at the commitment.
+            if (
+              blockNumberOnly &&
+              !fa.readsBlockValue(origin, ENTROPY) &&
+              !hasBlockhash(fa, origin) &&
+              !castAddress(origin)
+            )
+              continue;
             reportedOrigins.add(origin);
             const originFn = c.functions.find(
               (f) => f.node.start <= origin.start && origin.end <= f.node.end,
