@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -184,6 +184,7 @@ async function archiveOf(targetMB: number): Promise<{ file: string; sizeBytes: n
 }
 
 async function main(): Promise<void> {
+  const loadAverageBefore = loadavg().map((l) => Math.round(l * 100) / 100);
   const buildIndex = process.argv.indexOf('--build');
   if (buildIndex >= 0) {
     const file = process.argv[buildIndex + 1]!;
@@ -343,7 +344,7 @@ async function main(): Promise<void> {
   const out = join(root, 'bench', 'results', 'uploads.json');
   await writeFile(
     out,
-    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, store: 'fs', database: config.database.kind, target: 'complete ≥ 0.7 × (size / (t_sha256sum + t_tar_tzf)); peak RSS independent of archive size', results }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, store: 'fs', database: config.database.kind, target: 'complete ≥ 0.8 × (size / (t_sha256sum + t_tar_tzf)); a 50 MB PUT raises peak RSS by ≤ 64 MB; peak RSS independent of archive size', loadAverageBefore, loadAverageAfter: loadavg().map((l) => Math.round(l * 100) / 100), results }, null, 2)}\n`,
   );
   console.log(`wrote ${relative(process.cwd(), out)}`);
 }
