@@ -10,7 +10,6 @@ import { createSecretBox, type SecretBox } from './auth/secret-box.ts';
 import { createSessionCodec } from './auth/session.ts';
 import { type Config, ConfigError, parseSecretKey, publicBaseUrl } from './config.ts';
 import { type Database, migrateDatabase, openDatabase } from './db/client.ts';
-import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { createSmtpMailer, type Mailer } from './integrations/notify/smtp-mailer.ts';
 import { createOutboundPolicy, type OutboundPolicy } from './integrations/outbound/outbound-policy.ts';
 import type { ObjectStore } from './integrations/storage/object-store.ts';
@@ -38,6 +37,7 @@ import { createSourcehostService, type SourcehostService } from './platform/sour
 import { createSsoService } from './platform/sso/sso.service.ts';
 import { createUsersService } from './platform/users/users.service.ts';
 import { createFindingViewsService } from './platform/views/finding-views.service.ts';
+import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './rate-limit.ts';
 import { createCreditsService } from './scanner/credits/credits.service.ts';
 import { createScanServices } from './scanner/scans/scans.module.ts';
 import { createTicketsService } from './scanner/tickets/tickets.service.ts';

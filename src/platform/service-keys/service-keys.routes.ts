@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.ts';
 import { SCOPES } from '../../auth/credentials.ts';
+import type { App } from '../../http/app-type.ts';
 import { DateTimeSchema, Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import type { ServiceKeysService } from './service-keys.service.ts';
 
