@@ -7,8 +7,8 @@ import {
   type OutboundPolicy,
   OutboundRefusedError,
 } from '../../integrations/outbound/outbound-policy.ts';
-import { appendAuditEntry } from '../audit/audit.repo.ts';
-import { requireManagedCompany } from '../companies/company-access.ts';
+import { appendAuditEntry } from '../../platform/audit/audit.repo.ts';
+import { requireManagedCompany } from '../../platform/companies/company-access.ts';
 import { type IntegrationRow, integrationsRepo } from './integrations.repo.ts';
 
 export const INTEGRATION_PROVIDERS = ['tracker_a', 'tracker_b', 'sourcehost'] as const;
