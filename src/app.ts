@@ -4,15 +4,9 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalar from '@scalar/fastify-api-reference';
 import { Type } from '@sinclair/typebox';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  LogController,
-  type RawReplyDefaultExpression,
-  type RawRequestDefaultExpression,
-  type RawServerDefault,
-} from 'fastify';
+import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import type { Container } from './container.ts';
+import type { App } from './http/app-type.ts';
 import { registerAuth } from './http/auth.hook.ts';
 import { registerConsole } from './http/console.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
@@ -23,14 +17,7 @@ import { registerRuleDocs } from './http/rule-docs.ts';
 import { ErrorV0Schema, ErrorV1Schema, namedSchemaTransforms } from './http/schemas.ts';
 import { registerRouteModules } from './routes.ts';
 
-/** The Fastify instance with the TypeBox type provider. */
-export type App = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
+export type { App };
 
 export const API_VERSION = '1.7.0';
 

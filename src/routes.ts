@@ -1,5 +1,5 @@
-import type { App } from './app.ts';
 import type { Container } from './container.ts';
+import type { App } from './http/app-type.ts';
 import { registerAdminRoutes } from './platform/admin/admin.routes.ts';
 import { registerAiRoutes } from './platform/ai/ai.routes.ts';
 import { registerAuditRoutes } from './platform/audit/audit.routes.ts';

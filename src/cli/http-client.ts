@@ -1,14 +1,12 @@
+import { CliError } from './cli-error.ts';
+
+export { CliError };
+
 /** Options every command that talks to a running server takes. */
 export interface ServerOptions {
   url?: string;
   token?: string;
   json?: boolean;
-}
-
-export class CliError extends Error {
-  override name = 'CliError';
-  /** The process exit code (default 1; 2 for usage and service errors of `vigil scan`). */
-  exitCode?: number;
 }
 
 /** Calls the API and returns the parsed body; throws a CliError saying what went wrong and what to do. */

@@ -2,7 +2,7 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createVigilClient, errorMessage, type VigilClient } from '../sdk/index.ts';
-import { CliError } from './http-client.ts';
+import { CliError } from './cli-error.ts';
 
 type Env = Record<string, string | undefined>;
 

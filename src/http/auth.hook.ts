@@ -4,7 +4,7 @@ import { type AuthService, readCredential } from '../auth/auth.service.ts';
 import { DEFAULT_SCOPES, SCOPES, type Scope } from '../auth/credentials.ts';
 import { COMPANY_HEADER, CSRF_HEADER, SESSION_COOKIE, type SessionCodec } from '../auth/session.ts';
 import { AppError } from '../errors.ts';
-import { type RateLimiter, rateLimitHeaders, type TokenBucketPolicy } from './rate-limit.ts';
+import { type RateLimiter, rateLimitHeaders, type TokenBucketPolicy } from '../rate-limit.ts';
 
 /** What a route requires of its caller. */
 export type AuthRequirement =

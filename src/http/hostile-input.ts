@@ -12,6 +12,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
+import { badStringReason } from '../strings.ts';
 import { apiShapeOf, renderErrorBody } from './api-shape.ts';
 import { sendAppError } from './error-handler.ts';
 
@@ -26,15 +27,6 @@ const WHERE: Record<Location, string> = {
   params: 'path parameter',
   headers: 'header',
 };
-
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** The reason a string is refused, or null: a NUL, or not well-formed UTF-16 (a lone surrogate). */
-export function badStringReason(value: string): string | null {
-  if (value.includes('\u0000')) return 'contains a NUL character';
-  if (LONE_SURROGATE.test(value)) return 'contains a lone UTF-16 surrogate';
-  return null;
-}
 
 /** The path (`a.b.0`) and reason of the first refused string in `value`, keys included. */
 export function findBadString(

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../app.ts';
 import { REPORT_SEVERITY } from '../engine/report/common.ts';
 import { allRuleMetas } from '../engine/rules-catalogue.ts';
 import type { RuleMeta } from '../engine/types.ts';
 import { AppError } from '../errors.ts';
+import type { App } from './app-type.ts';
 
 const escapeHtml = (text: string) =>
   text.replace(

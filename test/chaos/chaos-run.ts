@@ -9,7 +9,7 @@ import { type Database, openDatabase } from '../../src/db/client.ts';
 import { acquireEmbeddedServer } from '../../src/db/embedded-server.ts';
 import { archives, workspaces } from '../../src/db/schema/index.ts';
 import { createObjectStore } from '../../src/integrations/storage/object-store-url.ts';
-import { createCreditsService } from '../../src/scanner/credits/credits.service.ts';
+import { createCreditsService } from '../../src/organization/credits/credits.service.ts';
 import { buildTarGz } from '../fixtures/archives.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/auth/actor.ts';
-import { createMemoryRateLimiter, createRedisRateLimiter } from '../../src/http/rate-limit.ts';
+import { createMemoryRateLimiter, createRedisRateLimiter } from '../../src/rate-limit.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { buildCompany, buildServiceKey } from '../helpers/factories.ts';
 

@@ -7,7 +7,7 @@ import { createSecretBox } from '../../src/auth/secret-box.ts';
 import { parseSecretKey } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { createOutboundPolicy } from '../../src/integrations/outbound/outbound-policy.ts';
-import { createIntegrationsService } from '../../src/platform/integrations/integrations.service.ts';
+import { createIntegrationsService } from '../../src/organization/integrations/integrations.service.ts';
 import { createTicketsService } from '../../src/scanner/tickets/tickets.service.ts';
 
 const env = (name: string): string => {

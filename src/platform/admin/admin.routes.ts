@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../http/app-type.ts';
 import { UuidSchema, v0Errors } from '../../http/schemas.ts';
-import { CreditBalancesSchema } from '../../scanner/credits/credits.schemas.ts';
+import { CreditBalancesSchema } from '../../organization/credits/credits.schemas.ts';
 import {
   AdminUserSchema,
   CompanySchema,

@@ -1,11 +1,11 @@
-import { eq, sql } from 'drizzle-orm';
 import { type Actor, requirePlatformAdmin } from '../../auth/actor.ts';
 import { hashSecret, issueSecret, isValidUserTokenFormat } from '../../auth/credentials.ts';
 import { type Database, isUniqueViolation } from '../../db/client.ts';
-import { companies, companyMembers, platformPermissions, users, userTokens } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
-import type { CreditsService } from '../../scanner/credits/credits.service.ts';
+import type { CreditsService } from '../../organization/credits/credits.service.ts';
 import { appendAuditEntry } from '../audit/audit.repo.ts';
+import { companiesRepo } from '../companies/companies.repo.ts';
+import { adminRepo } from './admin.repo.ts';
 
 export const DEFAULT_TOKEN_DAYS = 90;
 export const MAX_TOKEN_DAYS = 366;
@@ -34,11 +34,7 @@ export function createAdminService(deps: { database: Database; credits: CreditsS
   const now = deps.now ?? (() => new Date());
 
   async function companyExists(companyId: string): Promise<boolean> {
-    const [row] = await database.db
-      .select({ id: companies.id })
-      .from(companies)
-      .where(eq(companies.id, companyId));
-    return Boolean(row);
+    return (await companiesRepo(database.db).findById(companyId)) !== null;
   }
 
   function validateExpiry(expiresAt: Date): Date {
@@ -62,8 +58,7 @@ export function createAdminService(deps: { database: Database; credits: CreditsS
     async createCompany(actor: Actor, input: CreateCompanyInput) {
       requirePlatformAdmin(actor);
       try {
-        const [row] = await database.db.insert(companies).values(input).returning();
-        return row!;
+        return await companiesRepo(database.db).insert(input);
       } catch (err) {
         if (isUniqueViolation(err)) {
           throw new AppError('ALREADY_EXISTS', { message: `The handle "${input.handle}" is taken.` });
@@ -75,7 +70,7 @@ export function createAdminService(deps: { database: Database; credits: CreditsS
     /** Every company, by handle (platform admin). */
     async listCompanies(actor: Actor) {
       requirePlatformAdmin(actor);
-      return database.db.select().from(companies).orderBy(companies.handle);
+      return companiesRepo(database.db).listAll();
     },
 
     async createUser(actor: Actor, input: CreateUserInput) {
@@ -85,32 +80,30 @@ export function createAdminService(deps: { database: Database; credits: CreditsS
       }
       try {
         return await database.transaction(async (tx) => {
-          const [user] = await tx.db
-            .insert(users)
-            .values({ username: input.username, name: input.name, email: input.email ?? null })
-            .returning();
+          const repo = adminRepo(tx.db);
+          const user = await repo.insertUser({
+            username: input.username,
+            name: input.name,
+            email: input.email ?? null,
+          });
           if (input.companyId) {
-            await tx.db.insert(companyMembers).values({
+            await repo.insertCompanyMember({
               companyId: input.companyId,
-              userId: user!.id,
+              userId: user.id,
               role: input.companyRole ?? 'member',
               joinedAt: now(),
             });
             await appendAuditEntry(tx.db, {
               companyId: input.companyId,
               action: 'user_invited',
-              targetUserId: user!.id,
+              targetUserId: user.id,
               performedBy: admin.userId,
               details: { role: input.companyRole ?? 'member' },
             });
           }
-          if (input.permissions?.length) {
-            await tx.db
-              .insert(platformPermissions)
-              .values(input.permissions.map((permission) => ({ userId: user!.id, permission })));
-          }
+          await repo.insertPermissions(user.id, input.permissions ?? []);
           return {
-            ...user!,
+            ...user,
             companyId: input.companyId ?? null,
             companyRole: input.companyId ? (input.companyRole ?? 'member') : null,
           };
@@ -126,30 +119,26 @@ export function createAdminService(deps: { database: Database; credits: CreditsS
     /** Issues a user API token; the token is returned once and only its hash is kept. */
     async createUserToken(actor: Actor, userId: string, input: { expiresAt?: Date; name?: string }) {
       requirePlatformAdmin(actor);
-      const [user] = await database.db.select({ id: users.id }).from(users).where(eq(users.id, userId));
-      if (!user) throw new AppError('NOT_FOUND', { message: 'User not found.' });
+      if (!(await adminRepo(database.db).userExists(userId)))
+        throw new AppError('NOT_FOUND', { message: 'User not found.' });
       const expiresAt = validateExpiry(
         input.expiresAt ?? new Date(now().getTime() + DEFAULT_TOKEN_DAYS * 86_400_000),
       );
       const issued = issueSecret('user');
-      const [row] = await database.db
-        .insert(userTokens)
-        .values({ userId, name: input.name ?? 'api', prefix: issued.prefix, hash: issued.hash, expiresAt })
-        .returning();
-      return { id: row!.id, token: issued.secret, prefix: issued.prefix, expiresAt: row!.expiresAt };
+      const row = await adminRepo(database.db).insertUserToken({
+        userId,
+        name: input.name ?? 'api',
+        prefix: issued.prefix,
+        hash: issued.hash,
+        expiresAt,
+      });
+      return { id: row.id, token: issued.secret, prefix: issued.prefix, expiresAt: row.expiresAt };
     },
 
     async revokeUserToken(actor: Actor, userId: string, tokenId: string) {
       requirePlatformAdmin(actor);
-      const rows = await database.db
-        .update(userTokens)
-        .set({ revokedAt: now() })
-        .where(
-          sql`${userTokens.id} = ${tokenId} and ${userTokens.userId} = ${userId} and ${userTokens.revokedAt} is null`,
-        )
-        .returning({ id: userTokens.id });
-      if (rows.length === 0)
-        throw new AppError('NOT_FOUND', { message: 'Token not found or already revoked.' });
+      const revoked = await adminRepo(database.db).revokeUserToken(userId, tokenId, now());
+      if (!revoked) throw new AppError('NOT_FOUND', { message: 'Token not found or already revoked.' });
     },
 
     async grantCredits(actor: Actor, companyId: string, amount: number, note?: string) {
@@ -173,24 +162,20 @@ export function createAdminService(deps: { database: Database; credits: CreditsS
           message: 'VIGIL_ADMIN_TOKEN must look like vgl_u_ followed by 40 letters or digits.',
         });
       }
-      const [{ count } = { count: 0 }] = await database.db
-        .select({ count: sql<number>`count(*)::int` })
-        .from(users);
-      if (count > 0) return null;
+      if ((await adminRepo(database.db).countUsers()) > 0) return null;
       const token = options.token ?? issueSecret('user').secret;
       const expiresAt = new Date(now().getTime() + (options.tokenDays ?? MAX_TOKEN_DAYS) * 86_400_000);
       try {
         await database.transaction(async (tx) => {
-          const [user] = await tx.db
-            .insert(users)
-            .values({ username: 'admin', name: 'Platform admin', isGeneratedAvatar: true })
-            .returning();
-          await tx.db.insert(platformPermissions).values([
-            { userId: user!.id, permission: 'admin' },
-            { userId: user!.id, permission: 'read_all_companies' },
-          ]);
-          await tx.db.insert(userTokens).values({
-            userId: user!.id,
+          const repo = adminRepo(tx.db);
+          const user = await repo.insertUser({
+            username: 'admin',
+            name: 'Platform admin',
+            isGeneratedAvatar: true,
+          });
+          await repo.insertPermissions(user.id, ['admin', 'read_all_companies']);
+          await repo.insertUserToken({
+            userId: user.id,
             name: 'bootstrap',
             prefix: token.slice(0, 11),
             hash: hashSecret(token),

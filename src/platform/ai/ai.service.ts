@@ -4,8 +4,8 @@ import type { Actor } from '../../auth/actor.ts';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import type { RateLimiter } from '../../http/rate-limit.ts';
 import { type ChatModel, ChatModelError, createChatModel } from '../../integrations/llm/chat-model.ts';
+import type { RateLimiter } from '../../rate-limit.ts';
 import { ownsConversation } from '../access/assistant-access.ts';
 import { loadFindingAccess, requireVisibleRepository } from '../access/repository-access.ts';
 import {

@@ -1,8 +1,10 @@
 import { and, asc, type Column, desc, eq, gte, inArray, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { type auditActions, auditLog } from '../../db/schema/index.ts';
+import { auditActions, auditLog } from '../../db/schema/index.ts';
 import { ISO_MICROS_FORMAT } from '../pagination/list-params.ts';
 
+/** The actions an audit entry records. */
+export { auditActions };
 export type AuditAction = (typeof auditActions)[number];
 
 /** Appends one company audit-log entry (inside the caller's transaction). */

@@ -1,11 +1,10 @@
 import type { Actor } from '../../auth/actor.ts';
 import type { Database } from '../../db/client.ts';
-import { auditActions } from '../../db/schema/index.ts';
 import { loadCompany, requireCompanyOverseer } from '../companies/company-access.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { invalidParam, isIsoMicros, isUuid, splitListParam } from '../pagination/list-params.ts';
 import { usersRepo } from '../users/users.repo.ts';
-import { type AuditAction, auditRepo } from './audit.repo.ts';
+import { type AuditAction, auditActions, auditRepo } from './audit.repo.ts';
 import type { AuditLogEntry, AuditLogQuery } from './audit.schemas.ts';
 
 /** The audit log's page size when `limit` is not given. */

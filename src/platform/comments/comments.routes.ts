@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../http/app-type.ts';
 import { UuidSchema, v0Errors } from '../../http/schemas.ts';
 import { CommentThreadsSchema, CreateCommentSchema, UpdateCommentSchema } from './comments.schemas.ts';
 import type { CommentsService } from './comments.service.ts';

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../http/app-type.ts';
 import { UuidSchema, v0Errors } from '../../http/schemas.ts';
 import { CompanySchema } from '../admin/admin.schemas.ts';
 import { UpdateCompanyRequestSchema } from './companies.schemas.ts';

@@ -1,12 +1,9 @@
-import { eq } from 'drizzle-orm';
 import { type Actor, requireCompanyManager } from '../../auth/actor.ts';
 import { type Database, isUniqueViolation } from '../../db/client.ts';
-import { companies } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
+import { type CompanyRow, companiesRepo } from './companies.repo.ts';
 import type { CompanySummary, UpdateCompanyRequest } from './companies.schemas.ts';
 import { loadCompany, requireCompanyReader } from './company-access.ts';
-
-type CompanyRow = typeof companies.$inferSelect;
 
 /** The company summary of a company row. */
 export function toCompanySummary(row: CompanyRow): CompanySummary {
@@ -39,11 +36,7 @@ export function createCompaniesService(deps: { database: Database }) {
       requireCompanyManager(actor, companyId);
       await loadCompany(database.db, companyId);
       try {
-        const [row] = await database.db
-          .update(companies)
-          .set(input)
-          .where(eq(companies.id, companyId))
-          .returning();
+        const row = await companiesRepo(database.db).update(companyId, input);
         return toCompanyView(row!);
       } catch (err) {
         if (isUniqueViolation(err)) {

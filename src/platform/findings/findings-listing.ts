@@ -27,7 +27,7 @@ import {
   users,
 } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
-import { badStringReason } from '../../http/hostile-input.ts';
+import { badStringReason } from '../../strings.ts';
 import { FINDING_HAS_COMMENTS, visibleLastCommentAt } from '../access/comment-access.ts';
 import {
   effectiveRoleCondition,

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.ts';
-import { repositoryRoles } from '../../db/schema/index.ts';
+import type { App } from '../../http/app-type.ts';
 import { Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   CreateFindingSchema,
@@ -8,6 +7,7 @@ import {
   FINDING_ORDERS,
   FindingSchema,
   FindingStatusSchema,
+  REPOSITORY_ROLES,
   SeveritySchema,
 } from './findings.schemas.ts';
 import type { FindingsService } from './findings.service.ts';
@@ -39,7 +39,7 @@ export const AllFindingsQuerySchema = Type.Object(
         description: 'Repository ids; repeat the parameter or separate with commas',
       }),
     ),
-    role: Type.Optional(StringEnum(repositoryRoles)),
+    role: Type.Optional(StringEnum(REPOSITORY_ROLES)),
     path: Type.Optional(Type.String({ maxLength: 1000 })),
     status: Type.Optional(Type.String({ description: 'Comma-separated finding statuses' })),
     duplicates: Type.Optional(Type.Boolean({ default: true })),

@@ -1,10 +1,13 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { findingStatuses, severities } from '../../db/schema/index.ts';
+import { findingStatuses, repositoryRoles, severities } from '../../db/schema/index.ts';
 import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
 import { LabelSchema } from '../labels/labels.schemas.ts';
 
 export const FindingStatusSchema = Type.Union(findingStatuses.map((s) => Type.Literal(s)));
 export const SeveritySchema = Type.Union(severities.map((s) => Type.Literal(s)));
+
+/** The repository roles (the `role` filter of the all-findings listing). */
+export const REPOSITORY_ROLES = repositoryRoles;
 
 /** Full user summary (v0 §2.2) of a finding's author or assignee. */
 export const FullUserSummarySchema = Type.Object({

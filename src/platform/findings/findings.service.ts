@@ -1,17 +1,5 @@
-import { and, eq, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type { Actor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
-import {
-  assetGroups,
-  companyMembers,
-  findingLabels,
-  findingRelatedFiles,
-  findings,
-  labels,
-  type repositories,
-  repositoryMembers,
-  users,
-} from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import {
   effectiveRole,
@@ -19,26 +7,29 @@ import {
   loadFindingAccess,
   type RepositoryRole,
   requireVisibleRepository,
-  visibleFindingsCondition,
 } from '../access/repository-access.ts';
 import { commentsRepo } from '../comments/comments.repo.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
+import type { RepositoryRow as Repository } from '../repositories/repositories.repo.ts';
 import { canTransition, type FindingStatus, JUDGING_ROLES } from './finding-rules.ts';
-import { allocateFindingNumber, loadFindingPayloads } from './findings.repo.ts';
+import {
+  allocateFindingNumber,
+  type FindingRef,
+  type FindingRow,
+  findingsRepo,
+  loadFindingPayloads,
+} from './findings.repo.ts';
 import type { CreateFinding, Finding } from './findings.schemas.ts';
 import { type AllFindingsQuery, type AllFindingsResult, listAllFindings } from './findings-listing.ts';
 
-type Repository = typeof repositories.$inferSelect;
-type FindingRow = typeof findings.$inferSelect;
 type Severity = Finding['severity'];
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The condition selecting a finding of a repository by its `finding_ref` (uuid or number). */
-function refCondition(repositoryId: string, ref: string): SQL {
-  const inRepo = eq(findings.repositoryId, repositoryId);
-  if (UUID_RE.test(ref)) return and(inRepo, eq(findings.id, ref.toLowerCase())) as SQL;
-  if (/^[1-9][0-9]{0,8}$/.test(ref)) return and(inRepo, eq(findings.number, Number(ref))) as SQL;
+/** A `finding_ref` path parameter (uuid or number), parsed. */
+function parseRef(ref: string): FindingRef {
+  if (UUID_RE.test(ref)) return { id: ref.toLowerCase() };
+  if (/^[1-9][0-9]{0,8}$/.test(ref)) return { number: Number(ref) };
   throw new AppError('VALIDATION_FAILED', {
     message: "Invalid path parameter 'finding_ref': a finding id (uuid) or number is expected.",
     details: { field: 'finding_ref' },
@@ -53,11 +44,7 @@ export async function requireFinding(
   ref: string,
   lock = false,
 ): Promise<FindingRow> {
-  const query = db
-    .select()
-    .from(findings)
-    .where(and(refCondition(repositoryId, ref), visibleFindingsCondition(access)));
-  const [row] = lock ? await query.for('update') : await query;
+  const row = await findingsRepo(db).findVisible(access, repositoryId, parseRef(ref), lock);
   if (!row) throw new AppError('NOT_FOUND', { message: 'Finding not found.' });
   return row;
 }
@@ -74,18 +61,7 @@ async function requireUsableLabels(
   role: RepositoryRole,
 ): Promise<void> {
   if (ids.length === 0) return;
-  const rows = await db
-    .select()
-    .from(labels)
-    .where(
-      and(
-        inArray(labels.id, ids),
-        or(
-          eq(labels.repositoryId, repository.id),
-          and(isNull(labels.repositoryId), eq(labels.companyId, repository.companyId)),
-        ),
-      ),
-    );
+  const rows = await findingsRepo(db).usableLabels(repository.id, repository.companyId, ids);
   const found = new Map(rows.map((l) => [l.id, l]));
   for (const id of ids) {
     const label = found.get(id);
@@ -142,7 +118,7 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
       const role = effectiveRole(access, repository);
       const changed = await apply({ db: tx.db, access, repository, role, finding });
       if (changed) {
-        await tx.db.update(findings).set({ lastUpdatedAt: sql`now()` }).where(eq(findings.id, finding.id));
+        await findingsRepo(tx.db).touch(finding.id);
       }
       const [payload] = await loadFindingPayloads(tx.db, access, [finding.id]);
       return payload as Finding;
@@ -164,12 +140,9 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
         requireAllowedSeverity(repository, input.severity);
         const labelIds = input.labels ?? [];
         await requireUsableLabels(tx.db, repository, labelIds, role);
+        const repo = findingsRepo(tx.db);
         if (input.assetGroupId) {
-          const [group] = await tx.db
-            .select({ id: assetGroups.id })
-            .from(assetGroups)
-            .where(and(eq(assetGroups.id, input.assetGroupId), eq(assetGroups.repositoryId, repository.id)));
-          if (!group) {
+          if (!(await repo.assetGroupInRepository(input.assetGroupId, repository.id))) {
             throw new AppError('VALIDATION_FAILED', {
               message: 'The asset group is not one of this repository.',
               details: { field: 'assetGroupId' },
@@ -184,19 +157,10 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
             });
           }
         }
-        const membership = await tx.db
-          .select({ teamId: repositoryMembers.teamId })
-          .from(repositoryMembers)
-          .where(
-            and(
-              eq(repositoryMembers.repositoryId, repository.id),
-              eq(repositoryMembers.userId, access.userId),
-            ),
-          );
+        const team = await repo.memberTeam(repository.id, access.userId);
         const number = await allocateFindingNumber(tx.db, repository.id);
-        const [row] = await tx.db
-          .insert(findings)
-          .values({
+        const id = await repo.insert(
+          {
             companyId: repository.companyId,
             repositoryId: repository.id,
             number,
@@ -205,26 +169,18 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
             description: input.description,
             severity: input.severity,
             createdBy: access.userId,
-            attributedTo: membership[0]?.teamId ?? access.userId,
+            attributedTo: team ?? access.userId,
             assetGroupId: input.assetGroupId ?? null,
-          })
-          .returning({ id: findings.id });
-        const id = (row as { id: string }).id;
-        if (input.relatedFiles && input.relatedFiles.length > 0) {
-          await tx.db.insert(findingRelatedFiles).values(
-            input.relatedFiles.map((file) => ({
-              findingId: id,
-              path: file.path,
-              startLine: file.lines?.start ?? null,
-              endLine: file.lines?.end ?? null,
-              language: file.language ?? null,
-              relevantContent: file.relevantContent ?? null,
-            })),
-          );
-        }
-        if (labelIds.length > 0) {
-          await tx.db.insert(findingLabels).values(labelIds.map((labelId) => ({ findingId: id, labelId })));
-        }
+          },
+          (input.relatedFiles ?? []).map((file) => ({
+            path: file.path,
+            startLine: file.lines?.start ?? null,
+            endLine: file.lines?.end ?? null,
+            language: file.language ?? null,
+            relevantContent: file.relevantContent ?? null,
+          })),
+          labelIds,
+        );
         const [payload] = await loadFindingPayloads(tx.db, access, [id]);
         return payload as Finding;
       });
@@ -259,7 +215,7 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
             message: `A ${role} may not change a finding from ${finding.status} to ${status}.`,
           });
         }
-        await db.update(findings).set({ status }).where(eq(findings.id, finding.id));
+        await findingsRepo(db).update(finding.id, { status });
         return true;
       });
     },
@@ -276,7 +232,7 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
           throw forbidden('Only judges, triagers and admins may change the severity.');
         requireAllowedSeverity(repository, severity);
         if (finding.severity === severity) return false;
-        await db.update(findings).set({ severity }).where(eq(findings.id, finding.id));
+        await findingsRepo(db).update(finding.id, { severity });
         return true;
       });
     },
@@ -291,16 +247,7 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
         if (role === null || role === 'reviewer') throw forbidden('Reviewers may not assign findings.');
         let assigneeId: string | null = null;
         if (username !== null) {
-          const [user] = await db
-            .select({
-              id: users.id,
-              member: sql<boolean>`exists (select 1 from ${repositoryMembers} where ${repositoryMembers.userId} = ${users.id}
-                and ${repositoryMembers.repositoryId} = ${repository.id} and ${repositoryMembers.deletedAt} is null)
-                or exists (select 1 from ${companyMembers} where ${companyMembers.userId} = ${users.id}
-                and ${companyMembers.companyId} = ${repository.companyId} and ${companyMembers.disabledAt} is null)`,
-            })
-            .from(users)
-            .where(sql`lower(${users.username}) = lower(${username})`);
+          const user = await findingsRepo(db).assignee(repository.id, repository.companyId, username);
           if (!user?.member) {
             throw new AppError('VALIDATION_FAILED', {
               message: `'${username}' is not a member of this repository or its company.`,
@@ -310,7 +257,7 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
           assigneeId = user.id;
         }
         if (finding.assignedTo === assigneeId) return false;
-        await db.update(findings).set({ assignedTo: assigneeId }).where(eq(findings.id, finding.id));
+        await findingsRepo(db).update(finding.id, { assignedTo: assigneeId });
         return true;
       });
     },
@@ -337,28 +284,15 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
           });
         }
         await requireUsableLabels(db, repository, add, role);
+        const repo = findingsRepo(db);
         if (role === 'reviewer' && remove.length > 0) {
-          const rows = await db.select().from(labels).where(inArray(labels.id, remove));
+          const rows = await repo.labelsByIds(remove);
           const denied = rows.find((l) => !l.reviewerUse);
           if (denied) throw forbidden(`Reviewers may not use the label '${denied.name}'.`);
         }
-        let changed = false;
-        if (add.length > 0) {
-          const inserted = await db
-            .insert(findingLabels)
-            .values(add.map((labelId) => ({ findingId: finding.id, labelId })))
-            .onConflictDoNothing()
-            .returning();
-          changed ||= inserted.length > 0;
-        }
-        if (remove.length > 0) {
-          const deleted = await db
-            .delete(findingLabels)
-            .where(and(eq(findingLabels.findingId, finding.id), inArray(findingLabels.labelId, remove)))
-            .returning();
-          changed ||= deleted.length > 0;
-        }
-        return changed;
+        const added = await repo.addLabels(finding.id, add);
+        const removed = await repo.removeLabels(finding.id, remove);
+        return added + removed > 0;
       });
     },
 
@@ -378,10 +312,7 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
           throw forbidden('Only judges, triagers and admins may mark duplicates.');
         if (input.duplicateOf === null) {
           if (finding.duplicateOf === null) return false;
-          await db
-            .update(findings)
-            .set({ duplicateOf: null, status: 'new' })
-            .where(eq(findings.id, finding.id));
+          await findingsRepo(db).update(finding.id, { duplicateOf: null, status: 'new' });
           return true;
         }
         const target = await requireFinding(db, access, repositoryId, input.duplicateOf, true).catch(
@@ -401,24 +332,16 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
             message: 'A finding cannot be a duplicate of itself or of its own duplicate.',
           });
         }
+        const repo = findingsRepo(db);
         // Keep groups one level deep: this finding's duplicates follow it into the root's group.
-        await db
-          .update(findings)
-          .set({ duplicateOf: rootId, lastUpdatedAt: sql`now()` })
-          .where(eq(findings.duplicateOf, finding.id));
+        await repo.moveDuplicates(finding.id, rootId);
         if (input.description !== undefined) {
-          await db
-            .update(findings)
-            .set({ duplicateGroupDescription: input.description })
-            .where(eq(findings.id, rootId));
+          await repo.update(rootId, { duplicateGroupDescription: input.description });
         }
         if (finding.duplicateOf === rootId && finding.status === 'duplicate')
           return input.description !== undefined;
-        await db
-          .update(findings)
-          .set({ duplicateOf: rootId, status: 'duplicate' })
-          .where(eq(findings.id, finding.id));
-        await db.update(findings).set({ lastUpdatedAt: sql`now()` }).where(eq(findings.id, rootId));
+        await repo.update(finding.id, { duplicateOf: rootId, status: 'duplicate' });
+        await repo.touch(rootId);
         return true;
       });
     },

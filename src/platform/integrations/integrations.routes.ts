@@ -1,7 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../http/app-type.ts';
 import { DateTimeSchema, UuidSchema, v0Errors } from '../../http/schemas.ts';
-import { INTEGRATION_PROVIDERS, type IntegrationsService } from './integrations.service.ts';
+import {
+  INTEGRATION_PROVIDERS,
+  type IntegrationsService,
+} from '../../organization/integrations/integrations.service.ts';
 
 const ProviderSchema = Type.Union(INTEGRATION_PROVIDERS.map((p) => Type.Literal(p)));
 const IntegrationSchema = Type.Object({

@@ -1,10 +1,9 @@
-import { and, asc, eq, isNull, or } from 'drizzle-orm';
 import type { Actor } from '../../auth/actor.ts';
 import { type Database, isUniqueViolation } from '../../db/client.ts';
-import { labels } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import { effectiveRole, loadFindingAccess, requireVisibleRepository } from '../access/repository-access.ts';
 import { toLabel } from '../findings/findings.repo.ts';
+import { labelsRepo } from './labels.repo.ts';
 import type { CreateLabel, Label, UpdateLabel } from './labels.schemas.ts';
 
 function alreadyExists(name: string): AppError {
@@ -31,10 +30,7 @@ export function createLabelsService(deps: { database: Database }) {
   }
 
   async function requireLabel(repositoryId: string, labelId: string) {
-    const [row] = await database.db
-      .select()
-      .from(labels)
-      .where(and(eq(labels.id, labelId), eq(labels.repositoryId, repositoryId)));
+    const row = await labelsRepo(database.db).findInRepository(repositoryId, labelId);
     if (!row) throw new AppError('NOT_FOUND', { message: 'Label not found.' });
     return row;
   }
@@ -44,16 +40,7 @@ export function createLabelsService(deps: { database: Database }) {
     async listLabels(actor: Actor, repositoryId: string): Promise<Label[]> {
       const access = await loadFindingAccess(database.db, actor);
       const repository = await requireVisibleRepository(database.db, access, repositoryId);
-      const rows = await database.db
-        .select()
-        .from(labels)
-        .where(
-          or(
-            eq(labels.repositoryId, repositoryId),
-            and(isNull(labels.repositoryId), eq(labels.companyId, repository.companyId)),
-          ),
-        )
-        .orderBy(asc(labels.name));
+      const rows = await labelsRepo(database.db).listUsable(repositoryId, repository.companyId);
       const reviewer = effectiveRole(access, repository) === 'reviewer' && !access.readAll;
       return rows.filter((l) => !reviewer || l.reviewerRead).map(toLabel);
     },
@@ -62,18 +49,15 @@ export function createLabelsService(deps: { database: Database }) {
     async createLabel(actor: Actor, repositoryId: string, input: CreateLabel): Promise<Label> {
       const repository = await requireAdmin(actor, repositoryId);
       try {
-        const [row] = await database.db
-          .insert(labels)
-          .values({
-            repositoryId,
-            companyId: repository.companyId,
-            name: input.name.trim(),
-            description: input.description ?? '',
-            reviewerRead: input.reviewerRead ?? true,
-            reviewerUse: input.reviewerUse ?? false,
-          })
-          .returning();
-        return toLabel(row as typeof labels.$inferSelect);
+        const row = await labelsRepo(database.db).insert({
+          repositoryId,
+          companyId: repository.companyId,
+          name: input.name.trim(),
+          description: input.description ?? '',
+          reviewerRead: input.reviewerRead ?? true,
+          reviewerUse: input.reviewerUse ?? false,
+        });
+        return toLabel(row);
       } catch (err) {
         if (isUniqueViolation(err, 'labels_repository_name_key')) throw alreadyExists(input.name);
         throw err;
@@ -93,20 +77,16 @@ export function createLabelsService(deps: { database: Database }) {
         throw new AppError('CONFLICT', { message: 'System labels cannot be renamed.' });
       }
       try {
-        const [row] = await database.db
-          .update(labels)
-          .set({
-            ...(input.name !== undefined ? { name: input.name.trim() } : {}),
-            ...(input.description !== undefined ? { description: input.description } : {}),
-            ...(input.reviewerRead !== undefined ? { reviewerRead: input.reviewerRead } : {}),
-            ...(input.reviewerUse !== undefined ? { reviewerUse: input.reviewerUse } : {}),
-            ...(input.archived !== undefined
-              ? { archivedAt: input.archived ? (label.archivedAt ?? new Date()) : null }
-              : {}),
-          })
-          .where(eq(labels.id, labelId))
-          .returning();
-        return toLabel(row as typeof labels.$inferSelect);
+        const row = await labelsRepo(database.db).update(labelId, {
+          ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+          ...(input.description !== undefined ? { description: input.description } : {}),
+          ...(input.reviewerRead !== undefined ? { reviewerRead: input.reviewerRead } : {}),
+          ...(input.reviewerUse !== undefined ? { reviewerUse: input.reviewerUse } : {}),
+          ...(input.archived !== undefined
+            ? { archivedAt: input.archived ? (label.archivedAt ?? new Date()) : null }
+            : {}),
+        });
+        return toLabel(row);
       } catch (err) {
         if (isUniqueViolation(err, 'labels_repository_name_key'))
           throw alreadyExists(input.name ?? label.name);
@@ -120,7 +100,7 @@ export function createLabelsService(deps: { database: Database }) {
       const label = await requireLabel(repositoryId, labelId);
       if (label.isSystem)
         throw new AppError('CONFLICT', { message: 'System labels cannot be deleted; archive them instead.' });
-      await database.db.delete(labels).where(eq(labels.id, labelId));
+      await labelsRepo(database.db).delete(labelId);
     },
   };
 }

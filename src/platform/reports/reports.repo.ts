@@ -7,6 +7,7 @@ import {
   guilds,
   reports,
   repositoryMembers,
+  type severities,
   users,
 } from '../../db/schema/index.ts';
 import { escapeLike, ISO_MICROS_FORMAT } from '../pagination/list-params.ts';
@@ -14,6 +15,7 @@ import type { AuditorPublicProfile } from '../users/users.schemas.ts';
 import type { FindingStat, ReportFinding } from './reports.schemas.ts';
 
 export type ReportRow = typeof reports.$inferSelect;
+export type Severity = (typeof severities)[number];
 
 /** Statuses of the findings a report lists: the valid ones. */
 export const REPORTED_STATUSES = ['confirmed', 'acknowledged', 'fixed'] as const;

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../http/app-type.ts';
 import { Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   CreateReportRequestSchema,

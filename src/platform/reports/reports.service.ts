@@ -1,6 +1,5 @@
 import { type Actor, isPlatformAdmin, requireCompanyManager, requireUser } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
-import type { severities } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import { readsAllCompanies } from '../companies/company-access.ts';
 import { resolveGuild } from '../guilds/guilds.service.ts';
@@ -9,7 +8,13 @@ import { isIsoMicros, isUuid } from '../pagination/list-params.ts';
 import { repositoriesRepo } from '../repositories/repositories.repo.ts';
 import { usersRepo } from '../users/users.repo.ts';
 import { toAuditorPublicProfile } from '../users/users.views.ts';
-import { type ReportRow, type ReportSnapshot, type ReportVisibility, reportsRepo } from './reports.repo.ts';
+import {
+  type ReportRow,
+  type ReportSnapshot,
+  type ReportVisibility,
+  reportsRepo,
+  type Severity,
+} from './reports.repo.ts';
 import type {
   CreateReportRequest,
   FindingStat,
@@ -21,8 +26,6 @@ import type {
 
 /** The reports page size when `limit` is not given. */
 const DEFAULT_LIMIT = 100;
-
-type Severity = (typeof severities)[number];
 
 function reportNotFound(): AppError {
   return new AppError('NOT_FOUND', { message: 'Report not found.' });

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.ts';
 import { SCOPES } from '../../auth/credentials.ts';
+import type { App } from '../../http/app-type.ts';
 import { DateTimeSchema, Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
-import type { ServiceKeysService } from './service-keys.service.ts';
+import type { ServiceKeysService } from '../../organization/service-keys/service-keys.service.ts';
 
 const ScopeSchema = Type.Union(SCOPES.map((s) => Type.Literal(s)));
 const ServiceKeySchema = Type.Object({

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../../app.ts';
 import { requireUser } from '../../auth/actor.ts';
 import { SESSION_COOKIE } from '../../auth/session.ts';
 import { AppError } from '../../errors.ts';
+import type { App } from '../../http/app-type.ts';
 import { readSessionCookie } from '../../http/auth.hook.ts';
 import { DateTimeSchema, Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import type { SessionService } from './session.service.ts';

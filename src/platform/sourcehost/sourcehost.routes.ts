@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../http/app-type.ts';
 import { DateTimeSchema, Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import type { SourcehostService } from './sourcehost.service.ts';
 

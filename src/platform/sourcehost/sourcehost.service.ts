@@ -3,7 +3,6 @@ import type { Actor } from '../../auth/actor.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database, Tx } from '../../db/client.ts';
 import { AppError, isAppError } from '../../errors.ts';
-import { badStringReason } from '../../http/hostile-input.ts';
 import {
   type FetchLike,
   type HostedRepository,
@@ -21,6 +20,7 @@ import {
   normalizePrefix,
   parseRepository,
 } from '../../scanner/workspaces/workspaces.service.ts';
+import { badStringReason } from '../../strings.ts';
 import { requireManagedCompany } from '../companies/company-access.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { isIsoMicros, isUuid } from '../pagination/list-params.ts';

@@ -1,19 +1,16 @@
-import { and, asc, eq } from 'drizzle-orm';
 import { type Actor, requireCompanyManager } from '../../auth/actor.ts';
 import { type Database, isUniqueViolation } from '../../db/client.ts';
-import { ssoEnforcementRules } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import { loadCompany, requireCompanyOverseer } from '../companies/company-access.ts';
 import { usersRepo } from '../users/users.repo.ts';
+import { type SsoRuleRow, ssoRepo } from './sso.repo.ts';
 import type { SsoRule } from './sso.schemas.ts';
-
-type RuleRow = typeof ssoEnforcementRules.$inferSelect;
 
 /** SSO enforcement rules: listed by company managers and cross-company readers, changed by managers. */
 export function createSsoService(deps: { database: Database }) {
   const { database } = deps;
 
-  async function render(rows: RuleRow[]): Promise<SsoRule[]> {
+  async function render(rows: SsoRuleRow[]): Promise<SsoRule[]> {
     const summaries = await usersRepo(database.db).shortSummaries(rows.map((r) => r.createdBy));
     return rows.map((r) => ({
       id: r.id,
@@ -29,12 +26,7 @@ export function createSsoService(deps: { database: Database }) {
     async listRules(actor: Actor, companyId: string): Promise<SsoRule[]> {
       requireCompanyOverseer(actor, companyId);
       await loadCompany(database.db, companyId);
-      const rows = await database.db
-        .select()
-        .from(ssoEnforcementRules)
-        .where(eq(ssoEnforcementRules.companyId, companyId))
-        .orderBy(asc(ssoEnforcementRules.createdAt), asc(ssoEnforcementRules.id));
-      return render(rows);
+      return render(await ssoRepo(database.db).listByCompany(companyId));
     },
 
     /** Adds a rule for an email domain (stored lower-case); 409 when any company has that domain. */
@@ -43,11 +35,12 @@ export function createSsoService(deps: { database: Database }) {
       await loadCompany(database.db, companyId);
       const normalized = domain.trim().toLowerCase();
       try {
-        const [row] = await database.db
-          .insert(ssoEnforcementRules)
-          .values({ companyId, domain: normalized, createdBy: user.userId })
-          .returning();
-        const [rule] = await render([row!]);
+        const row = await ssoRepo(database.db).insert({
+          companyId,
+          domain: normalized,
+          createdBy: user.userId,
+        });
+        const [rule] = await render([row]);
         return rule!;
       } catch (err) {
         if (isUniqueViolation(err)) {
@@ -59,11 +52,8 @@ export function createSsoService(deps: { database: Database }) {
 
     async deleteRule(actor: Actor, companyId: string, ruleId: string): Promise<void> {
       requireCompanyManager(actor, companyId);
-      const rows = await database.db
-        .delete(ssoEnforcementRules)
-        .where(and(eq(ssoEnforcementRules.id, ruleId), eq(ssoEnforcementRules.companyId, companyId)))
-        .returning({ id: ssoEnforcementRules.id });
-      if (rows.length === 0) throw new AppError('NOT_FOUND', { message: 'SSO rule not found.' });
+      const deleted = await ssoRepo(database.db).delete(companyId, ruleId);
+      if (!deleted) throw new AppError('NOT_FOUND', { message: 'SSO rule not found.' });
     },
   };
 }

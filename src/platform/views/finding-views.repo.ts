@@ -5,6 +5,12 @@ import { findingViews } from '../../db/schema/index.ts';
 /** SQL of saved finding views. */
 export function findingViewsRepo(db: Db) {
   return {
+    /** Inserts a view; returns its id. */
+    async insert(values: typeof findingViews.$inferInsert): Promise<string> {
+      const [row] = await db.insert(findingViews).values(values).returning({ id: findingViews.id });
+      return row!.id;
+    },
+
     /** The repository's shared views and the user's own personal views, by name. */
     async listVisible(repositoryId: string, userId: string | null) {
       const mine = userId ? eq(findingViews.userId, userId) : undefined;

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../http/app-type.ts';
 import { DateTimeSchema, Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   FINDING_VIEW_COLUMNS,

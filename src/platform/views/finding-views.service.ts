@@ -1,6 +1,5 @@
 import type { Actor } from '../../auth/actor.ts';
 import type { Database } from '../../db/client.ts';
-import { findingViews } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import { effectiveRole, loadFindingAccess, requireVisibleRepository } from '../access/repository-access.ts';
 import { parseSearch } from '../findings/search-syntax.ts';
@@ -73,19 +72,16 @@ export function createFindingViewsService(deps: { database: Database }) {
       }
       parseSearch(input.filter, 'filter');
       const columns = input.columns ? [...new Set(input.columns)] : null;
-      const [row] = await database.db
-        .insert(findingViews)
-        .values({
-          repositoryId,
-          userId: access.userId,
-          personal: input.personal,
-          name,
-          filter: input.filter,
-          description: input.description ?? null,
-          columns,
-        })
-        .returning({ id: findingViews.id });
-      return { id: (row as { id: string }).id };
+      const id = await findingViewsRepo(database.db).insert({
+        repositoryId,
+        userId: access.userId,
+        personal: input.personal,
+        name,
+        filter: input.filter,
+        description: input.description ?? null,
+        columns,
+      });
+      return { id };
     },
   };
 }

@@ -1,8 +1,8 @@
-import type { App } from '../../app.ts';
 import type { ServiceActor } from '../../auth/actor.ts';
+import type { App } from '../../http/app-type.ts';
 import { v1Errors } from '../../http/schemas.ts';
-import { CreditBalancesSchema } from './credits.schemas.ts';
-import type { CreditsService } from './credits.service.ts';
+import { CreditBalancesSchema } from '../../organization/credits/credits.schemas.ts';
+import type { CreditsService } from '../../organization/credits/credits.service.ts';
 
 /** getCreditBalances. */
 export function registerCreditsRoutes(app: App, credits: CreditsService): void {

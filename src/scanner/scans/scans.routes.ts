@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.ts';
 import type { ServiceActor } from '../../auth/actor.ts';
 import { AppError } from '../../errors.ts';
+import type { App } from '../../http/app-type.ts';
 import { v1Errors } from '../../http/schemas.ts';
 import { parseIdempotencyKey } from '../idempotency/idempotency.service.ts';
 import {

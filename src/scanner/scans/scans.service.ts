@@ -6,7 +6,7 @@ import type { EngineVulnerability } from '../../engine/types.ts';
 import { AppError, isAppError } from '../../errors.ts';
 import { normalizeCommitId } from '../../integrations/sourcehost/repository-ref.ts';
 import type { JobDefinition, JobQueue } from '../../jobs/queue.ts';
-import type { CreditsService } from '../credits/credits.service.ts';
+import type { CreditsService } from '../../organization/credits/credits.service.ts';
 import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.ts';
 import { validateLocalSources } from '../sources/scan-sources.ts';
 import {

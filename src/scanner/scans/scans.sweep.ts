@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Database } from '../../db/client.ts';
 import { defineJob, handleJob, type JobRegistration } from '../../jobs/queue.ts';
-import type { CreditsService } from '../credits/credits.service.ts';
+import type { CreditsService } from '../../organization/credits/credits.service.ts';
 import { scanRunJob, scanThreatModelJob } from './scans.jobs.ts';
 import { scansRepo } from './scans.repo.ts';
 

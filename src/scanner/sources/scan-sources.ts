@@ -12,7 +12,7 @@ import { AppError } from '../../errors.ts';
 import type { OutboundPolicy } from '../../integrations/outbound/outbound-policy.ts';
 import { openGitCommitTree } from '../../integrations/sourcehost/git-source.ts';
 import type { ObjectStore } from '../../integrations/storage/object-store.ts';
-import type { IntegrationsService } from '../../platform/integrations/integrations.service.ts';
+import type { IntegrationsService } from '../../organization/integrations/integrations.service.ts';
 import { uploadsRepo } from '../uploads/uploads.repo.ts';
 import { normalizePrefix } from '../workspaces/workspaces.service.ts';
 

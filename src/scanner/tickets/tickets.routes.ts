@@ -1,5 +1,5 @@
-import type { App } from '../../app.ts';
 import type { ServiceActor } from '../../auth/actor.ts';
+import type { App } from '../../http/app-type.ts';
 import { v1Errors } from '../../http/schemas.ts';
 import {
   FindingParamsSchema,

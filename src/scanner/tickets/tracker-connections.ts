@@ -14,7 +14,7 @@ import {
 import type {
   ConnectedIntegration,
   IntegrationsService,
-} from '../../platform/integrations/integrations.service.ts';
+} from '../../organization/integrations/integrations.service.ts';
 
 /** Where connections come from. */
 export type TrackerConnectionSource = Pick<IntegrationsService, 'getConnections'>;

@@ -1,9 +1,9 @@
 import { PassThrough } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { App } from '../../app.ts';
 import type { ServiceActor } from '../../auth/actor.ts';
 import { AppError } from '../../errors.ts';
+import type { App } from '../../http/app-type.ts';
 import { v1Errors } from '../../http/schemas.ts';
 import {
   CompletedSourceUploadSchema,

@@ -1,9 +1,8 @@
 import type { Database, Tx } from '../../db/client.ts';
-import { scanTypes } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
-import { creditsRepo } from './credits.repo.ts';
+import { creditsRepo, type ScanType, scanTypes } from './credits.repo.ts';
 
-export type ScanType = (typeof scanTypes)[number];
+export type { ScanType };
 
 export interface CreditBalances {
   purchased: number;

@@ -1,10 +1,9 @@
-import { and, desc, eq, isNull } from 'drizzle-orm';
 import type { Actor } from '../../auth/actor.ts';
 import { DEFAULT_SCOPES, issueSecret, SCOPES, type Scope } from '../../auth/credentials.ts';
 import type { Database } from '../../db/client.ts';
-import { serviceKeys } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
-import { requireManagedCompany } from '../companies/company-access.ts';
+import { requireManagedCompany } from '../../platform/companies/company-access.ts';
+import { type ServiceKeyRow, serviceKeysRepo } from './service-keys.repo.ts';
 
 export interface ServiceKeyView {
   id: string;
@@ -16,7 +15,7 @@ export interface ServiceKeyView {
   createdAt: string;
 }
 
-function toView(row: typeof serviceKeys.$inferSelect): ServiceKeyView {
+function toView(row: ServiceKeyRow): ServiceKeyView {
   return {
     id: row.id,
     name: row.name,
@@ -58,45 +57,30 @@ export function createServiceKeysService(deps: { database: Database; now?: () =>
         });
       }
       const issued = issueSecret('service');
-      const [row] = await database.db
-        .insert(serviceKeys)
-        .values({
-          companyId,
-          name: input.name,
-          prefix: issued.prefix,
-          hash: issued.hash,
-          scopes,
-          expiresAt: input.expiresAt ?? null,
-          createdBy: user.userId,
-        })
-        .returning();
-      return { ...toView(row!), key: issued.secret };
+      const row = await serviceKeysRepo(database.db).insert({
+        companyId,
+        name: input.name,
+        prefix: issued.prefix,
+        hash: issued.hash,
+        scopes,
+        expiresAt: input.expiresAt ?? null,
+        createdBy: user.userId,
+      });
+      return { ...toView(row), key: issued.secret };
     },
 
     async listKeys(actor: Actor, companyId: string): Promise<ServiceKeyView[]> {
       await requireCompany(actor, companyId);
-      const rows = await database.db
-        .select()
-        .from(serviceKeys)
-        .where(eq(serviceKeys.companyId, companyId))
-        .orderBy(desc(serviceKeys.createdAt));
+      const rows = await serviceKeysRepo(database.db).listByCompany(companyId);
       return rows.map(toView);
     },
 
     async revokeKey(actor: Actor, companyId: string, keyId: string): Promise<ServiceKeyView> {
       await requireCompany(actor, companyId);
-      const [row] = await database.db
-        .update(serviceKeys)
-        .set({ revokedAt: now() })
-        .where(
-          and(eq(serviceKeys.id, keyId), eq(serviceKeys.companyId, companyId), isNull(serviceKeys.revokedAt)),
-        )
-        .returning();
+      const repo = serviceKeysRepo(database.db);
+      const row = await repo.revoke(companyId, keyId, now());
       if (row) return toView(row);
-      const [existing] = await database.db
-        .select()
-        .from(serviceKeys)
-        .where(and(eq(serviceKeys.id, keyId), eq(serviceKeys.companyId, companyId)));
+      const existing = await repo.findInCompany(companyId, keyId);
       if (!existing) throw new AppError('NOT_FOUND', { message: 'Service key not found.' });
       return toView(existing);
     },

@@ -1,6 +1,10 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { creditAccounts, creditLedger } from '../../db/schema/index.ts';
+import { creditAccounts, creditLedger, scanTypes } from '../../db/schema/index.ts';
+
+/** The scan types credits are counted for. */
+export { scanTypes };
+export type ScanType = (typeof scanTypes)[number];
 
 export type LedgerKind = 'grant' | 'reserve' | 'release' | 'consume' | 'refund';
 

@@ -1,16 +1,15 @@
-import { and, asc, eq } from 'drizzle-orm';
 import type { Actor } from '../../auth/actor.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
-import { integrations } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import {
   isOutboundRefused,
   type OutboundPolicy,
   OutboundRefusedError,
 } from '../../integrations/outbound/outbound-policy.ts';
-import { appendAuditEntry } from '../audit/audit.repo.ts';
-import { requireManagedCompany } from '../companies/company-access.ts';
+import { appendAuditEntry } from '../../platform/audit/audit.repo.ts';
+import { requireManagedCompany } from '../../platform/companies/company-access.ts';
+import { type IntegrationRow, integrationsRepo } from './integrations.repo.ts';
 
 export const INTEGRATION_PROVIDERS = ['tracker_a', 'tracker_b', 'sourcehost'] as const;
 export type IntegrationProvider = (typeof INTEGRATION_PROVIDERS)[number];
@@ -143,7 +142,7 @@ export function createIntegrationsService(deps: {
 }) {
   const { database, secretBox } = deps;
 
-  function toView(row: typeof integrations.$inferSelect): IntegrationView {
+  function toView(row: IntegrationRow): IntegrationView {
     const credentialFields = Object.keys(
       JSON.parse(secretBox.open(row.credentialsEnc)) as Record<string, string>,
     ).sort();
@@ -176,24 +175,16 @@ export function createIntegrationsService(deps: {
       await checkDestinations(deps.outbound, provider, site, settings);
       const credentialsEnc = secretBox.seal(JSON.stringify(input.credentials));
       return database.transaction(async (tx) => {
-        const [existing] = await tx.db
-          .select({ id: integrations.id })
-          .from(integrations)
-          .where(
-            and(
-              eq(integrations.companyId, companyId),
-              eq(integrations.provider, provider),
-              eq(integrations.site, site),
-            ),
-          );
-        const [row] = await tx.db
-          .insert(integrations)
-          .values({ companyId, provider, site, credentialsEnc, settings, createdBy: user.userId })
-          .onConflictDoUpdate({
-            target: [integrations.companyId, integrations.provider, integrations.site],
-            set: { credentialsEnc, settings, updatedAt: new Date() },
-          })
-          .returning();
+        const repo = integrationsRepo(tx.db);
+        const existing = await repo.exists(companyId, provider, site);
+        const row = await repo.upsert({
+          companyId,
+          provider,
+          site,
+          credentialsEnc,
+          settings,
+          createdBy: user.userId,
+        });
         if (provider === 'sourcehost' && !existing) {
           await appendAuditEntry(tx.db, {
             companyId,
@@ -202,17 +193,13 @@ export function createIntegrationsService(deps: {
             sourcehostAccountName: typeof settings.accountName === 'string' ? settings.accountName : null,
           });
         }
-        return { view: toView(row!), created: !existing };
+        return { view: toView(row), created: !existing };
       });
     },
 
     async listIntegrations(actor: Actor, companyId: string): Promise<IntegrationView[]> {
       await requireCompany(actor, companyId);
-      const rows = await database.db
-        .select()
-        .from(integrations)
-        .where(eq(integrations.companyId, companyId))
-        .orderBy(asc(integrations.provider), asc(integrations.site));
+      const rows = await integrationsRepo(database.db).listByCompany(companyId);
       return rows.map(toView);
     },
 
@@ -220,12 +207,11 @@ export function createIntegrationsService(deps: {
     async deleteIntegration(actor: Actor, companyId: string, provider: IntegrationProvider, site?: string) {
       const user = await requireCompany(actor, companyId);
       return database.transaction(async (tx) => {
-        const conditions = [eq(integrations.companyId, companyId), eq(integrations.provider, provider)];
-        if (site !== undefined) conditions.push(eq(integrations.site, normalizeSite(provider, site, {})));
-        const rows = await tx.db
-          .delete(integrations)
-          .where(and(...conditions))
-          .returning();
+        const rows = await integrationsRepo(tx.db).delete(
+          companyId,
+          provider,
+          site === undefined ? undefined : normalizeSite(provider, site, {}),
+        );
         if (rows.length === 0)
           throw new AppError('NOT_FOUND', { message: `No ${provider} integration is connected.` });
         if (provider === 'sourcehost') {
@@ -245,11 +231,7 @@ export function createIntegrationsService(deps: {
 
     /** Every connection of a provider with its secrets opened (for outbound adapters only). */
     async getConnections(companyId: string, provider: IntegrationProvider): Promise<ConnectedIntegration[]> {
-      const rows = await database.db
-        .select()
-        .from(integrations)
-        .where(and(eq(integrations.companyId, companyId), eq(integrations.provider, provider)))
-        .orderBy(asc(integrations.site));
+      const rows = await integrationsRepo(database.db).listByCompany(companyId, provider);
       return rows.map((row) => ({
         ...toView(row),
         credentials: JSON.parse(secretBox.open(row.credentialsEnc)) as Record<string, string>,
