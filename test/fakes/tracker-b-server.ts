@@ -43,6 +43,11 @@ export interface FakeTrackerBBehaviour {
   indexDelayMs: number;
   /** Error pages echo the Authorization header they received (a provider leaking it back). */
   echoCredentials: boolean;
+  /**
+   * Fails a random share of requests (`rate`, 0 to 1, drawn with `random`): a 429, a 502 before
+   * anything happens, or, for a create, the issue stored and then a 502 or a reset connection.
+   */
+  randomFailures: { rate: number; random: () => number } | null;
 }
 
 /** One request as received. */
@@ -233,6 +238,7 @@ export async function startFakeTrackerB(options: FakeTrackerBOptions = {}): Prom
     holdNext: 0,
     indexDelayMs: 0,
     echoCredentials: false,
+    randomFailures: null,
   };
   let nextId = 10000;
   let baseUrl = '';
@@ -309,6 +315,7 @@ export async function startFakeTrackerB(options: FakeTrackerBOptions = {}): Prom
     req: IncomingMessage,
     res: ServerResponse,
     record: FakeTrackerBRequest,
+    fault: 'after_store_502' | 'after_store_lost' | null = null,
   ): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://fake');
     let path = url.pathname;
@@ -409,6 +416,15 @@ export async function startFakeTrackerB(options: FakeTrackerBOptions = {}): Prom
         status: 'To Do',
         indexDelayMs: behaviour.indexDelayMs,
       });
+      if (fault === 'after_store_lost') {
+        req.socket.destroy();
+        return;
+      }
+      if (fault === 'after_store_502') {
+        res.writeHead(502, { 'content-type': 'text/html' });
+        res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+        return;
+      }
       if (behaviour.loseCreateResponses > 0) {
         behaviour.loseCreateResponses--;
         // The issue exists; only the answer goes missing.
@@ -501,6 +517,22 @@ export async function startFakeTrackerB(options: FakeTrackerBOptions = {}): Prom
           behaviour.holdNext--;
           return;
         }
+        const failures = behaviour.randomFailures;
+        let fault: 'after_store_502' | 'after_store_lost' | null = null;
+        if (failures && failures.random() < failures.rate) {
+          const kind = Math.floor(failures.random() * 3);
+          const isCreate = req.method === 'POST' && /\/rest\/api\/3\/issue$/.test(record.url);
+          if (kind === 0) {
+            sendJson(res, 429, errorBody(['Rate limit exceeded.']), { 'retry-after': '1' });
+            return;
+          }
+          if (!isCreate) {
+            res.writeHead(502, { 'content-type': 'text/html' });
+            res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+            return;
+          }
+          fault = kind === 1 ? 'after_store_502' : 'after_store_lost';
+        }
         if (behaviour.rateLimitNext > 0) {
           behaviour.rateLimitNext--;
           const headers: Record<string, string> = {
@@ -512,7 +544,7 @@ export async function startFakeTrackerB(options: FakeTrackerBOptions = {}): Prom
           sendJson(res, 429, errorBody(['Rate limit exceeded.']), headers);
           return;
         }
-        await handle(req, res, record);
+        await handle(req, res, record, fault);
       })
       .catch(() => {
         if (!res.headersSent) sendJson(res, 500, errorBody(['Internal server error.']));

@@ -31,10 +31,11 @@ export class SolidityScanPool {
   /** Set when a worker fails to start or dies: later jobs reject at once (callers fall back). */
   private broken: Error | undefined;
 
-  constructor(size: number) {
+  /** `nice`: the priority each thread lowers itself to before analysing (0: unchanged). */
+  constructor(size: number, nice = 0) {
     const { boot, entry, tsx } = workerEntry();
     for (let i = 0; i < size; i++) {
-      const w = new Worker(boot, { workerData: { entry, tsx } });
+      const w = new Worker(boot, { workerData: { entry, tsx, nice } });
       w.on('message', (m: PoolResult) => {
         const job = this.jobs.get(w);
         this.jobs.delete(w);
