@@ -352,7 +352,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           }
         } else if (pick < 0.8) {
           if (ackScans.length > 0) {
-            const scanId = ackScans[rng.int(0, ackScans.length - 1)]!;
+            // One of the latest scans, which may still be running (older ones are long final).
+            const scanId = ackScans[rng.int(Math.max(0, ackScans.length - 3), ackScans.length - 1)]!;
             const res = await withRetries(() => call('POST', `/api/scanner/v1/scans/${scanId}/cancel`, key));
             if (res && res.status < 300) cancels++;
           }

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,6 +78,11 @@ describe('a worker killed in the middle of a scan', () => {
       died,
     ]);
     expect(midway.progress.filesDone).toBeLessThan(midway.progress.filesTotal);
+    if (process.platform === 'linux') {
+      // Scan work yields the CPU: the worker runs at VIGIL_WORKER_NICE (default 10).
+      const stat = await readFile(`/proc/${first.pid}/stat`, 'utf8');
+      expect(Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[16])).toBe(10);
+    }
 
     killedOnPurpose = true;
     const spillOfFirst = (name: string) => name.startsWith(`vigil-tree-${first.pid}-`);
