@@ -44,10 +44,11 @@ export interface FakeTrackerBBehaviour {
   /** Error pages echo the Authorization header they received (a provider leaking it back). */
   echoCredentials: boolean;
   /**
-   * Fails a random share of requests (`rate`, 0 to 1, drawn with `random`): a 429, a 502 before
-   * anything happens, or, for a create, the issue stored and then a 502 or a reset connection.
+   * Fails every `every`-th request (one in five with 5), in a way drawn with `random`: a 429, a
+   * 502 before anything happens, or, for a create, the issue stored and then a 502 or a reset
+   * connection.
    */
-  randomFailures: { rate: number; random: () => number } | null;
+  failEvery: { every: number; random: () => number } | null;
 }
 
 /** One request as received. */
@@ -238,8 +239,9 @@ export async function startFakeTrackerB(options: FakeTrackerBOptions = {}): Prom
     holdNext: 0,
     indexDelayMs: 0,
     echoCredentials: false,
-    randomFailures: null,
+    failEvery: null,
   };
+  let served = 0;
   let nextId = 10000;
   let baseUrl = '';
 
@@ -517,9 +519,10 @@ export async function startFakeTrackerB(options: FakeTrackerBOptions = {}): Prom
           behaviour.holdNext--;
           return;
         }
-        const failures = behaviour.randomFailures;
+        const failures = behaviour.failEvery;
         let fault: 'after_store_502' | 'after_store_lost' | null = null;
-        if (failures && failures.random() < failures.rate) {
+        served++;
+        if (failures && served % failures.every === 0) {
           const kind = Math.floor(failures.random() * 3);
           const isCreate = req.method === 'POST' && /\/rest\/api\/3\/issue$/.test(record.url);
           if (kind === 0) {
