@@ -53,6 +53,12 @@ export interface Config {
     heartbeatTimeoutSeconds: number;
     pollingSeconds: number;
     concurrency: number;
+    /**
+     * Scheduling priority (nice, 0 to 19) of scan work (`VIGIL_WORKER_NICE`, default 10): a
+     * `vigil worker` process runs at it, and so do the engine's analysis threads in any process,
+     * so that API requests and the database come first for the CPU. 0 leaves priorities alone.
+     */
+    nice: number;
   };
   llm: { baseUrl: string; apiKey: string | null; model: string } | null;
   /** The repository assistant (v0 AI ask). */
@@ -256,6 +262,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       heartbeatTimeoutSeconds: readInt(env, 'VIGIL_JOB_HEARTBEAT_TIMEOUT_SECONDS', 60, 5),
       pollingSeconds: readInt(env, 'VIGIL_JOB_POLL_SECONDS', 1, 1),
       concurrency: readInt(env, 'VIGIL_WORKER_CONCURRENCY', 2, 1),
+      nice: Math.min(readInt(env, 'VIGIL_WORKER_NICE', 10, 0), 19),
     },
     llm: loadLlmConfig(env),
     ai: loadAiConfig(env),

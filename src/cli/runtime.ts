@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { type App, buildApp } from '../app.ts';
 import { type Config, ConfigError, publicBaseUrl } from '../config.ts';
 import { type Container, createContainer, MigrationError } from '../container.ts';
@@ -65,6 +66,19 @@ async function starting<T>(config: Config, cleanup: () => Promise<void>, fn: () 
   }
 }
 
+/**
+ * Lowers this process's scheduling priority to `nice` (never raises it): scan work then yields the
+ * CPU to API processes and the database on the same machine. Threads started afterwards (the
+ * engine's analysis threads) inherit it.
+ */
+function lowerPriority(container: Container, nice: number): void {
+  try {
+    if (os.getPriority() < nice) os.setPriority(nice);
+  } catch (err) {
+    container.log.warn({ err, nice }, 'scheduling priority not lowered');
+  }
+}
+
 export interface RunOptions {
   api: boolean;
   worker: boolean;
@@ -100,6 +114,8 @@ export async function runProcesses(config: Config, options: RunOptions): Promise
   };
   await starting(config, cleanup, async () => {
     container = await createContainer(config);
+    // After the container: an embedded server this process starts must not inherit the priority.
+    if (options.worker && !options.api && config.jobs.nice > 0) lowerPriority(container, config.jobs.nice);
     await container.queue.start({ supervise: options.worker });
     if (options.api) await bootstrap(container);
     if (options.worker) {

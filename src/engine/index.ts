@@ -55,6 +55,8 @@ export interface ScanOptions {
    * `audit`; 0 analyses in this thread.
    */
   workers?: number;
+  /** Nice value the analysis threads lower themselves to (never raise); 0 leaves them alone. */
+  threadNice?: number;
   /**
    * LLM triage of the rule findings (needs `llm`; off by default): the model may lower the
    * confidence of or dismiss a finding with a recorded reason, never add or raise one.
@@ -121,7 +123,8 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
       (solEntries.length >= PARALLEL_MIN_FILES && solBytes >= PARALLEL_MIN_BYTES && availableParallelism() > 1
         ? Math.min(4, availableParallelism())
         : 0));
-  const pool = workerCount > 0 ? await SolidityScanPool.start(workerCount) : undefined;
+  const pool =
+    workerCount > 0 ? await SolidityScanPool.start(workerCount, options.threadNice ?? 0) : undefined;
   // Per-file messages keep the order of the tree whatever order workers finish in.
   const fileMessages: ScanMessage[][] = [];
   // Sources of Solidity files, kept only when findings are to be triaged by the LLM.

@@ -107,10 +107,29 @@ async function createQueueOnce(boss: PgBoss, name: string): Promise<void> {
 export const MAX_LEASE_SECONDS = 23 * 3600;
 
 /**
+ * How often a running job writes its heartbeat: a sixth of the timeout, at most every 10 s (every
+ * 10 s with the default 60 s), so a worker must miss five beats in a row to be taken for dead.
+ */
+export function heartbeatIntervalMs(timeoutSeconds: number): number {
+  return Math.min(10_000, Math.max(1000, (timeoutSeconds * 1000) / 6));
+}
+
+/**
+ * How often a supervising process sweeps for stale jobs: a twelfth of the timeout, at most every
+ * 5 s. A dead worker's job is handed back at most this long after its heartbeat went stale (65 s
+ * after its last beat with the default 60 s timeout); a sweep is one indexed query.
+ */
+export function staleSweepIntervalMs(timeoutSeconds: number): number {
+  return Math.min(5000, Math.max(1000, (timeoutSeconds * 1000) / 12));
+}
+
+/**
  * Fails the running jobs whose heartbeat is older than `timeoutSeconds` (their worker died): pg-boss
  * retries them on another worker, or marks them failed after their last attempt (the scan sweep then
- * fails the scan and returns its credits). Rows are locked and skipped when locked, so that two
- * sweepers never fail one job twice. Returns the ids it failed.
+ * fails the scan and returns its credits). A retry of a dead worker's job starts at once rather
+ * than after the job's retry delay: the delay is there to let a failing dependency recover, and
+ * nothing failed but the process. Rows are locked and skipped when locked, so that two sweepers
+ * never fail one job twice. Returns the ids it failed.
  */
 export async function sweepStaleJobs(
   database: Database,
@@ -135,6 +154,10 @@ export async function sweepStaleJobs(
         { db: { executeSql: tx.executeSql as PgBoss.Db['executeSql'] } },
       );
       await tx.executeSql('delete from job_heartbeats where job_id = $1', [row.id]);
+      await tx.executeSql(
+        `update pgboss.job set start_after = now() where name = $1 and id = $2 and state = 'retry'`,
+        [row.name, row.id],
+      );
     }
     return rows.map((r) => String(r.id));
   });
@@ -152,7 +175,7 @@ export function createJobQueue({
   const shutdown = new AbortController();
   const running = new Set<Promise<unknown>>();
   const workerName = `${os.hostname()}:${process.pid}`;
-  const beatEveryMs = Math.min(10_000, Math.max(1000, (heartbeatTimeoutSeconds * 1000) / 4));
+  const beatEveryMs = heartbeatIntervalMs(heartbeatTimeoutSeconds);
   const timers: NodeJS.Timeout[] = [];
 
   async function beat(jobId: string, queue: string, attempt: number): Promise<void> {
@@ -220,7 +243,7 @@ export function createJobQueue({
           }
         };
         await sweep();
-        const timer = setInterval(() => void sweep(), Math.min(15_000, (heartbeatTimeoutSeconds * 1000) / 4));
+        const timer = setInterval(() => void sweep(), staleSweepIntervalMs(heartbeatTimeoutSeconds));
         timer.unref();
         timers.push(timer);
       }

@@ -43,6 +43,12 @@ export interface FakeTrackerBBehaviour {
   indexDelayMs: number;
   /** Error pages echo the Authorization header they received (a provider leaking it back). */
   echoCredentials: boolean;
+  /**
+   * Fails every `every`-th request (one in five with 5), in a way drawn with `random`: a 429, a
+   * 502 before anything happens, or, for a create, the issue stored and then a 502 or a reset
+   * connection.
+   */
+  failEvery: { every: number; random: () => number } | null;
 }
 
 /** One request as received. */
@@ -233,7 +239,9 @@ export async function startFakeTrackerB(options: FakeTrackerBOptions = {}): Prom
     holdNext: 0,
     indexDelayMs: 0,
     echoCredentials: false,
+    failEvery: null,
   };
+  let served = 0;
   let nextId = 10000;
   let baseUrl = '';
 
@@ -309,6 +317,7 @@ export async function startFakeTrackerB(options: FakeTrackerBOptions = {}): Prom
     req: IncomingMessage,
     res: ServerResponse,
     record: FakeTrackerBRequest,
+    fault: 'after_store_502' | 'after_store_lost' | null = null,
   ): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://fake');
     let path = url.pathname;
@@ -409,6 +418,15 @@ export async function startFakeTrackerB(options: FakeTrackerBOptions = {}): Prom
         status: 'To Do',
         indexDelayMs: behaviour.indexDelayMs,
       });
+      if (fault === 'after_store_lost') {
+        req.socket.destroy();
+        return;
+      }
+      if (fault === 'after_store_502') {
+        res.writeHead(502, { 'content-type': 'text/html' });
+        res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+        return;
+      }
       if (behaviour.loseCreateResponses > 0) {
         behaviour.loseCreateResponses--;
         // The issue exists; only the answer goes missing.
@@ -501,6 +519,23 @@ export async function startFakeTrackerB(options: FakeTrackerBOptions = {}): Prom
           behaviour.holdNext--;
           return;
         }
+        const failures = behaviour.failEvery;
+        let fault: 'after_store_502' | 'after_store_lost' | null = null;
+        served++;
+        if (failures && served % failures.every === 0) {
+          const kind = Math.floor(failures.random() * 3);
+          const isCreate = req.method === 'POST' && /\/rest\/api\/3\/issue$/.test(record.url);
+          if (kind === 0) {
+            sendJson(res, 429, errorBody(['Rate limit exceeded.']), { 'retry-after': '1' });
+            return;
+          }
+          if (!isCreate) {
+            res.writeHead(502, { 'content-type': 'text/html' });
+            res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+            return;
+          }
+          fault = kind === 1 ? 'after_store_502' : 'after_store_lost';
+        }
         if (behaviour.rateLimitNext > 0) {
           behaviour.rateLimitNext--;
           const headers: Record<string, string> = {
@@ -512,7 +547,7 @@ export async function startFakeTrackerB(options: FakeTrackerBOptions = {}): Prom
           sendJson(res, 429, errorBody(['Rate limit exceeded.']), headers);
           return;
         }
-        await handle(req, res, record);
+        await handle(req, res, record, fault);
       })
       .catch(() => {
         if (!res.headersSent) sendJson(res, 500, errorBody(['Internal server error.']));

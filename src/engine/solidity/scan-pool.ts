@@ -43,18 +43,21 @@ export class SolidityScanPool {
   private broken: Error | undefined;
 
   /**
-   * Starts `size` workers. Run from TypeScript source, they load the bundled worker
-   * (`worker-bundle.ts`) when it can be built, and boot through tsx otherwise.
+   * Starts `size` workers, each lowering its thread to `nice` before analysing (0: unchanged). Run
+   * from TypeScript source, they load the bundled worker (`worker-bundle.ts`) when it can be
+   * built, and boot through tsx otherwise.
    */
-  static async start(size: number): Promise<SolidityScanPool> {
+  static async start(size: number, nice = 0): Promise<SolidityScanPool> {
     const bundle = runsFromSource ? await bundledWorker() : undefined;
-    return new SolidityScanPool(size, bundle);
+    return new SolidityScanPool(size, bundle, nice);
   }
 
-  constructor(size: number, bundle?: URL) {
+  constructor(size: number, bundle?: URL, nice = 0) {
     const { boot, entry, tsx } = workerEntry();
     for (let i = 0; i < size; i++) {
-      const w = bundle ? new Worker(bundle) : new Worker(boot, { workerData: { entry, tsx } });
+      const w = bundle
+        ? new Worker(bundle, { workerData: { nice } })
+        : new Worker(boot, { workerData: { entry, tsx, nice } });
       this.jobs.set(w, []);
       w.on('message', (m: PoolResult) => {
         const job = this.jobs.get(w)?.shift();

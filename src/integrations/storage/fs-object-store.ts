@@ -111,6 +111,28 @@ export function createFsObjectStore(options: FsObjectStoreOptions = {}): ObjectS
       await rm(pathOf(prefix.replace(/\/+$/, '')), { recursive: true, force: true });
     },
 
+    async *list(prefix) {
+      const base = prefix.replace(/\/+$/, '');
+      const start = pathOf(base);
+      const pending: Array<{ dir: string; key: string }> = [{ dir: start, key: base }];
+      while (pending.length > 0) {
+        const { dir, key } = pending.pop()!;
+        const entries = await readdir(dir, { withFileTypes: true }).catch((err: unknown) => {
+          if (isMissing(err)) return [];
+          throw err;
+        });
+        for (const entry of entries) {
+          const path = join(dir, entry.name);
+          if (entry.isDirectory()) pending.push({ dir: path, key: `${key}/${entry.name}` });
+          else if (entry.isFile()) {
+            // Removed between the listing and the stat: no longer an object to report.
+            const info = await stat(path).catch(() => null);
+            if (info) yield { key: `${key}/${entry.name}`, modifiedAt: info.mtime };
+          }
+        }
+      }
+    },
+
     async presignPut() {
       return null;
     },

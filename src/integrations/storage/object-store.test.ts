@@ -163,6 +163,21 @@ function describeObjectStoreContract(name: string, open: () => ObjectStore): voi
       expect(await store.head('p/ws10/c')).toEqual({ sizeBytes: 8 });
     });
 
+    it('lists the objects under a prefix, nested ones included, with their write time', async () => {
+      const before = Date.now() - 60_000;
+      for (const key of ['l/ws1/a', 'l/ws1/sub/b', 'l/ws10/c'])
+        await store.putStream(key, Readable.from([Buffer.from('x')]), { maxBytes: 10 });
+
+      const listed = [];
+      for await (const object of store.list('l/ws1')) listed.push(object);
+
+      expect(listed.map((o) => o.key).sort()).toEqual(['l/ws1/a', 'l/ws1/sub/b']);
+      for (const o of listed) expect(o.modifiedAt.getTime()).toBeGreaterThan(before);
+      const none = [];
+      for await (const object of store.list('l/missing')) none.push(object);
+      expect(none).toEqual([]);
+    });
+
     it.each(['../escape', '/etc/passwd', 'a//b', 'a/./b', 'a/../b', '.tmp/x', 'a\\b', '', 'a/b/'])(
       'refuses the key %j',
       async (key) => {

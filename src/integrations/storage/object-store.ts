@@ -35,6 +35,12 @@ export interface PresignedPut {
   headers: Record<string, string>;
 }
 
+/** One object of {@link ObjectStore.list}. */
+export interface ListedObject {
+  key: string;
+  modifiedAt: Date;
+}
+
 /** A blob store addressed by keys. Every method is safe to call concurrently. */
 export interface ObjectStore {
   /** `fs` or `s3`, for logs and for choosing the upload route. */
@@ -54,6 +60,8 @@ export interface ObjectStore {
   delete(key: string): Promise<void>;
   /** Removes every object whose key starts with `prefix/`. */
   deletePrefix(prefix: string): Promise<void>;
+  /** Every object whose key starts with `prefix/`, with its last write time, in no set order. */
+  list(prefix: string): AsyncIterable<ListedObject>;
   /**
    * A URL the client can PUT the object to without passing through this server, or null when
    * the store has none (the file system store: its uploads go through the service's own

@@ -182,6 +182,26 @@ export function createS3ObjectStore(options: S3ObjectStoreOptions): ObjectStore 
       } while (continuationToken);
     },
 
+    async *list(prefix) {
+      const listPrefix = `${s3Key(prefix.replace(/\/+$/, ''))}/`;
+      let continuationToken: string | undefined;
+      do {
+        const page = await client.send(
+          new ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: listPrefix,
+            ContinuationToken: continuationToken,
+          }),
+        );
+        for (const object of page.Contents ?? []) {
+          if (object.Key?.startsWith(keyPrefix)) {
+            yield { key: object.Key.slice(keyPrefix.length), modifiedAt: object.LastModified ?? new Date(0) };
+          }
+        }
+        continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (continuationToken);
+    },
+
     async presignPut(key, { expiresAt, contentLength }) {
       const seconds = Math.ceil((expiresAt.getTime() - Date.now()) / 1000);
       const expiresIn = Math.min(Math.max(seconds, 1), MAX_PRESIGN_SECONDS);

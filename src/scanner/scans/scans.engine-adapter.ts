@@ -9,7 +9,9 @@ import {
 import type { ScanEngine } from './scans.ports.ts';
 
 /** The engine port over src/engine; `llm` is used by `audit` scans when configured. */
-export function createEngineAdapter(deps: { llm?: LlmClient | undefined } = {}): ScanEngine {
+export function createEngineAdapter(
+  deps: { llm?: LlmClient | undefined; threadNice?: number } = {},
+): ScanEngine {
   return {
     buildThreatModel: (tree) => buildThreatModel(tree),
     renderThreatModelMarkdown: (model) => renderThreatModelMarkdown(model as EngineThreatModel),
@@ -18,6 +20,7 @@ export function createEngineAdapter(deps: { llm?: LlmClient | undefined } = {}):
         type: options.type,
         threatModel: options.threatModel as EngineThreatModel,
         ...(deps.llm ? { llm: deps.llm } : {}),
+        ...(deps.threadNice ? { threadNice: deps.threadNice } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       }),

@@ -19,7 +19,7 @@ import { createScansService } from './scans.service.ts';
  */
 export function createScanServices(deps: {
   database: Database;
-  config: Pick<Config, 'idempotencyTtlHours' | 'llm' | 'publicUrl' | 'port'>;
+  config: Pick<Config, 'idempotencyTtlHours' | 'llm' | 'publicUrl' | 'port' | 'jobs'>;
   credits: CreditsService;
   objectStore: ObjectStore;
   integrations: Pick<IntegrationsService, 'getConnections'>;
@@ -47,7 +47,7 @@ export function createScanServices(deps: {
     queue: deps.queue,
     credits: deps.credits,
     idempotency,
-    engine: createEngineAdapter({ llm }),
+    engine: createEngineAdapter({ llm, threadNice: deps.config.jobs.nice }),
     openSources: (input) =>
       openScanSources(
         {

@@ -1,8 +1,15 @@
-import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { findings, integrations, scanArchives, scanFindings, scans } from '../../db/schema/index.ts';
 
-export type ScanRow = typeof scans.$inferSelect;
+/**
+ * A scan without its threat model: the model of a large tree runs to megabytes, and status reads,
+ * lists and row locks (a scan's status is polled every few hundred milliseconds) must not carry it.
+ * It is read on its own where it is used.
+ */
+const { threatModel: _threatModel, ...scanColumns } = getTableColumns(scans);
+
+export type ScanRow = Omit<typeof scans.$inferSelect, 'threatModel'>;
 export type ScanStatusValue = ScanRow['status'];
 
 /** A draft finding as the scan job writes it. */
@@ -23,7 +30,7 @@ export interface DraftFindingInput {
 export function scansRepo(db: Db) {
   return {
     async insert(values: typeof scans.$inferInsert): Promise<ScanRow> {
-      const [row] = await db.insert(scans).values(values).returning();
+      const [row] = await db.insert(scans).values(values).returning(scanColumns);
       return row!;
     },
 
@@ -33,7 +40,19 @@ export function scansRepo(db: Db) {
 
     async findForCompany(companyId: string, id: string): Promise<ScanRow | undefined> {
       const [row] = await db
-        .select()
+        .select(scanColumns)
+        .from(scans)
+        .where(and(eq(scans.companyId, companyId), eq(scans.id, id)));
+      return row;
+    },
+
+    /** The scan's threat model (null until built); undefined when no such scan of the company. */
+    async findThreatModel(
+      companyId: string,
+      id: string,
+    ): Promise<{ status: ScanStatusValue; threatModel: unknown } | undefined> {
+      const [row] = await db
+        .select({ status: scans.status, threatModel: scans.threatModel })
         .from(scans)
         .where(and(eq(scans.companyId, companyId), eq(scans.id, id)));
       return row;
@@ -45,7 +64,7 @@ export function scansRepo(db: Db) {
       options: { status?: ScanStatusValue; limit: number },
     ): Promise<ScanRow[]> {
       return db
-        .select()
+        .select(scanColumns)
         .from(scans)
         .where(
           and(eq(scans.companyId, companyId), options.status ? eq(scans.status, options.status) : undefined),
@@ -55,7 +74,7 @@ export function scansRepo(db: Db) {
     },
 
     async findById(id: string): Promise<ScanRow | undefined> {
-      const [row] = await db.select().from(scans).where(eq(scans.id, id));
+      const [row] = await db.select(scanColumns).from(scans).where(eq(scans.id, id));
       return row;
     },
 
@@ -65,7 +84,7 @@ export function scansRepo(db: Db) {
      * of two racing changes (say, cancel and completion) sees the state it expects.
      */
     async lock(id: string): Promise<ScanRow | undefined> {
-      const [row] = await db.select().from(scans).where(eq(scans.id, id)).for('update');
+      const [row] = await db.select(scanColumns).from(scans).where(eq(scans.id, id)).for('update');
       return row;
     },
 

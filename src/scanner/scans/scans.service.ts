@@ -420,7 +420,8 @@ export function createScansService(deps: ScansServiceDeps) {
 
     /** The threat model as JSON, or rendered as Markdown. */
     async getThreatModel(actor: ServiceActor, scanId: string, as: 'json' | 'markdown') {
-      const scan = await requireScan(actor.organizationId, scanId);
+      const scan = await scansRepo(database.db).findThreatModel(actor.organizationId, scanId);
+      if (!scan) throw new AppError('NOT_FOUND', { message: 'Scan not found.', details: { scanId } });
       if (!scan.threatModel)
         throw new AppError('THREAT_MODEL_NOT_READY', { details: { status: scan.status } });
       const model = scan.threatModel as ThreatModel;
@@ -514,7 +515,8 @@ export function createScansService(deps: ScansServiceDeps) {
         try {
           result = await engine.scanTree(tree, {
             type: scan.type,
-            threatModel: (scan.threatModel ?? {}) as ThreatModel,
+            threatModel: ((await repo.findThreatModel(scan.companyId, scanId))?.threatModel ??
+              {}) as ThreatModel,
             signal: controller.signal,
             onProgress,
           });

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTarGz } from '../../../test/fixtures/archives.ts';
@@ -11,7 +13,7 @@ import {
 } from '../../../test/helpers/upload-helpers.ts';
 import { archives, scanArchives, scans, sourceUploads } from '../../db/schema/index.ts';
 import { uploadsHousekeepingJob } from './uploads.jobs.ts';
-import { ARCHIVE_RETENTION_MS } from './uploads.service.ts';
+import { ARCHIVE_RETENTION_MS, ORPHAN_GRACE_MS } from './uploads.service.ts';
 
 let t: TestApp;
 let companyId: string;
@@ -97,5 +99,29 @@ describe('upload housekeeping', () => {
     expect(await t.container.objectStore.head((await objectKeyOf(kept.archiveId))!)).not.toBeNull();
     const gone = await completeUpload(t, key, dropped.uploadId);
     expect(gone.statusCode).toBe(404);
+  });
+
+  it('removes objects no row names once past the grace period, and nothing a row names', async () => {
+    const uploaded = await uploadArchive(t, key, buildTarGz([{ name: 'o.sol', content: 'contract O {}' }]), {
+      workspace: { name: 'orphans' },
+    });
+    const { db } = t.container.database;
+    const [row] = await db.select().from(archives).where(eq(archives.id, uploaded.archiveId));
+    const store = t.container.objectStore;
+    // What a completion killed after its copy, and an upload killed before its session, leave.
+    const orphanArchive = `archives/${companyId}/${randomUUID()}.tar.gz`;
+    const orphanUpload = `uploads/${companyId}/${randomUUID()}.tar.gz`;
+    for (const k of [orphanArchive, orphanUpload])
+      await store.putStream(k, Readable.from([Buffer.from('bytes')]), { maxBytes: 10 });
+
+    const uploads = t.container.services.uploads;
+    expect((await uploads.sweep()).deletedOrphans).toBe(0);
+    expect(await store.head(orphanArchive)).not.toBeNull();
+
+    const result = await uploads.sweep({ now: new Date(Date.now() + ORPHAN_GRACE_MS + 60_000) });
+    expect(result.deletedOrphans).toBeGreaterThanOrEqual(2);
+    expect(await store.head(orphanArchive)).toBeNull();
+    expect(await store.head(orphanUpload)).toBeNull();
+    expect(await store.head(row!.objectKey)).not.toBeNull();
   });
 });

@@ -72,6 +72,26 @@ export function uploadsRepo(db: Db) {
       return row;
     },
 
+    /** The keys among `keys` that an archive row names. */
+    async knownArchiveKeys(keys: string[]): Promise<Set<string>> {
+      if (keys.length === 0) return new Set();
+      const rows = await db
+        .select({ key: archives.objectKey })
+        .from(archives)
+        .where(inArray(archives.objectKey, keys));
+      return new Set(rows.map((r) => r.key));
+    },
+
+    /** The keys among `keys` that an upload session names. */
+    async knownUploadKeys(keys: string[]): Promise<Set<string>> {
+      if (keys.length === 0) return new Set();
+      const rows = await db
+        .select({ key: sourceUploads.objectKey })
+        .from(sourceUploads)
+        .where(inArray(sourceUploads.objectKey, keys));
+      return new Set(rows.map((r) => r.key));
+    },
+
     async findArchives(companyId: string, ids: string[]): Promise<ArchiveRow[]> {
       if (ids.length === 0) return [];
       return db

@@ -375,8 +375,13 @@ export function createUploadsService(deps: UploadsServiceDeps) {
      * `archiveRetentionMs`, and expired sessions older than the same retention.
      */
     async sweep(
-      options: { now?: Date; archiveRetentionMs?: number; batchSize?: number } = {},
-    ): Promise<{ expiredUploads: number; deletedArchives: number; deletedSessions: number }> {
+      options: { now?: Date; archiveRetentionMs?: number; batchSize?: number; orphanGraceMs?: number } = {},
+    ): Promise<{
+      expiredUploads: number;
+      deletedArchives: number;
+      deletedSessions: number;
+      deletedOrphans: number;
+    }> {
       const now = options.now ?? new Date();
       const retentionMs = options.archiveRetentionMs ?? ARCHIVE_RETENTION_MS;
       const batchSize = options.batchSize ?? 500;
@@ -418,13 +423,46 @@ export function createUploadsService(deps: UploadsServiceDeps) {
         if (candidates.length < batchSize || deletedArchives === before) break;
       }
       const deletedSessions = await repo.deleteExpiredBefore(cutoff);
-      return { expiredUploads, deletedArchives, deletedSessions };
+
+      // Objects no row names: what a process killed between writing an object and committing
+      // its row leaves (a completion's archive copy, an upload of a session never committed).
+      // Past the grace period no completion or upload can still be about to record them.
+      const orphanCutoff = now.getTime() - (options.orphanGraceMs ?? ORPHAN_GRACE_MS);
+      let deletedOrphans = 0;
+      for (const [prefix, known] of [
+        ['archives', (keys: string[]) => repo.knownArchiveKeys(keys)],
+        ['uploads', (keys: string[]) => repo.knownUploadKeys(keys)],
+      ] as const) {
+        let batch: string[] = [];
+        const flush = async () => {
+          const recorded = await known(batch);
+          for (const key of batch) {
+            if (recorded.has(key)) continue;
+            await deleteQuietly(key);
+            deletedOrphans += 1;
+          }
+          batch = [];
+        };
+        for await (const object of objectStore.list(prefix)) {
+          if (object.modifiedAt.getTime() > orphanCutoff) continue;
+          batch.push(object.key);
+          if (batch.length >= batchSize) await flush();
+        }
+        await flush();
+      }
+      return { expiredUploads, deletedArchives, deletedSessions, deletedOrphans };
     },
   };
 }
 
 /** Completed archives no scan references are kept this long (7 days) for scans still to come. */
 export const ARCHIVE_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * Objects without a row are removed once older than this (1 hour): far longer than a completion
+ * takes between writing its archive copy and committing the archive row.
+ */
+export const ORPHAN_GRACE_MS = 3600 * 1000;
 
 /**
  * How far back the sweep looks for completed sessions whose URL just expired. The sweep runs
