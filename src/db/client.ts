@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
@@ -122,6 +123,43 @@ export type DatabaseConfig =
   | { kind: 'embedded'; dataDir: string; poolSize: number; port?: number }
   | { kind: 'postgres'; url: string; poolSize: number };
 
+/** Distinct statements one connection keeps prepared; texts past it run unnamed. */
+export const PREPARED_STATEMENTS_PER_CONNECTION = 256;
+
+/**
+ * Makes a pooled connection prepare every query Drizzle sends (a config object with a text and
+ * no name) under a name derived from its text: PostgreSQL then parses each distinct statement
+ * once per connection and, after a few executions, reuses a generic plan instead of planning
+ * every request again (the all-findings queries spend more time planning than executing).
+ * Plain-text queries (pg-boss, `executeSql`, transaction control) are left unnamed. A connection
+ * prepares at most {@link PREPARED_STATEMENTS_PER_CONNECTION} statements, so texts that vary
+ * (lists of ids of any length) cannot grow a session without bound.
+ */
+function prepareStatementsOf(client: pg.PoolClient): void {
+  const prepared = new Set<string>();
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (
+    config: unknown,
+    ...rest: unknown[]
+  ) => {
+    const c = config as { text?: unknown; name?: unknown; submit?: unknown } | null;
+    if (
+      c &&
+      typeof c === 'object' &&
+      typeof c.text === 'string' &&
+      c.name === undefined &&
+      c.submit === undefined
+    ) {
+      const name = `v_${createHash('sha1').update(c.text).digest('base64url')}`;
+      if (prepared.has(name) || prepared.size < PREPARED_STATEMENTS_PER_CONNECTION) {
+        prepared.add(name);
+        return query({ ...c, name }, ...rest);
+      }
+    }
+    return query(config, ...rest);
+  };
+}
+
 const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
 function openPostgres(
@@ -133,6 +171,7 @@ function openPostgres(
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
   // An idle client that loses its connection emits 'error'; without a listener the process dies.
   pool.on('error', () => {});
+  pool.on('connect', prepareStatementsOf);
   const db = drizzlePg({ client: pool, schema }) as unknown as Db;
   const executeSql: ExecuteSql = async (text, values) => {
     const result = await pool.query(text, values as unknown[] | undefined);

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { migrateDatabase, openDatabase } from '../../src/db/client.ts';
+import {
+  migrateDatabase,
+  openDatabase,
+  PREPARED_STATEMENTS_PER_CONNECTION,
+  rowsOf,
+} from '../../src/db/client.ts';
 import { createTestApp } from '../helpers/app.ts';
 import { createTestDatabaseConfig } from '../helpers/database.ts';
 
@@ -33,6 +38,58 @@ describe('migrations', () => {
       expect(applied.rows[0]?.n).toBe(journal.default.entries.length);
     } finally {
       await Promise.all(databases.map((d) => d.close()));
+      await drop();
+    }
+  });
+});
+
+describe('prepared statements', () => {
+  it('prepares each distinct Drizzle statement once per connection, up to the cap, with the same results', async () => {
+    const { config, drop } = await createTestDatabaseConfig();
+    const database = await openDatabase({ ...config, poolSize: 1 });
+    try {
+      const { sql } = await import('drizzle-orm');
+      const prepared = async () =>
+        rowsOf<{ name: string; generic_plans: string; custom_plans: string }>(
+          await database.db.execute(
+            sql`select name, generic_plans, custom_plans from pg_prepared_statements where name like 'v\_%' and statement like '%vigil_probe%' and statement not like '%pg_prepared_statements%'`,
+          ),
+        );
+      for (let i = 0; i < 8; i++) {
+        const rows = rowsOf<{ n: number }>(
+          await database.db.execute(sql`select ${i}::int as n, 'vigil_probe' as probe`),
+        );
+        expect(rows[0]?.n).toBe(i);
+      }
+      const one = await prepared();
+      expect(one).toHaveLength(1);
+      expect(Number(one[0]!.generic_plans) + Number(one[0]!.custom_plans)).toBe(8);
+
+      // Texts past the cap run unnamed, and still answer.
+      for (let i = 0; i < PREPARED_STATEMENTS_PER_CONNECTION + 20; i++) {
+        const rows = rowsOf<{ n: number }>(
+          await database.db.execute(sql.raw(`select ${i}::int as n, 'vigil_probe_${i}' as probe`)),
+        );
+        expect(rows[0]?.n).toBe(i);
+      }
+      const all = rowsOf<{ n: number }>(
+        await database.db.execute(
+          sql`select count(*)::int as n from pg_prepared_statements where name like 'v\_%'`,
+        ),
+      );
+      expect(all[0]?.n).toBeLessThanOrEqual(PREPARED_STATEMENTS_PER_CONNECTION);
+      expect(all[0]?.n).toBeGreaterThan(PREPARED_STATEMENTS_PER_CONNECTION - 5);
+
+      // Plain-text queries (pg-boss, executeSql) are not prepared.
+      await database.executeSql("select 'vigil_plain' as probe");
+      const plain = rowsOf<{ n: number }>(
+        await database.db.execute(
+          sql`select count(*)::int as n from pg_prepared_statements where statement like '%vigil_plain%' and statement not like '%pg_prepared_statements%'`,
+        ),
+      );
+      expect(plain[0]?.n).toBe(0);
+    } finally {
+      await database.close();
       await drop();
     }
   });

@@ -8,6 +8,16 @@ export type ScanType = (typeof scanTypes)[number];
 
 export type LedgerKind = 'grant' | 'reserve' | 'release' | 'consume' | 'refund';
 
+/** The account read of getCreditBalances, built once per database handle (a hot read). */
+const accountReads = new WeakMap<Db, ReturnType<typeof prepareAccountRead>>();
+function prepareAccountRead(db: Db) {
+  return db
+    .select()
+    .from(creditAccounts)
+    .where(eq(creditAccounts.companyId, sql.placeholder('companyId')))
+    .prepare('credits_account');
+}
+
 /** SQL of the credit ledger and the per-company account row. */
 export function creditsRepo(db: Db) {
   return {
@@ -27,7 +37,12 @@ export function creditsRepo(db: Db) {
     },
 
     async getAccount(companyId: string) {
-      const [row] = await db.select().from(creditAccounts).where(eq(creditAccounts.companyId, companyId));
+      let read = accountReads.get(db);
+      if (!read) {
+        read = prepareAccountRead(db);
+        accountReads.set(db, read);
+      }
+      const [row] = await read.execute({ companyId });
       return row ?? { companyId, purchased: 0, used: 0, reserved: 0, updatedAt: new Date() };
     },
 

@@ -10,6 +10,16 @@ import { findings, integrations, scanArchives, scanFindings, scans } from '../..
 const { threatModel: _threatModel, ...scanColumns } = getTableColumns(scans);
 
 export type ScanRow = Omit<typeof scans.$inferSelect, 'threatModel'>;
+
+/** A scan of one company by id (getScan, a hot read), built once per database handle. */
+const scanReads = new WeakMap<Db, ReturnType<typeof prepareScanRead>>();
+function prepareScanRead(db: Db) {
+  return db
+    .select(scanColumns)
+    .from(scans)
+    .where(and(eq(scans.companyId, sql.placeholder('companyId')), eq(scans.id, sql.placeholder('id'))))
+    .prepare('scan_for_company');
+}
 export type ScanStatusValue = ScanRow['status'];
 
 /** A draft finding as the scan job writes it. */
@@ -39,10 +49,12 @@ export function scansRepo(db: Db) {
     },
 
     async findForCompany(companyId: string, id: string): Promise<ScanRow | undefined> {
-      const [row] = await db
-        .select(scanColumns)
-        .from(scans)
-        .where(and(eq(scans.companyId, companyId), eq(scans.id, id)));
+      let read = scanReads.get(db);
+      if (!read) {
+        read = prepareScanRead(db);
+        scanReads.set(db, read);
+      }
+      const [row] = await read.execute({ companyId, id });
       return row;
     },
 

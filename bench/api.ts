@@ -1,0 +1,516 @@
+/**
+ * API throughput: `npm run bench:api [-- --findings N] [--duration S] [--backends postgres,embedded]
+ * [--profile] [--only <read name part>]`.
+ *
+ * For each backend — a database `vigil_bench_api` created (and dropped) on the PostgreSQL server
+ * of BENCH_DATABASE_URL (default the local one), and the embedded default in a temporary
+ * VIGIL_DATA_DIR — it migrates, generates the all-findings data set of bench/findings-data.ts
+ * (default 1,000,000 findings), starts `vigil serve` and `vigil worker` as separate processes
+ * (rate limits raised out of the way), and runs autocannon (20 connections, `--duration` seconds
+ * each) against:
+ *   (a) a bare Fastify route returning the credits JSON (bench/api-ceiling.ts, its own process),
+ *   (b) the same after one `select 1` on a node-postgres pool to the same database — the
+ *       database-bound ceiling every read is compared to,
+ *   (c) Vigil's reads: getScan, getCreditBalances, all-findings (limit=20; with 3 filters),
+ *       company users, reports, audit log.
+ * Targets: every read ≥ 50% of (b)'s req/s with p99 ≤ 20 ms; all-findings p99 ≤ 50 ms.
+ * Samples VmRSS of `vigil serve` during the runs (peak) and, on the embedded backend, the idle RSS
+ * of `vigil start`. `--profile` runs `vigil serve` under `node --cpu-prof` (profiles in
+ * bench/results/profiles/; summarise with `npx tsx bench/cpuprofile-summary.ts <file>`).
+ * Writes bench/results/api.json (BENCH_RESULTS: another name) with the load average before/after:
+ * other processes share the CPUs, so the ratio to (b), measured in the same run, is the figure
+ * that compares.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import { type Db, migrateDatabase, openDatabase } from '../src/db/client.ts';
+import { acquireEmbeddedServer } from '../src/db/embedded-server.ts';
+import * as schema from '../src/db/schema/index.ts';
+import { generateFindingsDataSet } from './findings-data.ts';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? (args[i + 1] as string) : fallback;
+};
+const FINDINGS = Number(option('findings', '1000000'));
+const REPOSITORIES = Math.min(1000, Math.max(10, Math.floor(FINDINGS / 100)));
+const DURATION = Number(option('duration', '10'));
+const CONNECTIONS = 20;
+const BACKENDS = option('backends', 'postgres,embedded').split(',') as Array<'postgres' | 'embedded'>;
+const PROFILE = args.includes('--profile');
+/** Only the reads whose name contains this text (the two ceilings always run). */
+const ONLY = option('only', '');
+const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DB_NAME = 'vigil_bench_api';
+const RESULTS_FILE = process.env.BENCH_RESULTS ?? 'api.json';
+const TARGET_RATIO = 0.5;
+const TARGET_P99_MS = 20;
+const TARGET_ALL_FINDINGS_P99_MS = 50;
+
+const log = (message: string) =>
+  process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
+async function timed<T>(label: string, fn: () => Promise<T>): Promise<T> {
+  const start = performance.now();
+  const result = await fn();
+  log(`${label} (${((performance.now() - start) / 1000).toFixed(1)} s)`);
+  return result;
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function rssKb(pid: number | undefined): number | null {
+  if (!pid) return null;
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Peak VmRSS of a process, sampled every 250 ms until stopped. */
+function rssSampler(pid: number | undefined) {
+  let peak = 0;
+  const first = rssKb(pid) ?? 0;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rssKb(pid) ?? 0);
+  }, 250);
+  return {
+    first,
+    stop() {
+      clearInterval(timer);
+      return Math.max(peak, first);
+    },
+  };
+}
+
+interface Spawned {
+  child: ChildProcess;
+  output: string[];
+}
+
+/** Every process started here, stopped when this script ends (also when it fails). */
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+});
+
+function spawnNode(nodeArgs: string[], env: Record<string, string>): Spawned {
+  const child = spawn(process.execPath, nodeArgs, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  const output: string[] = [];
+  const keep = (chunk: Buffer) => {
+    output.push(chunk.toString());
+    if (output.length > 200) output.shift();
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return { child, output };
+}
+
+async function stopProcess(p: Spawned, timeoutMs = 20_000): Promise<void> {
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => p.child.once('exit', resolve));
+  p.child.kill('SIGTERM');
+  const done = await Promise.race([exited.then(() => true), sleep(timeoutMs).then(() => false)]);
+  if (!done) {
+    p.child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+async function waitFor(url: string, p: Spawned, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (p.child.exitCode !== null) throw new Error(`process exited: ${p.output.join('')}`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {}
+    await sleep(100);
+  }
+  throw new Error(`${url} did not answer: ${p.output.join('')}`);
+}
+
+async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+    server.on('error', reject);
+  });
+}
+
+interface Target {
+  name: string;
+  kind: 'ceiling' | 'read';
+  url: string;
+  token?: string;
+  p99TargetMs?: number;
+}
+
+interface Measurement {
+  name: string;
+  kind: 'ceiling' | 'read';
+  path: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+  ratioToDbCeiling: number | null;
+  p99TargetMs: number | null;
+  meetsTarget: boolean | null;
+  peakServeRssMb: number | null;
+}
+
+async function cannon(target: Target): Promise<autocannon.Result> {
+  return autocannon({
+    url: target.url,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    headers: target.token ? { authorization: `Bearer ${target.token}` } : {},
+  });
+}
+
+async function call(base: string, method: string, url: string, token: string, body?: unknown) {
+  const res = await fetch(`${base}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+/** Rows the reads list besides the findings: company users, an audit log, reports, one scan. */
+async function addReadFixtures(run: (text: string) => Promise<unknown>, repositories: number): Promise<void> {
+  await run(
+    `insert into users (id, username, name) values (md5('persona-manager')::uuid, 'bench_manager', 'Manager')`,
+  );
+  await run(`insert into company_members (company_id, user_id, role, joined_at)
+    values (md5('c1')::uuid, md5('persona-manager')::uuid, 'manager', now())`);
+  await run(`insert into company_members (company_id, user_id, role, joined_at)
+    select md5('c1')::uuid, md5('u'||g)::uuid, 'member', now() - g * interval '1 hour' from generate_series(1, 60) g`);
+  await run(`insert into audit_log (company_id, action, target_user_id, performed_by, details, created_at)
+    select md5('c1')::uuid, (array['user_invited','user_disabled','user_reenabled','company_role_changed'])[g % 4 + 1],
+      md5('u'||(g % 60 + 1))::uuid, md5('persona-manager')::uuid, jsonb_build_object('n', g), now() - g * interval '1 minute'
+    from generate_series(1, 500) g`);
+  await run(`insert into reports (company_id, repository_id, is_private, project_title, client_name, description, created_at, published_at)
+    select md5('c'||(g % 10 + 1))::uuid, md5('r'||(g % ${repositories} + 1))::uuid, g % 3 <> 0, 'Audit of bench-repo-'||g, 'Bench company '||(g % 10 + 1),
+      'Engagement report '||g, now() - g * interval '1 day', case when g % 4 <> 0 then now() - g * interval '1 day' end
+    from generate_series(1, 120) g`);
+  await run(
+    `insert into workspaces (id, company_id, name) values (md5('ws1')::uuid, md5('c1')::uuid, 'bench')`,
+  );
+  await run(`insert into scans (id, company_id, workspace_id, type, status, sources, cost, files_total, files_done, findings_count, started_at, completed_at)
+    values (md5('scan1')::uuid, md5('c1')::uuid, md5('ws1')::uuid, 'standard', 'completed', '[]'::jsonb, 2, 120, 120, 14, now() - interval '5 minutes', now())`);
+  await run('analyze');
+}
+
+interface BackendResult {
+  backend: 'postgres' | 'embedded';
+  measurements: Measurement[];
+  peakServeRssMb: number;
+  serveRssAtStartMb: number;
+  idleStartRssMb: number | null;
+  profile: string | null;
+  /** Seconds after `vigil serve` started when the load on it began (see bench/cpuprofile-summary.ts). */
+  profileLoadFromSeconds: number | null;
+}
+
+async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendResult> {
+  log(`--- backend: ${backend}`);
+  const work = await mkdtemp(path.join(os.tmpdir(), 'vigil-bench-api-'));
+  await chmod(work, 0o755); // as root the embedded server runs as "postgres"
+  const dataDir = path.join(work, 'data');
+  let databaseUrl: string;
+  let releaseEmbedded: (() => Promise<void>) | null = null;
+  if (backend === 'postgres') {
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`drop database if exists ${DB_NAME} with (force)`);
+    await admin.query(`create database ${DB_NAME}`);
+    await admin.end();
+    const url = new URL(serverUrl);
+    url.pathname = `/${DB_NAME}`;
+    databaseUrl = url.toString();
+  } else {
+    const server = await timed('embedded server started', () => acquireEmbeddedServer({ dataDir }));
+    databaseUrl = server.url;
+    releaseEmbedded = () => server.release();
+  }
+  const migrating = await openDatabase({ kind: 'postgres', url: databaseUrl, poolSize: 2 });
+  await timed('migrations applied', () => migrateDatabase(migrating));
+  await migrating.close();
+
+  const port = await freePort();
+  const adminToken = `vgl_u_${randomBytes(20).toString('hex')}`;
+  const env: Record<string, string> = {
+    ...(backend === 'postgres' ? { DATABASE_URL: databaseUrl } : {}),
+    VIGIL_DATA_DIR: dataDir,
+    VIGIL_SECRET_KEY: randomBytes(32).toString('hex'),
+    VIGIL_ADMIN_TOKEN: adminToken,
+    VIGIL_RATE_LIMIT_PER_MINUTE: '100000000',
+    VIGIL_RATE_LIMIT_BURST: '100000000',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+  };
+  const profileDir = path.join(root, 'bench', 'results', 'profiles');
+  if (PROFILE) await mkdir(profileDir, { recursive: true });
+  const serveArgs = [
+    ...(PROFILE
+      ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-name', `serve-${backend}.cpuprofile`]
+      : []),
+    'bin/vigil.js',
+    'serve',
+  ];
+  const serve = spawnNode(serveArgs, env);
+  const serveStartedAt = performance.now();
+  const base = `http://127.0.0.1:${port}`;
+  await timed('vigil serve answers /healthz', () => waitFor(`${base}/healthz`, serve));
+  // The platform admin of VIGIL_ADMIN_TOKEN is created on the first start of an empty database:
+  // the data set comes after it.
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+  const run = (text: string, values?: unknown[]) => pool.query(text, values);
+  const db = drizzle({ client: pool, schema }) as unknown as Db;
+  await generateFindingsDataSet({ run, db, findings: FINDINGS, repositories: REPOSITORIES, log, timed });
+  await addReadFixtures(run, REPOSITORIES);
+  const ids = (
+    await run(`select md5('c1')::uuid as company, md5('persona-member')::uuid as member,
+      md5('persona-manager')::uuid as manager, md5('scan1')::uuid as scan`)
+  ).rows[0] as Record<string, string>;
+
+  const worker = spawnNode(['bin/vigil.js', 'worker'], { ...env, PORT: '0' });
+
+  // Credentials through the API, as an operator would make them.
+  const serviceKey = (
+    await call(base, 'POST', `/api/v0/companies/${ids.company}/service-keys`, adminToken, { name: 'bench' })
+  ).key as string;
+  await call(base, 'POST', `/api/v0/admin/companies/${ids.company}/credits`, adminToken, { amount: 1000 });
+  const memberToken = (await call(base, 'POST', `/api/v0/admin/users/${ids.member}/tokens`, adminToken, {}))
+    .token as string;
+  const managerToken = (await call(base, 'POST', `/api/v0/admin/users/${ids.manager}/tokens`, adminToken, {}))
+    .token as string;
+  const credits = await call(base, 'GET', '/api/scanner/v1/credits', serviceKey);
+
+  const ceiling = spawnNode(['--import', 'tsx', 'bench/api-ceiling.ts'], {
+    DATABASE_URL: databaseUrl,
+    BENCH_BODY: JSON.stringify(credits),
+    BENCH_POOL_SIZE: '10',
+  });
+  const ceilingPort = await new Promise<number>((resolve, reject) => {
+    ceiling.child.stdout?.on('data', (chunk: Buffer) => {
+      const match = /"port":(\d+)/.exec(chunk.toString());
+      if (match) resolve(Number(match[1]));
+    });
+    ceiling.child.once('exit', () => reject(new Error(`ceiling server exited: ${ceiling.output.join('')}`)));
+  });
+  const ceilingBase = `http://127.0.0.1:${ceilingPort}`;
+
+  const targets: Target[] = [
+    { name: '(a) bare Fastify route', kind: 'ceiling', url: `${ceilingBase}/bare` },
+    { name: '(b) + select 1 on a pool', kind: 'ceiling', url: `${ceilingBase}/db` },
+    { name: 'getScan', kind: 'read', url: `${base}/api/scanner/v1/scans/${ids.scan}`, token: serviceKey },
+    { name: 'getCreditBalances', kind: 'read', url: `${base}/api/scanner/v1/credits`, token: serviceKey },
+    {
+      name: 'all-findings limit=20',
+      kind: 'read',
+      url: `${base}/api/v0/repositories/all-findings?limit=20`,
+      token: memberToken,
+      p99TargetMs: TARGET_ALL_FINDINGS_P99_MS,
+    },
+    {
+      name: 'all-findings 3 filters',
+      kind: 'read',
+      url: `${base}/api/v0/repositories/all-findings?limit=20&status=confirmed,acknowledged&severity=high,critical&label=label-1`,
+      token: memberToken,
+      p99TargetMs: TARGET_ALL_FINDINGS_P99_MS,
+    },
+    {
+      name: 'company users',
+      kind: 'read',
+      url: `${base}/api/v0/companies/${ids.company}/users`,
+      token: managerToken,
+    },
+    { name: 'reports', kind: 'read', url: `${base}/api/v0/reports`, token: memberToken },
+    {
+      name: 'audit log',
+      kind: 'read',
+      url: `${base}/api/v0/companies/${ids.company}/audit-log`,
+      token: managerToken,
+    },
+  ];
+  const selected = targets.filter((t) => t.kind === 'ceiling' || t.name.includes(ONLY));
+  // Every read must answer 200 before it is measured: a fast error is not a result.
+  for (const target of selected) {
+    const res = await fetch(target.url, {
+      headers: target.token ? { authorization: `Bearer ${target.token}` } : {},
+    });
+    if (res.status !== 200) throw new Error(`${target.name}: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
+  }
+
+  let profileLoadFromSeconds: number | null = null;
+  const serveRssAtStartMb = (rssKb(serve.child.pid) ?? 0) / 1024;
+  const overall = rssSampler(serve.child.pid);
+  const measurements: Measurement[] = [];
+  for (const target of selected) {
+    // A short warm-up lets the JIT, the pools and the caches settle.
+    await autocannon({
+      url: target.url,
+      connections: CONNECTIONS,
+      duration: 2,
+      headers: target.token ? { authorization: `Bearer ${target.token}` } : {},
+    });
+    if (target.kind === 'read' && profileLoadFromSeconds === null) {
+      profileLoadFromSeconds = Math.floor((performance.now() - serveStartedAt) / 1000);
+    }
+    const sampler = rssSampler(serve.child.pid);
+    const result = await cannon(target);
+    const peak = sampler.stop();
+    measurements.push({
+      name: target.name,
+      kind: target.kind,
+      path: new URL(target.url).pathname + new URL(target.url).search,
+      requestsPerSecond: Math.round(result.requests.average),
+      p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
+      non2xx: result.non2xx,
+      errors: result.errors + result.timeouts,
+      ratioToDbCeiling: null,
+      p99TargetMs: target.kind === 'read' ? (target.p99TargetMs ?? TARGET_P99_MS) : null,
+      meetsTarget: null,
+      peakServeRssMb: target.kind === 'read' ? Math.round(peak / 1024) : null,
+    });
+    const m = measurements[measurements.length - 1]!;
+    log(
+      `${target.name}: ${m.requestsPerSecond} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms, non-2xx ${m.non2xx}`,
+    );
+  }
+  const peakServeRssMb = Math.round(overall.stop() / 1024);
+  const dbCeiling = measurements[1]!.requestsPerSecond;
+  for (const m of measurements) {
+    m.ratioToDbCeiling = Number((m.requestsPerSecond / dbCeiling).toFixed(3));
+    if (m.kind === 'read') {
+      m.meetsTarget =
+        m.non2xx === 0 &&
+        m.errors === 0 &&
+        m.p99Ms <= (m.p99TargetMs ?? TARGET_P99_MS) &&
+        (m.p99TargetMs === TARGET_ALL_FINDINGS_P99_MS || m.ratioToDbCeiling >= TARGET_RATIO);
+    }
+  }
+
+  await stopProcess(ceiling);
+  await stopProcess(worker);
+  await stopProcess(serve);
+
+  let idleStartRssMb: number | null = null;
+  if (backend === 'embedded') {
+    // An idle `vigil start` (API and worker in one process) on the same data folder.
+    const start = spawnNode(['bin/vigil.js', 'start'], env);
+    await waitFor(`${base}/healthz`, start);
+    await sleep(10_000);
+    idleStartRssMb = Math.round((rssKb(start.child.pid) ?? 0) / 1024);
+    log(`idle vigil start: VmRSS ${idleStartRssMb} MB`);
+    await stopProcess(start);
+  }
+
+  await pool.end();
+  if (backend === 'postgres') {
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`drop database if exists ${DB_NAME} with (force)`);
+    await admin.end();
+  }
+  await releaseEmbedded?.();
+  await rm(work, { recursive: true, force: true });
+  return {
+    backend,
+    measurements,
+    peakServeRssMb,
+    serveRssAtStartMb: Math.round(serveRssAtStartMb),
+    idleStartRssMb,
+    profile: PROFILE ? path.join('bench', 'results', 'profiles', `serve-${backend}.cpuprofile`) : null,
+    profileLoadFromSeconds: PROFILE ? profileLoadFromSeconds : null,
+  };
+}
+
+const loadBefore = os.loadavg();
+const backends: BackendResult[] = [];
+for (const backend of BACKENDS) backends.push(await benchBackend(backend));
+const loadAfter = os.loadavg();
+
+for (const b of backends) {
+  process.stdout.write(
+    `\n${b.backend}: ${FINDINGS.toLocaleString('en')} findings, ${CONNECTIONS} connections, ${DURATION} s each; serve RSS ${b.serveRssAtStartMb} MB at start, peak ${b.peakServeRssMb} MB${b.idleStartRssMb !== null ? `; idle vigil start ${b.idleStartRssMb} MB` : ''}\n`,
+  );
+  const header = ['target', 'req/s', 'p50 ms', 'p99 ms', 'ratio to (b)', 'p99 target', 'meets target'];
+  const rows = b.measurements.map((m) => [
+    m.name,
+    String(m.requestsPerSecond),
+    String(m.p50Ms),
+    String(m.p99Ms),
+    m.ratioToDbCeiling === null ? '' : `${Math.round(m.ratioToDbCeiling * 100)}%`,
+    m.p99TargetMs === null ? '' : `≤ ${m.p99TargetMs} ms`,
+    m.meetsTarget === null ? '' : m.meetsTarget ? 'yes' : 'NO',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  for (const row of [header, widths.map((w) => '-'.repeat(w)), ...rows]) {
+    process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ')}\n`);
+  }
+}
+process.stdout.write(
+  `\nload average before ${loadBefore.map((l) => l.toFixed(1)).join(' ')}, after ${loadAfter
+    .map((l) => l.toFixed(1))
+    .join(' ')} on ${os.cpus().length} CPUs (other processes share them)\n`,
+);
+
+await writeFile(
+  path.join(root, 'bench', 'results', RESULTS_FILE),
+  `${JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      findings: FINDINGS,
+      repositories: REPOSITORIES,
+      connections: CONNECTIONS,
+      durationSeconds: DURATION,
+      targets: {
+        ratioToDbCeiling: TARGET_RATIO,
+        p99Ms: TARGET_P99_MS,
+        allFindingsP99Ms: TARGET_ALL_FINDINGS_P99_MS,
+      },
+      cpus: os.cpus().length,
+      node: process.version,
+      loadAverageBefore: loadBefore,
+      loadAverageAfter: loadAfter,
+      backends,
+    },
+    null,
+    2,
+  )}\n`,
+);
+log(`wrote bench/results/${RESULTS_FILE}`);
+if (backends.some((b) => b.measurements.some((m) => m.meetsTarget === false))) {
+  console.error('bench:api: a read missed its target');
+  process.exitCode = 1;
+}
