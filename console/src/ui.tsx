@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { type ReactNode, type RefObject, useLayoutEffect, useRef } from 'react';
 import { ApiError } from './api.ts';
 
 /** An error shown where it happened, with the server's own message. */
@@ -45,4 +45,23 @@ export function formatDate(value: string | null | undefined): string {
 export function Chip({ kind, value }: { kind: 'status' | 'severity'; value: string | null | undefined }) {
   if (!value) return <span className="muted">—</span>;
   return <span className={`chip ${kind}-${value}`}>{value.replace(/_/g, ' ')}</span>;
+}
+
+/**
+ * Places the caret of a text field once the text set in the same event has been rendered, before
+ * the browser handles the next key: a caret placed later (in an animation frame) could land after
+ * keys typed in between and move them.
+ */
+export function usePlaceCaret(field: RefObject<HTMLInputElement | HTMLTextAreaElement | null>) {
+  const pending = useRef<number | null>(null);
+  useLayoutEffect(() => {
+    const pos = pending.current;
+    if (pos === null) return;
+    pending.current = null;
+    field.current?.focus();
+    field.current?.setSelectionRange(pos, pos);
+  });
+  return (pos: number) => {
+    pending.current = pos;
+  };
 }

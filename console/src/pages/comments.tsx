@@ -8,7 +8,7 @@ import {
 import type { paths } from '../../../src/sdk/schema';
 import { ApiError, api, unwrap } from '../api.ts';
 import { repositoryRole, useSession } from '../session.tsx';
-import { Async, ErrorMessage, formatDate } from '../ui.tsx';
+import { Async, ErrorMessage, formatDate, usePlaceCaret } from '../ui.tsx';
 
 type ThreadsPath = '/api/v0/repositories/{repo_id}/findings/{finding_ref}/comments';
 type Thread = paths[ThreadsPath]['get']['responses'][200]['content']['application/json']['threads'][number];
@@ -435,6 +435,7 @@ function MentionForm({
   const id = useId();
   const listId = `${id}-mentions`;
   const area = useRef<HTMLTextAreaElement>(null);
+  const placeCaret = usePlaceCaret(area);
   const [text, setText] = useState(initial);
   const [caret, setCaret] = useState(initial.length);
   const [active, setActive] = useState(0);
@@ -448,10 +449,7 @@ function MentionForm({
     const pos = at.start + c.name.length + 2;
     setText(next);
     setCaret(pos);
-    requestAnimationFrame(() => {
-      area.current?.focus();
-      area.current?.setSelectionRange(pos, pos);
-    });
+    placeCaret(pos);
   };
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
     if (shown.length === 0) return;

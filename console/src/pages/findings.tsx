@@ -13,7 +13,7 @@ import { findingsQuery } from '../findings-query.ts';
 import type { FindingsSearch } from '../router.tsx';
 import { completions, FILTER_FOR, ORDERS, ROLES, SEVERITIES, STATUSES } from '../search.ts';
 import { useSession } from '../session.tsx';
-import { Chip, ErrorMessage, formatDate } from '../ui.tsx';
+import { Chip, ErrorMessage, formatDate, usePlaceCaret } from '../ui.tsx';
 
 type Finding =
   paths['/api/v0/repositories/all-findings']['get']['responses'][200]['content']['application/json']['findings'][number];
@@ -380,6 +380,7 @@ function SearchBox({ value, onSubmit }: { value: string; onSubmit: (s: string) =
   const [active, setActive] = useState(0);
   const [open, setOpen] = useState(false);
   const input = useRef<HTMLInputElement>(null);
+  const placeCaret = usePlaceCaret(input);
   const listId = useId();
   const dynamic = {
     repository: session.repositories.map((r) => r.name),
@@ -395,7 +396,7 @@ function SearchBox({ value, onSubmit }: { value: string; onSubmit: (s: string) =
     const pos = start + option.length + (option.endsWith(':') ? 0 : 1);
     setCaret(pos);
     setActive(0);
-    requestAnimationFrame(() => input.current?.setSelectionRange(pos, pos));
+    placeCaret(pos);
   };
   const onKey = (e: KeyboardEvent<HTMLInputElement>) => {
     if (shown.length > 0 && (e.key === 'ArrowDown' || e.key === 'ArrowUp')) {
