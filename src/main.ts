@@ -5,12 +5,12 @@ import { registerPlatformAdminCommands } from './cli/admin-platform.ts';
 import { registerAiCommands } from './cli/ai.ts';
 import { registerClientCommands } from './cli/client-commands.ts';
 import { registerCommentCommands } from './cli/comments.ts';
-import { registerEngineCommands } from './cli/engine.ts';
-import { describeError } from './cli/errors.ts';
+import { registerEngineCommandsFromEnv } from './cli/engine.ts';
+import { describeError, settleCommanderExit } from './cli/errors.ts';
 import { registerScanCommand } from './cli/scan.ts';
 import { registerSeedCommands } from './cli/seed-command.ts';
 import { registerSourcehostCommands } from './cli/sourcehost.ts';
-import { loadConfig, loadLlmConfig, loadRulesUrl } from './config.ts';
+import { loadConfig } from './config.ts';
 
 /**
  * The server, the database and the OpenAPI generator load only for the commands that use them,
@@ -81,22 +81,12 @@ export async function main(argv: string[]): Promise<void> {
   registerCommentCommands(program, env);
   registerClientCommands(program, env);
   registerSeedCommands(program, config);
-  const llm = loadLlmConfig(env);
-  registerEngineCommands(program, {
-    rulesUrl: loadRulesUrl(env),
-    ...(llm ? { llm: { baseUrl: llm.baseUrl, apiKey: llm.apiKey ?? undefined, model: llm.model } } : {}),
-  });
+  registerEngineCommandsFromEnv(program, env);
 
   try {
     await program.parseAsync(argv);
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help')
-      return;
-    if (typeof code === 'string' && code.startsWith('commander.')) {
-      process.exitCode = 2;
-      return;
-    }
+    if (settleCommanderExit(err)) return;
     const name = err instanceof Error ? err.name : '';
     if (name === 'StartupError' || name === 'EmbeddedServerError') {
       // A start that failed: one line, and out now (timers of half-started parts must not keep

@@ -4,9 +4,8 @@
  * `src/engine/bundle-cache.mjs`), so that a local scan starts without tsx.
  */
 import { Command } from 'commander';
-import { loadLlmConfig, loadRulesUrl } from '../config.ts';
-import { registerEngineCommands } from './engine.ts';
-import { describeError } from './errors.ts';
+import { registerEngineCommandsFromEnv } from './engine.ts';
+import { describeError, settleCommanderExit } from './errors.ts';
 
 export async function engineMain(argv: string[]): Promise<void> {
   const env = process.env;
@@ -15,21 +14,11 @@ export async function engineMain(argv: string[]): Promise<void> {
     .option('--debug', 'show the stack trace of an error')
     .showHelpAfterError()
     .exitOverride();
-  const llm = loadLlmConfig(env);
-  registerEngineCommands(program, {
-    rulesUrl: loadRulesUrl(env),
-    ...(llm ? { llm: { baseUrl: llm.baseUrl, apiKey: llm.apiKey ?? undefined, model: llm.model } } : {}),
-  });
+  registerEngineCommandsFromEnv(program, env);
   try {
     await program.parseAsync(argv);
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help')
-      return;
-    if (typeof code === 'string' && code.startsWith('commander.')) {
-      process.exitCode = 2;
-      return;
-    }
+    if (settleCommanderExit(err)) return;
     const { message, exitCode } = describeError(err);
     process.stderr.write(`vigil: ${message}\n`);
     if (argv.includes('--debug') || env.VIGIL_DEBUG === '1')

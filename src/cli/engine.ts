@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { loadLlmConfig, loadRulesUrl } from '../config.ts';
 import {
   type EngineVulnerability,
   openDirectoryTree,
@@ -36,6 +37,15 @@ interface ScanCommandOptions {
 }
 
 /** Adds `engine scan` and `engine rules` to the program. */
+/** The engine commands configured from the environment (rule docs URL, optional LLM endpoint). */
+export function registerEngineCommandsFromEnv(program: Command, env: NodeJS.ProcessEnv): void {
+  const llm = loadLlmConfig(env);
+  registerEngineCommands(program, {
+    rulesUrl: loadRulesUrl(env),
+    ...(llm ? { llm: { baseUrl: llm.baseUrl, apiKey: llm.apiKey ?? undefined, model: llm.model } } : {}),
+  });
+}
+
 export function registerEngineCommands(program: Command, deps: EngineCommandDeps = {}): void {
   const engine = program.command('engine').description('run the scan engine locally');
   engine

@@ -47,3 +47,15 @@ export function describeError(err: unknown): { message: string; exitCode: number
     exitCode: 1,
   };
 }
+
+/**
+ * Settles an error commander threw for help, a version or a usage mistake (commander has already
+ * printed what to say): true when it was one, with the exit code set (2 for a usage mistake).
+ */
+export function settleCommanderExit(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  if (typeof code !== 'string' || !code.startsWith('commander.')) return false;
+  if (code !== 'commander.helpDisplayed' && code !== 'commander.version' && code !== 'commander.help')
+    process.exitCode = 2;
+  return true;
+}
