@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { findingsOf } from '../../test-helpers.ts';
-import { typeRange } from './payouts.ts';
+import { typeRange } from './arithmetic.ts';
 
 describe('sol.payout.fixed-amount-anyone', () => {
   it('is High where the contract holds ether booked for others, Medium otherwise', async () => {

@@ -1,0 +1,286 @@
+/** Reentrancy (SWC-107): state updated after an external call, through a payment, or across functions. */
+import type { CallSite, FileAnalysis, FunctionAnalysis } from '../analysis.ts';
+import { descendants, field, unwrap } from '../ast.ts';
+import { baseIdentifier, type FunctionInfo } from '../model.ts';
+import type { AstNode } from '../parser.ts';
+import { ancestorIs, mutatingFunctions, norm, stripAddressCasts, testedResult } from './predicates.ts';
+import { defineRule, headerLines } from './rule.ts';
+
+const GUARD_MODIFIER = /nonReentrant|noReentran|reentrancyGuard|mutex|lock/i;
+
+export const reentrancy = defineRule(
+  {
+    id: 'sol.reentrancy.state-after-call',
+    title: 'Reentrancy: state written after an external call',
+    description:
+      'The function hands control to another contract and only afterwards updates its own state. The callee can call back in while the state is stale (checks-effects-interactions is violated).',
+    remediation:
+      'Update state before the external call (checks-effects-interactions), or guard the function with a reentrancy lock (`nonReentrant`).',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'reentrancy',
+    swc: 'SWC-107',
+    cwe: 'CWE-841',
+    reasoning:
+      'Per function, the calls that can hand control to other code (low-level calls forwarding gas, calls on an address the caller chooses — for an internal function, an address one of its call sites receives from its own caller), directly or through internal calls, and the state writes reachable after them on the CFG. A lock counts when it is a `nonReentrant`-style modifier or a flag the body tests and sets before the call (its release is not stale state); a locked function is reported only when unlocked entry points read the state written after the call. High when ether is sent or the call is reached through an internal function, Medium otherwise, Low when the callee is a stored address only privileged functions set; confidence high when the written state was read before the call.',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const fn of mutatingFunctions(fa)) {
+      if (fn.kind === 'constructor') continue;
+      // A lock protects only the functions that take it: a locked function that updates state
+      // after its call is still re-entered through unlocked functions that use that state.
+      const locked = fn.modifiers.some((m) => GUARD_MODIFIER.test(m.name));
+      if (fa.entryPointsReaching(fn).length === 0) continue;
+      const a = fa.analyze(fn);
+      const sites: Array<{ site: CallSite; via?: FunctionInfo }> = [];
+      for (const c of a.calls) if (fa.isReentrantCall(a, c)) sites.push({ site: c });
+      for (const ic of a.internalCalls)
+        if (fa.reentrantCall(ic.callee)) sites.push({ site: ic.site, via: ic.callee });
+      for (const { site, via } of sites) {
+        const after = a.cfg.reachableFrom(site.node.id);
+        const written = new Set<string>();
+        for (const w of a.stateWrites) if (after.has(w.node.id)) written.add(w.name);
+        for (const ic of a.internalCalls) {
+          if (after.has(ic.site.node.id) && ic.callee !== via && fa.writesState(ic.callee)) {
+            for (const w of fa.analyze(ic.callee).stateWrites) written.add(w.name);
+          }
+        }
+        // A lock taken in the body (`if (busy) throw; busy = true; call; busy = false;`): its own
+        // release is no stale state, and functions that test the flag are locked too.
+        const lock = inlineLock(fa, a, site);
+        if (lock) written.delete(lock);
+        if (written.size === 0) continue;
+        const names = [...written].map((n) => `\`${n}\``).join(', ');
+        if (locked || lock) {
+          const readers = unlockedReaders(fa, fn, written, lock);
+          if (readers.length === 0) continue;
+          const acting = readers.filter((g) => g.mutability !== 'view' && g.mutability !== 'pure');
+          const shown = (acting.length ? acting : readers).map((g) => `\`${g.name}()\``).join(', ');
+          ctx.report(meta, fa.statementOf(site.info.node), {
+            fn,
+            severity: acting.length ? 'high' : 'medium',
+            message: acting.length
+              ? `\`${fn.name}\` is locked but writes ${names} after its external call; ${shown} ${acting.length > 1 ? 'are' : 'is'} not locked and act${acting.length > 1 ? '' : 's'} on the stale value (cross-function reentrancy).`
+              : `\`${fn.name}\` is locked but writes ${names} after its external call; the view ${shown} reports the stale value to anyone who calls it meanwhile (read-only reentrancy).`,
+          });
+          continue;
+        }
+        const readBefore = a.stateReads.some((r) => written.has(r.name) && !after.has(r.node.id));
+        const sendsValue = site.info.value !== undefined;
+        const trusted = !via && trustedCallee(fa, fn, site);
+        ctx.report(meta, fa.statementOf(site.info.node), {
+          fn,
+          severity: trusted ? 'low' : sendsValue || via ? 'high' : 'medium',
+          ...(trusted
+            ? {
+                confidence: 'low' as const,
+                message: `External call to \`${fa.text(site.info.target ?? site.info.node)}\` happens before ${names} ${
+                  written.size > 1 ? 'are' : 'is'
+                } updated. The callee is a stored address that only privileged functions set, so re-entry needs that account to be hostile.`,
+              }
+            : {}),
+          confidence: readBefore ? 'high' : 'medium',
+          message: via
+            ? `\`${fn.name}\` calls \`${via.name}()\`, which makes an external call, and writes ${names} afterwards; the callee can re-enter before the update.`
+            : `External call to \`${fa.text(site.info.target ?? site.info.node)}\` happens before ${names} ${
+                written.size > 1 ? 'are' : 'is'
+              } updated; the callee can re-enter \`${fn.name}\` and act on the stale state.`,
+        });
+      }
+      // An external call made by a modifier before the function body runs.
+      if (locked || a.stateWrites.length === 0) continue;
+      for (const mod of a.modifiers) {
+        const ma = fa.analyze(mod);
+        const placeholder = ma.cfg.nodes.find((n) => n.kind === 'placeholder');
+        if (!placeholder) continue;
+        const call = ma.calls.find(
+          (c) => fa.isReentrantCall(ma, c) && ma.cfg.reachableFrom(c.node.id).has(placeholder.id),
+        );
+        if (!call) continue;
+        ctx.report(meta, fn.node, {
+          fn,
+          lines: headerLines(fn),
+          message: `Modifier \`${mod.name}\` calls \`${fa.text(call.info.target ?? call.info.node)}\` before the body of \`${fn.name}\` writes ${[
+            ...new Set(a.stateWrites.map((w) => `\`${w.name}\``)),
+          ].join(', ')}; the callee can re-enter first.`,
+        });
+      }
+    }
+  },
+);
+
+function readsName(fa: FileAnalysis, expr: AstNode, name: string): boolean {
+  return descendants(expr, 'identifier').some((i) => i.field !== 'property' && fa.text(i) === name);
+}
+
+/**
+ * A reentrancy lock the function takes itself before `site`: a state flag it tests in a condition
+ * and then sets to `true`/a non-zero literal, both on the way to the call. Re-entering the
+ * function fails the test. Returns the flag's name.
+ */
+function inlineLock(fa: FileAnalysis, a: FunctionAnalysis, site: CallSite): string | undefined {
+  const before = (id: number): boolean => id !== site.node.id && a.cfg.reachableFrom(id).has(site.node.id);
+  for (const w of a.stateWrites) {
+    const asg = w.ast.parent;
+    const left = asg?.type === 'assignment_expression' ? field(asg, 'left') : undefined;
+    if (!asg || !left || unwrap(left) !== w.ast || w.ast.type !== 'identifier') continue;
+    const rhs = field(asg, 'right');
+    if (!rhs || !/^(true|[1-9]\d*)$/.test(norm(fa, rhs)) || !before(w.node.id)) continue;
+    if (a.cfg.reachableFrom(site.node.id).has(w.node.id)) continue;
+    const tested = a.conditions.some(
+      (c) =>
+        before(c.node.id) && !a.cfg.reachableFrom(w.node.id).has(c.node.id) && readsName(fa, c.expr, w.name),
+    );
+    if (tested) return w.name;
+  }
+  return undefined;
+}
+
+/**
+ * Whether the called address is stored state that no unprivileged entry point can set (a fixed
+ * partner contract, an owner-configured recipient): the caller cannot choose who is called.
+ */
+function trustedCallee(fa: FileAnalysis, fn: FunctionInfo, site: CallSite): boolean {
+  if (!site.info.target) return false;
+  const a = fa.analyze(fn);
+  const base = baseIdentifier(stripAddressCasts(site.info.target));
+  if (!base) return false;
+  const name = fa.text(base);
+  if (!a.scope.isStateVar(name)) return false;
+  return fa
+    .writersOf(fn.contract, name)
+    .every((w) => w.kind === 'constructor' || !fa.isEntryPoint(w) || fa.checksCaller(w));
+}
+
+/**
+ * Entry points of the contract, other than `fn`, that take no reentrancy lock and read one of
+ * `names` — including views, whose stale answers other contracts act on.
+ */
+function unlockedReaders(
+  fa: FileAnalysis,
+  fn: FunctionInfo,
+  names: Set<string>,
+  lock?: string,
+): FunctionInfo[] {
+  return fa.index.functionsOf(fn.contract).filter((g) => {
+    if (g === fn || !fa.isEntryPoint(g) || g.modifiers.some((m) => GUARD_MODIFIER.test(m.name))) return false;
+    const ga = fa.analyze(g);
+    if (lock && ga.conditions.some((c) => readsName(fa, c.expr, lock))) return false;
+    return ga.stateReads.some((r) => names.has(r.name));
+  });
+}
+
+export const reentrancyGasLimited = defineRule(
+  {
+    id: 'sol.reentrancy.state-after-send',
+    title: 'State written after send/transfer (gas-limited re-entrancy)',
+    description:
+      'The function pays with `send` or `transfer` and only afterwards updates the state its checks read. These calls forward 2,300 gas, which today is too little to re-enter, so this is not exploitable as written; it breaks checks-effects-interactions and becomes re-entrancy if the payment is changed to `call` or gas costs change.',
+    remediation:
+      'Update the state before paying (checks-effects-interactions), or switch to pull payments so that the order does not matter.',
+    severity: 'low',
+    confidence: 'medium',
+    category: 'reentrancy',
+    swc: 'SWC-107',
+    cwe: 'CWE-841',
+    scanType: 'standard',
+    reasoning:
+      'For each `send`/`transfer` in a non-view function reachable from an entry point and not holding a reentrancy lock, follows the control-flow graph forward from the payment and collects state variables written afterwards (directly or in called internal functions). Reports when one of them was read before the payment (the state the payout depended on). Low: the 2,300-gas stipend prevents re-entry today.',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    if (!/\.\s*(send|transfer)\s*\(/.test(ctx.file.source)) return;
+    for (const fn of fa.ownFunctions()) {
+      if (!fn.body || fn.kind === 'modifier' || fn.kind === 'constructor') continue;
+      if (fn.mutability === 'view' || fn.mutability === 'pure') continue;
+      if (fn.modifiers.some((m) => GUARD_MODIFIER.test(m.name))) continue;
+      if (fa.entryPointsReaching(fn).length === 0) continue;
+      const a = fa.analyze(fn);
+      for (const c of a.calls) {
+        if (c.info.kind !== 'send' && c.info.kind !== 'transfer') continue;
+        const after = a.cfg.reachableFrom(c.node.id);
+        // Writes in the branch taken when `send` fails restore what was debited: not an effect after the call.
+        const failure = c.info.kind === 'send' ? testedResult(fa, c.info.node)?.failure : undefined;
+        const written = new Set<string>();
+        for (const w of a.stateWrites)
+          if (after.has(w.node.id) && w.node !== c.node && !(failure && ancestorIs(w.ast, failure)))
+            written.add(w.name);
+        for (const ic of a.internalCalls)
+          if (after.has(ic.site.node.id))
+            for (const w of fa.analyze(ic.callee).stateWrites) written.add(w.name);
+        if (written.size === 0) continue;
+        const readBefore = a.stateReads.filter(
+          (r) => written.has(r.name) && (!after.has(r.node.id) || r.node === c.node),
+        );
+        if (readBefore.length === 0) continue;
+        const names = [...new Set(readBefore.map((r) => `\`${r.name}\``))].join(', ');
+        ctx.report(meta, fa.statementOf(c.info.node), {
+          fn,
+          message: `\`${c.info.kind}\` to \`${fa.text(c.info.target ?? c.info.node)}\` happens before ${names} ${
+            readBefore.length > 1 ? 'are' : 'is'
+          } updated. The 2,300-gas stipend prevents re-entry today; with \`call\` this would be re-entrancy.`,
+        });
+      }
+    }
+  },
+);
+
+export const crossFunctionReentrancy = defineRule(
+  {
+    id: 'sol.reentrancy.cross-function',
+    title: 'Cross-function reentrancy',
+    description:
+      'While an external call is in flight, the state it will update later is stale — and other public functions read that state to move value or update balances. A malicious callee can re-enter through them instead of through the calling function.',
+    remediation:
+      'Finish every state update before the external call, and protect all functions that share the state with one reentrancy lock.',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'reentrancy',
+    swc: 'SWC-107',
+    cwe: 'CWE-841',
+    scanType: 'audit',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    for (const c of ctx.file.contracts) {
+      const entries = fa.index
+        .functionsOf(c)
+        .filter((f) => fa.isEntryPoint(f) && f.mutability !== 'view' && f.mutability !== 'pure');
+      for (const fn of c.functions) {
+        if (!fn.body || fn.modifiers.some((m) => /nonReentrant|lock|mutex/i.test(m.name))) continue;
+        const a = fa.analyze(fn);
+        for (const call of a.calls) {
+          if (!fa.isReentrantCall(a, call)) continue;
+          const after = a.cfg.reachableFrom(call.node.id);
+          const stale = new Set(a.stateWrites.filter((w) => after.has(w.node.id)).map((w) => w.name));
+          if (stale.size === 0) continue;
+          const others: FunctionInfo[] = entries.filter((g) => {
+            if (
+              g === fn ||
+              fa.checksCaller(g) ||
+              g.modifiers.some((m) => /nonReentrant|lock|mutex/i.test(m.name))
+            )
+              return false;
+            const ga = fa.analyze(g);
+            const reads = ga.stateReads.some((r) => stale.has(r.name));
+            const acts = ga.stateWrites.length > 0 || ga.calls.some((x) => x.info.value !== undefined);
+            return reads && acts;
+          });
+          if (others.length === 0) continue;
+          ctx.report(meta, fa.statementOf(call.info.node), {
+            fn,
+            message: `During the call to \`${fa.text(call.info.target ?? call.info.node)}\` in \`${fn.name}()\`, ${[
+              ...stale,
+            ]
+              .map((s) => `\`${s}\``)
+              .join(', ')} ${stale.size > 1 ? 'are' : 'is'} stale, and ${others
+              .map((g) => `\`${g.name}()\``)
+              .join(', ')} act on ${stale.size > 1 ? 'them' : 'it'}: a callee can re-enter there.`,
+          });
+        }
+      }
+    }
+  },
+);

@@ -1,0 +1,131 @@
+/** Signatures (SWC-121, 122): replayable signed messages and `ecrecover` results compared with nothing. */
+import type { CallSite, FileAnalysis, FunctionAnalysis } from '../analysis.ts';
+import { descendants, field } from '../ast.ts';
+import type { AstNode } from '../parser.ts';
+import { isValueCall, mutatingFunctions, norm, resultUse } from './predicates.ts';
+import { defineRule } from './rule.ts';
+
+/** Calls that recover a signer: `ecrecover(…)` and `ECDSA.recover`/`tryRecover` (also via `using`). */
+function recoverCalls(a: FunctionAnalysis): CallSite[] {
+  return a.calls.filter(
+    (c) =>
+      (c.info.kind === 'builtin' && c.info.name === 'ecrecover') ||
+      (c.info.kind !== 'builtin' && c.info.kind !== 'internal' && /^(recover|tryRecover)$/.test(c.info.name)),
+  );
+}
+
+/**
+ * Whether the function consumes something per signature: it increments a state counter (a
+ * nonce), or it writes state that its own conditions test (a used-signature or used-nonce map).
+ * Internal callees and modifiers count.
+ */
+function consumesNonce(fa: FileAnalysis, a: FunctionAnalysis): boolean {
+  const parts = [
+    a,
+    ...a.modifiers.map((m) => fa.analyze(m)),
+    ...a.internalCalls.map((c) => fa.analyze(c.callee)),
+  ];
+  const conditionVars = new Set<string>();
+  for (const p of parts)
+    for (const c of p.conditions)
+      for (const i of descendants(c.expr, 'identifier'))
+        if (i.field !== 'property' && p.scope.isStateVar(fa.text(i))) conditionVars.add(fa.text(i));
+  return parts.some((p) =>
+    p.stateWrites.some((w) => {
+      const parent = w.ast.parent;
+      if (parent?.type === 'update_expression') return true;
+      if (parent?.type === 'augmented_assignment_expression' && parent.op === '+=') return true;
+      return conditionVars.has(w.name);
+    }),
+  );
+}
+
+export const signatureReplay = defineRule(
+  {
+    id: 'sol.access.signature-replay',
+    title: 'Signature can be replayed',
+    description:
+      'The function acts on a signed message but keeps no record of the signatures (or nonces) it has already accepted. Anyone who has seen one valid signature can submit it again and repeat the action.',
+    remediation:
+      'Include a per-signer nonce (and the chain id and contract address) in the signed message, and mark it used before acting.',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'access_control',
+    swc: 'SWC-121',
+    cwe: 'CWE-294',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    if (!/\b(ecrecover|recover|tryRecover)\b/.test(ctx.file.source)) return;
+    for (const fn of mutatingFunctions(fa)) {
+      if (fn.kind !== 'function' || !fa.isEntryPoint(fn)) continue;
+      const a = fa.analyze(fn);
+      const recovered = recoverCalls(a);
+      if (recovered.length === 0 || consumesNonce(fa, a)) continue;
+      // Something to repeat: a state change or a payment.
+      const acts =
+        a.stateWrites.length > 0 || a.calls.some((c) => isValueCall(c) || c.info.kind === 'external');
+      if (!acts && !a.internalCalls.some((c) => fa.writesState(c.callee))) continue;
+      ctx.report(meta, fa.statementOf(recovered[0]!.info.node), {
+        fn,
+        message: `\`${fn.name}()\` accepts a signature but records no nonce or used signature: the same signature can be submitted again.`,
+      });
+    }
+  },
+);
+
+const ZERO_ADDRESS = /^(address\(0(x0+)?\)|0(x0+)?)$/;
+
+export const ecrecoverZero = defineRule(
+  {
+    id: 'sol.access.ecrecover-zero-address',
+    title: 'Signer compared without rejecting the zero address',
+    description:
+      '`ecrecover` returns the zero address for an invalid signature. The recovered signer is compared with a caller-supplied address and nothing rejects zero, so anyone passes the check for the zero address with a malformed signature.',
+    remediation:
+      'Require the recovered address to be non-zero (or use OpenZeppelin `ECDSA.recover`, which reverts on invalid signatures).',
+    severity: 'high',
+    confidence: 'medium',
+    category: 'access_control',
+    swc: 'SWC-122',
+    cwe: 'CWE-347',
+    scanType: 'standard',
+  },
+  (ctx, meta) => {
+    const { fa } = ctx;
+    if (!/\becrecover\b/.test(ctx.file.source)) return;
+    for (const fn of fa.ownFunctions()) {
+      if (!fn.body || fn.kind === 'modifier') continue;
+      const a = fa.analyze(fn);
+      for (const c of a.calls) {
+        if (c.info.kind !== 'builtin' || c.info.name !== 'ecrecover') continue;
+        const use = resultUse(c.info.node, (n) => fa.text(n));
+        const names = new Set([norm(fa, c.info.node), ...(use.kind === 'assigned' ? use.names : [])]);
+        const comparisons: Array<{ cmp: AstNode; other: AstNode }> = [];
+        const zeroChecked = new Set<string>();
+        for (const cond of a.conditions) {
+          for (const b of descendants(cond.expr, 'binary_expression')) {
+            if (b.op !== '==' && b.op !== '!=') continue;
+            const l = field(b, 'left');
+            const r = field(b, 'right');
+            if (!l || !r) continue;
+            const [ln, rn] = [norm(fa, l), norm(fa, r)];
+            if (ZERO_ADDRESS.test(rn)) zeroChecked.add(ln);
+            else if (ZERO_ADDRESS.test(ln)) zeroChecked.add(rn);
+            else if (names.has(ln)) comparisons.push({ cmp: b, other: r });
+            else if (names.has(rn)) comparisons.push({ cmp: b, other: l });
+          }
+        }
+        if ([...names].some((n) => zeroChecked.has(n))) continue;
+        for (const { cmp, other } of comparisons) {
+          if (!fa.isParamDerived(other, a) || zeroChecked.has(norm(fa, other))) continue;
+          ctx.report(meta, fa.statementOf(cmp), {
+            fn,
+            message: `The recovered signer is compared with \`${fa.text(other)}\`, which the caller chooses, and is never checked against zero: an invalid signature passes for the zero address.`,
+          });
+        }
+      }
+    }
+  },
+);
