@@ -13,7 +13,7 @@ const ARITH_OPS = new Set(['+', '-', '*', '**']);
 
 const AUG_OPS = new Set(['+=', '-=', '*=']);
 
-export const arithmetic = defineRule(
+export const uncheckedOverflow = defineRule(
   {
     id: 'sol.arithmetic.unchecked-overflow',
     title: 'Integer overflow or underflow',

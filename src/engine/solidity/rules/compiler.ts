@@ -24,7 +24,7 @@ const DEPRECATED: Array<{ test: (t: string, n: AstNode) => boolean; what: string
   },
 ];
 
-export const deprecated = defineRule(
+export const deprecatedConstruct = defineRule(
   {
     id: 'sol.deprecated.construct',
     title: 'Deprecated Solidity construct',

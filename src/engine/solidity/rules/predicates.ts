@@ -36,9 +36,11 @@ export function resultUse(
   return { kind: 'used' };
 }
 
+/** Names of variables that hold a privileged role (owner, admin, …). */
 export const OWNER_NAME =
   /owner|admin|creator|authority|controller|governance|manager|operator|ceo|cfo|coo|dev|master|root|boss|chairman|president/i;
 
+/** The expression's text without enclosing parentheses and whitespace, for comparing expressions. */
 export function norm(fa: FileAnalysis, n: AstNode): string {
   return fa.compact(unwrap(n));
 }
@@ -76,11 +78,13 @@ export function openToAnyone(fa: FileAnalysis, fn: FunctionInfo): boolean {
   return fa.entryPointsReaching(fn).some((e) => !fa.checksCaller(e));
 }
 
+/** A call that moves ether: `transfer`, `send`, or a low-level `call` with a value. */
 export function isValueCall(c: CallSite): boolean {
   if (c.info.kind === 'transfer' || c.info.kind === 'send') return true;
   return c.info.kind === 'call' && c.info.value !== undefined;
 }
 
+/** Whether `maybe` is `n` or one of its ancestors. */
 export function ancestorIs(n: AstNode, maybe: AstNode): boolean {
   let p: AstNode | null = n;
   while (p) {
@@ -127,6 +131,7 @@ export function stateVarsFrom(
   return out;
 }
 
+/** A condition that is always true: `true`, `1 == 1`, `!false` (after `norm`). */
 const IS_TRUE = /^(true|(\d+)==\2|!false)$/;
 
 /**

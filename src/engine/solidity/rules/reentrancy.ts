@@ -6,9 +6,12 @@ import type { AstNode } from '../parser.ts';
 import { ancestorIs, mutatingFunctions, norm, stripAddressCasts, testedResult } from './predicates.ts';
 import { defineRule, headerLines } from './rule.ts';
 
+/** Modifier names that take a reentrancy lock. */
 const GUARD_MODIFIER = /nonReentrant|noReentran|reentrancyGuard|mutex|lock/i;
+/** The lock modifiers the cross-function rule recognises: narrower than GUARD_MODIFIER (not `noReentrancy`, `reentrancyGuard`). */
+const LOCK_MODIFIER = /nonReentrant|lock|mutex/i;
 
-export const reentrancy = defineRule(
+export const stateAfterCall = defineRule(
   {
     id: 'sol.reentrancy.state-after-call',
     title: 'Reentrancy: state written after an external call',
@@ -249,7 +252,7 @@ export const crossFunctionReentrancy = defineRule(
         .functionsOf(c)
         .filter((f) => fa.isEntryPoint(f) && f.mutability !== 'view' && f.mutability !== 'pure');
       for (const fn of c.functions) {
-        if (!fn.body || fn.modifiers.some((m) => /nonReentrant|lock|mutex/i.test(m.name))) continue;
+        if (!fn.body || fn.modifiers.some((m) => LOCK_MODIFIER.test(m.name))) continue;
         const a = fa.analyze(fn);
         for (const call of a.calls) {
           if (!fa.isReentrantCall(a, call)) continue;
@@ -257,11 +260,7 @@ export const crossFunctionReentrancy = defineRule(
           const stale = new Set(a.stateWrites.filter((w) => after.has(w.node.id)).map((w) => w.name));
           if (stale.size === 0) continue;
           const others: FunctionInfo[] = entries.filter((g) => {
-            if (
-              g === fn ||
-              fa.checksCaller(g) ||
-              g.modifiers.some((m) => /nonReentrant|lock|mutex/i.test(m.name))
-            )
+            if (g === fn || fa.checksCaller(g) || g.modifiers.some((m) => LOCK_MODIFIER.test(m.name)))
               return false;
             const ga = fa.analyze(g);
             const reads = ga.stateReads.some((r) => stale.has(r.name));

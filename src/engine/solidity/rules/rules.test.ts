@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { findingsOf } from '../../test-helpers.ts';
-import { solidityRules } from './index.ts';
+import { profiles, rulesFor, solidityRules } from './index.ts';
 
 interface Case {
   rule: string;
@@ -597,5 +597,20 @@ describe('Solidity rules', () => {
       expect(r.meta.remediation.length).toBeGreaterThan(10);
       if (r.meta.severity !== 'gas_optimization') expect(r.meta.cwe ?? r.meta.swc).toBeDefined();
     }
+  });
+
+  it('each profile lists its rules once, under the scan type their metadata names', () => {
+    const ids = solidityRules.map((r) => r.meta.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const [type, rules] of Object.entries(profiles))
+      expect(rules.filter((r) => r.meta.scanType !== type).map((r) => r.meta.id)).toEqual([]);
+    expect([...profiles.lite, ...profiles.standard, ...profiles.audit]).toEqual(solidityRules);
+  });
+
+  it('runs the rules of a scan type and those below it, in catalogue order', () => {
+    const ids = (type: 'lite' | 'standard' | 'audit'): string[] => rulesFor(type).map((r) => r.meta.id);
+    expect(ids('lite')).toEqual(profiles.lite.map((r) => r.meta.id));
+    expect(ids('standard')).toEqual([...profiles.lite, ...profiles.standard].map((r) => r.meta.id));
+    expect(ids('audit')).toEqual(solidityRules.map((r) => r.meta.id));
   });
 });

@@ -8,14 +8,14 @@ import {
   unprotectedMint,
   unprotectedOwnerWrite,
 } from './access-control.ts';
-import { arithmetic, localWrap } from './arithmetic.ts';
+import { localWrap, uncheckedOverflow } from './arithmetic.ts';
 import { balanceNotDebited, invertedBalanceCheck, tautology } from './balance-logic.ts';
 import { arrayReset, callInLoop, pushPaymentRevert, unboundedLoop } from './denial-of-service.ts';
 import { approveRace, hashGuess, recipientRace, rewardTod } from './front-running.ts';
 import { couldBeConstant, lengthInLoop } from './gas.ts';
 import { fixedPayout } from './payouts.ts';
 import { randomnessFlow } from './randomness.ts';
-import { reentrancy, reentrancyGasLimited } from './reentrancy.ts';
+import { reentrancyGasLimited, stateAfterCall } from './reentrancy.ts';
 import type { SolidityRule } from './rule.ts';
 import { ecrecoverZero, signatureReplay } from './signatures.ts';
 import { arrayLengthWrite, shadowing, uninitializedPointer } from './storage.ts';
@@ -23,7 +23,7 @@ import { timestampDependence } from './time.ts';
 import { ineffectiveCheck, uncheckedErc20 } from './unchecked-calls.ts';
 
 export const standardRules: SolidityRule[] = [
-  reentrancy,
+  stateAfterCall,
   unprotectedOwnerWrite,
   arbitrarySend,
   balanceNotDebited,
@@ -31,7 +31,7 @@ export const standardRules: SolidityRule[] = [
   delegatecallControlled,
   tautology,
   arrayLengthWrite,
-  arithmetic,
+  uncheckedOverflow,
   randomnessFlow,
   timestampDependence,
   callInLoop,

@@ -1,0 +1,25 @@
+/** Block numbers committed for a later `blockhash` are not entropy; a stored timestamp that feeds a draw is. */
+import { describe, expect, it } from 'vitest';
+import { findingsOf } from '../../test-helpers.ts';
+
+describe('block numbers stored for a later blockhash', () => {
+  const src = (stored: string): string => `pragma solidity ^0.4.24;
+contract Guess { mapping(address => uint) at; mapping(address => bytes32) guessOf;
+  function lock(bytes32 g) public payable { require(msg.value == 1 ether); guessOf[msg.sender] = g; at[msg.sender] = ${stored}; }
+  function settle() public { require(block.number > at[msg.sender]);
+    bytes32 answer = blockhash(at[msg.sender]);
+    at[msg.sender] = 0;
+    if (answer == guessOf[msg.sender]) msg.sender.transfer(2 ether); } }`;
+
+  it('committing to the current block number is not itself an entropy source (the blockhash read is reported)', async () => {
+    const flow = await findingsOf('sol.randomness.block-value-flow', src('block.number + 1'));
+    expect(flow).toEqual([]);
+    const reads = await findingsOf('sol.randomness.block-values', src('block.number + 1'));
+    expect(reads.map((f) => f.location.startLine)).toEqual([5]);
+  });
+
+  it('storing a timestamp that later feeds the draw is reported where it is stored', async () => {
+    const flow = await findingsOf('sol.randomness.block-value-flow', src('block.timestamp'));
+    expect(flow.map((f) => f.location.startLine)).toEqual([3]);
+  });
+});

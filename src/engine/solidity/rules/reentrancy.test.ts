@@ -1,0 +1,81 @@
+/**
+ * Re-entrancy rules beside the shapes that look like re-entrancy and are not: the gas stipend of
+ * `send`/`transfer`, locks taken in the body, and internal functions whose address parameter only
+ * stored state fills.
+ */
+import { describe, expect, it } from 'vitest';
+import { findingsOf } from '../../test-helpers.ts';
+
+describe('sol.reentrancy.state-after-send', () => {
+  it('is Low: the gas stipend prevents re-entry; call.value stays with the High rule', async () => {
+    const src = `pragma solidity 0.5.12;
+contract R { uint counter;
+  function f() public { require(counter <= 5); if (!msg.sender.send(1 ether)) revert(); counter += 1; }
+  function g() public { require(counter <= 5); (bool ok, ) = msg.sender.call.value(1 ether)(""); require(ok); counter += 1; } }`;
+    const low = await findingsOf('sol.reentrancy.state-after-send', src);
+    expect(low).toHaveLength(1);
+    expect(low[0]).toMatchObject({ severity: 'low', function: 'f' });
+    const high = await findingsOf('sol.reentrancy.state-after-call', src);
+    expect(high.map((v) => [v.function, v.severity])).toEqual([['g', 'high']]);
+  });
+
+  it('is silent under a reentrancy lock', async () => {
+    const src = `pragma solidity 0.5.12;
+contract R { uint counter; bool locked;
+  modifier nonReentrant() { require(!locked); locked = true; _; locked = false; }
+  function f() public nonReentrant { require(counter <= 5); msg.sender.transfer(1 ether); counter += 1; } }`;
+    expect(await findingsOf('sol.reentrancy.state-after-send', src)).toEqual([]);
+  });
+});
+
+describe('re-entrancy through a lock taken in the body', () => {
+  const src = (locked: boolean): string => `pragma solidity ^0.4.24;
+contract Desk { bool busy; mapping(address => uint) fees;
+  function refund() public payable {
+    ${locked ? 'if (busy) throw;' : ''}
+    busy = true;
+    if (!msg.sender.call.value(msg.value)()) throw;
+    busy = false;
+  }
+  function cancel() public {
+    ${locked ? 'if (busy) throw;' : ''}
+    uint f = fees[msg.sender];
+    busy = true;
+    if (!msg.sender.call.value(f)()) throw;
+    busy = false;
+    fees[msg.sender] = 0;
+  } }`;
+
+  it('a flag tested and set before the call is a lock: releasing it is no stale state', async () => {
+    expect(await findingsOf('sol.reentrancy.state-after-call', src(true))).toEqual([]);
+  });
+
+  it('setting the flag without testing it locks nothing', async () => {
+    const found = await findingsOf('sol.reentrancy.state-after-call', src(false));
+    expect(found.map((f) => f.function).sort()).toEqual(['cancel', 'refund']);
+  });
+});
+
+describe('address parameters of internal functions are chosen by their callers', () => {
+  const src = (fromCaller: boolean): string => `pragma solidity ^0.4.24;
+interface Token { function transferFrom(address a, address b, uint v) external returns (bool); }
+contract Auction { mapping(uint => address) tokenOf; mapping(uint => address) sellerOf; mapping(uint => uint) priceOf;
+  function buy(uint id${fromCaller ? ', address token' : ''}) external {
+    address t = ${fromCaller ? 'token' : 'tokenOf[id]'};
+    settle(t, id);
+    delete tokenOf[id];
+  }
+  function settle(address token, uint id) internal {
+    require(Token(token).transferFrom(msg.sender, sellerOf[id], priceOf[id]));
+    priceOf[id] = 0;
+  } }`;
+
+  it('a token address read from storage by every caller is not one the caller picks', async () => {
+    expect(await findingsOf('sol.reentrancy.state-after-call', src(false))).toEqual([]);
+  });
+
+  it('a token address passed in by the caller can re-enter', async () => {
+    const found = await findingsOf('sol.reentrancy.state-after-call', src(true));
+    expect(found.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,18 @@
+/** Call results that are tested to no effect. */
+import { describe, expect, it } from 'vitest';
+import { findingsOf } from '../../test-helpers.ts';
+
+describe('sol.unchecked-call.ineffective-check', () => {
+  it('reports an empty failure branch and a result OR-ed with a tautology', async () => {
+    const src = `pragma solidity 0.5.12;
+contract U {
+  function a(address payable to) public { if (!to.send(1 ether)) { } else { } }
+  function b(address payable to) public { if (!to.send(1 ether) || 1 == 1) { revert(); } }
+  function c(address payable to) public { if (!to.send(1 ether)) { revert(); } } }`;
+    const found = await findingsOf('sol.unchecked-call.ineffective-check', src);
+    expect(found.map((v) => [v.function, v.severity])).toEqual([
+      ['a', 'medium'],
+      ['b', 'low'],
+    ]);
+  });
+});
