@@ -129,7 +129,7 @@ export async function buildApp(container: Container): Promise<App> {
         operationId: 'getHealth',
         tags: ['health'],
         summary: 'Liveness: the process answers',
-        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+        response: { 200: Type.Object({ status: Type.Literal('ok') }, { $id: 'Health' }) },
       },
       config: { auth: { kind: 'none' } },
     },
@@ -143,8 +143,14 @@ export async function buildApp(container: Container): Promise<App> {
         tags: ['health'],
         summary: 'Readiness: the database answers',
         response: {
-          200: Type.Object({ status: Type.Literal('ready'), database: Type.Literal('ok') }),
-          503: Type.Object({ status: Type.Literal('unavailable'), database: Type.Literal('unreachable') }),
+          200: Type.Object(
+            { status: Type.Literal('ready'), database: Type.Literal('ok') },
+            { $id: 'Readiness' },
+          ),
+          503: Type.Object(
+            { status: Type.Literal('unavailable'), database: Type.Literal('unreachable') },
+            { $id: 'Unready' },
+          ),
         },
       },
       config: { auth: { kind: 'none' } },
