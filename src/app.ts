@@ -67,6 +67,8 @@ export async function buildApp(container: Container): Promise<App> {
         description:
           'Scanner API v1 (`/api/scanner/v1`: scans, source uploads, credits, finding tickets) and Platform API v0 (`/api/v0`: repositories, findings, views, reports, audit log, users). Operations tagged `extension` are management endpoints beyond the published documents.',
       },
+      // Relative: the document describes the server that serves it, wherever it is deployed.
+      servers: [{ url: '/', description: 'The Vigil server that serves this document' }],
       components: {
         securitySchemes: {
           ServiceBearer: {
@@ -128,6 +130,7 @@ export async function buildApp(container: Container): Promise<App> {
       schema: {
         operationId: 'getHealth',
         tags: ['health'],
+        security: [],
         summary: 'Liveness: the process answers',
         response: { 200: Type.Object({ status: Type.Literal('ok') }, { $id: 'Health' }) },
       },
@@ -141,6 +144,7 @@ export async function buildApp(container: Container): Promise<App> {
       schema: {
         operationId: 'getReadiness',
         tags: ['health'],
+        security: [],
         summary: 'Readiness: the database answers',
         response: {
           200: Type.Object(
