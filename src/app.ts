@@ -67,6 +67,8 @@ export async function buildApp(container: Container): Promise<App> {
         description:
           'Scanner API v1 (`/api/scanner/v1`: scans, source uploads, credits, finding tickets) and Platform API v0 (`/api/v0`: repositories, findings, views, reports, audit log, users). Operations tagged `extension` are management endpoints beyond the published documents.',
       },
+      // Relative: the document describes the server that serves it, wherever it is deployed.
+      servers: [{ url: '/', description: 'The Vigil server that serves this document' }],
       components: {
         securitySchemes: {
           ServiceBearer: {
@@ -128,8 +130,9 @@ export async function buildApp(container: Container): Promise<App> {
       schema: {
         operationId: 'getHealth',
         tags: ['health'],
+        security: [],
         summary: 'Liveness: the process answers',
-        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+        response: { 200: Type.Object({ status: Type.Literal('ok') }, { $id: 'Health' }) },
       },
       config: { auth: { kind: 'none' } },
     },
@@ -141,10 +144,17 @@ export async function buildApp(container: Container): Promise<App> {
       schema: {
         operationId: 'getReadiness',
         tags: ['health'],
+        security: [],
         summary: 'Readiness: the database answers',
         response: {
-          200: Type.Object({ status: Type.Literal('ready'), database: Type.Literal('ok') }),
-          503: Type.Object({ status: Type.Literal('unavailable'), database: Type.Literal('unreachable') }),
+          200: Type.Object(
+            { status: Type.Literal('ready'), database: Type.Literal('ok') },
+            { $id: 'Readiness' },
+          ),
+          503: Type.Object(
+            { status: Type.Literal('unavailable'), database: Type.Literal('unreachable') },
+            { $id: 'Unready' },
+          ),
         },
       },
       config: { auth: { kind: 'none' } },

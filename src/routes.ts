@@ -1,31 +1,136 @@
+import type { TSchema } from '@sinclair/typebox';
 import type { Container } from './container.ts';
 import type { App } from './http/app-type.ts';
+import { ScanTypeAvailabilitySchema } from './organization/credits/credits.schemas.ts';
 import { registerAdminRoutes } from './platform/admin/admin.routes.ts';
+import { CompanySchema } from './platform/admin/admin.schemas.ts';
 import { registerAiRoutes } from './platform/ai/ai.routes.ts';
+import { AiCitationsSchema, AiMessageSchema } from './platform/ai/ai.schemas.ts';
 import { registerAuditRoutes } from './platform/audit/audit.routes.ts';
+import { AuditLogEntrySchema } from './platform/audit/audit.schemas.ts';
 import { registerCommentRoutes } from './platform/comments/comments.routes.ts';
+import { CommentSchema, CommentThreadSchema } from './platform/comments/comments.schemas.ts';
 import { registerCompanyRoutes } from './platform/companies/companies.routes.ts';
+import { CompanySummarySchema } from './platform/companies/companies.schemas.ts';
 import { registerFindingRoutes } from './platform/findings/findings.routes.ts';
-import { registerGuildRoutes } from './platform/guilds/guilds.routes.ts';
-import { registerIntegrationRoutes } from './platform/integrations/integrations.routes.ts';
+import {
+  AssetGroupSchema as FindingAssetGroupSchema,
+  AssetSchema as FindingAssetSchema,
+  FindingRefSchema,
+  FindingSchema,
+  FullUserSummarySchema,
+  RelatedFileSchema,
+} from './platform/findings/findings.schemas.ts';
+import { GuildSchema, registerGuildRoutes } from './platform/guilds/guilds.routes.ts';
+import { IntegrationSchema, registerIntegrationRoutes } from './platform/integrations/integrations.routes.ts';
 import { registerLabelRoutes } from './platform/labels/labels.routes.ts';
-import { registerLeaderboardRoutes } from './platform/leaderboard/leaderboard.routes.ts';
+import { LabelSchema } from './platform/labels/labels.schemas.ts';
+import {
+  LeaderboardEntrySchema,
+  registerLeaderboardRoutes,
+} from './platform/leaderboard/leaderboard.routes.ts';
 import { registerNotificationRoutes } from './platform/notifications/notifications.routes.ts';
+import { NotificationSchema } from './platform/notifications/notifications.schemas.ts';
 import { registerReportRoutes } from './platform/reports/reports.routes.ts';
+import {
+  FindingStatSchema,
+  ReportFindingSchema,
+  RelatedFileSchema as ReportRelatedFileSchema,
+  ReportSchema,
+} from './platform/reports/reports.schemas.ts';
 import { registerRepositoryRoutes } from './platform/repositories/repositories.routes.ts';
-import { registerServiceKeyRoutes } from './platform/service-keys/service-keys.routes.ts';
-import { registerSessionRoutes } from './platform/session/session.routes.ts';
-import { registerSourcehostRoutes } from './platform/sourcehost/sourcehost.routes.ts';
+import {
+  AssetGroupSchema,
+  AssetSchema,
+  RepositoryEventSchema,
+  RepositoryMemberSchema,
+  RepositorySchema,
+  RewardRangeSchema,
+  SafeHarborSchema,
+} from './platform/repositories/repositories.schemas.ts';
+import { registerServiceKeyRoutes, ServiceKeySchema } from './platform/service-keys/service-keys.routes.ts';
+import { registerSessionRoutes, SessionSchema } from './platform/session/session.routes.ts';
+import {
+  HostedRepositorySchema,
+  LinkedWorkspaceSchema,
+  registerSourcehostRoutes,
+  SourcehostDeliverySchema,
+} from './platform/sourcehost/sourcehost.routes.ts';
 import { registerSsoRoutes } from './platform/sso/sso.routes.ts';
+import { SsoRuleSchema } from './platform/sso/sso.schemas.ts';
 import { registerUserRoutes } from './platform/users/users.routes.ts';
-import { registerFindingViewRoutes } from './platform/views/finding-views.routes.ts';
+import {
+  AuditorPublicProfileSchema,
+  BadgeSchema,
+  CompanyUserSchema,
+  ShortUserSummarySchema,
+} from './platform/users/users.schemas.ts';
+import { FindingViewSchema, registerFindingViewRoutes } from './platform/views/finding-views.routes.ts';
 import { registerCreditsRoutes } from './scanner/credits/credits.routes.ts';
 import { registerScanRoutes } from './scanner/scans/scans.routes.ts';
+import { SastVulnerabilitySchema, ScanStatusSchema } from './scanner/scans/scans.schemas.ts';
 import { registerTicketRoutes } from './scanner/tickets/tickets.routes.ts';
+import { FindingIssueExportSchema, FindingTicketSchema } from './scanner/tickets/tickets.schemas.ts';
 import { registerUploadRoutes } from './scanner/uploads/uploads.routes.ts';
+import { SourceUploadSessionSchema } from './scanner/uploads/uploads.schemas.ts';
+
+/**
+ * The shapes that other shapes contain, registered once so that routes and schemas refer to them
+ * with `ref()` (and the OpenAPI document names them). Top-level bodies and responses that nothing
+ * else contains keep their `$id` inline; the document names those too.
+ */
+const SHARED_SCHEMAS: readonly TSchema[] = [
+  AiCitationsSchema,
+  AiMessageSchema,
+  AssetGroupSchema,
+  AssetSchema,
+  AuditLogEntrySchema,
+  AuditorPublicProfileSchema,
+  BadgeSchema,
+  CommentSchema,
+  CommentThreadSchema,
+  CompanySchema,
+  CompanySummarySchema,
+  CompanyUserSchema,
+  FindingAssetGroupSchema,
+  FindingAssetSchema,
+  FindingIssueExportSchema,
+  FindingRefSchema,
+  FindingSchema,
+  FindingStatSchema,
+  FindingTicketSchema,
+  FindingViewSchema,
+  FullUserSummarySchema,
+  GuildSchema,
+  HostedRepositorySchema,
+  IntegrationSchema,
+  LabelSchema,
+  LeaderboardEntrySchema,
+  LinkedWorkspaceSchema,
+  NotificationSchema,
+  RelatedFileSchema,
+  ReportFindingSchema,
+  ReportRelatedFileSchema,
+  ReportSchema,
+  RepositoryEventSchema,
+  RepositoryMemberSchema,
+  RepositorySchema,
+  RewardRangeSchema,
+  SafeHarborSchema,
+  SastVulnerabilitySchema,
+  ScanStatusSchema,
+  ScanTypeAvailabilitySchema,
+  ServiceKeySchema,
+  SessionSchema,
+  ShortUserSummarySchema,
+  SourceUploadSessionSchema,
+  SourcehostDeliverySchema,
+  SsoRuleSchema,
+];
 
 /** Registers every module's routes. Explicit: a module not listed here has no routes. */
 export async function registerRouteModules(app: App, container: Container): Promise<void> {
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   const { services } = container;
   registerAdminRoutes(app, services.admin);
   registerSessionRoutes(app, services.session, container.config.publicUrl);

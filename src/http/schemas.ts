@@ -1,5 +1,5 @@
 import type { SwaggerTransformObject } from '@fastify/swagger';
-import { type TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
 
 /** v1 error body: `{error, code}` plus extra fields. */
@@ -71,6 +71,17 @@ export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);
 }
 
+/**
+ * A reference to a named schema (one with an `$id`, registered once with `app.addSchema`), typed
+ * as that schema. Validation and serialization resolve it to the registered schema; the OpenAPI
+ * document shows it as `#/components/schemas/<$id>`. Shapes nested in other shapes must be
+ * referenced this way: the same `$id` twice inline in one schema is ambiguous to Ajv.
+ */
+export function ref<T extends TSchema>(schema: T): TUnsafe<Static<T>> {
+  if (typeof schema.$id !== 'string') throw new Error('ref() needs a schema with an $id');
+  return Type.Unsafe<Static<T>>(Type.Ref(schema.$id));
+}
+
 export const UuidSchema = Type.String({ format: 'uuid' });
 export const DateTimeSchema = Type.String({ format: 'date-time' });
 
@@ -87,9 +98,21 @@ export function namedSchemaTransforms() {
     if (Array.isArray(value)) return value.map((item) => refer(item, false));
     const { $id, ...rest } = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
-    for (const [key, child] of Object.entries(rest)) out[key] = refer(child, false);
+    for (const [key, child] of Object.entries(rest)) {
+      // A `ref()` to a registered schema names it by `$id` alone; in the document it points into
+      // the components.
+      out[key] =
+        key === '$ref' && typeof child === 'string' && !child.startsWith('#')
+          ? `#/components/schemas/${child.replace(/#$/, '')}`
+          : refer(child, false);
+    }
     if (typeof $id !== 'string' || top) return out;
-    if (!named.has($id)) named.set($id, out);
+    const known = named.get($id);
+    if (known === undefined) named.set($id, out);
+    else if (JSON.stringify(known) !== JSON.stringify(out)) {
+      // Two different shapes under one name would silently document one of them for both.
+      throw new Error(`Two different schemas are named ${$id}`);
+    }
     const { description } = rest;
     return typeof description === 'string'
       ? { $ref: `#/components/schemas/${$id}`, description }
@@ -121,3 +144,6 @@ export function namedSchemaTransforms() {
     },
   };
 }
+
+/** The answer of a creation that returns the new resource's id only (v0 §2.4, §2.5). */
+export const CreatedIdSchema = Type.Object({ id: UuidSchema }, { $id: 'CreatedId' });

@@ -1353,6 +1353,612 @@ export interface components {
         ErrorV0: {
             msg: string;
         };
+        AiCitations: {
+            findings: number[];
+            paths: string[];
+            unverified: string[];
+        };
+        AiMessage: {
+            /** Format: uuid */
+            id: string;
+            role: "user" | "assistant";
+            content: string;
+            /** Format: date-time */
+            createdAt: string;
+            metadata: {
+                [key: string]: unknown;
+            };
+            citations: components["schemas"]["AiCitations"] | null;
+        };
+        AssetGroup: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            outOfScope: boolean;
+            rewards: components["schemas"]["RewardRange"][];
+            assets: components["schemas"]["Asset"][];
+            subGroups: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                description: string;
+                assets: components["schemas"]["Asset"][];
+            }[];
+        };
+        Asset: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            reference: string;
+        };
+        AuditLogEntry: {
+            /** @enum {string} */
+            type: "company_audit_log";
+            /** Format: uuid */
+            id: string;
+            target: components["schemas"]["ShortUserSummary"] | null;
+            createdBy: components["schemas"]["ShortUserSummary"] | null;
+            /** Format: date-time */
+            createdAt: string;
+            sourcehost_account_name: string | null;
+            action: "user_invited" | "user_auto_joined" | "user_disabled" | "user_reenabled" | "company_role_changed" | "sourcehost_integration_added" | "sourcehost_integration_removed";
+            details: {
+                [key: string]: unknown;
+            };
+        };
+        AuditorPublicProfile: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            username: string;
+            avatar: string | null;
+            isBot: boolean;
+            verifiedProfile: boolean;
+            isNdaSigned: boolean;
+            reputation: number;
+            skills: string[];
+            badges: components["schemas"]["Badge"][];
+            /** Format: date-time */
+            createdAt: string;
+            sourcehost: string | null;
+            microblog: string | null;
+            tagline: string | null;
+            bio: string | null;
+            website: string | null;
+            guildAffiliation: string | null;
+        };
+        Badge: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            image: string;
+            description: string;
+            /** Format: date-time */
+            issuedAt: string;
+        };
+        Comment: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            findingId: string;
+            parent: string | null;
+            content: string | null;
+            /** @enum {string} */
+            visibility: "public" | "private" | "internal" | "hidden";
+            author: components["schemas"]["ShortUserSummary"] | null;
+            /** Format: date-time */
+            createdAt: string;
+            editedAt: string | null;
+            deletedAt: string | null;
+            /** @description Unread by the caller before this listing: written by someone else after their last read, not deleted. Listing marks the comments read. */
+            unread: boolean;
+        };
+        CommentThread: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            findingId: string;
+            parent: string | null;
+            content: string | null;
+            /** @enum {string} */
+            visibility: "public" | "private" | "internal" | "hidden";
+            author: components["schemas"]["ShortUserSummary"] | null;
+            /** Format: date-time */
+            createdAt: string;
+            editedAt: string | null;
+            deletedAt: string | null;
+            /** @description Unread by the caller before this listing: written by someone else after their last read, not deleted. Listing marks the comments read. */
+            unread: boolean;
+            replies: components["schemas"]["Comment"][];
+        };
+        Company: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            handle: string;
+            logo: string | null;
+            website: string | null;
+            sourcehost: string | null;
+            microblog: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        CompanySummary: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            handle: string;
+            logo: string | null;
+            website: string | null;
+            sourcehost: string | null;
+            microblog: string | null;
+        };
+        CompanyUser: {
+            /** Format: uuid */
+            userId: string;
+            name: string;
+            username: string;
+            email: string | null;
+            /** @description False until the user has joined (accepted an invitation). */
+            isActivated: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            isBot: boolean;
+            /** Format: uuid */
+            companyId: string;
+            avatar: string | null;
+            isGeneratedAvatar: boolean;
+            chat_a: string | null;
+            chat_b: string | null;
+            timezone: string | null;
+            disabledAt: string | null;
+            companyRole: "manager" | "member";
+            /** Format: date-time */
+            invitedAt: string;
+            joinedAt: string | null;
+            deletedAt: string | null;
+        };
+        FindingAssetGroup: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            outOfScope: boolean;
+            rewards: {
+                minReward: string;
+                maxReward: string;
+            }[];
+            assets: components["schemas"]["FindingAsset"][];
+            subGroups: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                description: string;
+                assets: components["schemas"]["FindingAsset"][];
+            }[];
+        };
+        FindingAsset: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            reference: string;
+        };
+        FindingIssueExport: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            findingId: string;
+            /** @enum {string} */
+            provider: "tracker_a" | "tracker_b";
+            state: "in_progress" | "created" | "failed" | "unknown";
+            ticket?: components["schemas"]["FindingTicket"];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            error?: {
+                code: string;
+                message: string;
+            };
+        };
+        FindingRef: {
+            /** Format: uuid */
+            id: string;
+            number: number;
+            title: string;
+        };
+        Finding: {
+            /** Format: uuid */
+            id: string;
+            number: number;
+            attributedTo: string | null;
+            title: string;
+            description: string;
+            relatedFiles: components["schemas"]["RelatedFile"][];
+            createdBy: components["schemas"]["FullUserSummary"] | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            lastUpdatedAt: string;
+            locked: boolean;
+            hasUnreadComments: boolean;
+            unreadCommentsNumber: number;
+            repository: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
+            };
+            company: {
+                /** Format: uuid */
+                id: string;
+                handle: string;
+            };
+            reward: string | null;
+            fixedBy: string[];
+            duplicateOf: components["schemas"]["FindingRef"] | null;
+            duplicates: components["schemas"]["FindingRef"][];
+            duplicateGroup: {
+                description: string | null;
+                findings: components["schemas"]["FindingRef"][];
+            } | null;
+            category: string | null;
+            labels: components["schemas"]["Label"][];
+            assignedTo: components["schemas"]["FullUserSummary"] | null;
+            assetGroup: components["schemas"]["FindingAssetGroup"] | null;
+            lastCommentAt: string | null;
+            safeHarborAssets: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                description: string;
+            }[];
+            note: string | null;
+            paymentId: string | null;
+            status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
+            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
+        };
+        FindingStat: {
+            totalCount: number;
+            fixedCount: number;
+            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
+        };
+        FindingTicket: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            findingId: string;
+            /** @enum {string} */
+            provider: "tracker_a" | "tracker_b";
+            key: string;
+            externalId: string;
+            url: string;
+            title: string;
+            status: string | null;
+            /** Format: date-time */
+            linkedAt: string;
+            source: "linked" | "created";
+        };
+        FindingView: {
+            /** Format: uuid */
+            id: string;
+            personal: boolean;
+            name: string;
+            filter: string;
+            description: string | null;
+            columns: ("number" | "title" | "status" | "severity" | "commented_at" | "created_by" | "reward" | "assigned_to" | "labels" | "likelihood" | "note")[] | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        FullUserSummary: {
+            /** Format: uuid */
+            userId: string;
+            name: string;
+            username: string;
+            avatar: string | null;
+            isBot: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            teamId: string | null;
+            pingsLeft: number | null;
+            reputation: number;
+            disabledAt: string | null;
+            deletedFromRepoAt: string | null;
+        };
+        Guild: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        HostedRepository: {
+            fullName: string;
+            private: boolean;
+            defaultBranch: string;
+            htmlUrl: string | null;
+            linked: boolean;
+            workspaces: components["schemas"]["LinkedWorkspace"][];
+        };
+        Integration: {
+            /** Format: uuid */
+            id: string;
+            provider: "tracker_a" | "tracker_b" | "sourcehost";
+            /** @description The site of a tracker_b connection; empty for single connections */
+            site: string;
+            /** @description Base URLs and destination routing; never secrets */
+            settings: {
+                [key: string]: unknown;
+            };
+            /** @description Names of the stored credential fields */
+            credentialFields: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        Label: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            isSystem: boolean;
+            reviewerRead: boolean;
+            reviewerUse: boolean;
+            description: string;
+            archivedAt: string | null;
+        };
+        LeaderboardEntry: {
+            /** @description Position by score, then rewards; equal scores and rewards share a rank */
+            rank: number;
+            user: components["schemas"]["ShortUserSummary"] | null;
+            teamId: string | null;
+            /** @description The reviewer, or the team members who scored */
+            members: components["schemas"]["ShortUserSummary"][];
+            /** @description Confirmed findings weighted by severity: critical 10, high 5, medium 2, low 1 */
+            score: number;
+            /** @description Sum of the rewards of the confirmed findings */
+            rewards: string;
+            confirmedFindings: number;
+            bySeverity: {
+                critical: number;
+                high: number;
+                medium: number;
+                low: number;
+            };
+        };
+        LinkedWorkspace: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            prefix: string;
+            /** @description Empty: the default branch */
+            watchBranches: string[];
+            autoScanType: "lite" | "standard" | "audit";
+            /** @description Lowest finding severity that makes the commit status `failure` */
+            failOn: "critical" | "high" | "medium" | "low" | "informational";
+        };
+        Notification: {
+            /** Format: uuid */
+            id: string;
+            /** @description comment_ping */
+            kind: string;
+            commentId: string | null;
+            /** @description For comment_ping: commentId, findingId, findingNumber, findingTitle, repositoryId, repositoryName, companyId, authorId, authorUsername, visibility, excerpt */
+            payload: {
+                [key: string]: unknown;
+            };
+            readAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        RelatedFile: {
+            /** Format: uuid */
+            id: string;
+            path: string;
+            lines: {
+                start: number;
+                end: number;
+            } | null;
+            language: string | null;
+            relevantContent: string | null;
+        };
+        ReportFinding: {
+            /** Format: uuid */
+            id: string;
+            number: number | null;
+            attributedTo: string | null;
+            title: string;
+            description: string;
+            createdBy: components["schemas"]["ShortUserSummary"] | null;
+            /** Format: date-time */
+            createdAt: string;
+            fixedBy: string[];
+            relatedFiles: components["schemas"]["ReportRelatedFile"][];
+            companyName: string;
+            companyLogo: string | null;
+            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
+            status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
+        };
+        ReportRelatedFile: {
+            /** Format: uuid */
+            id: string;
+            path: string;
+            lines: {
+                start: number | null;
+                end: number | null;
+            };
+            language: string | null;
+            relevantContent: string | null;
+        };
+        Report: {
+            /** Format: uuid */
+            id: string;
+            isPrivate: boolean;
+            projectTitle: string;
+            companyHandle: string;
+            clientName: string;
+            clientLogo: string;
+            clientWebsite: string;
+            seoTitle: string;
+            seoDescription: string;
+            description: string;
+            reportPdfLink: string;
+            /** Format: uuid */
+            companyId: string;
+            engagementId: string | null;
+            repositoryId: string | null;
+            guildId: string | null;
+            createdBy: string | null;
+            engagementStartDate: string | null;
+            engagementEndDate: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            publishedAt: string | null;
+            repositoryLinks: string[];
+            commitHashes: string[];
+            typeOfProject: string[];
+            teamMembers: {
+                /** Format: uuid */
+                reportId: string;
+                auditorPublicProfile: components["schemas"]["AuditorPublicProfile"];
+            }[];
+            findingStats: components["schemas"]["FindingStat"][];
+            findings: components["schemas"]["ReportFinding"][];
+        };
+        RepositoryChangeLogEvent: {
+            /** Format: uuid */
+            id: string;
+            oldValue: {
+                [key: string]: unknown;
+            };
+            newValue: {
+                [key: string]: unknown;
+            };
+            updatedBy: components["schemas"]["ShortUserSummary"] | null;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        RepositoryMember: {
+            /** Format: uuid */
+            repositoryId: string;
+            user: components["schemas"]["ShortUserSummary"];
+            role: "client" | "reviewer" | "judge" | "triager" | "admin";
+            teamId: string | null;
+            pingsLeft: number;
+            /** Format: date-time */
+            joinedAt: string;
+            deletedAt: string | null;
+        };
+        Repository: {
+            /** Format: uuid */
+            id: string;
+            currencyCode: string;
+            kycRequired: boolean;
+            /** @description published findings of the repository */
+            totalFindings: number;
+            /** Format: date-time */
+            createdAt: string;
+            name: string;
+            url: string;
+            company: components["schemas"]["CompanySummary"];
+            timeframe: {
+                start: string | null;
+                end: string | null;
+            };
+            totalRewardPot: string;
+            submissionFee: string;
+            assetGroups: components["schemas"]["AssetGroup"][];
+            safeHarbor: components["schemas"]["SafeHarbor"] | null;
+            instructions: string;
+            requiredCtfAddress: string;
+            /** @description the caller's rewards in this repository: sum over their published findings */
+            reward: string;
+            /** @description the caller's rank among the repository's reviewers by accepted findings (confirmed, acknowledged, fixed), then reputation; equal scores share a rank; 0 when the caller is not a reviewer */
+            rank: number;
+            /** @description number of ranked reviewers */
+            rankTotal: number;
+            allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
+            /** @description any user may join (joinable) */
+            isPublic: boolean;
+            showAllFindings: boolean;
+            finishedAt: string | null;
+            role: ("client" | "reviewer" | "judge" | "triager" | "admin") | null;
+        };
+        RewardRange: {
+            minReward: string;
+            maxReward: string;
+        };
+        SafeHarbor: {
+            /** Format: uuid */
+            id: string;
+            description: string;
+            reward: string;
+            cap: string;
+            returnAddresses: {
+                /** Format: uuid */
+                id: string;
+                address: string;
+            }[];
+            assets: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                description: string;
+            }[];
+        };
+        Vulnerability: {
+            id: string;
+            name: string;
+            description?: string | null;
+            severity: string;
+            location: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        ScanStatus: {
+            /** Format: uuid */
+            id: string;
+            status: "preparing" | "queued" | "running" | "completed" | "failed" | "cancelled";
+            /** @description lite: secrets and cheap syntactic rules; standard: plus data-flow rules; audit: plus cross-contract analysis. */
+            type: "lite" | "standard" | "audit";
+            /** Format: uuid */
+            workspaceId: string;
+            /** Format: date-time */
+            createdAt: string;
+            startedAt: string | null;
+            completedAt: string | null;
+            cancelledAt: string | null;
+            progress: {
+                filesTotal: number;
+                filesDone: number;
+            };
+            findingsCount: number;
+            error?: {
+                code: string;
+                message: string;
+            };
+        };
+        ScanTypeAvailability: {
+            available: boolean;
+            cost: number;
+            reason?: string;
+        };
+        ServiceKey: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            prefix: string;
+            scopes: ("findings:read" | "findings:write" | "scans:read" | "scans:create" | "credits:read")[];
+            expiresAt: string | null;
+            revokedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
         Session: {
             /** Format: uuid */
             userId: string;
@@ -1379,16 +1985,29 @@ export interface components {
             /** Format: date-time */
             expiresAt?: string;
         };
-        FindingView: {
+        ShortUserSummary: {
             /** Format: uuid */
-            id: string;
-            personal: boolean;
+            userId: string;
             name: string;
-            filter: string;
-            description: string | null;
-            columns: ("number" | "title" | "status" | "severity" | "commented_at" | "created_by" | "reward" | "assigned_to" | "labels" | "likelihood" | "note")[] | null;
+            username: string;
+            avatar: string | null;
+            disabledAt: string | null;
+        };
+        SourceUploadSession: {
+            /** Format: uuid */
+            uploadId: string;
+            filename: string;
+            /** @description Signed, expiring URL that takes a PUT of the tar.gz */
+            uploadUrl: string;
+            /** @enum {string} */
+            method: "PUT";
+            /** @description Headers to send with the PUT */
+            headers: {
+                [key: string]: string;
+            };
             /** Format: date-time */
-            createdAt: string;
+            expiresAt: string;
+            maxBytes: number;
         };
         SourcehostDelivery: {
             /** Format: uuid */
@@ -1411,57 +2030,15 @@ export interface components {
             receivedAt: string;
             processedAt: string | null;
         };
-        LinkedWorkspace: {
+        SsoEnforcementRule: {
             /** Format: uuid */
             id: string;
-            name: string;
-            prefix: string;
-            /** @description Empty: the default branch */
-            watchBranches: string[];
-            autoScanType: "lite" | "standard" | "audit";
-            /** @description Lowest finding severity that makes the commit status `failure` */
-            failOn: "critical" | "high" | "medium" | "low" | "informational";
-        };
-        HostedRepository: {
-            fullName: string;
-            private: boolean;
-            defaultBranch: string;
-            htmlUrl: string | null;
-            linked: boolean;
-            workspaces: components["schemas"]["LinkedWorkspace"][];
-        };
-        LeaderboardEntry: {
-            /** @description Position by score, then rewards; equal scores and rewards share a rank */
-            rank: number;
-            user: {
-                /** Format: uuid */
-                userId: string;
-                name: string;
-                username: string;
-                avatar: string | null;
-                disabledAt: string | null;
-            } | null;
-            teamId: string | null;
-            /** @description The reviewer, or the team members who scored */
-            members: {
-                /** Format: uuid */
-                userId: string;
-                name: string;
-                username: string;
-                avatar: string | null;
-                disabledAt: string | null;
-            }[];
-            /** @description Confirmed findings weighted by severity: critical 10, high 5, medium 2, low 1 */
-            score: number;
-            /** @description Sum of the rewards of the confirmed findings */
-            rewards: string;
-            confirmedFindings: number;
-            bySeverity: {
-                critical: number;
-                high: number;
-                medium: number;
-                low: number;
-            };
+            /** Format: uuid */
+            companyId: string;
+            domain: string;
+            /** Format: date-time */
+            createdAt: string;
+            createdBy: components["schemas"]["ShortUserSummary"] | null;
         };
         AcceptedScan: {
             /** Format: uuid */
@@ -1474,6 +2051,63 @@ export interface components {
             workspaceId: string;
             /** Format: date-time */
             createdAt: string;
+        };
+        AdminUser: {
+            /** Format: uuid */
+            id: string;
+            username: string;
+            name: string;
+            email: string | null;
+            companyId: string | null;
+            companyRole: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** @description The answer, citing findings as #N and files by path */
+        AiAnswer: string;
+        AiConversation: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            repositoryId: string;
+            /** Format: date-time */
+            createdAt: string;
+            messages: components["schemas"]["AiMessage"][];
+        };
+        AiStatus: {
+            /** @description Whether a question would be answered now */
+            available: boolean;
+            /** @description model: answers written by the language model; retrieval: the most relevant items, listed */
+            mode: "model" | "retrieval";
+            model: string | null;
+            reason: string | null;
+        };
+        AskAi: {
+            /** @description The question */
+            prompt: string;
+            /**
+             * Format: uuid
+             * @description Conversation to continue or start (chosen by the client); without it the question starts a conversation of its own
+             */
+            conversationId?: string;
+            /** @description Stored with the question; at most 4 KiB */
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        AssignFindingRequest: {
+            assignee: null | string;
+        };
+        AuditLogPage: {
+            items: components["schemas"]["AuditLogEntry"][];
+            nextValue: string | null;
+        };
+        AwardBadgeRequest: {
+            name: string;
+            image?: string;
+            description?: string;
+            /** Format: date-time */
+            issuedAt?: string;
         };
         CancelledScan: {
             /** Format: uuid */
@@ -1498,6 +2132,24 @@ export interface components {
                 message: string;
             };
         };
+        ChangeCompanyRoleRequest: {
+            role: "manager" | "member";
+        };
+        ChangeFindingSeverityRequest: {
+            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
+        };
+        ChangeFindingStatusRequest: {
+            status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
+        };
+        CommentThreads: {
+            threads: components["schemas"]["CommentThread"][];
+        };
+        CompanyList: {
+            companies: components["schemas"]["Company"][];
+        };
+        CompanyUserList: {
+            users: components["schemas"]["CompanyUser"][];
+        };
         CompletedSourceUpload: {
             /** Format: uuid */
             archiveId: string;
@@ -1515,6 +2167,196 @@ export interface components {
         CompleteSourceUploadRequest: {
             /** @description Lowercase or uppercase hex SHA-256 */
             sha256?: string;
+        };
+        CreateComment: {
+            /** @description Markdown, stored as sent; at most 65536 characters. @project and @username ping. */
+            content: string;
+            parent?: string | null;
+            /** @enum {string} */
+            visibility?: "public" | "private" | "internal" | "hidden";
+        };
+        CreateCompanyRequest: {
+            name: string;
+            /** @description lower-case letters, digits and dashes */
+            handle: string;
+            logo?: string;
+            website?: string;
+            sourcehost?: string;
+            microblog?: string;
+        };
+        CreatedId: {
+            /** Format: uuid */
+            id: string;
+        };
+        CreatedServiceKey: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            prefix: string;
+            scopes: ("findings:read" | "findings:write" | "scans:read" | "scans:create" | "credits:read")[];
+            expiresAt: string | null;
+            revokedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            key: string;
+        };
+        CreatedToken: {
+            /** Format: uuid */
+            id: string;
+            /** @description Shown once; only its hash is stored. */
+            token: string;
+            prefix: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        CreateFinding: {
+            title: string;
+            description: string;
+            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
+            relatedFiles?: {
+                path: string;
+                lines?: {
+                    start: number;
+                    end: number;
+                };
+                language?: string;
+                relevantContent?: string;
+            }[];
+            /** Format: uuid */
+            assetGroupId?: string;
+            labels?: string[];
+        };
+        CreateFindingView: {
+            personal: boolean;
+            name: string;
+            /** @description A search string in the `s` syntax of all-findings. */
+            filter: string;
+            description?: null | string;
+            columns?: null | ("number" | "title" | "status" | "severity" | "commented_at" | "created_by" | "reward" | "assigned_to" | "labels" | "likelihood" | "note")[];
+        };
+        CreateGuildRequest: {
+            name: string;
+        };
+        CreateLabel: {
+            name: string;
+            description?: string;
+            reviewerRead?: boolean;
+            reviewerUse?: boolean;
+        };
+        /** @description From a finished repository. Title, client and engagement dates default to the repository, its company and its timeframe; the report is private (`isPrivate` true) and unpublished until published. */
+        CreateReportRequest: {
+            /** Format: uuid */
+            repositoryId: string;
+            projectTitle?: string;
+            clientName?: string;
+            clientLogo?: string;
+            clientWebsite?: string;
+            seoTitle?: string;
+            seoDescription?: string;
+            description?: string;
+            reportPdfLink?: string;
+            repositoryLinks?: string[];
+            commitHashes?: string[];
+            typeOfProject?: string[];
+            /** Format: uuid */
+            engagementId?: string | null;
+            /** Format: date-time */
+            engagementStartDate?: string | null;
+            /** Format: date-time */
+            engagementEndDate?: string | null;
+            isPrivate?: boolean;
+            /** @description guild name; platform admins may name a new one */
+            guild?: string | null;
+        };
+        CreateRepositoryRequest: {
+            name: string;
+            url?: string;
+            currencyCode?: string;
+            kycRequired?: boolean;
+            timeframe?: {
+                /** Format: date-time */
+                start?: string | null;
+                /** Format: date-time */
+                end?: string | null;
+            };
+            /**
+             * @example 1000
+             * @example 12.50
+             */
+            totalRewardPot?: string;
+            /**
+             * @example 1000
+             * @example 12.50
+             */
+            submissionFee?: string;
+            instructions?: string;
+            requiredCtfAddress?: string;
+            allowedSeverities?: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
+            isPublic?: boolean;
+            showAllFindings?: boolean;
+            assetGroups?: {
+                /** Format: uuid */
+                id?: string;
+                name: string;
+                description?: string;
+                outOfScope?: boolean;
+                rewards?: {
+                    /**
+                     * @example 1000
+                     * @example 12.50
+                     */
+                    minReward: string;
+                    /**
+                     * @example 1000
+                     * @example 12.50
+                     */
+                    maxReward: string;
+                }[];
+                assets?: {
+                    /** Format: uuid */
+                    id?: string;
+                    name: string;
+                    description?: string;
+                    reference?: string;
+                }[];
+                subGroups?: {
+                    /** Format: uuid */
+                    id?: string;
+                    name: string;
+                    description?: string;
+                    assets?: {
+                        /** Format: uuid */
+                        id?: string;
+                        name: string;
+                        description?: string;
+                        reference?: string;
+                    }[];
+                }[];
+            }[];
+            safeHarbor?: {
+                description?: string;
+                /**
+                 * @example 1000
+                 * @example 12.50
+                 */
+                reward?: string;
+                /**
+                 * @example 1000
+                 * @example 12.50
+                 */
+                cap?: string;
+                returnAddresses?: {
+                    /** Format: uuid */
+                    id?: string;
+                    address: string;
+                }[];
+                assets?: {
+                    /** Format: uuid */
+                    id?: string;
+                    name: string;
+                    description?: string;
+                }[];
+            } | null;
         };
         CreateScanRequest: {
             /** @description lite: secrets and cheap syntactic rules; standard: plus data-flow rules; audit: plus cross-contract analysis. */
@@ -1545,6 +2387,12 @@ export interface components {
              */
             startMode?: "auto";
         };
+        CreateServiceKeyRequest: {
+            name: string;
+            scopes?: ("findings:read" | "findings:write" | "scans:read" | "scans:create" | "credits:read")[];
+            /** Format: date-time */
+            expiresAt?: string;
+        };
         /** @description Exactly one of workspaceId and workspace. A workspace given by name and prefix is reused when an active one exists, else created. */
         CreateSourceUploadsRequest: {
             /** Format: uuid */
@@ -1561,6 +2409,25 @@ export interface components {
                 sizeBytes: number;
             }[];
         };
+        CreateSsoRuleRequest: {
+            /** @description an email domain such as example.com; unique across the platform, case-insensitively */
+            domain: string;
+        };
+        CreateTokenRequest: {
+            /** Format: date-time */
+            expiresAt?: string;
+            name?: string;
+        };
+        CreateUserRequest: {
+            username: string;
+            name: string;
+            /** Format: email */
+            email?: string;
+            /** Format: uuid */
+            companyId?: string;
+            companyRole?: "manager" | "member";
+            permissions?: ("admin" | "read_all_companies")[];
+        };
         CreditBalances: {
             purchased: number;
             used: number;
@@ -1569,39 +2436,23 @@ export interface components {
             /** Format: date-time */
             asOf: string;
             scanTypes: {
-                lite: {
-                    available: boolean;
-                    cost: number;
-                    reason?: string;
-                };
-                standard: {
-                    available: boolean;
-                    cost: number;
-                    reason?: string;
-                };
-                audit: {
-                    available: boolean;
-                    cost: number;
-                    reason?: string;
-                };
+                lite: components["schemas"]["ScanTypeAvailability"];
+                standard: components["schemas"]["ScanTypeAvailability"];
+                audit: components["schemas"]["ScanTypeAvailability"];
             };
+        };
+        FindingPage: {
+            findings: components["schemas"]["Finding"][];
+            /** Format: int32 */
+            filteredTotal: number;
+            nextValue: string | null;
         };
         FindingsReport: ({
             version: string;
             scan?: {
                 [key: string]: unknown;
             };
-            vulnerabilities: ({
-                id: string;
-                name: string;
-                description?: string | null;
-                severity: string;
-                location: {
-                    [key: string]: unknown;
-                };
-            } & {
-                [key: string]: unknown;
-            })[];
+            vulnerabilities: components["schemas"]["Vulnerability"][];
         } & {
             [key: string]: unknown;
         }) | ({
@@ -1613,54 +2464,326 @@ export interface components {
         } & {
             [key: string]: unknown;
         });
+        FindingViewList: {
+            views: components["schemas"]["FindingView"][];
+        };
+        GrantCreditsRequest: {
+            amount: number;
+            note?: string;
+        };
+        GuildList: {
+            guilds: components["schemas"]["Guild"][];
+        };
+        Health: {
+            /** @constant */
+            status: "ok";
+        };
+        HostedRepositoryList: {
+            items: components["schemas"]["HostedRepository"][];
+            /** @description True when the host had more pages than are read (50 × 100) */
+            truncated: boolean;
+        };
+        IntegrationList: {
+            items: components["schemas"]["Integration"][];
+        };
+        /** @description A username or an email (or both); a user not known yet is created. */
+        InviteUserRequest: {
+            username?: string;
+            /** Format: email */
+            email?: string;
+            name?: string;
+            role?: "manager" | "member";
+        };
+        IssueTrackerSendResult: {
+            created: boolean;
+            export: components["schemas"]["FindingIssueExport"];
+        };
+        LabelList: {
+            labels: components["schemas"]["Label"][];
+        };
+        Leaderboard: {
+            items: components["schemas"]["LeaderboardEntry"][];
+            nextValue: string | null;
+        };
+        LinkedSourcehostRepository: {
+            repository: string;
+            workspace: components["schemas"]["LinkedWorkspace"];
+        };
+        LinkSourcehostRepositoryRequest: {
+            prefix?: string;
+            watchBranches?: string[];
+            scanType?: "lite" | "standard" | "audit";
+            /** @description Lowest finding severity that makes the commit status `failure` */
+            failOn?: "critical" | "high" | "medium" | "low" | "informational";
+        };
+        MarkedNotifications: {
+            marked: number;
+        };
+        MarkFindingDuplicateRequest: {
+            duplicateOf: null | string;
+            /** @description Description of the duplicate group */
+            description?: string;
+        };
+        NotificationPage: {
+            notifications: components["schemas"]["Notification"][];
+            nextValue: string | null;
+        };
+        OpenSessionRequest: {
+            /** @description A user API token (vgl_u_…) */
+            token: string;
+        };
+        PublishReportRequest: {
+            /** @description false makes the published report public */
+            isPrivate?: boolean;
+        };
+        PutIntegrationRequest: {
+            site?: string;
+            credentials: {
+                [key: string]: string;
+            };
+            settings?: {
+                [key: string]: unknown;
+            };
+        };
+        PutMemberRequest: {
+            role: "client" | "reviewer" | "judge" | "triager" | "admin";
+            /** Format: uuid */
+            teamId?: string | null;
+            pingsLeft?: number;
+        };
+        PutWebhook: {
+            /** Format: uri */
+            url: string;
+        };
+        Readiness: {
+            /** @constant */
+            status: "ready";
+            /** @constant */
+            database: "ok";
+        };
+        ReceivedUpload: {
+            /** Format: uuid */
+            uploadId: string;
+            sizeBytes: number;
+            /** @constant */
+            status: "received";
+        };
+        ReportPage: {
+            reports: components["schemas"]["Report"][];
+            nextValue: string | null;
+        };
+        RepositoryChangeLog: {
+            events: components["schemas"]["RepositoryChangeLogEvent"][];
+        };
+        RepositoryList: {
+            items: components["schemas"]["Repository"][];
+        };
+        RepositoryMemberList: {
+            members: components["schemas"]["RepositoryMember"][];
+        };
         ScanList: {
             scans: components["schemas"]["ScanStatus"][];
         };
-        ScanStatus: {
-            /** Format: uuid */
-            id: string;
-            status: "preparing" | "queued" | "running" | "completed" | "failed" | "cancelled";
-            /** @description lite: secrets and cheap syntactic rules; standard: plus data-flow rules; audit: plus cross-contract analysis. */
-            type: "lite" | "standard" | "audit";
-            /** Format: uuid */
-            workspaceId: string;
-            /** Format: date-time */
-            createdAt: string;
-            startedAt: string | null;
-            completedAt: string | null;
-            cancelledAt: string | null;
-            progress: {
-                filesTotal: number;
-                filesDone: number;
-            };
-            findingsCount: number;
-            error?: {
-                code: string;
-                message: string;
-            };
+        ServiceKeyList: {
+            items: components["schemas"]["ServiceKey"][];
+        };
+        SourcehostDeliveryList: {
+            items: components["schemas"]["SourcehostDelivery"][];
+            nextValue: string | null;
         };
         SourceUploadSessions: {
             /** Format: uuid */
             workspaceId: string;
-            uploads: {
-                /** Format: uuid */
-                uploadId: string;
-                filename: string;
-                /** @description Signed, expiring URL that takes a PUT of the tar.gz */
-                uploadUrl: string;
-                /** @constant */
-                method: "PUT";
-                /** @description Headers to send with the PUT */
-                headers: {
-                    [key: string]: string;
-                };
-                /** Format: date-time */
-                expiresAt: string;
-                maxBytes: number;
-            }[];
+            uploads: components["schemas"]["SourceUploadSession"][];
         };
+        SsoEnforcementRuleList: components["schemas"]["SsoEnforcementRule"][];
         ThreatModel: {
             [key: string]: unknown;
+        };
+        ThreatModelMarkdown: string;
+        TicketLinkRequest: {
+            /** @enum {string} */
+            provider: "tracker_a" | "tracker_b";
+            issueRef: string;
+        };
+        TicketLinkResult: {
+            linked: boolean;
+            ticket: components["schemas"]["FindingTicket"];
+        };
+        TicketListResult: {
+            tickets: components["schemas"]["FindingTicket"][];
+        };
+        Unready: {
+            /** @constant */
+            status: "unavailable";
+            /** @constant */
+            database: "unreachable";
+        };
+        UpdateComment: {
+            content: string;
+        };
+        UpdateCompanyRequest: {
+            name?: string;
+            /** @description lower-case letters, digits and dashes */
+            handle?: string;
+            logo?: string | null;
+            website?: string | null;
+            sourcehost?: string | null;
+            microblog?: string | null;
+        };
+        UpdateFindingLabelsRequest: {
+            add?: string[];
+            remove?: string[];
+        };
+        UpdateLabel: {
+            name?: string;
+            description?: string;
+            reviewerRead?: boolean;
+            reviewerUse?: boolean;
+            archived?: boolean;
+        };
+        UpdateProfileRequest: {
+            name?: string;
+            avatar?: string | null;
+            /** Format: email */
+            email?: string | null;
+            tagline?: string | null;
+            bio?: string | null;
+            website?: string | null;
+            sourcehost?: string | null;
+            microblog?: string | null;
+            chat_a?: string | null;
+            chat_b?: string | null;
+            timezone?: string | null;
+            skills?: string[];
+            /** @description platform admins only */
+            verifiedProfile?: boolean;
+            /** @description platform admins only */
+            isNdaSigned?: boolean;
+            /** @description platform admins only */
+            reputation?: number;
+            /** @description platform admins only */
+            isBot?: boolean;
+            /** @description guild name; platform admins only */
+            guild?: string | null;
+        };
+        UpdateReportRequest: {
+            projectTitle?: string;
+            clientName?: string;
+            clientLogo?: string;
+            clientWebsite?: string;
+            seoTitle?: string;
+            seoDescription?: string;
+            description?: string;
+            reportPdfLink?: string;
+            repositoryLinks?: string[];
+            commitHashes?: string[];
+            typeOfProject?: string[];
+            /** Format: uuid */
+            engagementId?: string | null;
+            /** Format: date-time */
+            engagementStartDate?: string | null;
+            /** Format: date-time */
+            engagementEndDate?: string | null;
+            isPrivate?: boolean;
+            /** @description guild name; platform admins may name a new one */
+            guild?: string | null;
+        };
+        /** @description `assetGroups` replaces the list: groups, sub-groups and assets given with their `id` are kept and changed, those without are created, the others removed. `safeHarbor: null` removes it. */
+        UpdateRepositoryRequest: {
+            name?: string;
+            url?: string;
+            currencyCode?: string;
+            kycRequired?: boolean;
+            timeframe?: {
+                /** Format: date-time */
+                start?: string | null;
+                /** Format: date-time */
+                end?: string | null;
+            };
+            /**
+             * @example 1000
+             * @example 12.50
+             */
+            totalRewardPot?: string;
+            /**
+             * @example 1000
+             * @example 12.50
+             */
+            submissionFee?: string;
+            instructions?: string;
+            requiredCtfAddress?: string;
+            allowedSeverities?: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
+            isPublic?: boolean;
+            showAllFindings?: boolean;
+            assetGroups?: {
+                /** Format: uuid */
+                id?: string;
+                name: string;
+                description?: string;
+                outOfScope?: boolean;
+                rewards?: {
+                    /**
+                     * @example 1000
+                     * @example 12.50
+                     */
+                    minReward: string;
+                    /**
+                     * @example 1000
+                     * @example 12.50
+                     */
+                    maxReward: string;
+                }[];
+                assets?: {
+                    /** Format: uuid */
+                    id?: string;
+                    name: string;
+                    description?: string;
+                    reference?: string;
+                }[];
+                subGroups?: {
+                    /** Format: uuid */
+                    id?: string;
+                    name: string;
+                    description?: string;
+                    assets?: {
+                        /** Format: uuid */
+                        id?: string;
+                        name: string;
+                        description?: string;
+                        reference?: string;
+                    }[];
+                }[];
+            }[];
+            safeHarbor?: {
+                description?: string;
+                /**
+                 * @example 1000
+                 * @example 12.50
+                 */
+                reward?: string;
+                /**
+                 * @example 1000
+                 * @example 12.50
+                 */
+                cap?: string;
+                returnAddresses?: {
+                    /** Format: uuid */
+                    id?: string;
+                    address: string;
+                }[];
+                assets?: {
+                    /** Format: uuid */
+                    id?: string;
+                    name: string;
+                    description?: string;
+                }[];
+            } | null;
+        };
+        WebhookCreated: {
+            url: string;
+            /** @description HMAC-SHA256 key of X-Vigil-Signature; shown once */
+            secret: string;
         };
     };
     responses: never;
@@ -1686,10 +2809,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "ok";
-                    };
+                    "application/json": components["schemas"]["Health"];
                 };
             };
         };
@@ -1709,12 +2829,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "ready";
-                        /** @enum {string} */
-                        database: "ok";
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             /** @description Default Response */
@@ -1723,12 +2838,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "unavailable";
-                        /** @enum {string} */
-                        database: "unreachable";
-                    };
+                    "application/json": components["schemas"]["Unready"];
                 };
             };
         };
@@ -1748,20 +2858,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        companies: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            handle: string;
-                            logo: string | null;
-                            website: string | null;
-                            sourcehost: string | null;
-                            microblog: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["CompanyList"];
                 };
             };
             /** @description Invalid request */
@@ -1822,15 +2919,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** @description lower-case letters, digits and dashes */
-                    handle: string;
-                    logo?: string;
-                    website?: string;
-                    sourcehost?: string;
-                    microblog?: string;
-                };
+                "application/json": components["schemas"]["CreateCompanyRequest"];
             };
         };
         responses: {
@@ -1840,18 +2929,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        handle: string;
-                        logo: string | null;
-                        website: string | null;
-                        sourcehost: string | null;
-                        microblog: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                    };
+                    "application/json": components["schemas"]["Company"];
                 };
             };
             /** @description Invalid request */
@@ -1921,16 +2999,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    username: string;
-                    name: string;
-                    /** Format: email */
-                    email?: string;
-                    /** Format: uuid */
-                    companyId?: string;
-                    companyRole?: "manager" | "member";
-                    permissions?: ("admin" | "read_all_companies")[];
-                };
+                "application/json": components["schemas"]["CreateUserRequest"];
             };
         };
         responses: {
@@ -1940,17 +3009,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        username: string;
-                        name: string;
-                        email: string | null;
-                        companyId: string | null;
-                        companyRole: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                    };
+                    "application/json": components["schemas"]["AdminUser"];
                 };
             };
             /** @description Invalid request */
@@ -2031,11 +3090,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: date-time */
-                    expiresAt?: string;
-                    name?: string;
-                };
+                "application/json": components["schemas"]["CreateTokenRequest"];
             };
         };
         responses: {
@@ -2045,15 +3100,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        /** @description Shown once; only its hash is stored. */
-                        token: string;
-                        prefix: string;
-                        /** Format: date-time */
-                        expiresAt: string;
-                    };
+                    "application/json": components["schemas"]["CreatedToken"];
                 };
             };
             /** @description Invalid request */
@@ -2202,10 +3249,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    amount: number;
-                    note?: string;
-                };
+                "application/json": components["schemas"]["GrantCreditsRequest"];
             };
         };
         responses: {
@@ -2352,10 +3396,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description A user API token (vgl_u_…) */
-                    token: string;
-                };
+                "application/json": components["schemas"]["OpenSessionRequest"];
             };
         };
         responses: {
@@ -2499,19 +3540,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            prefix: string;
-                            scopes: ("findings:read" | "findings:write" | "scans:read" | "scans:create" | "credits:read")[];
-                            expiresAt: string | null;
-                            revokedAt: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["ServiceKeyList"];
                 };
             };
             /** @description Invalid request */
@@ -2583,12 +3612,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    scopes?: ("findings:read" | "findings:write" | "scans:read" | "scans:create" | "credits:read")[];
-                    /** Format: date-time */
-                    expiresAt?: string;
-                };
+                "application/json": components["schemas"]["CreateServiceKeyRequest"];
             };
         };
         responses: {
@@ -2598,18 +3622,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        prefix: string;
-                        scopes: ("findings:read" | "findings:write" | "scans:read" | "scans:create" | "credits:read")[];
-                        expiresAt: string | null;
-                        revokedAt: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        key: string;
-                    };
+                    "application/json": components["schemas"]["CreatedServiceKey"];
                 };
             };
             /** @description Invalid request */
@@ -2688,17 +3701,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        prefix: string;
-                        scopes: ("findings:read" | "findings:write" | "scans:read" | "scans:create" | "credits:read")[];
-                        expiresAt: string | null;
-                        revokedAt: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                    };
+                    "application/json": components["schemas"]["ServiceKey"];
                 };
             };
             /** @description Invalid request */
@@ -2771,15 +3774,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    site?: string;
-                    credentials: {
-                        [key: string]: string;
-                    };
-                    settings?: {
-                        [key: string]: unknown;
-                    };
-                };
+                "application/json": components["schemas"]["PutIntegrationRequest"];
             };
         };
         responses: {
@@ -2789,23 +3784,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        provider: "tracker_a" | "tracker_b" | "sourcehost";
-                        /** @description The site of a tracker_b connection; empty for single connections */
-                        site: string;
-                        /** @description Base URLs and destination routing; never secrets */
-                        settings: {
-                            [key: string]: unknown;
-                        };
-                        /** @description Names of the stored credential fields */
-                        credentialFields: string[];
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        updatedAt: string;
-                    };
+                    "application/json": components["schemas"]["Integration"];
                 };
             };
             /** @description Default Response */
@@ -2814,23 +3793,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        provider: "tracker_a" | "tracker_b" | "sourcehost";
-                        /** @description The site of a tracker_b connection; empty for single connections */
-                        site: string;
-                        /** @description Base URLs and destination routing; never secrets */
-                        settings: {
-                            [key: string]: unknown;
-                        };
-                        /** @description Names of the stored credential fields */
-                        credentialFields: string[];
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        updatedAt: string;
-                    };
+                    "application/json": components["schemas"]["Integration"];
                 };
             };
             /** @description Invalid request */
@@ -2987,25 +3950,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            provider: "tracker_a" | "tracker_b" | "sourcehost";
-                            /** @description The site of a tracker_b connection; empty for single connections */
-                            site: string;
-                            /** @description Base URLs and destination routing; never secrets */
-                            settings: {
-                                [key: string]: unknown;
-                            };
-                            /** @description Names of the stored credential fields */
-                            credentialFields: string[];
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** Format: date-time */
-                            updatedAt: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["IntegrationList"];
                 };
             };
             /** @description Invalid request */
@@ -3343,13 +4288,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        uploadId: string;
-                        sizeBytes: number;
-                        /** @enum {string} */
-                        status: "received";
-                    };
+                    "application/json": components["schemas"]["ReceivedUpload"];
                 };
             };
             /** @description Invalid request */
@@ -3945,7 +4884,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ThreatModel"];
-                    "text/markdown": string;
+                    "text/markdown": components["schemas"]["ThreatModelMarkdown"];
                 };
             };
             /** @description Invalid request */
@@ -4065,154 +5004,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        findings: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            attributedTo: string | null;
-                            title: string;
-                            description: string;
-                            relatedFiles: {
-                                /** Format: uuid */
-                                id: string;
-                                path: string;
-                                lines: {
-                                    start: number;
-                                    end: number;
-                                } | null;
-                                language: string | null;
-                                relevantContent: string | null;
-                            }[];
-                            createdBy: {
-                                /** Format: uuid */
-                                userId: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                isBot: boolean;
-                                /** Format: date-time */
-                                createdAt: string;
-                                teamId: string | null;
-                                pingsLeft: number | null;
-                                reputation: number;
-                                disabledAt: string | null;
-                                deletedFromRepoAt: string | null;
-                            } | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** Format: date-time */
-                            lastUpdatedAt: string;
-                            locked: boolean;
-                            hasUnreadComments: boolean;
-                            unreadCommentsNumber: number;
-                            repository: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                            };
-                            company: {
-                                /** Format: uuid */
-                                id: string;
-                                handle: string;
-                            };
-                            reward: string | null;
-                            fixedBy: string[];
-                            duplicateOf: {
-                                /** Format: uuid */
-                                id: string;
-                                number: number;
-                                title: string;
-                            } | null;
-                            duplicates: {
-                                /** Format: uuid */
-                                id: string;
-                                number: number;
-                                title: string;
-                            }[];
-                            duplicateGroup: {
-                                description: string | null;
-                                findings: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    number: number;
-                                    title: string;
-                                }[];
-                            } | null;
-                            category: string | null;
-                            labels: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                isSystem: boolean;
-                                reviewerRead: boolean;
-                                reviewerUse: boolean;
-                                description: string;
-                                archivedAt: string | null;
-                            }[];
-                            assignedTo: {
-                                /** Format: uuid */
-                                userId: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                isBot: boolean;
-                                /** Format: date-time */
-                                createdAt: string;
-                                teamId: string | null;
-                                pingsLeft: number | null;
-                                reputation: number;
-                                disabledAt: string | null;
-                                deletedFromRepoAt: string | null;
-                            } | null;
-                            assetGroup: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                outOfScope: boolean;
-                                rewards: {
-                                    minReward: string;
-                                    maxReward: string;
-                                }[];
-                                assets: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    reference: string;
-                                }[];
-                                subGroups: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    assets: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        name: string;
-                                        description: string;
-                                        reference: string;
-                                    }[];
-                                }[];
-                            } | null;
-                            lastCommentAt: string | null;
-                            safeHarborAssets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                            }[];
-                            note: string | null;
-                            paymentId: string | null;
-                            status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
-                            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                        }[];
-                        /** Format: int32 */
-                        filteredTotal: number;
-                        nextValue: string | null;
-                    };
+                    "application/json": components["schemas"]["FindingPage"];
                 };
             };
             /** @description Invalid request */
@@ -4275,23 +5067,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    title: string;
-                    description: string;
-                    severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                    relatedFiles?: {
-                        path: string;
-                        lines?: {
-                            start: number;
-                            end: number;
-                        };
-                        language?: string;
-                        relevantContent?: string;
-                    }[];
-                    /** Format: uuid */
-                    assetGroupId?: string;
-                    labels?: string[];
-                };
+                "application/json": components["schemas"]["CreateFinding"];
             };
         };
         responses: {
@@ -4301,149 +5077,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        number: number;
-                        attributedTo: string | null;
-                        title: string;
-                        description: string;
-                        relatedFiles: {
-                            /** Format: uuid */
-                            id: string;
-                            path: string;
-                            lines: {
-                                start: number;
-                                end: number;
-                            } | null;
-                            language: string | null;
-                            relevantContent: string | null;
-                        }[];
-                        createdBy: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            isBot: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            teamId: string | null;
-                            pingsLeft: number | null;
-                            reputation: number;
-                            disabledAt: string | null;
-                            deletedFromRepoAt: string | null;
-                        } | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        lastUpdatedAt: string;
-                        locked: boolean;
-                        hasUnreadComments: boolean;
-                        unreadCommentsNumber: number;
-                        repository: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                        };
-                        company: {
-                            /** Format: uuid */
-                            id: string;
-                            handle: string;
-                        };
-                        reward: string | null;
-                        fixedBy: string[];
-                        duplicateOf: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            title: string;
-                        } | null;
-                        duplicates: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            title: string;
-                        }[];
-                        duplicateGroup: {
-                            description: string | null;
-                            findings: {
-                                /** Format: uuid */
-                                id: string;
-                                number: number;
-                                title: string;
-                            }[];
-                        } | null;
-                        category: string | null;
-                        labels: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            isSystem: boolean;
-                            reviewerRead: boolean;
-                            reviewerUse: boolean;
-                            description: string;
-                            archivedAt: string | null;
-                        }[];
-                        assignedTo: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            isBot: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            teamId: string | null;
-                            pingsLeft: number | null;
-                            reputation: number;
-                            disabledAt: string | null;
-                            deletedFromRepoAt: string | null;
-                        } | null;
-                        assetGroup: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                            outOfScope: boolean;
-                            rewards: {
-                                minReward: string;
-                                maxReward: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                reference: string;
-                            }[];
-                            subGroups: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                assets: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    reference: string;
-                                }[];
-                            }[];
-                        } | null;
-                        lastCommentAt: string | null;
-                        safeHarborAssets: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                        }[];
-                        note: string | null;
-                        paymentId: string | null;
-                        status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
-                        severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                    };
+                    "application/json": components["schemas"]["Finding"];
                 };
             };
             /** @description Invalid request */
@@ -4523,149 +5157,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        number: number;
-                        attributedTo: string | null;
-                        title: string;
-                        description: string;
-                        relatedFiles: {
-                            /** Format: uuid */
-                            id: string;
-                            path: string;
-                            lines: {
-                                start: number;
-                                end: number;
-                            } | null;
-                            language: string | null;
-                            relevantContent: string | null;
-                        }[];
-                        createdBy: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            isBot: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            teamId: string | null;
-                            pingsLeft: number | null;
-                            reputation: number;
-                            disabledAt: string | null;
-                            deletedFromRepoAt: string | null;
-                        } | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        lastUpdatedAt: string;
-                        locked: boolean;
-                        hasUnreadComments: boolean;
-                        unreadCommentsNumber: number;
-                        repository: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                        };
-                        company: {
-                            /** Format: uuid */
-                            id: string;
-                            handle: string;
-                        };
-                        reward: string | null;
-                        fixedBy: string[];
-                        duplicateOf: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            title: string;
-                        } | null;
-                        duplicates: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            title: string;
-                        }[];
-                        duplicateGroup: {
-                            description: string | null;
-                            findings: {
-                                /** Format: uuid */
-                                id: string;
-                                number: number;
-                                title: string;
-                            }[];
-                        } | null;
-                        category: string | null;
-                        labels: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            isSystem: boolean;
-                            reviewerRead: boolean;
-                            reviewerUse: boolean;
-                            description: string;
-                            archivedAt: string | null;
-                        }[];
-                        assignedTo: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            isBot: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            teamId: string | null;
-                            pingsLeft: number | null;
-                            reputation: number;
-                            disabledAt: string | null;
-                            deletedFromRepoAt: string | null;
-                        } | null;
-                        assetGroup: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                            outOfScope: boolean;
-                            rewards: {
-                                minReward: string;
-                                maxReward: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                reference: string;
-                            }[];
-                            subGroups: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                assets: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    reference: string;
-                                }[];
-                            }[];
-                        } | null;
-                        lastCommentAt: string | null;
-                        safeHarborAssets: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                        }[];
-                        note: string | null;
-                        paymentId: string | null;
-                        status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
-                        severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                    };
+                    "application/json": components["schemas"]["Finding"];
                 };
             };
             /** @description Invalid request */
@@ -4739,9 +5231,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
-                };
+                "application/json": components["schemas"]["ChangeFindingStatusRequest"];
             };
         };
         responses: {
@@ -4751,149 +5241,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        number: number;
-                        attributedTo: string | null;
-                        title: string;
-                        description: string;
-                        relatedFiles: {
-                            /** Format: uuid */
-                            id: string;
-                            path: string;
-                            lines: {
-                                start: number;
-                                end: number;
-                            } | null;
-                            language: string | null;
-                            relevantContent: string | null;
-                        }[];
-                        createdBy: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            isBot: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            teamId: string | null;
-                            pingsLeft: number | null;
-                            reputation: number;
-                            disabledAt: string | null;
-                            deletedFromRepoAt: string | null;
-                        } | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        lastUpdatedAt: string;
-                        locked: boolean;
-                        hasUnreadComments: boolean;
-                        unreadCommentsNumber: number;
-                        repository: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                        };
-                        company: {
-                            /** Format: uuid */
-                            id: string;
-                            handle: string;
-                        };
-                        reward: string | null;
-                        fixedBy: string[];
-                        duplicateOf: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            title: string;
-                        } | null;
-                        duplicates: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            title: string;
-                        }[];
-                        duplicateGroup: {
-                            description: string | null;
-                            findings: {
-                                /** Format: uuid */
-                                id: string;
-                                number: number;
-                                title: string;
-                            }[];
-                        } | null;
-                        category: string | null;
-                        labels: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            isSystem: boolean;
-                            reviewerRead: boolean;
-                            reviewerUse: boolean;
-                            description: string;
-                            archivedAt: string | null;
-                        }[];
-                        assignedTo: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            isBot: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            teamId: string | null;
-                            pingsLeft: number | null;
-                            reputation: number;
-                            disabledAt: string | null;
-                            deletedFromRepoAt: string | null;
-                        } | null;
-                        assetGroup: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                            outOfScope: boolean;
-                            rewards: {
-                                minReward: string;
-                                maxReward: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                reference: string;
-                            }[];
-                            subGroups: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                assets: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    reference: string;
-                                }[];
-                            }[];
-                        } | null;
-                        lastCommentAt: string | null;
-                        safeHarborAssets: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                        }[];
-                        note: string | null;
-                        paymentId: string | null;
-                        status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
-                        severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                    };
+                    "application/json": components["schemas"]["Finding"];
                 };
             };
             /** @description Invalid request */
@@ -4976,9 +5324,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                };
+                "application/json": components["schemas"]["ChangeFindingSeverityRequest"];
             };
         };
         responses: {
@@ -4988,149 +5334,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        number: number;
-                        attributedTo: string | null;
-                        title: string;
-                        description: string;
-                        relatedFiles: {
-                            /** Format: uuid */
-                            id: string;
-                            path: string;
-                            lines: {
-                                start: number;
-                                end: number;
-                            } | null;
-                            language: string | null;
-                            relevantContent: string | null;
-                        }[];
-                        createdBy: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            isBot: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            teamId: string | null;
-                            pingsLeft: number | null;
-                            reputation: number;
-                            disabledAt: string | null;
-                            deletedFromRepoAt: string | null;
-                        } | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        lastUpdatedAt: string;
-                        locked: boolean;
-                        hasUnreadComments: boolean;
-                        unreadCommentsNumber: number;
-                        repository: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                        };
-                        company: {
-                            /** Format: uuid */
-                            id: string;
-                            handle: string;
-                        };
-                        reward: string | null;
-                        fixedBy: string[];
-                        duplicateOf: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            title: string;
-                        } | null;
-                        duplicates: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            title: string;
-                        }[];
-                        duplicateGroup: {
-                            description: string | null;
-                            findings: {
-                                /** Format: uuid */
-                                id: string;
-                                number: number;
-                                title: string;
-                            }[];
-                        } | null;
-                        category: string | null;
-                        labels: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            isSystem: boolean;
-                            reviewerRead: boolean;
-                            reviewerUse: boolean;
-                            description: string;
-                            archivedAt: string | null;
-                        }[];
-                        assignedTo: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            isBot: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            teamId: string | null;
-                            pingsLeft: number | null;
-                            reputation: number;
-                            disabledAt: string | null;
-                            deletedFromRepoAt: string | null;
-                        } | null;
-                        assetGroup: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                            outOfScope: boolean;
-                            rewards: {
-                                minReward: string;
-                                maxReward: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                reference: string;
-                            }[];
-                            subGroups: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                assets: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    reference: string;
-                                }[];
-                            }[];
-                        } | null;
-                        lastCommentAt: string | null;
-                        safeHarborAssets: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                        }[];
-                        note: string | null;
-                        paymentId: string | null;
-                        status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
-                        severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                    };
+                    "application/json": components["schemas"]["Finding"];
                 };
             };
             /** @description Invalid request */
@@ -5204,9 +5408,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    assignee: null | string;
-                };
+                "application/json": components["schemas"]["AssignFindingRequest"];
             };
         };
         responses: {
@@ -5216,149 +5418,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        number: number;
-                        attributedTo: string | null;
-                        title: string;
-                        description: string;
-                        relatedFiles: {
-                            /** Format: uuid */
-                            id: string;
-                            path: string;
-                            lines: {
-                                start: number;
-                                end: number;
-                            } | null;
-                            language: string | null;
-                            relevantContent: string | null;
-                        }[];
-                        createdBy: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            isBot: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            teamId: string | null;
-                            pingsLeft: number | null;
-                            reputation: number;
-                            disabledAt: string | null;
-                            deletedFromRepoAt: string | null;
-                        } | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        lastUpdatedAt: string;
-                        locked: boolean;
-                        hasUnreadComments: boolean;
-                        unreadCommentsNumber: number;
-                        repository: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                        };
-                        company: {
-                            /** Format: uuid */
-                            id: string;
-                            handle: string;
-                        };
-                        reward: string | null;
-                        fixedBy: string[];
-                        duplicateOf: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            title: string;
-                        } | null;
-                        duplicates: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            title: string;
-                        }[];
-                        duplicateGroup: {
-                            description: string | null;
-                            findings: {
-                                /** Format: uuid */
-                                id: string;
-                                number: number;
-                                title: string;
-                            }[];
-                        } | null;
-                        category: string | null;
-                        labels: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            isSystem: boolean;
-                            reviewerRead: boolean;
-                            reviewerUse: boolean;
-                            description: string;
-                            archivedAt: string | null;
-                        }[];
-                        assignedTo: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            isBot: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            teamId: string | null;
-                            pingsLeft: number | null;
-                            reputation: number;
-                            disabledAt: string | null;
-                            deletedFromRepoAt: string | null;
-                        } | null;
-                        assetGroup: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                            outOfScope: boolean;
-                            rewards: {
-                                minReward: string;
-                                maxReward: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                reference: string;
-                            }[];
-                            subGroups: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                assets: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    reference: string;
-                                }[];
-                            }[];
-                        } | null;
-                        lastCommentAt: string | null;
-                        safeHarborAssets: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                        }[];
-                        note: string | null;
-                        paymentId: string | null;
-                        status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
-                        severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                    };
+                    "application/json": components["schemas"]["Finding"];
                 };
             };
             /** @description Invalid request */
@@ -5432,10 +5492,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    add?: string[];
-                    remove?: string[];
-                };
+                "application/json": components["schemas"]["UpdateFindingLabelsRequest"];
             };
         };
         responses: {
@@ -5445,149 +5502,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        number: number;
-                        attributedTo: string | null;
-                        title: string;
-                        description: string;
-                        relatedFiles: {
-                            /** Format: uuid */
-                            id: string;
-                            path: string;
-                            lines: {
-                                start: number;
-                                end: number;
-                            } | null;
-                            language: string | null;
-                            relevantContent: string | null;
-                        }[];
-                        createdBy: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            isBot: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            teamId: string | null;
-                            pingsLeft: number | null;
-                            reputation: number;
-                            disabledAt: string | null;
-                            deletedFromRepoAt: string | null;
-                        } | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        lastUpdatedAt: string;
-                        locked: boolean;
-                        hasUnreadComments: boolean;
-                        unreadCommentsNumber: number;
-                        repository: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                        };
-                        company: {
-                            /** Format: uuid */
-                            id: string;
-                            handle: string;
-                        };
-                        reward: string | null;
-                        fixedBy: string[];
-                        duplicateOf: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            title: string;
-                        } | null;
-                        duplicates: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            title: string;
-                        }[];
-                        duplicateGroup: {
-                            description: string | null;
-                            findings: {
-                                /** Format: uuid */
-                                id: string;
-                                number: number;
-                                title: string;
-                            }[];
-                        } | null;
-                        category: string | null;
-                        labels: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            isSystem: boolean;
-                            reviewerRead: boolean;
-                            reviewerUse: boolean;
-                            description: string;
-                            archivedAt: string | null;
-                        }[];
-                        assignedTo: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            isBot: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            teamId: string | null;
-                            pingsLeft: number | null;
-                            reputation: number;
-                            disabledAt: string | null;
-                            deletedFromRepoAt: string | null;
-                        } | null;
-                        assetGroup: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                            outOfScope: boolean;
-                            rewards: {
-                                minReward: string;
-                                maxReward: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                reference: string;
-                            }[];
-                            subGroups: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                assets: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    reference: string;
-                                }[];
-                            }[];
-                        } | null;
-                        lastCommentAt: string | null;
-                        safeHarborAssets: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                        }[];
-                        note: string | null;
-                        paymentId: string | null;
-                        status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
-                        severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                    };
+                    "application/json": components["schemas"]["Finding"];
                 };
             };
             /** @description Invalid request */
@@ -5661,11 +5576,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    duplicateOf: null | string;
-                    /** @description Description of the duplicate group */
-                    description?: string;
-                };
+                "application/json": components["schemas"]["MarkFindingDuplicateRequest"];
             };
         };
         responses: {
@@ -5675,149 +5586,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        number: number;
-                        attributedTo: string | null;
-                        title: string;
-                        description: string;
-                        relatedFiles: {
-                            /** Format: uuid */
-                            id: string;
-                            path: string;
-                            lines: {
-                                start: number;
-                                end: number;
-                            } | null;
-                            language: string | null;
-                            relevantContent: string | null;
-                        }[];
-                        createdBy: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            isBot: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            teamId: string | null;
-                            pingsLeft: number | null;
-                            reputation: number;
-                            disabledAt: string | null;
-                            deletedFromRepoAt: string | null;
-                        } | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        lastUpdatedAt: string;
-                        locked: boolean;
-                        hasUnreadComments: boolean;
-                        unreadCommentsNumber: number;
-                        repository: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                        };
-                        company: {
-                            /** Format: uuid */
-                            id: string;
-                            handle: string;
-                        };
-                        reward: string | null;
-                        fixedBy: string[];
-                        duplicateOf: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            title: string;
-                        } | null;
-                        duplicates: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number;
-                            title: string;
-                        }[];
-                        duplicateGroup: {
-                            description: string | null;
-                            findings: {
-                                /** Format: uuid */
-                                id: string;
-                                number: number;
-                                title: string;
-                            }[];
-                        } | null;
-                        category: string | null;
-                        labels: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            isSystem: boolean;
-                            reviewerRead: boolean;
-                            reviewerUse: boolean;
-                            description: string;
-                            archivedAt: string | null;
-                        }[];
-                        assignedTo: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            isBot: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            teamId: string | null;
-                            pingsLeft: number | null;
-                            reputation: number;
-                            disabledAt: string | null;
-                            deletedFromRepoAt: string | null;
-                        } | null;
-                        assetGroup: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                            outOfScope: boolean;
-                            rewards: {
-                                minReward: string;
-                                maxReward: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                reference: string;
-                            }[];
-                            subGroups: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                assets: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    reference: string;
-                                }[];
-                            }[];
-                        } | null;
-                        lastCommentAt: string | null;
-                        safeHarborAssets: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                        }[];
-                        note: string | null;
-                        paymentId: string | null;
-                        status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
-                        severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                    };
+                    "application/json": components["schemas"]["Finding"];
                 };
             };
             /** @description Invalid request */
@@ -5978,13 +5747,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Markdown, stored as sent; at most 65536 characters. @project and @username ping. */
-                    content: string;
-                    parent?: string | null;
-                    /** @enum {string} */
-                    visibility?: "public" | "private" | "internal" | "hidden";
-                };
+                "application/json": components["schemas"]["CreateComment"];
             };
         };
         responses: {
@@ -5994,10 +5757,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                    };
+                    "application/json": components["schemas"]["CreatedId"];
                 };
             };
             /** @description Invalid request */
@@ -6086,56 +5846,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        threads: {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            findingId: string;
-                            parent: string | null;
-                            content: string | null;
-                            /** @enum {string} */
-                            visibility: "public" | "private" | "internal" | "hidden";
-                            author: {
-                                /** Format: uuid */
-                                userId: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                disabledAt: string | null;
-                            } | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            editedAt: string | null;
-                            deletedAt: string | null;
-                            /** @description Unread by the caller before this listing: written by someone else after their last read, not deleted. Listing marks the comments read. */
-                            unread: boolean;
-                            replies: {
-                                /** Format: uuid */
-                                id: string;
-                                /** Format: uuid */
-                                findingId: string;
-                                parent: string | null;
-                                content: string | null;
-                                /** @enum {string} */
-                                visibility: "public" | "private" | "internal" | "hidden";
-                                author: {
-                                    /** Format: uuid */
-                                    userId: string;
-                                    name: string;
-                                    username: string;
-                                    avatar: string | null;
-                                    disabledAt: string | null;
-                                } | null;
-                                /** Format: date-time */
-                                createdAt: string;
-                                editedAt: string | null;
-                                deletedAt: string | null;
-                                /** @description Unread by the caller before this listing: written by someone else after their last read, not deleted. Listing marks the comments read. */
-                                unread: boolean;
-                            }[];
-                        }[];
-                    };
+                    "application/json": components["schemas"]["CommentThreads"];
                 };
             };
             /** @description Invalid request */
@@ -6289,9 +6000,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    content: string;
-                };
+                "application/json": components["schemas"]["UpdateComment"];
             };
         };
         responses: {
@@ -6389,23 +6098,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        notifications: {
-                            /** Format: uuid */
-                            id: string;
-                            /** @description comment_ping */
-                            kind: string;
-                            commentId: string | null;
-                            /** @description For comment_ping: commentId, findingId, findingNumber, findingTitle, repositoryId, repositoryName, companyId, authorId, authorUsername, visibility, excerpt */
-                            payload: {
-                                [key: string]: unknown;
-                            };
-                            readAt: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                        }[];
-                        nextValue: string | null;
-                    };
+                    "application/json": components["schemas"]["NotificationPage"];
                 };
             };
             /** @description Invalid request */
@@ -6548,9 +6241,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        marked: number;
-                    };
+                    "application/json": components["schemas"]["MarkedNotifications"];
                 };
             };
             /** @description Invalid request */
@@ -6613,10 +6304,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: uri */
-                    url: string;
-                };
+                "application/json": components["schemas"]["PutWebhook"];
             };
         };
         responses: {
@@ -6626,11 +6314,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        url: string;
-                        /** @description HMAC-SHA256 key of X-Vigil-Signature; shown once */
-                        secret: string;
-                    };
+                    "application/json": components["schemas"]["WebhookCreated"];
                 };
             };
             /** @description Invalid request */
@@ -6784,18 +6468,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        labels: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            isSystem: boolean;
-                            reviewerRead: boolean;
-                            reviewerUse: boolean;
-                            description: string;
-                            archivedAt: string | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["LabelList"];
                 };
             };
             /** @description Invalid request */
@@ -6867,12 +6540,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    description?: string;
-                    reviewerRead?: boolean;
-                    reviewerUse?: boolean;
-                };
+                "application/json": components["schemas"]["CreateLabel"];
             };
         };
         responses: {
@@ -6882,16 +6550,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        isSystem: boolean;
-                        reviewerRead: boolean;
-                        reviewerUse: boolean;
-                        description: string;
-                        archivedAt: string | null;
-                    };
+                    "application/json": components["schemas"]["Label"];
                 };
             };
             /** @description Invalid request */
@@ -7059,13 +6718,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    description?: string;
-                    reviewerRead?: boolean;
-                    reviewerUse?: boolean;
-                    archived?: boolean;
-                };
+                "application/json": components["schemas"]["UpdateLabel"];
             };
         };
         responses: {
@@ -7075,16 +6728,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        isSystem: boolean;
-                        reviewerRead: boolean;
-                        reviewerUse: boolean;
-                        description: string;
-                        archivedAt: string | null;
-                    };
+                    "application/json": components["schemas"]["Label"];
                 };
             };
             /** @description Invalid request */
@@ -7171,9 +6815,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        views: components["schemas"]["FindingView"][];
-                    };
+                    "application/json": components["schemas"]["FindingViewList"];
                 };
             };
             /** @description Invalid request */
@@ -7245,14 +6887,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    personal: boolean;
-                    name: string;
-                    /** @description A search string in the `s` syntax of all-findings. */
-                    filter: string;
-                    description?: null | string;
-                    columns?: null | ("number" | "title" | "status" | "severity" | "commented_at" | "created_by" | "reward" | "assigned_to" | "labels" | "likelihood" | "note")[];
-                };
+                "application/json": components["schemas"]["CreateFindingView"];
             };
         };
         responses: {
@@ -7262,10 +6897,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                    };
+                    "application/json": components["schemas"]["CreatedId"];
                 };
             };
             /** @description Invalid request */
@@ -7343,18 +6975,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        handle: string;
-                        logo: string | null;
-                        website: string | null;
-                        sourcehost: string | null;
-                        microblog: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                    };
+                    "application/json": components["schemas"]["Company"];
                 };
             };
             /** @description Invalid request */
@@ -7426,15 +7047,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    /** @description lower-case letters, digits and dashes */
-                    handle?: string;
-                    logo?: string | null;
-                    website?: string | null;
-                    sourcehost?: string | null;
-                    microblog?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateCompanyRequest"];
             };
         };
         responses: {
@@ -7444,18 +7057,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        handle: string;
-                        logo: string | null;
-                        website: string | null;
-                        sourcehost: string | null;
-                        microblog: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                    };
+                    "application/json": components["schemas"]["Company"];
                 };
             };
             /** @description Invalid request */
@@ -7547,33 +7149,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        users: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            email: string | null;
-                            /** @description False until the user has joined (accepted an invitation). */
-                            isActivated: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                            isBot: boolean;
-                            /** Format: uuid */
-                            companyId: string;
-                            avatar: string | null;
-                            isGeneratedAvatar: boolean;
-                            chat_a: string | null;
-                            chat_b: string | null;
-                            timezone: string | null;
-                            disabledAt: string | null;
-                            companyRole: "manager" | "member";
-                            /** Format: date-time */
-                            invitedAt: string;
-                            joinedAt: string | null;
-                            deletedAt: string | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["CompanyUserList"];
                 };
             };
             /** @description Invalid request */
@@ -7643,16 +7219,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description A username or an email (or both); a user not known yet is created. */
         requestBody: {
             content: {
-                "application/json": {
-                    username?: string;
-                    /** Format: email */
-                    email?: string;
-                    name?: string;
-                    role?: "manager" | "member";
-                };
+                "application/json": components["schemas"]["InviteUserRequest"];
             };
         };
         responses: {
@@ -7662,31 +7231,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        userId: string;
-                        name: string;
-                        username: string;
-                        email: string | null;
-                        /** @description False until the user has joined (accepted an invitation). */
-                        isActivated: boolean;
-                        /** Format: date-time */
-                        createdAt: string;
-                        isBot: boolean;
-                        /** Format: uuid */
-                        companyId: string;
-                        avatar: string | null;
-                        isGeneratedAvatar: boolean;
-                        chat_a: string | null;
-                        chat_b: string | null;
-                        timezone: string | null;
-                        disabledAt: string | null;
-                        companyRole: "manager" | "member";
-                        /** Format: date-time */
-                        invitedAt: string;
-                        joinedAt: string | null;
-                        deletedAt: string | null;
-                    };
+                    "application/json": components["schemas"]["CompanyUser"];
                 };
             };
             /** @description Invalid request */
@@ -7774,31 +7319,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        userId: string;
-                        name: string;
-                        username: string;
-                        email: string | null;
-                        /** @description False until the user has joined (accepted an invitation). */
-                        isActivated: boolean;
-                        /** Format: date-time */
-                        createdAt: string;
-                        isBot: boolean;
-                        /** Format: uuid */
-                        companyId: string;
-                        avatar: string | null;
-                        isGeneratedAvatar: boolean;
-                        chat_a: string | null;
-                        chat_b: string | null;
-                        timezone: string | null;
-                        disabledAt: string | null;
-                        companyRole: "manager" | "member";
-                        /** Format: date-time */
-                        invitedAt: string;
-                        joinedAt: string | null;
-                        deletedAt: string | null;
-                    };
+                    "application/json": components["schemas"]["CompanyUser"];
                 };
             };
             /** @description Invalid request */
@@ -7877,31 +7398,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        userId: string;
-                        name: string;
-                        username: string;
-                        email: string | null;
-                        /** @description False until the user has joined (accepted an invitation). */
-                        isActivated: boolean;
-                        /** Format: date-time */
-                        createdAt: string;
-                        isBot: boolean;
-                        /** Format: uuid */
-                        companyId: string;
-                        avatar: string | null;
-                        isGeneratedAvatar: boolean;
-                        chat_a: string | null;
-                        chat_b: string | null;
-                        timezone: string | null;
-                        disabledAt: string | null;
-                        companyRole: "manager" | "member";
-                        /** Format: date-time */
-                        invitedAt: string;
-                        joinedAt: string | null;
-                        deletedAt: string | null;
-                    };
+                    "application/json": components["schemas"]["CompanyUser"];
                 };
             };
             /** @description Invalid request */
@@ -7989,31 +7486,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        userId: string;
-                        name: string;
-                        username: string;
-                        email: string | null;
-                        /** @description False until the user has joined (accepted an invitation). */
-                        isActivated: boolean;
-                        /** Format: date-time */
-                        createdAt: string;
-                        isBot: boolean;
-                        /** Format: uuid */
-                        companyId: string;
-                        avatar: string | null;
-                        isGeneratedAvatar: boolean;
-                        chat_a: string | null;
-                        chat_b: string | null;
-                        timezone: string | null;
-                        disabledAt: string | null;
-                        companyRole: "manager" | "member";
-                        /** Format: date-time */
-                        invitedAt: string;
-                        joinedAt: string | null;
-                        deletedAt: string | null;
-                    };
+                    "application/json": components["schemas"]["CompanyUser"];
                 };
             };
             /** @description Invalid request */
@@ -8086,9 +7559,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    role: "manager" | "member";
-                };
+                "application/json": components["schemas"]["ChangeCompanyRoleRequest"];
             };
         };
         responses: {
@@ -8098,31 +7569,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        userId: string;
-                        name: string;
-                        username: string;
-                        email: string | null;
-                        /** @description False until the user has joined (accepted an invitation). */
-                        isActivated: boolean;
-                        /** Format: date-time */
-                        createdAt: string;
-                        isBot: boolean;
-                        /** Format: uuid */
-                        companyId: string;
-                        avatar: string | null;
-                        isGeneratedAvatar: boolean;
-                        chat_a: string | null;
-                        chat_b: string | null;
-                        timezone: string | null;
-                        disabledAt: string | null;
-                        companyRole: "manager" | "member";
-                        /** Format: date-time */
-                        invitedAt: string;
-                        joinedAt: string | null;
-                        deletedAt: string | null;
-                    };
+                    "application/json": components["schemas"]["CompanyUser"];
                 };
             };
             /** @description Invalid request */
@@ -8209,35 +7656,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        username: string;
-                        avatar: string | null;
-                        isBot: boolean;
-                        verifiedProfile: boolean;
-                        isNdaSigned: boolean;
-                        reputation: number;
-                        skills: string[];
-                        badges: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            image: string;
-                            description: string;
-                            /** Format: date-time */
-                            issuedAt: string;
-                        }[];
-                        /** Format: date-time */
-                        createdAt: string;
-                        sourcehost: string | null;
-                        microblog: string | null;
-                        tagline: string | null;
-                        bio: string | null;
-                        website: string | null;
-                        guildAffiliation: string | null;
-                    };
+                    "application/json": components["schemas"]["AuditorPublicProfile"];
                 };
             };
             /** @description Invalid request */
@@ -8309,31 +7728,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    avatar?: string | null;
-                    /** Format: email */
-                    email?: string | null;
-                    tagline?: string | null;
-                    bio?: string | null;
-                    website?: string | null;
-                    sourcehost?: string | null;
-                    microblog?: string | null;
-                    chat_a?: string | null;
-                    chat_b?: string | null;
-                    timezone?: string | null;
-                    skills?: string[];
-                    /** @description platform admins only */
-                    verifiedProfile?: boolean;
-                    /** @description platform admins only */
-                    isNdaSigned?: boolean;
-                    /** @description platform admins only */
-                    reputation?: number;
-                    /** @description platform admins only */
-                    isBot?: boolean;
-                    /** @description guild name; platform admins only */
-                    guild?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateProfileRequest"];
             };
         };
         responses: {
@@ -8343,35 +7738,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        username: string;
-                        avatar: string | null;
-                        isBot: boolean;
-                        verifiedProfile: boolean;
-                        isNdaSigned: boolean;
-                        reputation: number;
-                        skills: string[];
-                        badges: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            image: string;
-                            description: string;
-                            /** Format: date-time */
-                            issuedAt: string;
-                        }[];
-                        /** Format: date-time */
-                        createdAt: string;
-                        sourcehost: string | null;
-                        microblog: string | null;
-                        tagline: string | null;
-                        bio: string | null;
-                        website: string | null;
-                        guildAffiliation: string | null;
-                    };
+                    "application/json": components["schemas"]["AuditorPublicProfile"];
                 };
             };
             /** @description Invalid request */
@@ -8443,13 +7810,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    image?: string;
-                    description?: string;
-                    /** Format: date-time */
-                    issuedAt?: string;
-                };
+                "application/json": components["schemas"]["AwardBadgeRequest"];
             };
         };
         responses: {
@@ -8459,35 +7820,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        username: string;
-                        avatar: string | null;
-                        isBot: boolean;
-                        verifiedProfile: boolean;
-                        isNdaSigned: boolean;
-                        reputation: number;
-                        skills: string[];
-                        badges: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            image: string;
-                            description: string;
-                            /** Format: date-time */
-                            issuedAt: string;
-                        }[];
-                        /** Format: date-time */
-                        createdAt: string;
-                        sourcehost: string | null;
-                        microblog: string | null;
-                        tagline: string | null;
-                        bio: string | null;
-                        website: string | null;
-                        guildAffiliation: string | null;
-                    };
+                    "application/json": components["schemas"]["AuditorPublicProfile"];
                 };
             };
             /** @description Invalid request */
@@ -8578,38 +7911,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @enum {string} */
-                            type: "company_audit_log";
-                            /** Format: uuid */
-                            id: string;
-                            target: {
-                                /** Format: uuid */
-                                userId: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                disabledAt: string | null;
-                            } | null;
-                            createdBy: {
-                                /** Format: uuid */
-                                userId: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                disabledAt: string | null;
-                            } | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            sourcehost_account_name: string | null;
-                            action: "user_invited" | "user_auto_joined" | "user_disabled" | "user_reenabled" | "company_role_changed" | "sourcehost_integration_added" | "sourcehost_integration_removed";
-                            details: {
-                                [key: string]: unknown;
-                            };
-                        }[];
-                        nextValue: string | null;
-                    };
+                    "application/json": components["schemas"]["AuditLogPage"];
                 };
             };
             /** @description Invalid request */
@@ -8687,23 +7989,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        /** Format: uuid */
-                        companyId: string;
-                        domain: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                        createdBy: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            disabledAt: string | null;
-                        } | null;
-                    }[];
+                    "application/json": components["schemas"]["SsoEnforcementRuleList"];
                 };
             };
             /** @description Invalid request */
@@ -8775,10 +8061,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description an email domain such as example.com; unique across the platform, case-insensitively */
-                    domain: string;
-                };
+                "application/json": components["schemas"]["CreateSsoRuleRequest"];
             };
         };
         responses: {
@@ -8788,23 +8071,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        /** Format: uuid */
-                        companyId: string;
-                        domain: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                        createdBy: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            disabledAt: string | null;
-                        } | null;
-                    };
+                    "application/json": components["schemas"]["SsoEnforcementRule"];
                 };
             };
             /** @description Invalid request */
@@ -8968,99 +8235,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            currencyCode: string;
-                            kycRequired: boolean;
-                            /** @description published findings of the repository */
-                            totalFindings: number;
-                            /** Format: date-time */
-                            createdAt: string;
-                            name: string;
-                            url: string;
-                            company: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                handle: string;
-                                logo: string | null;
-                                website: string | null;
-                                sourcehost: string | null;
-                                microblog: string | null;
-                            };
-                            timeframe: {
-                                start: string | null;
-                                end: string | null;
-                            };
-                            totalRewardPot: string;
-                            submissionFee: string;
-                            assetGroups: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                outOfScope: boolean;
-                                rewards: {
-                                    minReward: string;
-                                    maxReward: string;
-                                }[];
-                                assets: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    reference: string;
-                                }[];
-                                subGroups: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    assets: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        name: string;
-                                        description: string;
-                                        reference: string;
-                                    }[];
-                                }[];
-                            }[];
-                            safeHarbor: {
-                                /** Format: uuid */
-                                id: string;
-                                description: string;
-                                reward: string;
-                                cap: string;
-                                returnAddresses: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    address: string;
-                                }[];
-                                assets: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                }[];
-                            } | null;
-                            instructions: string;
-                            requiredCtfAddress: string;
-                            /** @description the caller's rewards in this repository: sum over their published findings */
-                            reward: string;
-                            /** @description the caller's rank among the repository's reviewers by accepted findings (confirmed, acknowledged, fixed), then reputation; equal scores share a rank; 0 when the caller is not a reviewer */
-                            rank: number;
-                            /** @description number of ranked reviewers */
-                            rankTotal: number;
-                            allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                            /** @description any user may join (joinable) */
-                            isPublic: boolean;
-                            showAllFindings: boolean;
-                            finishedAt: string | null;
-                            role: ("client" | "reviewer" | "judge" | "triager" | "admin") | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["RepositoryList"];
                 };
             };
             /** @description Invalid request */
@@ -9132,96 +8307,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    url?: string;
-                    currencyCode?: string;
-                    kycRequired?: boolean;
-                    timeframe?: {
-                        /** Format: date-time */
-                        start?: string | null;
-                        /** Format: date-time */
-                        end?: string | null;
-                    };
-                    /**
-                     * @example 1000
-                     * @example 12.50
-                     */
-                    totalRewardPot?: string;
-                    /**
-                     * @example 1000
-                     * @example 12.50
-                     */
-                    submissionFee?: string;
-                    instructions?: string;
-                    requiredCtfAddress?: string;
-                    allowedSeverities?: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                    isPublic?: boolean;
-                    showAllFindings?: boolean;
-                    assetGroups?: {
-                        /** Format: uuid */
-                        id?: string;
-                        name: string;
-                        description?: string;
-                        outOfScope?: boolean;
-                        rewards?: {
-                            /**
-                             * @example 1000
-                             * @example 12.50
-                             */
-                            minReward: string;
-                            /**
-                             * @example 1000
-                             * @example 12.50
-                             */
-                            maxReward: string;
-                        }[];
-                        assets?: {
-                            /** Format: uuid */
-                            id?: string;
-                            name: string;
-                            description?: string;
-                            reference?: string;
-                        }[];
-                        subGroups?: {
-                            /** Format: uuid */
-                            id?: string;
-                            name: string;
-                            description?: string;
-                            assets?: {
-                                /** Format: uuid */
-                                id?: string;
-                                name: string;
-                                description?: string;
-                                reference?: string;
-                            }[];
-                        }[];
-                    }[];
-                    safeHarbor?: {
-                        description?: string;
-                        /**
-                         * @example 1000
-                         * @example 12.50
-                         */
-                        reward?: string;
-                        /**
-                         * @example 1000
-                         * @example 12.50
-                         */
-                        cap?: string;
-                        returnAddresses?: {
-                            /** Format: uuid */
-                            id?: string;
-                            address: string;
-                        }[];
-                        assets?: {
-                            /** Format: uuid */
-                            id?: string;
-                            name: string;
-                            description?: string;
-                        }[];
-                    } | null;
-                };
+                "application/json": components["schemas"]["CreateRepositoryRequest"];
             };
         };
         responses: {
@@ -9231,97 +8317,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        currencyCode: string;
-                        kycRequired: boolean;
-                        /** @description published findings of the repository */
-                        totalFindings: number;
-                        /** Format: date-time */
-                        createdAt: string;
-                        name: string;
-                        url: string;
-                        company: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            handle: string;
-                            logo: string | null;
-                            website: string | null;
-                            sourcehost: string | null;
-                            microblog: string | null;
-                        };
-                        timeframe: {
-                            start: string | null;
-                            end: string | null;
-                        };
-                        totalRewardPot: string;
-                        submissionFee: string;
-                        assetGroups: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                            outOfScope: boolean;
-                            rewards: {
-                                minReward: string;
-                                maxReward: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                reference: string;
-                            }[];
-                            subGroups: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                assets: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    reference: string;
-                                }[];
-                            }[];
-                        }[];
-                        safeHarbor: {
-                            /** Format: uuid */
-                            id: string;
-                            description: string;
-                            reward: string;
-                            cap: string;
-                            returnAddresses: {
-                                /** Format: uuid */
-                                id: string;
-                                address: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                            }[];
-                        } | null;
-                        instructions: string;
-                        requiredCtfAddress: string;
-                        /** @description the caller's rewards in this repository: sum over their published findings */
-                        reward: string;
-                        /** @description the caller's rank among the repository's reviewers by accepted findings (confirmed, acknowledged, fixed), then reputation; equal scores share a rank; 0 when the caller is not a reviewer */
-                        rank: number;
-                        /** @description number of ranked reviewers */
-                        rankTotal: number;
-                        allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                        /** @description any user may join (joinable) */
-                        isPublic: boolean;
-                        showAllFindings: boolean;
-                        finishedAt: string | null;
-                        role: ("client" | "reviewer" | "judge" | "triager" | "admin") | null;
-                    };
+                    "application/json": components["schemas"]["Repository"];
                 };
             };
             /** @description Invalid request */
@@ -9399,97 +8395,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        currencyCode: string;
-                        kycRequired: boolean;
-                        /** @description published findings of the repository */
-                        totalFindings: number;
-                        /** Format: date-time */
-                        createdAt: string;
-                        name: string;
-                        url: string;
-                        company: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            handle: string;
-                            logo: string | null;
-                            website: string | null;
-                            sourcehost: string | null;
-                            microblog: string | null;
-                        };
-                        timeframe: {
-                            start: string | null;
-                            end: string | null;
-                        };
-                        totalRewardPot: string;
-                        submissionFee: string;
-                        assetGroups: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                            outOfScope: boolean;
-                            rewards: {
-                                minReward: string;
-                                maxReward: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                reference: string;
-                            }[];
-                            subGroups: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                assets: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    reference: string;
-                                }[];
-                            }[];
-                        }[];
-                        safeHarbor: {
-                            /** Format: uuid */
-                            id: string;
-                            description: string;
-                            reward: string;
-                            cap: string;
-                            returnAddresses: {
-                                /** Format: uuid */
-                                id: string;
-                                address: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                            }[];
-                        } | null;
-                        instructions: string;
-                        requiredCtfAddress: string;
-                        /** @description the caller's rewards in this repository: sum over their published findings */
-                        reward: string;
-                        /** @description the caller's rank among the repository's reviewers by accepted findings (confirmed, acknowledged, fixed), then reputation; equal scores share a rank; 0 when the caller is not a reviewer */
-                        rank: number;
-                        /** @description number of ranked reviewers */
-                        rankTotal: number;
-                        allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                        /** @description any user may join (joinable) */
-                        isPublic: boolean;
-                        showAllFindings: boolean;
-                        finishedAt: string | null;
-                        role: ("client" | "reviewer" | "judge" | "triager" | "admin") | null;
-                    };
+                    "application/json": components["schemas"]["Repository"];
                 };
             };
             /** @description Invalid request */
@@ -9559,99 +8465,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description `assetGroups` replaces the list: groups, sub-groups and assets given with their `id` are kept and changed, those without are created, the others removed. `safeHarbor: null` removes it. */
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    url?: string;
-                    currencyCode?: string;
-                    kycRequired?: boolean;
-                    timeframe?: {
-                        /** Format: date-time */
-                        start?: string | null;
-                        /** Format: date-time */
-                        end?: string | null;
-                    };
-                    /**
-                     * @example 1000
-                     * @example 12.50
-                     */
-                    totalRewardPot?: string;
-                    /**
-                     * @example 1000
-                     * @example 12.50
-                     */
-                    submissionFee?: string;
-                    instructions?: string;
-                    requiredCtfAddress?: string;
-                    allowedSeverities?: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                    isPublic?: boolean;
-                    showAllFindings?: boolean;
-                    assetGroups?: {
-                        /** Format: uuid */
-                        id?: string;
-                        name: string;
-                        description?: string;
-                        outOfScope?: boolean;
-                        rewards?: {
-                            /**
-                             * @example 1000
-                             * @example 12.50
-                             */
-                            minReward: string;
-                            /**
-                             * @example 1000
-                             * @example 12.50
-                             */
-                            maxReward: string;
-                        }[];
-                        assets?: {
-                            /** Format: uuid */
-                            id?: string;
-                            name: string;
-                            description?: string;
-                            reference?: string;
-                        }[];
-                        subGroups?: {
-                            /** Format: uuid */
-                            id?: string;
-                            name: string;
-                            description?: string;
-                            assets?: {
-                                /** Format: uuid */
-                                id?: string;
-                                name: string;
-                                description?: string;
-                                reference?: string;
-                            }[];
-                        }[];
-                    }[];
-                    safeHarbor?: {
-                        description?: string;
-                        /**
-                         * @example 1000
-                         * @example 12.50
-                         */
-                        reward?: string;
-                        /**
-                         * @example 1000
-                         * @example 12.50
-                         */
-                        cap?: string;
-                        returnAddresses?: {
-                            /** Format: uuid */
-                            id?: string;
-                            address: string;
-                        }[];
-                        assets?: {
-                            /** Format: uuid */
-                            id?: string;
-                            name: string;
-                            description?: string;
-                        }[];
-                    } | null;
-                };
+                "application/json": components["schemas"]["UpdateRepositoryRequest"];
             };
         };
         responses: {
@@ -9661,97 +8477,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        currencyCode: string;
-                        kycRequired: boolean;
-                        /** @description published findings of the repository */
-                        totalFindings: number;
-                        /** Format: date-time */
-                        createdAt: string;
-                        name: string;
-                        url: string;
-                        company: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            handle: string;
-                            logo: string | null;
-                            website: string | null;
-                            sourcehost: string | null;
-                            microblog: string | null;
-                        };
-                        timeframe: {
-                            start: string | null;
-                            end: string | null;
-                        };
-                        totalRewardPot: string;
-                        submissionFee: string;
-                        assetGroups: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                            outOfScope: boolean;
-                            rewards: {
-                                minReward: string;
-                                maxReward: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                reference: string;
-                            }[];
-                            subGroups: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                assets: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    reference: string;
-                                }[];
-                            }[];
-                        }[];
-                        safeHarbor: {
-                            /** Format: uuid */
-                            id: string;
-                            description: string;
-                            reward: string;
-                            cap: string;
-                            returnAddresses: {
-                                /** Format: uuid */
-                                id: string;
-                                address: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                            }[];
-                        } | null;
-                        instructions: string;
-                        requiredCtfAddress: string;
-                        /** @description the caller's rewards in this repository: sum over their published findings */
-                        reward: string;
-                        /** @description the caller's rank among the repository's reviewers by accepted findings (confirmed, acknowledged, fixed), then reputation; equal scores share a rank; 0 when the caller is not a reviewer */
-                        rank: number;
-                        /** @description number of ranked reviewers */
-                        rankTotal: number;
-                        allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                        /** @description any user may join (joinable) */
-                        isPublic: boolean;
-                        showAllFindings: boolean;
-                        finishedAt: string | null;
-                        role: ("client" | "reviewer" | "judge" | "triager" | "admin") | null;
-                    };
+                    "application/json": components["schemas"]["Repository"];
                 };
             };
             /** @description Invalid request */
@@ -9829,97 +8555,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        currencyCode: string;
-                        kycRequired: boolean;
-                        /** @description published findings of the repository */
-                        totalFindings: number;
-                        /** Format: date-time */
-                        createdAt: string;
-                        name: string;
-                        url: string;
-                        company: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            handle: string;
-                            logo: string | null;
-                            website: string | null;
-                            sourcehost: string | null;
-                            microblog: string | null;
-                        };
-                        timeframe: {
-                            start: string | null;
-                            end: string | null;
-                        };
-                        totalRewardPot: string;
-                        submissionFee: string;
-                        assetGroups: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                            outOfScope: boolean;
-                            rewards: {
-                                minReward: string;
-                                maxReward: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                reference: string;
-                            }[];
-                            subGroups: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                                assets: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    description: string;
-                                    reference: string;
-                                }[];
-                            }[];
-                        }[];
-                        safeHarbor: {
-                            /** Format: uuid */
-                            id: string;
-                            description: string;
-                            reward: string;
-                            cap: string;
-                            returnAddresses: {
-                                /** Format: uuid */
-                                id: string;
-                                address: string;
-                            }[];
-                            assets: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                description: string;
-                            }[];
-                        } | null;
-                        instructions: string;
-                        requiredCtfAddress: string;
-                        /** @description the caller's rewards in this repository: sum over their published findings */
-                        reward: string;
-                        /** @description the caller's rank among the repository's reviewers by accepted findings (confirmed, acknowledged, fixed), then reputation; equal scores share a rank; 0 when the caller is not a reviewer */
-                        rank: number;
-                        /** @description number of ranked reviewers */
-                        rankTotal: number;
-                        allowedSeverities: ("critical" | "high" | "medium" | "low" | "informational" | "gas_optimization")[];
-                        /** @description any user may join (joinable) */
-                        isPublic: boolean;
-                        showAllFindings: boolean;
-                        finishedAt: string | null;
-                        role: ("client" | "reviewer" | "judge" | "triager" | "admin") | null;
-                    };
+                    "application/json": components["schemas"]["Repository"];
                 };
             };
             /** @description Invalid request */
@@ -9997,28 +8633,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        events: {
-                            /** Format: uuid */
-                            id: string;
-                            oldValue: {
-                                [key: string]: unknown;
-                            };
-                            newValue: {
-                                [key: string]: unknown;
-                            };
-                            updatedBy: {
-                                /** Format: uuid */
-                                userId: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                disabledAt: string | null;
-                            } | null;
-                            /** Format: date-time */
-                            updatedAt: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["RepositoryChangeLog"];
                 };
             };
             /** @description Invalid request */
@@ -10096,26 +8711,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        members: {
-                            /** Format: uuid */
-                            repositoryId: string;
-                            user: {
-                                /** Format: uuid */
-                                userId: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                disabledAt: string | null;
-                            };
-                            role: "client" | "reviewer" | "judge" | "triager" | "admin";
-                            teamId: string | null;
-                            pingsLeft: number;
-                            /** Format: date-time */
-                            joinedAt: string;
-                            deletedAt: string | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["RepositoryMemberList"];
                 };
             };
             /** @description Invalid request */
@@ -10188,12 +8784,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    role: "client" | "reviewer" | "judge" | "triager" | "admin";
-                    /** Format: uuid */
-                    teamId?: string | null;
-                    pingsLeft?: number;
-                };
+                "application/json": components["schemas"]["PutMemberRequest"];
             };
         };
         responses: {
@@ -10203,24 +8794,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        repositoryId: string;
-                        user: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            disabledAt: string | null;
-                        };
-                        role: "client" | "reviewer" | "judge" | "triager" | "admin";
-                        teamId: string | null;
-                        pingsLeft: number;
-                        /** Format: date-time */
-                        joinedAt: string;
-                        deletedAt: string | null;
-                    };
+                    "application/json": components["schemas"]["RepositoryMember"];
                 };
             };
             /** @description Invalid request */
@@ -10375,24 +8949,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        repositoryId: string;
-                        user: {
-                            /** Format: uuid */
-                            userId: string;
-                            name: string;
-                            username: string;
-                            avatar: string | null;
-                            disabledAt: string | null;
-                        };
-                        role: "client" | "reviewer" | "judge" | "triager" | "admin";
-                        teamId: string | null;
-                        pingsLeft: number;
-                        /** Format: date-time */
-                        joinedAt: string;
-                        deletedAt: string | null;
-                    };
+                    "application/json": components["schemas"]["RepositoryMember"];
                 };
             };
             /** @description Invalid request */
@@ -10485,109 +9042,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        reports: {
-                            /** Format: uuid */
-                            id: string;
-                            isPrivate: boolean;
-                            projectTitle: string;
-                            companyHandle: string;
-                            clientName: string;
-                            clientLogo: string;
-                            clientWebsite: string;
-                            seoTitle: string;
-                            seoDescription: string;
-                            description: string;
-                            reportPdfLink: string;
-                            /** Format: uuid */
-                            companyId: string;
-                            engagementId: string | null;
-                            repositoryId: string | null;
-                            guildId: string | null;
-                            createdBy: string | null;
-                            engagementStartDate: string | null;
-                            engagementEndDate: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            publishedAt: string | null;
-                            repositoryLinks: string[];
-                            commitHashes: string[];
-                            typeOfProject: string[];
-                            teamMembers: {
-                                /** Format: uuid */
-                                reportId: string;
-                                auditorPublicProfile: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    username: string;
-                                    avatar: string | null;
-                                    isBot: boolean;
-                                    verifiedProfile: boolean;
-                                    isNdaSigned: boolean;
-                                    reputation: number;
-                                    skills: string[];
-                                    badges: {
-                                        /** Format: uuid */
-                                        id: string;
-                                        name: string;
-                                        image: string;
-                                        description: string;
-                                        /** Format: date-time */
-                                        issuedAt: string;
-                                    }[];
-                                    /** Format: date-time */
-                                    createdAt: string;
-                                    sourcehost: string | null;
-                                    microblog: string | null;
-                                    tagline: string | null;
-                                    bio: string | null;
-                                    website: string | null;
-                                    guildAffiliation: string | null;
-                                };
-                            }[];
-                            findingStats: {
-                                totalCount: number;
-                                fixedCount: number;
-                                severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                            }[];
-                            findings: {
-                                /** Format: uuid */
-                                id: string;
-                                number: number | null;
-                                attributedTo: string | null;
-                                title: string;
-                                description: string;
-                                createdBy: {
-                                    /** Format: uuid */
-                                    userId: string;
-                                    name: string;
-                                    username: string;
-                                    avatar: string | null;
-                                    disabledAt: string | null;
-                                } | null;
-                                /** Format: date-time */
-                                createdAt: string;
-                                fixedBy: string[];
-                                relatedFiles: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    path: string;
-                                    lines: {
-                                        start: number | null;
-                                        end: number | null;
-                                    };
-                                    language: string | null;
-                                    relevantContent: string | null;
-                                }[];
-                                companyName: string;
-                                companyLogo: string | null;
-                                severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                                status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
-                            }[];
-                        }[];
-                        nextValue: string | null;
-                    };
+                    "application/json": components["schemas"]["ReportPage"];
                 };
             };
             /** @description Invalid request */
@@ -10646,33 +9101,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description From a finished repository. Title, client and engagement dates default to the repository, its company and its timeframe; the report is private (`isPrivate` true) and unpublished until published. */
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: uuid */
-                    repositoryId: string;
-                    projectTitle?: string;
-                    clientName?: string;
-                    clientLogo?: string;
-                    clientWebsite?: string;
-                    seoTitle?: string;
-                    seoDescription?: string;
-                    description?: string;
-                    reportPdfLink?: string;
-                    repositoryLinks?: string[];
-                    commitHashes?: string[];
-                    typeOfProject?: string[];
-                    /** Format: uuid */
-                    engagementId?: string | null;
-                    /** Format: date-time */
-                    engagementStartDate?: string | null;
-                    /** Format: date-time */
-                    engagementEndDate?: string | null;
-                    isPrivate?: boolean;
-                    /** @description guild name; platform admins may name a new one */
-                    guild?: string | null;
-                };
+                "application/json": components["schemas"]["CreateReportRequest"];
             };
         };
         responses: {
@@ -10682,106 +9113,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        isPrivate: boolean;
-                        projectTitle: string;
-                        companyHandle: string;
-                        clientName: string;
-                        clientLogo: string;
-                        clientWebsite: string;
-                        seoTitle: string;
-                        seoDescription: string;
-                        description: string;
-                        reportPdfLink: string;
-                        /** Format: uuid */
-                        companyId: string;
-                        engagementId: string | null;
-                        repositoryId: string | null;
-                        guildId: string | null;
-                        createdBy: string | null;
-                        engagementStartDate: string | null;
-                        engagementEndDate: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        publishedAt: string | null;
-                        repositoryLinks: string[];
-                        commitHashes: string[];
-                        typeOfProject: string[];
-                        teamMembers: {
-                            /** Format: uuid */
-                            reportId: string;
-                            auditorPublicProfile: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                isBot: boolean;
-                                verifiedProfile: boolean;
-                                isNdaSigned: boolean;
-                                reputation: number;
-                                skills: string[];
-                                badges: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    image: string;
-                                    description: string;
-                                    /** Format: date-time */
-                                    issuedAt: string;
-                                }[];
-                                /** Format: date-time */
-                                createdAt: string;
-                                sourcehost: string | null;
-                                microblog: string | null;
-                                tagline: string | null;
-                                bio: string | null;
-                                website: string | null;
-                                guildAffiliation: string | null;
-                            };
-                        }[];
-                        findingStats: {
-                            totalCount: number;
-                            fixedCount: number;
-                            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                        }[];
-                        findings: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number | null;
-                            attributedTo: string | null;
-                            title: string;
-                            description: string;
-                            createdBy: {
-                                /** Format: uuid */
-                                userId: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                disabledAt: string | null;
-                            } | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            fixedBy: string[];
-                            relatedFiles: {
-                                /** Format: uuid */
-                                id: string;
-                                path: string;
-                                lines: {
-                                    start: number | null;
-                                    end: number | null;
-                                };
-                                language: string | null;
-                                relevantContent: string | null;
-                            }[];
-                            companyName: string;
-                            companyLogo: string | null;
-                            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                            status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Report"];
                 };
             };
             /** @description Invalid request */
@@ -10868,106 +9200,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        isPrivate: boolean;
-                        projectTitle: string;
-                        companyHandle: string;
-                        clientName: string;
-                        clientLogo: string;
-                        clientWebsite: string;
-                        seoTitle: string;
-                        seoDescription: string;
-                        description: string;
-                        reportPdfLink: string;
-                        /** Format: uuid */
-                        companyId: string;
-                        engagementId: string | null;
-                        repositoryId: string | null;
-                        guildId: string | null;
-                        createdBy: string | null;
-                        engagementStartDate: string | null;
-                        engagementEndDate: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        publishedAt: string | null;
-                        repositoryLinks: string[];
-                        commitHashes: string[];
-                        typeOfProject: string[];
-                        teamMembers: {
-                            /** Format: uuid */
-                            reportId: string;
-                            auditorPublicProfile: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                isBot: boolean;
-                                verifiedProfile: boolean;
-                                isNdaSigned: boolean;
-                                reputation: number;
-                                skills: string[];
-                                badges: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    image: string;
-                                    description: string;
-                                    /** Format: date-time */
-                                    issuedAt: string;
-                                }[];
-                                /** Format: date-time */
-                                createdAt: string;
-                                sourcehost: string | null;
-                                microblog: string | null;
-                                tagline: string | null;
-                                bio: string | null;
-                                website: string | null;
-                                guildAffiliation: string | null;
-                            };
-                        }[];
-                        findingStats: {
-                            totalCount: number;
-                            fixedCount: number;
-                            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                        }[];
-                        findings: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number | null;
-                            attributedTo: string | null;
-                            title: string;
-                            description: string;
-                            createdBy: {
-                                /** Format: uuid */
-                                userId: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                disabledAt: string | null;
-                            } | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            fixedBy: string[];
-                            relatedFiles: {
-                                /** Format: uuid */
-                                id: string;
-                                path: string;
-                                lines: {
-                                    start: number | null;
-                                    end: number | null;
-                                };
-                                language: string | null;
-                                relevantContent: string | null;
-                            }[];
-                            companyName: string;
-                            companyLogo: string | null;
-                            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                            status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Report"];
                 };
             };
             /** @description Invalid request */
@@ -11039,28 +9272,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    projectTitle?: string;
-                    clientName?: string;
-                    clientLogo?: string;
-                    clientWebsite?: string;
-                    seoTitle?: string;
-                    seoDescription?: string;
-                    description?: string;
-                    reportPdfLink?: string;
-                    repositoryLinks?: string[];
-                    commitHashes?: string[];
-                    typeOfProject?: string[];
-                    /** Format: uuid */
-                    engagementId?: string | null;
-                    /** Format: date-time */
-                    engagementStartDate?: string | null;
-                    /** Format: date-time */
-                    engagementEndDate?: string | null;
-                    isPrivate?: boolean;
-                    /** @description guild name; platform admins may name a new one */
-                    guild?: string | null;
-                };
+                "application/json": components["schemas"]["UpdateReportRequest"];
             };
         };
         responses: {
@@ -11070,106 +9282,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        isPrivate: boolean;
-                        projectTitle: string;
-                        companyHandle: string;
-                        clientName: string;
-                        clientLogo: string;
-                        clientWebsite: string;
-                        seoTitle: string;
-                        seoDescription: string;
-                        description: string;
-                        reportPdfLink: string;
-                        /** Format: uuid */
-                        companyId: string;
-                        engagementId: string | null;
-                        repositoryId: string | null;
-                        guildId: string | null;
-                        createdBy: string | null;
-                        engagementStartDate: string | null;
-                        engagementEndDate: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        publishedAt: string | null;
-                        repositoryLinks: string[];
-                        commitHashes: string[];
-                        typeOfProject: string[];
-                        teamMembers: {
-                            /** Format: uuid */
-                            reportId: string;
-                            auditorPublicProfile: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                isBot: boolean;
-                                verifiedProfile: boolean;
-                                isNdaSigned: boolean;
-                                reputation: number;
-                                skills: string[];
-                                badges: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    image: string;
-                                    description: string;
-                                    /** Format: date-time */
-                                    issuedAt: string;
-                                }[];
-                                /** Format: date-time */
-                                createdAt: string;
-                                sourcehost: string | null;
-                                microblog: string | null;
-                                tagline: string | null;
-                                bio: string | null;
-                                website: string | null;
-                                guildAffiliation: string | null;
-                            };
-                        }[];
-                        findingStats: {
-                            totalCount: number;
-                            fixedCount: number;
-                            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                        }[];
-                        findings: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number | null;
-                            attributedTo: string | null;
-                            title: string;
-                            description: string;
-                            createdBy: {
-                                /** Format: uuid */
-                                userId: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                disabledAt: string | null;
-                            } | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            fixedBy: string[];
-                            relatedFiles: {
-                                /** Format: uuid */
-                                id: string;
-                                path: string;
-                                lines: {
-                                    start: number | null;
-                                    end: number | null;
-                                };
-                                language: string | null;
-                                relevantContent: string | null;
-                            }[];
-                            companyName: string;
-                            companyLogo: string | null;
-                            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                            status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Report"];
                 };
             };
             /** @description Invalid request */
@@ -11241,10 +9354,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description false makes the published report public */
-                    isPrivate?: boolean;
-                };
+                "application/json": components["schemas"]["PublishReportRequest"];
             };
         };
         responses: {
@@ -11254,106 +9364,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        isPrivate: boolean;
-                        projectTitle: string;
-                        companyHandle: string;
-                        clientName: string;
-                        clientLogo: string;
-                        clientWebsite: string;
-                        seoTitle: string;
-                        seoDescription: string;
-                        description: string;
-                        reportPdfLink: string;
-                        /** Format: uuid */
-                        companyId: string;
-                        engagementId: string | null;
-                        repositoryId: string | null;
-                        guildId: string | null;
-                        createdBy: string | null;
-                        engagementStartDate: string | null;
-                        engagementEndDate: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        publishedAt: string | null;
-                        repositoryLinks: string[];
-                        commitHashes: string[];
-                        typeOfProject: string[];
-                        teamMembers: {
-                            /** Format: uuid */
-                            reportId: string;
-                            auditorPublicProfile: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                isBot: boolean;
-                                verifiedProfile: boolean;
-                                isNdaSigned: boolean;
-                                reputation: number;
-                                skills: string[];
-                                badges: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    name: string;
-                                    image: string;
-                                    description: string;
-                                    /** Format: date-time */
-                                    issuedAt: string;
-                                }[];
-                                /** Format: date-time */
-                                createdAt: string;
-                                sourcehost: string | null;
-                                microblog: string | null;
-                                tagline: string | null;
-                                bio: string | null;
-                                website: string | null;
-                                guildAffiliation: string | null;
-                            };
-                        }[];
-                        findingStats: {
-                            totalCount: number;
-                            fixedCount: number;
-                            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                        }[];
-                        findings: {
-                            /** Format: uuid */
-                            id: string;
-                            number: number | null;
-                            attributedTo: string | null;
-                            title: string;
-                            description: string;
-                            createdBy: {
-                                /** Format: uuid */
-                                userId: string;
-                                name: string;
-                                username: string;
-                                avatar: string | null;
-                                disabledAt: string | null;
-                            } | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            fixedBy: string[];
-                            relatedFiles: {
-                                /** Format: uuid */
-                                id: string;
-                                path: string;
-                                lines: {
-                                    start: number | null;
-                                    end: number | null;
-                                };
-                                language: string | null;
-                                relevantContent: string | null;
-                            }[];
-                            companyName: string;
-                            companyLogo: string | null;
-                            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
-                            status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Report"];
                 };
             };
             /** @description Invalid request */
@@ -11429,15 +9440,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        guilds: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            /** Format: date-time */
-                            createdAt: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["GuildList"];
                 };
             };
             /** @description Invalid request */
@@ -11498,9 +9501,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                };
+                "application/json": components["schemas"]["CreateGuildRequest"];
             };
         };
         responses: {
@@ -11510,13 +9511,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                    };
+                    "application/json": components["schemas"]["Guild"];
                 };
             };
             /** @description Invalid request */
@@ -11594,24 +9589,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        tickets: {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            findingId: string;
-                            /** @enum {string} */
-                            provider: "tracker_a" | "tracker_b";
-                            key: string;
-                            externalId: string;
-                            url: string;
-                            title: string;
-                            status: string | null;
-                            /** Format: date-time */
-                            linkedAt: string;
-                            source: "linked" | "created";
-                        }[];
-                    };
+                    "application/json": components["schemas"]["TicketListResult"];
                 };
             };
             /** @description Invalid request */
@@ -11683,11 +9661,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @enum {string} */
-                    provider: "tracker_a" | "tracker_b";
-                    issueRef: string;
-                };
+                "application/json": components["schemas"]["TicketLinkRequest"];
             };
         };
         responses: {
@@ -11697,25 +9671,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        linked: boolean;
-                        ticket: {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            findingId: string;
-                            /** @enum {string} */
-                            provider: "tracker_a" | "tracker_b";
-                            key: string;
-                            externalId: string;
-                            url: string;
-                            title: string;
-                            status: string | null;
-                            /** Format: date-time */
-                            linkedAt: string;
-                            source: "linked" | "created";
-                        };
-                    };
+                    "application/json": components["schemas"]["TicketLinkResult"];
                 };
             };
             /** @description Invalid request */
@@ -11814,42 +9770,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        created: boolean;
-                        export: {
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            findingId: string;
-                            /** @enum {string} */
-                            provider: "tracker_a" | "tracker_b";
-                            state: "in_progress" | "created" | "failed" | "unknown";
-                            ticket?: {
-                                /** Format: uuid */
-                                id: string;
-                                /** Format: uuid */
-                                findingId: string;
-                                /** @enum {string} */
-                                provider: "tracker_a" | "tracker_b";
-                                key: string;
-                                externalId: string;
-                                url: string;
-                                title: string;
-                                status: string | null;
-                                /** Format: date-time */
-                                linkedAt: string;
-                                source: "linked" | "created";
-                            };
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** Format: date-time */
-                            updatedAt: string;
-                            error?: {
-                                code: string;
-                                message: string;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["IssueTrackerSendResult"];
                 };
             };
             /** @description Invalid request */
@@ -12046,10 +9967,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: components["schemas"]["SourcehostDelivery"][];
-                        nextValue: string | null;
-                    };
+                    "application/json": components["schemas"]["SourcehostDeliveryList"];
                 };
             };
             /** @description Invalid request */
@@ -12208,11 +10126,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: components["schemas"]["HostedRepository"][];
-                        /** @description True when the host had more pages than are read (50 × 100) */
-                        truncated: boolean;
-                    };
+                    "application/json": components["schemas"]["HostedRepositoryList"];
                 };
             };
             /** @description Invalid request */
@@ -12306,13 +10220,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    prefix?: string;
-                    watchBranches?: string[];
-                    scanType?: "lite" | "standard" | "audit";
-                    /** @description Lowest finding severity that makes the commit status `failure` */
-                    failOn?: "critical" | "high" | "medium" | "low" | "informational";
-                };
+                "application/json": components["schemas"]["LinkSourcehostRepositoryRequest"];
             };
         };
         responses: {
@@ -12322,10 +10230,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        repository: string;
-                        workspace: components["schemas"]["LinkedWorkspace"];
-                    };
+                    "application/json": components["schemas"]["LinkedSourcehostRepository"];
                 };
             };
             /** @description Invalid request */
@@ -12497,10 +10402,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: components["schemas"]["LeaderboardEntry"][];
-                        nextValue: string | null;
-                    };
+                    "application/json": components["schemas"]["Leaderboard"];
                 };
             };
             /** @description Invalid request */
@@ -12572,19 +10474,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description The question */
-                    prompt: string;
-                    /**
-                     * Format: uuid
-                     * @description Conversation to continue or start (chosen by the client); without it the question starts a conversation of its own
-                     */
-                    conversationId?: string;
-                    /** @description Stored with the question; at most 4 KiB */
-                    metadata?: {
-                        [key: string]: unknown;
-                    };
-                };
+                "application/json": components["schemas"]["AskAi"];
             };
         };
         responses: {
@@ -12594,7 +10484,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "application/json": components["schemas"]["AiAnswer"];
                 };
             };
             /** @description Invalid request */
@@ -12703,14 +10593,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Whether a question would be answered now */
-                        available: boolean;
-                        /** @description model: answers written by the language model; retrieval: the most relevant items, listed */
-                        mode: "model" | "retrieval";
-                        model: string | null;
-                        reason: string | null;
-                    };
+                    "application/json": components["schemas"]["AiStatus"];
                 };
             };
             /** @description Invalid request */
@@ -12789,30 +10672,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        /** Format: uuid */
-                        repositoryId: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                        messages: {
-                            /** Format: uuid */
-                            id: string;
-                            role: "user" | "assistant";
-                            content: string;
-                            /** Format: date-time */
-                            createdAt: string;
-                            metadata: {
-                                [key: string]: unknown;
-                            };
-                            citations: {
-                                findings: number[];
-                                paths: string[];
-                                unverified: string[];
-                            } | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["AiConversation"];
                 };
             };
             /** @description Invalid request */

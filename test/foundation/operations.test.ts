@@ -87,6 +87,49 @@ describe('OpenAPI document', () => {
     }
     expect(ids).toContain('getCreditBalances');
   });
+
+  it('names every request body and response shape in components.schemas', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    type Content = Record<string, { schema?: Record<string, unknown> }>;
+    const doc = res.json() as {
+      components: { schemas: Record<string, unknown> };
+      paths: Record<
+        string,
+        Record<
+          string,
+          { requestBody?: { content?: Content }; responses?: Record<string, { content?: Content }> }
+        >
+      >;
+    };
+    const inline: string[] = [];
+    const dangling: string[] = [];
+    let checked = 0;
+    const check = (where: string, content: Content | undefined) => {
+      for (const [type, { schema }] of Object.entries(content ?? {})) {
+        checked += 1;
+        const target = typeof schema?.$ref === 'string' ? schema.$ref : '';
+        if (!target.startsWith('#/components/schemas/')) inline.push(`${where} ${type}`);
+        else if (!(target.slice('#/components/schemas/'.length) in doc.components.schemas)) {
+          dangling.push(`${where} ${type} ${target}`);
+        }
+      }
+    };
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        check(`${method} ${path} body`, op.requestBody?.content);
+        for (const [status, response] of Object.entries(op.responses ?? {})) {
+          check(`${method} ${path} ${status}`, response.content);
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(500);
+    expect(inline).toEqual([]);
+    expect(dangling).toEqual([]);
+    // Names from the contracts.
+    for (const name of ['CreditBalances', 'ScanStatus', 'Finding', 'FindingTicket', 'ErrorV1', 'ErrorV0']) {
+      expect(Object.keys(doc.components.schemas)).toContain(name);
+    }
+  });
 });
 
 describe('logs', () => {

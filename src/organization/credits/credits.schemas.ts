@@ -1,11 +1,14 @@
 import { Type } from '@sinclair/typebox';
-import { DateTimeSchema } from '../../http/schemas.ts';
+import { DateTimeSchema, ref } from '../../http/schemas.ts';
 
-const ScanTypeAvailabilitySchema = Type.Object({
-  available: Type.Boolean(),
-  cost: Type.Integer({ minimum: 0 }),
-  reason: Type.Optional(Type.String()),
-});
+export const ScanTypeAvailabilitySchema = Type.Object(
+  {
+    available: Type.Boolean(),
+    cost: Type.Integer({ minimum: 0 }),
+    reason: Type.Optional(Type.String()),
+  },
+  { $id: 'ScanTypeAvailability' },
+);
 
 /** CreditBalances: a point-in-time snapshot of the organization's credits. */
 export const CreditBalancesSchema = Type.Object(
@@ -16,9 +19,9 @@ export const CreditBalancesSchema = Type.Object(
     remaining: Type.Integer(),
     asOf: DateTimeSchema,
     scanTypes: Type.Object({
-      lite: ScanTypeAvailabilitySchema,
-      standard: ScanTypeAvailabilitySchema,
-      audit: ScanTypeAvailabilitySchema,
+      lite: ref(ScanTypeAvailabilitySchema),
+      standard: ref(ScanTypeAvailabilitySchema),
+      audit: ref(ScanTypeAvailabilitySchema),
     }),
   },
   { $id: 'CreditBalances' },

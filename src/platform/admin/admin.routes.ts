@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import { CreditBalancesSchema } from '../../organization/credits/credits.schemas.ts';
 import {
   AdminUserSchema,
@@ -27,7 +27,7 @@ export function registerAdminRoutes(app: App, admin: AdminService): void {
         security,
         summary: 'Create a company (platform admin)',
         body: CreateCompanyRequestSchema,
-        response: { 201: CompanySchema, ...v0Errors(409) },
+        response: { 201: ref(CompanySchema), ...v0Errors(409) },
       },
     },
     async (request, reply) => {
@@ -44,7 +44,10 @@ export function registerAdminRoutes(app: App, admin: AdminService): void {
         tags,
         security,
         summary: 'List every company, by handle (platform admin)',
-        response: { 200: Type.Object({ companies: Type.Array(CompanySchema) }), ...v0Errors() },
+        response: {
+          200: Type.Object({ companies: Type.Array(ref(CompanySchema)) }, { $id: 'CompanyList' }),
+          ...v0Errors(),
+        },
       },
     },
     async (request) => {

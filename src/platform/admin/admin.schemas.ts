@@ -14,20 +14,23 @@ export const CreateCompanyRequestSchema = Type.Object(
     sourcehost: Type.Optional(Type.String({ maxLength: 200 })),
     microblog: Type.Optional(Type.String({ maxLength: 200 })),
   },
-  { additionalProperties: false },
+  { $id: 'CreateCompanyRequest', additionalProperties: false },
 );
 export type CreateCompanyRequest = Static<typeof CreateCompanyRequestSchema>;
 
-export const CompanySchema = Type.Object({
-  id: UuidSchema,
-  name: Type.String(),
-  handle: Type.String(),
-  logo: Nullable(Type.String()),
-  website: Nullable(Type.String()),
-  sourcehost: Nullable(Type.String()),
-  microblog: Nullable(Type.String()),
-  createdAt: DateTimeSchema,
-});
+export const CompanySchema = Type.Object(
+  {
+    id: UuidSchema,
+    name: Type.String(),
+    handle: Type.String(),
+    logo: Nullable(Type.String()),
+    website: Nullable(Type.String()),
+    sourcehost: Nullable(Type.String()),
+    microblog: Nullable(Type.String()),
+    createdAt: DateTimeSchema,
+  },
+  { $id: 'Company' },
+);
 
 export const CreateUserRequestSchema = Type.Object(
   {
@@ -38,38 +41,44 @@ export const CreateUserRequestSchema = Type.Object(
     companyRole: Type.Optional(Type.Union([Type.Literal('manager'), Type.Literal('member')])),
     permissions: Type.Optional(Type.Array(Type.Union(PLATFORM_PERMISSIONS.map((p) => Type.Literal(p))))),
   },
-  { additionalProperties: false },
+  { $id: 'CreateUserRequest', additionalProperties: false },
 );
 
-export const AdminUserSchema = Type.Object({
-  id: UuidSchema,
-  username: Type.String(),
-  name: Type.String(),
-  email: Nullable(Type.String()),
-  companyId: Nullable(UuidSchema),
-  companyRole: Nullable(Type.String()),
-  createdAt: DateTimeSchema,
-});
+export const AdminUserSchema = Type.Object(
+  {
+    id: UuidSchema,
+    username: Type.String(),
+    name: Type.String(),
+    email: Nullable(Type.String()),
+    companyId: Nullable(UuidSchema),
+    companyRole: Nullable(Type.String()),
+    createdAt: DateTimeSchema,
+  },
+  { $id: 'AdminUser' },
+);
 
 export const CreateTokenRequestSchema = Type.Object(
   {
     expiresAt: Type.Optional(DateTimeSchema),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   },
-  { additionalProperties: false },
+  { $id: 'CreateTokenRequest', additionalProperties: false },
 );
 
-export const CreatedTokenSchema = Type.Object({
-  id: UuidSchema,
-  token: Type.String({ description: 'Shown once; only its hash is stored.' }),
-  prefix: Type.String(),
-  expiresAt: DateTimeSchema,
-});
+export const CreatedTokenSchema = Type.Object(
+  {
+    id: UuidSchema,
+    token: Type.String({ description: 'Shown once; only its hash is stored.' }),
+    prefix: Type.String(),
+    expiresAt: DateTimeSchema,
+  },
+  { $id: 'CreatedToken' },
+);
 
 export const GrantCreditsRequestSchema = Type.Object(
   {
     amount: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
     note: Type.Optional(Type.String({ maxLength: 500 })),
   },
-  { additionalProperties: false },
+  { $id: 'GrantCreditsRequest', additionalProperties: false },
 );

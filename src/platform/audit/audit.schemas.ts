@@ -1,21 +1,24 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { auditActions } from '../../db/schema/index.ts';
-import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { DateTimeSchema, Nullable, ref, UuidSchema } from '../../http/schemas.ts';
 import { ShortUserSummarySchema } from '../users/users.schemas.ts';
 
 export const AuditActionSchema = Type.Union(auditActions.map((a) => Type.Literal(a)));
 
 /** Audit-log entry (v0 §2.8), with the action and its details as extra fields. */
-export const AuditLogEntrySchema = Type.Object({
-  type: Type.Literal('company_audit_log'),
-  id: UuidSchema,
-  target: Nullable(ShortUserSummarySchema),
-  createdBy: Nullable(ShortUserSummarySchema),
-  createdAt: DateTimeSchema,
-  sourcehost_account_name: Nullable(Type.String()),
-  action: AuditActionSchema,
-  details: Type.Record(Type.String(), Type.Unknown()),
-});
+export const AuditLogEntrySchema = Type.Object(
+  {
+    type: Type.Literal('company_audit_log'),
+    id: UuidSchema,
+    target: Nullable(ref(ShortUserSummarySchema)),
+    createdBy: Nullable(ref(ShortUserSummarySchema)),
+    createdAt: DateTimeSchema,
+    sourcehost_account_name: Nullable(Type.String()),
+    action: AuditActionSchema,
+    details: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { $id: 'AuditLogEntry' },
+);
 export type AuditLogEntry = Static<typeof AuditLogEntrySchema>;
 
 const userRefs = (description: string) =>
@@ -51,7 +54,10 @@ export const AuditLogQuerySchema = Type.Object(
 );
 export type AuditLogQuery = Static<typeof AuditLogQuerySchema>;
 
-export const AuditLogPageSchema = Type.Object({
-  items: Type.Array(AuditLogEntrySchema),
-  nextValue: Nullable(Type.String()),
-});
+export const AuditLogPageSchema = Type.Object(
+  {
+    items: Type.Array(ref(AuditLogEntrySchema)),
+    nextValue: Nullable(Type.String()),
+  },
+  { $id: 'AuditLogPage' },
+);

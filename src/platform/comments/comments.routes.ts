@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { CreatedIdSchema, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import { CommentThreadsSchema, CreateCommentSchema, UpdateCommentSchema } from './comments.schemas.ts';
 import type { CommentsService } from './comments.service.ts';
 
@@ -24,7 +24,7 @@ export function registerCommentRoutes(app: App, service: CommentsService): void 
           'The content is markdown, stored as sent. `@project` pings the active company users of the repository’s company (a reviewer spends one of pingsLeft; with none left the comment is refused and nothing is stored); `@username` pings a reviewer, judge or triager of the repository. Mentions inside code spans and blocks do not ping. Reviewers may write only public comments.',
         params: findingParams,
         body: CreateCommentSchema,
-        response: { 201: Type.Object({ id: UuidSchema }), ...v0Errors(404, 409) },
+        response: { 201: CreatedIdSchema, ...v0Errors(404, 409) },
       },
     },
     async (request, reply) =>

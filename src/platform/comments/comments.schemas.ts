@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { DateTimeSchema, Nullable, ref, UuidSchema } from '../../http/schemas.ts';
 import { COMMENT_VISIBILITIES, MAX_COMMENT_CHARS } from '../access/comment-access.ts';
 import { ShortUserSummarySchema } from '../users/users.schemas.ts';
 
@@ -19,38 +19,47 @@ export const CreateCommentSchema = Type.Object(
     parent: Type.Optional(Nullable(UuidSchema)),
     visibility: Type.Optional(CommentVisibilitySchema),
   },
-  { additionalProperties: false },
+  { $id: 'CreateComment', additionalProperties: false },
 );
 export type CreateComment = Static<typeof CreateCommentSchema>;
 
 export const UpdateCommentSchema = Type.Object(
   { content: Type.String({ minLength: 1, maxLength: MAX_COMMENT_CHARS }) },
-  { additionalProperties: false },
+  { $id: 'UpdateComment', additionalProperties: false },
 );
 
 /** A comment as its readers see it; a deleted comment keeps its place with `content` null. */
-export const CommentSchema = Type.Object({
-  id: UuidSchema,
-  findingId: UuidSchema,
-  parent: Nullable(UuidSchema),
-  content: Nullable(Type.String()),
-  visibility: CommentVisibilitySchema,
-  author: Nullable(ShortUserSummarySchema),
-  createdAt: DateTimeSchema,
-  editedAt: Nullable(DateTimeSchema),
-  deletedAt: Nullable(DateTimeSchema),
-  unread: Type.Boolean({
-    description:
-      'Unread by the caller before this listing: written by someone else after their last read, not deleted. Listing marks the comments read.',
-  }),
-});
+export const CommentSchema = Type.Object(
+  {
+    id: UuidSchema,
+    findingId: UuidSchema,
+    parent: Nullable(UuidSchema),
+    content: Nullable(Type.String()),
+    visibility: CommentVisibilitySchema,
+    author: Nullable(ref(ShortUserSummarySchema)),
+    createdAt: DateTimeSchema,
+    editedAt: Nullable(DateTimeSchema),
+    deletedAt: Nullable(DateTimeSchema),
+    unread: Type.Boolean({
+      description:
+        'Unread by the caller before this listing: written by someone else after their last read, not deleted. Listing marks the comments read.',
+    }),
+  },
+  { $id: 'Comment' },
+);
 export type Comment = Static<typeof CommentSchema>;
 
 /** A thread: a top-level comment and its replies, oldest first. */
-export const CommentThreadSchema = Type.Object({
-  ...CommentSchema.properties,
-  replies: Type.Array(CommentSchema),
-});
+export const CommentThreadSchema = Type.Object(
+  {
+    ...CommentSchema.properties,
+    replies: Type.Array(ref(CommentSchema)),
+  },
+  { $id: 'CommentThread' },
+);
 export type CommentThread = Static<typeof CommentThreadSchema>;
 
-export const CommentThreadsSchema = Type.Object({ threads: Type.Array(CommentThreadSchema) });
+export const CommentThreadsSchema = Type.Object(
+  { threads: Type.Array(ref(CommentThreadSchema)) },
+  { $id: 'CommentThreads' },
+);

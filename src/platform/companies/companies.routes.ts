@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import { CompanySchema } from '../admin/admin.schemas.ts';
 import { UpdateCompanyRequestSchema } from './companies.schemas.ts';
 import type { CompaniesService } from './companies.service.ts';
@@ -20,7 +20,7 @@ export function registerCompanyRoutes(app: App, companies: CompaniesService): vo
         security,
         summary: 'Get a company profile (company users; read_all_companies admins)',
         params,
-        response: { 200: CompanySchema, ...v0Errors(404) },
+        response: { 200: ref(CompanySchema), ...v0Errors(404) },
       },
     },
     async (request) => companies.getCompany(request.actor, request.params.companyId),
@@ -36,7 +36,7 @@ export function registerCompanyRoutes(app: App, companies: CompaniesService): vo
         summary: 'Update a company profile (company managers, platform admins)',
         params,
         body: UpdateCompanyRequestSchema,
-        response: { 200: CompanySchema, ...v0Errors(404, 409) },
+        response: { 200: ref(CompanySchema), ...v0Errors(404, 409) },
       },
     },
     async (request) => companies.updateCompany(request.actor, request.params.companyId, request.body),

@@ -3,15 +3,18 @@ import { Nullable, UuidSchema } from '../../http/schemas.ts';
 import { NullableInput } from '../pagination/nullable-input.ts';
 
 /** Company summary (v0 §2.1), embedded in repositories. */
-export const CompanySummarySchema = Type.Object({
-  id: UuidSchema,
-  name: Type.String(),
-  handle: Type.String(),
-  logo: Nullable(Type.String()),
-  website: Nullable(Type.String()),
-  sourcehost: Nullable(Type.String()),
-  microblog: Nullable(Type.String()),
-});
+export const CompanySummarySchema = Type.Object(
+  {
+    id: UuidSchema,
+    name: Type.String(),
+    handle: Type.String(),
+    logo: Nullable(Type.String()),
+    website: Nullable(Type.String()),
+    sourcehost: Nullable(Type.String()),
+    microblog: Nullable(Type.String()),
+  },
+  { $id: 'CompanySummary' },
+);
 export type CompanySummary = Static<typeof CompanySummarySchema>;
 
 /** PATCH body of a company profile: the fields given change; null clears an optional one. */
@@ -29,6 +32,6 @@ export const UpdateCompanyRequestSchema = Type.Object(
     sourcehost: Type.Optional(NullableInput(Type.String({ maxLength: 200 }))),
     microblog: Type.Optional(NullableInput(Type.String({ maxLength: 200 }))),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { $id: 'UpdateCompanyRequest', additionalProperties: false, minProperties: 1 },
 );
 export type UpdateCompanyRequest = Static<typeof UpdateCompanyRequestSchema>;

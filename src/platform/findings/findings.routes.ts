@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { Nullable, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   CreateFindingSchema,
   FILTER_FOR_VALUES,
@@ -71,11 +71,14 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
           'Filters combine by AND. `next` is an opaque keyset cursor bound to the filters and ordering it was made under; reusing it with other filters answers 400. Nulls sort last in both directions; ties break by id.',
         querystring: AllFindingsQuerySchema,
         response: {
-          200: Type.Object({
-            findings: Type.Array(FindingSchema),
-            filteredTotal: Type.Integer({ format: 'int32' }),
-            nextValue: Nullable(Type.String()),
-          }),
+          200: Type.Object(
+            {
+              findings: Type.Array(ref(FindingSchema)),
+              filteredTotal: Type.Integer({ format: 'int32' }),
+              nextValue: Nullable(Type.String()),
+            },
+            { $id: 'FindingPage' },
+          ),
           ...v0Errors(),
         },
       },
@@ -93,7 +96,7 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
         summary: 'File a finding on a repository (reviewers, judges, triagers, admins)',
         params: repoParams,
         body: CreateFindingSchema,
-        response: { 201: FindingSchema, ...v0Errors(404) },
+        response: { 201: ref(FindingSchema), ...v0Errors(404) },
       },
     },
     async (request, reply) =>
@@ -109,7 +112,7 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
         security,
         summary: 'Read one finding by id or number',
         params: findingParams,
-        response: { 200: FindingSchema, ...v0Errors(404) },
+        response: { 200: ref(FindingSchema), ...v0Errors(404) },
       },
     },
     async (request) => service.getFinding(request.actor, request.params.repo_id, request.params.finding_ref),
@@ -124,8 +127,11 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
         security,
         summary: 'Change the status of a finding along the transition table',
         params: findingParams,
-        body: Type.Object({ status: FindingStatusSchema }, { additionalProperties: false }),
-        response: { 200: FindingSchema, ...v0Errors(404, 409) },
+        body: Type.Object(
+          { status: FindingStatusSchema },
+          { $id: 'ChangeFindingStatusRequest', additionalProperties: false },
+        ),
+        response: { 200: ref(FindingSchema), ...v0Errors(404, 409) },
       },
     },
     async (request) =>
@@ -146,8 +152,11 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
         security,
         summary: 'Change the severity of a finding (judges, triagers, admins)',
         params: findingParams,
-        body: Type.Object({ severity: SeveritySchema }, { additionalProperties: false }),
-        response: { 200: FindingSchema, ...v0Errors(404) },
+        body: Type.Object(
+          { severity: SeveritySchema },
+          { $id: 'ChangeFindingSeverityRequest', additionalProperties: false },
+        ),
+        response: { 200: ref(FindingSchema), ...v0Errors(404) },
       },
     },
     async (request) =>
@@ -170,9 +179,9 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
         params: findingParams,
         body: Type.Object(
           { assignee: Type.Union([Type.Null(), Type.String({ minLength: 1, maxLength: 200 })]) },
-          { additionalProperties: false },
+          { $id: 'AssignFindingRequest', additionalProperties: false },
         ),
-        response: { 200: FindingSchema, ...v0Errors(404) },
+        response: { 200: ref(FindingSchema), ...v0Errors(404) },
       },
     },
     async (request) =>
@@ -198,9 +207,9 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
             add: Type.Optional(Type.Array(UuidSchema, { maxItems: 50 })),
             remove: Type.Optional(Type.Array(UuidSchema, { maxItems: 50 })),
           },
-          { additionalProperties: false, minProperties: 1 },
+          { $id: 'UpdateFindingLabelsRequest', additionalProperties: false, minProperties: 1 },
         ),
-        response: { 200: FindingSchema, ...v0Errors(404) },
+        response: { 200: ref(FindingSchema), ...v0Errors(404) },
       },
     },
     async (request) =>
@@ -226,9 +235,9 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
               Type.String({ maxLength: 5000, description: 'Description of the duplicate group' }),
             ),
           },
-          { additionalProperties: false },
+          { $id: 'MarkFindingDuplicateRequest', additionalProperties: false },
         ),
-        response: { 200: FindingSchema, ...v0Errors(404, 409) },
+        response: { 200: ref(FindingSchema), ...v0Errors(404, 409) },
       },
     },
     async (request) =>

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { findingStatuses, repositoryRoles, severities } from '../../db/schema/index.ts';
-import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { DateTimeSchema, Nullable, ref, UuidSchema } from '../../http/schemas.ts';
 import { LabelSchema } from '../labels/labels.schemas.ts';
 
 export const FindingStatusSchema = Type.Union(findingStatuses.map((s) => Type.Literal(s)));
@@ -10,98 +10,116 @@ export const SeveritySchema = Type.Union(severities.map((s) => Type.Literal(s)))
 export const REPOSITORY_ROLES = repositoryRoles;
 
 /** Full user summary (v0 §2.2) of a finding's author or assignee. */
-export const FullUserSummarySchema = Type.Object({
-  userId: UuidSchema,
-  name: Type.String(),
-  username: Type.String(),
-  avatar: Nullable(Type.String()),
-  isBot: Type.Boolean(),
-  createdAt: DateTimeSchema,
-  teamId: Nullable(UuidSchema),
-  pingsLeft: Nullable(Type.Integer()),
-  reputation: Type.Integer(),
-  disabledAt: Nullable(DateTimeSchema),
-  deletedFromRepoAt: Nullable(DateTimeSchema),
-});
+export const FullUserSummarySchema = Type.Object(
+  {
+    userId: UuidSchema,
+    name: Type.String(),
+    username: Type.String(),
+    avatar: Nullable(Type.String()),
+    isBot: Type.Boolean(),
+    createdAt: DateTimeSchema,
+    teamId: Nullable(UuidSchema),
+    pingsLeft: Nullable(Type.Integer()),
+    reputation: Type.Integer(),
+    disabledAt: Nullable(DateTimeSchema),
+    deletedFromRepoAt: Nullable(DateTimeSchema),
+  },
+  { $id: 'FullUserSummary' },
+);
 export type FullUserSummary = Static<typeof FullUserSummarySchema>;
 
-export const RelatedFileSchema = Type.Object({
-  id: UuidSchema,
-  path: Type.String(),
-  lines: Nullable(Type.Object({ start: Type.Integer(), end: Type.Integer() })),
-  language: Nullable(Type.String()),
-  relevantContent: Nullable(Type.String()),
-});
+export const RelatedFileSchema = Type.Object(
+  {
+    id: UuidSchema,
+    path: Type.String(),
+    lines: Nullable(Type.Object({ start: Type.Integer(), end: Type.Integer() })),
+    language: Nullable(Type.String()),
+    relevantContent: Nullable(Type.String()),
+  },
+  { $id: 'RelatedFile' },
+);
 
-const FindingRefSchema = Type.Object({ id: UuidSchema, number: Type.Integer(), title: Type.String() });
-const AssetSchema = Type.Object({
-  id: UuidSchema,
-  name: Type.String(),
-  description: Type.String(),
-  reference: Type.String(),
-});
+export const FindingRefSchema = Type.Object(
+  { id: UuidSchema, number: Type.Integer(), title: Type.String() },
+  { $id: 'FindingRef' },
+);
+export const AssetSchema = Type.Object(
+  {
+    id: UuidSchema,
+    name: Type.String(),
+    description: Type.String(),
+    reference: Type.String(),
+  },
+  { $id: 'FindingAsset' },
+);
 
 /** Asset group (v0 §2.1) with its assets and sub-groups. */
-export const AssetGroupSchema = Type.Object({
-  id: UuidSchema,
-  name: Type.String(),
-  description: Type.String(),
-  outOfScope: Type.Boolean(),
-  rewards: Type.Array(Type.Object({ minReward: Type.String(), maxReward: Type.String() })),
-  assets: Type.Array(AssetSchema),
-  subGroups: Type.Array(
-    Type.Object({
-      id: UuidSchema,
-      name: Type.String(),
-      description: Type.String(),
-      assets: Type.Array(AssetSchema),
-    }),
-  ),
-});
+export const AssetGroupSchema = Type.Object(
+  {
+    id: UuidSchema,
+    name: Type.String(),
+    description: Type.String(),
+    outOfScope: Type.Boolean(),
+    rewards: Type.Array(Type.Object({ minReward: Type.String(), maxReward: Type.String() })),
+    assets: Type.Array(ref(AssetSchema)),
+    subGroups: Type.Array(
+      Type.Object({
+        id: UuidSchema,
+        name: Type.String(),
+        description: Type.String(),
+        assets: Type.Array(ref(AssetSchema)),
+      }),
+    ),
+  },
+  { $id: 'FindingAssetGroup' },
+);
 
 /**
  * Finding (v0 §2.3), every field as named, plus `status` and `severity`, which the document
  * leaves out of the payload but which listings return as extra fields (DESIGN §5).
  */
-export const FindingSchema = Type.Object({
-  id: UuidSchema,
-  number: Type.Integer(),
-  attributedTo: Nullable(UuidSchema),
-  title: Type.String(),
-  description: Type.String(),
-  relatedFiles: Type.Array(RelatedFileSchema),
-  createdBy: Nullable(FullUserSummarySchema),
-  createdAt: DateTimeSchema,
-  lastUpdatedAt: DateTimeSchema,
-  locked: Type.Boolean(),
-  hasUnreadComments: Type.Boolean(),
-  unreadCommentsNumber: Type.Integer(),
-  repository: Type.Object({
+export const FindingSchema = Type.Object(
+  {
     id: UuidSchema,
-    name: Type.String(),
-    allowedSeverities: Type.Array(SeveritySchema),
-  }),
-  company: Type.Object({ id: UuidSchema, handle: Type.String() }),
-  reward: Nullable(Type.String()),
-  fixedBy: Type.Array(Type.String()),
-  duplicateOf: Nullable(FindingRefSchema),
-  duplicates: Type.Array(FindingRefSchema),
-  duplicateGroup: Nullable(
-    Type.Object({ description: Nullable(Type.String()), findings: Type.Array(FindingRefSchema) }),
-  ),
-  category: Nullable(Type.String()),
-  labels: Type.Array(LabelSchema),
-  assignedTo: Nullable(FullUserSummarySchema),
-  assetGroup: Nullable(AssetGroupSchema),
-  lastCommentAt: Nullable(DateTimeSchema),
-  safeHarborAssets: Type.Array(
-    Type.Object({ id: UuidSchema, name: Type.String(), description: Type.String() }),
-  ),
-  note: Nullable(Type.String()),
-  paymentId: Nullable(UuidSchema),
-  status: FindingStatusSchema,
-  severity: SeveritySchema,
-});
+    number: Type.Integer(),
+    attributedTo: Nullable(UuidSchema),
+    title: Type.String(),
+    description: Type.String(),
+    relatedFiles: Type.Array(ref(RelatedFileSchema)),
+    createdBy: Nullable(ref(FullUserSummarySchema)),
+    createdAt: DateTimeSchema,
+    lastUpdatedAt: DateTimeSchema,
+    locked: Type.Boolean(),
+    hasUnreadComments: Type.Boolean(),
+    unreadCommentsNumber: Type.Integer(),
+    repository: Type.Object({
+      id: UuidSchema,
+      name: Type.String(),
+      allowedSeverities: Type.Array(SeveritySchema),
+    }),
+    company: Type.Object({ id: UuidSchema, handle: Type.String() }),
+    reward: Nullable(Type.String()),
+    fixedBy: Type.Array(Type.String()),
+    duplicateOf: Nullable(ref(FindingRefSchema)),
+    duplicates: Type.Array(ref(FindingRefSchema)),
+    duplicateGroup: Nullable(
+      Type.Object({ description: Nullable(Type.String()), findings: Type.Array(ref(FindingRefSchema)) }),
+    ),
+    category: Nullable(Type.String()),
+    labels: Type.Array(ref(LabelSchema)),
+    assignedTo: Nullable(ref(FullUserSummarySchema)),
+    assetGroup: Nullable(ref(AssetGroupSchema)),
+    lastCommentAt: Nullable(DateTimeSchema),
+    safeHarborAssets: Type.Array(
+      Type.Object({ id: UuidSchema, name: Type.String(), description: Type.String() }),
+    ),
+    note: Nullable(Type.String()),
+    paymentId: Nullable(UuidSchema),
+    status: FindingStatusSchema,
+    severity: SeveritySchema,
+  },
+  { $id: 'Finding' },
+);
 export type Finding = Static<typeof FindingSchema>;
 
 export const CreateFindingSchema = Type.Object(
@@ -129,7 +147,7 @@ export const CreateFindingSchema = Type.Object(
     /** Label ids of the repository. */
     labels: Type.Optional(Type.Array(UuidSchema, { maxItems: 50, uniqueItems: true })),
   },
-  { additionalProperties: false },
+  { $id: 'CreateFinding', additionalProperties: false },
 );
 export type CreateFinding = Static<typeof CreateFindingSchema>;
 

@@ -1,9 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { DateTimeSchema, UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { DateTimeSchema, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import type { GuildsService } from './guilds.service.ts';
 
-const GuildSchema = Type.Object({ id: UuidSchema, name: Type.String(), createdAt: DateTimeSchema });
+export const GuildSchema = Type.Object(
+  { id: UuidSchema, name: Type.String(), createdAt: DateTimeSchema },
+  { $id: 'Guild' },
+);
 const tags = ['extension', 'guilds'];
 
 /** Guilds (extension): a public list, creation by platform admins. */
@@ -16,7 +19,10 @@ export function registerGuildRoutes(app: App, guilds: GuildsService): void {
         tags,
         security: [{ UserBearer: [] }, {}],
         summary: 'List guilds (public)',
-        response: { 200: Type.Object({ guilds: Type.Array(GuildSchema) }), ...v0Errors() },
+        response: {
+          200: Type.Object({ guilds: Type.Array(ref(GuildSchema)) }, { $id: 'GuildList' }),
+          ...v0Errors(),
+        },
       },
       config: { auth: { kind: 'optional-user' } },
     },
@@ -33,9 +39,9 @@ export function registerGuildRoutes(app: App, guilds: GuildsService): void {
         summary: 'Create a guild (platform admins)',
         body: Type.Object(
           { name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }) },
-          { additionalProperties: false },
+          { $id: 'CreateGuildRequest', additionalProperties: false },
         ),
-        response: { 201: GuildSchema, ...v0Errors(409) },
+        response: { 201: ref(GuildSchema), ...v0Errors(409) },
       },
     },
     async (request, reply) =>

@@ -1,23 +1,26 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { DateTimeSchema, UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { DateTimeSchema, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   INTEGRATION_PROVIDERS,
   type IntegrationsService,
 } from '../../organization/integrations/integrations.service.ts';
 
 const ProviderSchema = Type.Union(INTEGRATION_PROVIDERS.map((p) => Type.Literal(p)));
-const IntegrationSchema = Type.Object({
-  id: UuidSchema,
-  provider: ProviderSchema,
-  site: Type.String({ description: 'The site of a tracker_b connection; empty for single connections' }),
-  settings: Type.Record(Type.String(), Type.Unknown(), {
-    description: 'Base URLs and destination routing; never secrets',
-  }),
-  credentialFields: Type.Array(Type.String(), { description: 'Names of the stored credential fields' }),
-  createdAt: DateTimeSchema,
-  updatedAt: DateTimeSchema,
-});
+export const IntegrationSchema = Type.Object(
+  {
+    id: UuidSchema,
+    provider: ProviderSchema,
+    site: Type.String({ description: 'The site of a tracker_b connection; empty for single connections' }),
+    settings: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'Base URLs and destination routing; never secrets',
+    }),
+    credentialFields: Type.Array(Type.String(), { description: 'Names of the stored credential fields' }),
+    createdAt: DateTimeSchema,
+    updatedAt: DateTimeSchema,
+  },
+  { $id: 'Integration' },
+);
 const tags = ['extension', 'integrations'];
 const security = [{ UserBearer: [] }];
 
@@ -43,9 +46,9 @@ export function registerIntegrationRoutes(app: App, service: IntegrationsService
             credentials: Type.Record(Type.String(), Type.String({ maxLength: 8192 })),
             settings: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
           },
-          { additionalProperties: false },
+          { $id: 'PutIntegrationRequest', additionalProperties: false },
         ),
-        response: { 200: IntegrationSchema, 201: IntegrationSchema, ...v0Errors(404) },
+        response: { 200: ref(IntegrationSchema), 201: ref(IntegrationSchema), ...v0Errors(404) },
       },
     },
     async (request, reply) => {
@@ -68,7 +71,10 @@ export function registerIntegrationRoutes(app: App, service: IntegrationsService
         security,
         summary: 'List connected integrations (without secrets)',
         params: Type.Object({ companyId: UuidSchema }),
-        response: { 200: Type.Object({ items: Type.Array(IntegrationSchema) }), ...v0Errors(404) },
+        response: {
+          200: Type.Object({ items: Type.Array(ref(IntegrationSchema)) }, { $id: 'IntegrationList' }),
+          ...v0Errors(404),
+        },
       },
     },
     async (request) => ({ items: await service.listIntegrations(request.actor, request.params.companyId) }),

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import { CreateLabelSchema, LabelSchema, UpdateLabelSchema } from './labels.schemas.ts';
 import type { LabelsService } from './labels.service.ts';
 
@@ -20,7 +20,10 @@ export function registerLabelRoutes(app: App, service: LabelsService): void {
         security,
         summary: 'List the labels usable on a repository',
         params,
-        response: { 200: Type.Object({ labels: Type.Array(LabelSchema) }), ...v0Errors(404) },
+        response: {
+          200: Type.Object({ labels: Type.Array(ref(LabelSchema)) }, { $id: 'LabelList' }),
+          ...v0Errors(404),
+        },
       },
     },
     async (request) => ({ labels: await service.listLabels(request.actor, request.params.repo_id) }),
@@ -36,7 +39,7 @@ export function registerLabelRoutes(app: App, service: LabelsService): void {
         summary: 'Create a label (repository admins)',
         params,
         body: CreateLabelSchema,
-        response: { 201: LabelSchema, ...v0Errors(404, 409) },
+        response: { 201: ref(LabelSchema), ...v0Errors(404, 409) },
       },
     },
     async (request, reply) =>
@@ -53,7 +56,7 @@ export function registerLabelRoutes(app: App, service: LabelsService): void {
         summary: 'Update or archive a label (repository admins)',
         params: labelParams,
         body: UpdateLabelSchema,
-        response: { 200: LabelSchema, ...v0Errors(404, 409) },
+        response: { 200: ref(LabelSchema), ...v0Errors(404, 409) },
       },
     },
     async (request) =>

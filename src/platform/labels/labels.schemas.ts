@@ -2,15 +2,18 @@ import { type Static, Type } from '@sinclair/typebox';
 import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
 
 /** Label (v0 §2.3). */
-export const LabelSchema = Type.Object({
-  id: UuidSchema,
-  name: Type.String(),
-  isSystem: Type.Boolean(),
-  reviewerRead: Type.Boolean(),
-  reviewerUse: Type.Boolean(),
-  description: Type.String(),
-  archivedAt: Nullable(DateTimeSchema),
-});
+export const LabelSchema = Type.Object(
+  {
+    id: UuidSchema,
+    name: Type.String(),
+    isSystem: Type.Boolean(),
+    reviewerRead: Type.Boolean(),
+    reviewerUse: Type.Boolean(),
+    description: Type.String(),
+    archivedAt: Nullable(DateTimeSchema),
+  },
+  { $id: 'Label' },
+);
 export type Label = Static<typeof LabelSchema>;
 
 export const CreateLabelSchema = Type.Object(
@@ -20,7 +23,7 @@ export const CreateLabelSchema = Type.Object(
     reviewerRead: Type.Optional(Type.Boolean()),
     reviewerUse: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: false },
+  { $id: 'CreateLabel', additionalProperties: false },
 );
 export type CreateLabel = Static<typeof CreateLabelSchema>;
 
@@ -32,6 +35,6 @@ export const UpdateLabelSchema = Type.Object(
     reviewerUse: Type.Optional(Type.Boolean()),
     archived: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { $id: 'UpdateLabel', additionalProperties: false, minProperties: 1 },
 );
 export type UpdateLabel = Static<typeof UpdateLabelSchema>;

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { Nullable, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import { ShortUserSummarySchema } from '../users/users.schemas.ts';
 import type { LeaderboardService } from './leaderboard.service.ts';
 
@@ -9,9 +9,9 @@ export const LeaderboardEntrySchema = Type.Object(
     rank: Type.Integer({
       description: 'Position by score, then rewards; equal scores and rewards share a rank',
     }),
-    user: Nullable(ShortUserSummarySchema),
+    user: Nullable(ref(ShortUserSummarySchema)),
     teamId: Nullable(UuidSchema),
-    members: Type.Array(ShortUserSummarySchema, {
+    members: Type.Array(ref(ShortUserSummarySchema), {
       description: 'The reviewer, or the team members who scored',
     }),
     score: Type.Integer({
@@ -31,7 +31,6 @@ export const LeaderboardEntrySchema = Type.Object(
 
 /** The leaderboard of a repository (extension). */
 export function registerLeaderboardRoutes(app: App, service: LeaderboardService): void {
-  app.addSchema(LeaderboardEntrySchema);
   app.get(
     '/api/v0/repositories/:repoId/leaderboard',
     {
@@ -54,10 +53,13 @@ export function registerLeaderboardRoutes(app: App, service: LeaderboardService)
           { additionalProperties: false },
         ),
         response: {
-          200: Type.Object({
-            items: Type.Array(Type.Ref(LeaderboardEntrySchema)),
-            nextValue: Nullable(Type.String()),
-          }),
+          200: Type.Object(
+            {
+              items: Type.Array(ref(LeaderboardEntrySchema)),
+              nextValue: Nullable(Type.String()),
+            },
+            { $id: 'Leaderboard' },
+          ),
           ...v0Errors(400, 401, 404),
         },
       },

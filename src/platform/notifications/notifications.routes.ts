@@ -55,7 +55,10 @@ export function registerNotificationRoutes(app: App, service: NotificationsServi
         tags,
         security,
         summary: 'Mark all notifications read',
-        response: { 200: Type.Object({ marked: Type.Integer() }), ...v0Errors() },
+        response: {
+          200: Type.Object({ marked: Type.Integer() }, { $id: 'MarkedNotifications' }),
+          ...v0Errors(),
+        },
       },
     },
     async (request) => service.markAllRead(request.actor),

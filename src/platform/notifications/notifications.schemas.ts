@@ -1,22 +1,25 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { DateTimeSchema, Nullable, ref, UuidSchema } from '../../http/schemas.ts';
 
 /** A notification of the caller (from a ping in a comment). */
-export const NotificationSchema = Type.Object({
-  id: UuidSchema,
-  kind: Type.String({ description: 'comment_ping' }),
-  commentId: Nullable(UuidSchema),
-  payload: Type.Object(
-    {},
-    {
-      additionalProperties: true,
-      description:
-        'For comment_ping: commentId, findingId, findingNumber, findingTitle, repositoryId, repositoryName, companyId, authorId, authorUsername, visibility, excerpt',
-    },
-  ),
-  readAt: Nullable(DateTimeSchema),
-  createdAt: DateTimeSchema,
-});
+export const NotificationSchema = Type.Object(
+  {
+    id: UuidSchema,
+    kind: Type.String({ description: 'comment_ping' }),
+    commentId: Nullable(UuidSchema),
+    payload: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          'For comment_ping: commentId, findingId, findingNumber, findingTitle, repositoryId, repositoryName, companyId, authorId, authorUsername, visibility, excerpt',
+      },
+    ),
+    readAt: Nullable(DateTimeSchema),
+    createdAt: DateTimeSchema,
+  },
+  { $id: 'Notification' },
+);
 export type Notification = Static<typeof NotificationSchema>;
 
 export const ListNotificationsQuerySchema = Type.Object(
@@ -29,18 +32,24 @@ export const ListNotificationsQuerySchema = Type.Object(
 );
 export type ListNotificationsQuery = Static<typeof ListNotificationsQuerySchema>;
 
-export const NotificationPageSchema = Type.Object({
-  notifications: Type.Array(NotificationSchema),
-  nextValue: Nullable(Type.String()),
-});
+export const NotificationPageSchema = Type.Object(
+  {
+    notifications: Type.Array(ref(NotificationSchema)),
+    nextValue: Nullable(Type.String()),
+  },
+  { $id: 'NotificationPage' },
+);
 
 export const PutWebhookSchema = Type.Object(
   { url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 }) },
-  { additionalProperties: false },
+  { $id: 'PutWebhook', additionalProperties: false },
 );
 
 /** The webhook as created: the signing secret is shown here once. */
-export const WebhookCreatedSchema = Type.Object({
-  url: Type.String(),
-  secret: Type.String({ description: 'HMAC-SHA256 key of X-Vigil-Signature; shown once' }),
-});
+export const WebhookCreatedSchema = Type.Object(
+  {
+    url: Type.String(),
+    secret: Type.String({ description: 'HMAC-SHA256 key of X-Vigil-Signature; shown once' }),
+  },
+  { $id: 'WebhookCreated' },
+);

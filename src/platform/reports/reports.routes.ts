@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { Nullable, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   CreateReportRequestSchema,
   ListReportsQuerySchema,
@@ -28,7 +28,10 @@ export function registerReportRoutes(app: App, reports: ReportsService): void {
           'Anonymous callers see public reports (published, not private); company users also see their company’s private reports and drafts. Newest published first, drafts before them. Keyset pagination: pass `nextValue` as `next` with the same `q` and `guild` (others → 400). `limit=0` returns no reports and a `nextValue` at the same position (null when no report follows).',
         querystring: ListReportsQuerySchema,
         response: {
-          200: Type.Object({ reports: Type.Array(ReportSchema), nextValue: Nullable(Type.String()) }),
+          200: Type.Object(
+            { reports: Type.Array(ref(ReportSchema)), nextValue: Nullable(Type.String()) },
+            { $id: 'ReportPage' },
+          ),
           ...v0Errors(),
         },
       },
@@ -46,7 +49,7 @@ export function registerReportRoutes(app: App, reports: ReportsService): void {
         security: [{ UserBearer: [] }, {}],
         summary: 'Get one report (the same visibility as the listing)',
         params,
-        response: { 200: ReportSchema, ...v0Errors(404) },
+        response: { 200: ref(ReportSchema), ...v0Errors(404) },
       },
       config: { auth: { kind: 'optional-user' } },
     },
@@ -62,7 +65,7 @@ export function registerReportRoutes(app: App, reports: ReportsService): void {
         security,
         summary: 'Make a report of a finished repository (company managers, platform admins)',
         body: CreateReportRequestSchema,
-        response: { 201: ReportSchema, ...v0Errors(404, 409) },
+        response: { 201: ref(ReportSchema), ...v0Errors(404, 409) },
       },
     },
     async (request, reply) => reply.code(201).send(await reports.createReport(request.actor, request.body)),
@@ -78,7 +81,7 @@ export function registerReportRoutes(app: App, reports: ReportsService): void {
         summary: 'Change a report: texts, privacy, guild (company managers, platform admins)',
         params,
         body: UpdateReportRequestSchema,
-        response: { 200: ReportSchema, ...v0Errors(404) },
+        response: { 200: ref(ReportSchema), ...v0Errors(404) },
       },
     },
     async (request) => reports.updateReport(request.actor, request.params.report_id, request.body),
@@ -94,7 +97,7 @@ export function registerReportRoutes(app: App, reports: ReportsService): void {
         summary: 'Publish a report (`isPrivate: false` makes it public)',
         params,
         body: Type.Optional(PublishReportRequestSchema),
-        response: { 200: ReportSchema, ...v0Errors(404) },
+        response: { 200: ref(ReportSchema), ...v0Errors(404) },
       },
     },
     async (request) => reports.publishReport(request.actor, request.params.report_id, request.body ?? {}),

@@ -1,74 +1,86 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { findingStatuses, severities } from '../../db/schema/index.ts';
-import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { DateTimeSchema, Nullable, ref, UuidSchema } from '../../http/schemas.ts';
 import { NullableInput } from '../pagination/nullable-input.ts';
 import { AuditorPublicProfileSchema, ShortUserSummarySchema } from '../users/users.schemas.ts';
 
-export const RelatedFileSchema = Type.Object({
-  id: UuidSchema,
-  path: Type.String(),
-  lines: Type.Object({ start: Nullable(Type.Integer()), end: Nullable(Type.Integer()) }),
-  language: Nullable(Type.String()),
-  relevantContent: Nullable(Type.String()),
-});
+export const RelatedFileSchema = Type.Object(
+  {
+    id: UuidSchema,
+    path: Type.String(),
+    lines: Type.Object({ start: Nullable(Type.Integer()), end: Nullable(Type.Integer()) }),
+    language: Nullable(Type.String()),
+    relevantContent: Nullable(Type.String()),
+  },
+  { $id: 'ReportRelatedFile' },
+);
 
 /** A finding as a report shows it (v0 §2.9), with its severity and status as extra fields. */
-export const ReportFindingSchema = Type.Object({
-  id: UuidSchema,
-  number: Nullable(Type.Integer()),
-  attributedTo: Nullable(UuidSchema),
-  title: Type.String(),
-  description: Type.String(),
-  createdBy: Nullable(ShortUserSummarySchema),
-  createdAt: DateTimeSchema,
-  fixedBy: Type.Array(Type.String()),
-  relatedFiles: Type.Array(RelatedFileSchema),
-  companyName: Type.String(),
-  companyLogo: Nullable(Type.String()),
-  severity: Type.Union(severities.map((s) => Type.Literal(s))),
-  status: Type.Union(findingStatuses.map((s) => Type.Literal(s))),
-});
+export const ReportFindingSchema = Type.Object(
+  {
+    id: UuidSchema,
+    number: Nullable(Type.Integer()),
+    attributedTo: Nullable(UuidSchema),
+    title: Type.String(),
+    description: Type.String(),
+    createdBy: Nullable(ref(ShortUserSummarySchema)),
+    createdAt: DateTimeSchema,
+    fixedBy: Type.Array(Type.String()),
+    relatedFiles: Type.Array(ref(RelatedFileSchema)),
+    companyName: Type.String(),
+    companyLogo: Nullable(Type.String()),
+    severity: Type.Union(severities.map((s) => Type.Literal(s))),
+    status: Type.Union(findingStatuses.map((s) => Type.Literal(s))),
+  },
+  { $id: 'ReportFinding' },
+);
 export type ReportFinding = Static<typeof ReportFindingSchema>;
 
 /** Counts of the report's findings of one severity (the severity is an extra field). */
-export const FindingStatSchema = Type.Object({
-  totalCount: Type.Integer(),
-  fixedCount: Type.Integer(),
-  severity: Type.Union(severities.map((s) => Type.Literal(s))),
-});
+export const FindingStatSchema = Type.Object(
+  {
+    totalCount: Type.Integer(),
+    fixedCount: Type.Integer(),
+    severity: Type.Union(severities.map((s) => Type.Literal(s))),
+  },
+  { $id: 'FindingStat' },
+);
 export type FindingStat = Static<typeof FindingStatSchema>;
 
 /** Report (v0 §2.9). */
-export const ReportSchema = Type.Object({
-  id: UuidSchema,
-  isPrivate: Type.Boolean(),
-  projectTitle: Type.String(),
-  companyHandle: Type.String(),
-  clientName: Type.String(),
-  clientLogo: Type.String(),
-  clientWebsite: Type.String(),
-  seoTitle: Type.String(),
-  seoDescription: Type.String(),
-  description: Type.String(),
-  reportPdfLink: Type.String(),
-  companyId: UuidSchema,
-  engagementId: Nullable(UuidSchema),
-  repositoryId: Nullable(UuidSchema),
-  guildId: Nullable(UuidSchema),
-  createdBy: Nullable(UuidSchema),
-  engagementStartDate: Nullable(DateTimeSchema),
-  engagementEndDate: Nullable(DateTimeSchema),
-  createdAt: DateTimeSchema,
-  publishedAt: Nullable(DateTimeSchema),
-  repositoryLinks: Type.Array(Type.String()),
-  commitHashes: Type.Array(Type.String()),
-  typeOfProject: Type.Array(Type.String()),
-  teamMembers: Type.Array(
-    Type.Object({ reportId: UuidSchema, auditorPublicProfile: AuditorPublicProfileSchema }),
-  ),
-  findingStats: Type.Array(FindingStatSchema),
-  findings: Type.Array(ReportFindingSchema),
-});
+export const ReportSchema = Type.Object(
+  {
+    id: UuidSchema,
+    isPrivate: Type.Boolean(),
+    projectTitle: Type.String(),
+    companyHandle: Type.String(),
+    clientName: Type.String(),
+    clientLogo: Type.String(),
+    clientWebsite: Type.String(),
+    seoTitle: Type.String(),
+    seoDescription: Type.String(),
+    description: Type.String(),
+    reportPdfLink: Type.String(),
+    companyId: UuidSchema,
+    engagementId: Nullable(UuidSchema),
+    repositoryId: Nullable(UuidSchema),
+    guildId: Nullable(UuidSchema),
+    createdBy: Nullable(UuidSchema),
+    engagementStartDate: Nullable(DateTimeSchema),
+    engagementEndDate: Nullable(DateTimeSchema),
+    createdAt: DateTimeSchema,
+    publishedAt: Nullable(DateTimeSchema),
+    repositoryLinks: Type.Array(Type.String()),
+    commitHashes: Type.Array(Type.String()),
+    typeOfProject: Type.Array(Type.String()),
+    teamMembers: Type.Array(
+      Type.Object({ reportId: UuidSchema, auditorPublicProfile: ref(AuditorPublicProfileSchema) }),
+    ),
+    findingStats: Type.Array(ref(FindingStatSchema)),
+    findings: Type.Array(ref(ReportFindingSchema)),
+  },
+  { $id: 'Report' },
+);
 export type Report = Static<typeof ReportSchema>;
 
 export const ListReportsQuerySchema = Type.Object(
@@ -122,6 +134,7 @@ const reportFields = {
 export const CreateReportRequestSchema = Type.Object(
   { repositoryId: UuidSchema, ...reportFields },
   {
+    $id: 'CreateReportRequest',
     additionalProperties: false,
     description:
       'From a finished repository. Title, client and engagement dates default to the repository, its company and its timeframe; the report is private (`isPrivate` true) and unpublished until published.',
@@ -130,6 +143,7 @@ export const CreateReportRequestSchema = Type.Object(
 export type CreateReportRequest = Static<typeof CreateReportRequestSchema>;
 
 export const UpdateReportRequestSchema = Type.Object(reportFields, {
+  $id: 'UpdateReportRequest',
   additionalProperties: false,
   minProperties: 1,
 });
@@ -137,5 +151,5 @@ export type UpdateReportRequest = Static<typeof UpdateReportRequestSchema>;
 
 export const PublishReportRequestSchema = Type.Object(
   { isPrivate: Type.Optional(Type.Boolean({ description: 'false makes the published report public' })) },
-  { additionalProperties: false },
+  { $id: 'PublishReportRequest', additionalProperties: false },
 );

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   CreateRepositoryRequestSchema,
   PutMemberRequestSchema,
@@ -29,7 +29,10 @@ export function registerRepositoryRoutes(app: App, repositories: RepositoriesSer
         description:
           'Company users see all of their company’s repositories, as do admins with `read_all_companies`; other users see the repositories where they have a role and the public (joinable) ones. `rank` ranks the caller among the reviewers by accepted findings, then reputation (0 when not a reviewer); `reward` sums the rewards of the caller’s published findings.',
         params: Type.Object({ company_id: UuidSchema }),
-        response: { 200: Type.Object({ items: Type.Array(RepositorySchema) }), ...v0Errors(404) },
+        response: {
+          200: Type.Object({ items: Type.Array(ref(RepositorySchema)) }, { $id: 'RepositoryList' }),
+          ...v0Errors(404),
+        },
       },
     },
     async (request) => ({
@@ -47,7 +50,7 @@ export function registerRepositoryRoutes(app: App, repositories: RepositoriesSer
         summary: 'Create a repository with asset groups and safe harbor (company managers, platform admins)',
         params: Type.Object({ company_id: UuidSchema }),
         body: CreateRepositoryRequestSchema,
-        response: { 201: RepositorySchema, ...v0Errors(404) },
+        response: { 201: ref(RepositorySchema), ...v0Errors(404) },
       },
     },
     async (request, reply) =>
@@ -65,7 +68,7 @@ export function registerRepositoryRoutes(app: App, repositories: RepositoriesSer
         security,
         summary: 'Get a repository the user can see',
         params: repoParams,
-        response: { 200: RepositorySchema, ...v0Errors(404) },
+        response: { 200: ref(RepositorySchema), ...v0Errors(404) },
       },
     },
     async (request) => repositories.getRepository(request.actor, request.params.repo_id),
@@ -81,7 +84,7 @@ export function registerRepositoryRoutes(app: App, repositories: RepositoriesSer
         summary: 'Update a repository (repository admins, company managers); writes one change-log event',
         params: repoParams,
         body: UpdateRepositoryRequestSchema,
-        response: { 200: RepositorySchema, ...v0Errors(404) },
+        response: { 200: ref(RepositorySchema), ...v0Errors(404) },
       },
     },
     async (request) => repositories.updateRepository(request.actor, request.params.repo_id, request.body),
@@ -96,7 +99,7 @@ export function registerRepositoryRoutes(app: App, repositories: RepositoriesSer
         security,
         summary: 'Mark the engagement finished (repository admins, company managers)',
         params: repoParams,
-        response: { 200: RepositorySchema, ...v0Errors(404) },
+        response: { 200: ref(RepositorySchema), ...v0Errors(404) },
       },
     },
     async (request) => repositories.finishRepository(request.actor, request.params.repo_id),
@@ -113,7 +116,13 @@ export function registerRepositoryRoutes(app: App, repositories: RepositoriesSer
         description:
           'Repository admins and clients (also company users, who act as the client, platform admins and `read_all_companies` admins). Each event holds the old and new values of the fields one change touched.',
         params: repoParams,
-        response: { 200: Type.Object({ events: Type.Array(RepositoryEventSchema) }), ...v0Errors(404) },
+        response: {
+          200: Type.Object(
+            { events: Type.Array(ref(RepositoryEventSchema)) },
+            { $id: 'RepositoryChangeLog' },
+          ),
+          ...v0Errors(404),
+        },
       },
     },
     async (request) => ({ events: await repositories.listEvents(request.actor, request.params.repo_id) }),
@@ -128,7 +137,13 @@ export function registerRepositoryRoutes(app: App, repositories: RepositoriesSer
         security,
         summary: 'Members of a repository (repository admins and clients, company users)',
         params: repoParams,
-        response: { 200: Type.Object({ members: Type.Array(RepositoryMemberSchema) }), ...v0Errors(404) },
+        response: {
+          200: Type.Object(
+            { members: Type.Array(ref(RepositoryMemberSchema)) },
+            { $id: 'RepositoryMemberList' },
+          ),
+          ...v0Errors(404),
+        },
       },
     },
     async (request) => ({ members: await repositories.listMembers(request.actor, request.params.repo_id) }),
@@ -145,7 +160,7 @@ export function registerRepositoryRoutes(app: App, repositories: RepositoriesSer
           'Add a user with a repository role, or change the role, team or pings (repository admins, company managers)',
         params: memberParams,
         body: PutMemberRequestSchema,
-        response: { 200: RepositoryMemberSchema, ...v0Errors(404) },
+        response: { 200: ref(RepositoryMemberSchema), ...v0Errors(404) },
       },
     },
     async (request) =>
@@ -179,7 +194,7 @@ export function registerRepositoryRoutes(app: App, repositories: RepositoriesSer
         security,
         summary: 'Join a public repository as a reviewer',
         params: repoParams,
-        response: { 200: RepositoryMemberSchema, ...v0Errors(404, 409) },
+        response: { 200: ref(RepositoryMemberSchema), ...v0Errors(404, 409) },
       },
     },
     async (request) => repositories.joinRepository(request.actor, request.params.repo_id),

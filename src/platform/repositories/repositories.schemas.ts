@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { repositoryRoles, severities } from '../../db/schema/index.ts';
-import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { DateTimeSchema, Nullable, ref, UuidSchema } from '../../http/schemas.ts';
 import { CompanySummarySchema } from '../companies/companies.schemas.ts';
 import { NullableInput } from '../pagination/nullable-input.ts';
 import { ShortUserSummarySchema } from '../users/users.schemas.ts';
@@ -14,74 +14,89 @@ export const MoneySchema = Type.String({
   examples: ['1000', '12.50'],
 });
 
-export const AssetSchema = Type.Object({
-  id: UuidSchema,
-  name: Type.String(),
-  description: Type.String(),
-  reference: Type.String(),
-});
+export const AssetSchema = Type.Object(
+  {
+    id: UuidSchema,
+    name: Type.String(),
+    description: Type.String(),
+    reference: Type.String(),
+  },
+  { $id: 'Asset' },
+);
 
-export const RewardRangeSchema = Type.Object({ minReward: Type.String(), maxReward: Type.String() });
+export const RewardRangeSchema = Type.Object(
+  { minReward: Type.String(), maxReward: Type.String() },
+  { $id: 'RewardRange' },
+);
 
-export const AssetGroupSchema = Type.Object({
-  id: UuidSchema,
-  name: Type.String(),
-  description: Type.String(),
-  outOfScope: Type.Boolean(),
-  rewards: Type.Array(RewardRangeSchema),
-  assets: Type.Array(AssetSchema),
-  subGroups: Type.Array(
-    Type.Object({
-      id: UuidSchema,
-      name: Type.String(),
-      description: Type.String(),
-      assets: Type.Array(AssetSchema),
-    }),
-  ),
-});
+export const AssetGroupSchema = Type.Object(
+  {
+    id: UuidSchema,
+    name: Type.String(),
+    description: Type.String(),
+    outOfScope: Type.Boolean(),
+    rewards: Type.Array(ref(RewardRangeSchema)),
+    assets: Type.Array(ref(AssetSchema)),
+    subGroups: Type.Array(
+      Type.Object({
+        id: UuidSchema,
+        name: Type.String(),
+        description: Type.String(),
+        assets: Type.Array(ref(AssetSchema)),
+      }),
+    ),
+  },
+  { $id: 'AssetGroup' },
+);
 export type AssetGroup = Static<typeof AssetGroupSchema>;
 
-export const SafeHarborSchema = Type.Object({
-  id: UuidSchema,
-  description: Type.String(),
-  reward: Type.String(),
-  cap: Type.String(),
-  returnAddresses: Type.Array(Type.Object({ id: UuidSchema, address: Type.String() })),
-  assets: Type.Array(Type.Object({ id: UuidSchema, name: Type.String(), description: Type.String() })),
-});
+export const SafeHarborSchema = Type.Object(
+  {
+    id: UuidSchema,
+    description: Type.String(),
+    reward: Type.String(),
+    cap: Type.String(),
+    returnAddresses: Type.Array(Type.Object({ id: UuidSchema, address: Type.String() })),
+    assets: Type.Array(Type.Object({ id: UuidSchema, name: Type.String(), description: Type.String() })),
+  },
+  { $id: 'SafeHarbor' },
+);
 export type SafeHarbor = Static<typeof SafeHarborSchema>;
 
 /** Repository (v0 §2.1), with `isPublic`, `showAllFindings`, `finishedAt` and the caller's `role` as extra fields. */
-export const RepositorySchema = Type.Object({
-  id: UuidSchema,
-  currencyCode: Type.String(),
-  kycRequired: Type.Boolean(),
-  totalFindings: Type.Integer({ description: 'published findings of the repository' }),
-  createdAt: DateTimeSchema,
-  name: Type.String(),
-  url: Type.String(),
-  company: CompanySummarySchema,
-  timeframe: Type.Object({ start: Nullable(DateTimeSchema), end: Nullable(DateTimeSchema) }),
-  totalRewardPot: Type.String(),
-  submissionFee: Type.String(),
-  assetGroups: Type.Array(AssetGroupSchema),
-  safeHarbor: Nullable(SafeHarborSchema),
-  instructions: Type.String(),
-  requiredCtfAddress: Type.String(),
-  reward: Type.String({
-    description: "the caller's rewards in this repository: sum over their published findings",
-  }),
-  rank: Type.Integer({
-    description:
-      "the caller's rank among the repository's reviewers by accepted findings (confirmed, acknowledged, fixed), then reputation; equal scores share a rank; 0 when the caller is not a reviewer",
-  }),
-  rankTotal: Type.Integer({ description: 'number of ranked reviewers' }),
-  allowedSeverities: Type.Array(SeveritySchema),
-  isPublic: Type.Boolean({ description: 'any user may join (joinable)' }),
-  showAllFindings: Type.Boolean(),
-  finishedAt: Nullable(DateTimeSchema),
-  role: Nullable(RepositoryRoleSchema),
-});
+export const RepositorySchema = Type.Object(
+  {
+    id: UuidSchema,
+    currencyCode: Type.String(),
+    kycRequired: Type.Boolean(),
+    totalFindings: Type.Integer({ description: 'published findings of the repository' }),
+    createdAt: DateTimeSchema,
+    name: Type.String(),
+    url: Type.String(),
+    company: ref(CompanySummarySchema),
+    timeframe: Type.Object({ start: Nullable(DateTimeSchema), end: Nullable(DateTimeSchema) }),
+    totalRewardPot: Type.String(),
+    submissionFee: Type.String(),
+    assetGroups: Type.Array(ref(AssetGroupSchema)),
+    safeHarbor: Nullable(ref(SafeHarborSchema)),
+    instructions: Type.String(),
+    requiredCtfAddress: Type.String(),
+    reward: Type.String({
+      description: "the caller's rewards in this repository: sum over their published findings",
+    }),
+    rank: Type.Integer({
+      description:
+        "the caller's rank among the repository's reviewers by accepted findings (confirmed, acknowledged, fixed), then reputation; equal scores share a rank; 0 when the caller is not a reviewer",
+    }),
+    rankTotal: Type.Integer({ description: 'number of ranked reviewers' }),
+    allowedSeverities: Type.Array(SeveritySchema),
+    isPublic: Type.Boolean({ description: 'any user may join (joinable)' }),
+    showAllFindings: Type.Boolean(),
+    finishedAt: Nullable(DateTimeSchema),
+    role: Nullable(RepositoryRoleSchema),
+  },
+  { $id: 'Repository' },
+);
 export type Repository = Static<typeof RepositorySchema>;
 
 const text = (maxLength: number) => Type.String({ maxLength });
@@ -189,13 +204,14 @@ const repositoryFields = {
 
 export const CreateRepositoryRequestSchema = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 200 }), ...repositoryFields },
-  { additionalProperties: false },
+  { $id: 'CreateRepositoryRequest', additionalProperties: false },
 );
 export type CreateRepositoryRequest = Static<typeof CreateRepositoryRequestSchema>;
 
 export const UpdateRepositoryRequestSchema = Type.Object(
   { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), ...repositoryFields },
   {
+    $id: 'UpdateRepositoryRequest',
     additionalProperties: false,
     minProperties: 1,
     description:
@@ -205,13 +221,16 @@ export const UpdateRepositoryRequestSchema = Type.Object(
 export type UpdateRepositoryRequest = Static<typeof UpdateRepositoryRequestSchema>;
 
 /** Repository change-log event (v0 §2.7): old and new values of the changed fields only. */
-export const RepositoryEventSchema = Type.Object({
-  id: UuidSchema,
-  oldValue: Type.Record(Type.String(), Type.Unknown()),
-  newValue: Type.Record(Type.String(), Type.Unknown()),
-  updatedBy: Nullable(ShortUserSummarySchema),
-  updatedAt: DateTimeSchema,
-});
+export const RepositoryEventSchema = Type.Object(
+  {
+    id: UuidSchema,
+    oldValue: Type.Record(Type.String(), Type.Unknown()),
+    newValue: Type.Record(Type.String(), Type.Unknown()),
+    updatedBy: Nullable(ref(ShortUserSummarySchema)),
+    updatedAt: DateTimeSchema,
+  },
+  { $id: 'RepositoryChangeLogEvent' },
+);
 export type RepositoryEvent = Static<typeof RepositoryEventSchema>;
 
 export const PutMemberRequestSchema = Type.Object(
@@ -220,17 +239,20 @@ export const PutMemberRequestSchema = Type.Object(
     teamId: Type.Optional(NullableInput(UuidSchema)),
     pingsLeft: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
   },
-  { additionalProperties: false },
+  { $id: 'PutMemberRequest', additionalProperties: false },
 );
 export type PutMemberRequest = Static<typeof PutMemberRequestSchema>;
 
-export const RepositoryMemberSchema = Type.Object({
-  repositoryId: UuidSchema,
-  user: ShortUserSummarySchema,
-  role: RepositoryRoleSchema,
-  teamId: Nullable(UuidSchema),
-  pingsLeft: Type.Integer(),
-  joinedAt: DateTimeSchema,
-  deletedAt: Nullable(DateTimeSchema),
-});
+export const RepositoryMemberSchema = Type.Object(
+  {
+    repositoryId: UuidSchema,
+    user: ref(ShortUserSummarySchema),
+    role: RepositoryRoleSchema,
+    teamId: Nullable(UuidSchema),
+    pingsLeft: Type.Integer(),
+    joinedAt: DateTimeSchema,
+    deletedAt: Nullable(DateTimeSchema),
+  },
+  { $id: 'RepositoryMember' },
+);
 export type RepositoryMember = Static<typeof RepositoryMemberSchema>;

@@ -1,19 +1,22 @@
 import { Type } from '@sinclair/typebox';
 import { SCOPES } from '../../auth/credentials.ts';
 import type { App } from '../../http/app-type.ts';
-import { DateTimeSchema, Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { DateTimeSchema, Nullable, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import type { ServiceKeysService } from '../../organization/service-keys/service-keys.service.ts';
 
 const ScopeSchema = Type.Union(SCOPES.map((s) => Type.Literal(s)));
-const ServiceKeySchema = Type.Object({
-  id: UuidSchema,
-  name: Type.String(),
-  prefix: Type.String(),
-  scopes: Type.Array(ScopeSchema),
-  expiresAt: Nullable(DateTimeSchema),
-  revokedAt: Nullable(DateTimeSchema),
-  createdAt: DateTimeSchema,
-});
+export const ServiceKeySchema = Type.Object(
+  {
+    id: UuidSchema,
+    name: Type.String(),
+    prefix: Type.String(),
+    scopes: Type.Array(ScopeSchema),
+    expiresAt: Nullable(DateTimeSchema),
+    revokedAt: Nullable(DateTimeSchema),
+    createdAt: DateTimeSchema,
+  },
+  { $id: 'ServiceKey' },
+);
 const tags = ['extension', 'service-keys'];
 const security = [{ UserBearer: [] }];
 const params = Type.Object({ companyId: UuidSchema });
@@ -37,10 +40,12 @@ export function registerServiceKeyRoutes(app: App, keys: ServiceKeysService): vo
             scopes: Type.Optional(Type.Array(ScopeSchema, { minItems: 1, uniqueItems: true })),
             expiresAt: Type.Optional(DateTimeSchema),
           },
-          { additionalProperties: false },
+          { $id: 'CreateServiceKeyRequest', additionalProperties: false },
         ),
         response: {
-          201: Type.Composite([ServiceKeySchema, Type.Object({ key: Type.String() })]),
+          201: Type.Composite([ServiceKeySchema, Type.Object({ key: Type.String() })], {
+            $id: 'CreatedServiceKey',
+          }),
           ...v0Errors(404),
         },
       },
@@ -65,7 +70,10 @@ export function registerServiceKeyRoutes(app: App, keys: ServiceKeysService): vo
         security,
         summary: 'List the organization service keys (without secrets)',
         params,
-        response: { 200: Type.Object({ items: Type.Array(ServiceKeySchema) }), ...v0Errors(404) },
+        response: {
+          200: Type.Object({ items: Type.Array(ref(ServiceKeySchema)) }, { $id: 'ServiceKeyList' }),
+          ...v0Errors(404),
+        },
       },
     },
     async (request) => ({ items: await keys.listKeys(request.actor, request.params.companyId) }),
@@ -80,7 +88,7 @@ export function registerServiceKeyRoutes(app: App, keys: ServiceKeysService): vo
         security,
         summary: 'Revoke a service key (repeating it is safe)',
         params: Type.Object({ companyId: UuidSchema, keyId: UuidSchema }),
-        response: { 200: ServiceKeySchema, ...v0Errors(404) },
+        response: { 200: ref(ServiceKeySchema), ...v0Errors(404) },
       },
     },
     async (request) => keys.revokeKey(request.actor, request.params.companyId, request.params.keyId),

@@ -5,7 +5,7 @@ import { SESSION_COOKIE } from '../../auth/session.ts';
 import { AppError } from '../../errors.ts';
 import type { App } from '../../http/app-type.ts';
 import { readSessionCookie } from '../../http/auth.hook.ts';
-import { DateTimeSchema, Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { DateTimeSchema, Nullable, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import type { SessionService } from './session.service.ts';
 
 const tags = ['extension', 'session'];
@@ -39,7 +39,7 @@ export const SessionSchema = Type.Object(
 
 const OpenSessionRequestSchema = Type.Object(
   { token: Type.String({ minLength: 1, maxLength: 200, description: 'A user API token (vgl_u_…)' }) },
-  { additionalProperties: false },
+  { $id: 'OpenSessionRequest', additionalProperties: false },
 );
 
 /** Secure when the request came over HTTPS or the public URL is HTTPS. */
@@ -57,8 +57,6 @@ function cookieOptions(request: FastifyRequest, publicUrl: string | null) {
  * session cookie, `GET` describes the session, `DELETE` signs out.
  */
 export function registerSessionRoutes(app: App, sessions: SessionService, publicUrl: string | null): void {
-  app.addSchema(SessionSchema);
-
   app.post(
     '/api/v0/session',
     {
@@ -71,7 +69,7 @@ export function registerSessionRoutes(app: App, sessions: SessionService, public
         // The credential is the user API token in the body: no scheme is needed to call it.
         security: [{}],
         body: OpenSessionRequestSchema,
-        response: { 200: Type.Ref(SessionSchema), ...v0Errors() },
+        response: { 200: ref(SessionSchema), ...v0Errors() },
       },
       config: { auth: { kind: 'none' } },
     },
@@ -93,7 +91,7 @@ export function registerSessionRoutes(app: App, sessions: SessionService, public
         tags,
         security: [{ ConsoleSession: [] }, { UserBearer: [] }],
         summary: 'The signed-in user: companies, repositories, permissions and the CSRF token',
-        response: { 200: Type.Ref(SessionSchema), ...v0Errors() },
+        response: { 200: ref(SessionSchema), ...v0Errors() },
       },
     },
     async (request) => sessions.describeSession(requireUser(request.actor), readSessionCookie(request)),

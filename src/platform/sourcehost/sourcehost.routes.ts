@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { DateTimeSchema, Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { DateTimeSchema, Nullable, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import type { SourcehostService } from './sourcehost.service.ts';
 
 const tags = ['extension', 'sourcehost'];
@@ -66,7 +66,7 @@ export const HostedRepositorySchema = Type.Object(
     defaultBranch: Type.String(),
     htmlUrl: Nullable(Type.String()),
     linked: Type.Boolean(),
-    workspaces: Type.Array(Type.Ref(LinkedWorkspaceSchema)),
+    workspaces: Type.Array(ref(LinkedWorkspaceSchema)),
   },
   { $id: 'HostedRepository' },
 );
@@ -79,10 +79,6 @@ const RepositoryParams = Type.Object({
 
 /** Source-host extension operations: inbound webhook, deliveries, accessible repositories, linking. */
 export async function registerSourcehostRoutes(app: App, service: SourcehostService): Promise<void> {
-  app.addSchema(SourcehostDeliverySchema);
-  app.addSchema(LinkedWorkspaceSchema);
-  app.addSchema(HostedRepositorySchema);
-
   // Encapsulated: the signature is computed over the raw body, so this route's body stays bytes.
   await app.register(async (plugin) => {
     const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
@@ -106,8 +102,8 @@ export async function registerSourcehostRoutes(app: App, service: SourcehostServ
           security: [{ WebhookSignature: [] }],
           params: Type.Object({ integrationId: Type.String({ maxLength: 64 }) }),
           response: {
-            200: Type.Ref(SourcehostDeliverySchema),
-            202: Type.Ref(SourcehostDeliverySchema),
+            200: ref(SourcehostDeliverySchema),
+            202: ref(SourcehostDeliverySchema),
             ...v0Errors(400, 401, 413, 415),
           },
         },
@@ -147,10 +143,13 @@ export async function registerSourcehostRoutes(app: App, service: SourcehostServ
           { additionalProperties: false },
         ),
         response: {
-          200: Type.Object({
-            items: Type.Array(Type.Ref(SourcehostDeliverySchema)),
-            nextValue: Nullable(Type.String()),
-          }),
+          200: Type.Object(
+            {
+              items: Type.Array(ref(SourcehostDeliverySchema)),
+              nextValue: Nullable(Type.String()),
+            },
+            { $id: 'SourcehostDeliveryList' },
+          ),
           ...v0Errors(400, 404),
         },
       },
@@ -167,7 +166,7 @@ export async function registerSourcehostRoutes(app: App, service: SourcehostServ
         security,
         summary: 'Process a stored delivery again (a scan it already created is not created twice)',
         params: Type.Object({ companyId: UuidSchema, deliveryId: UuidSchema }),
-        response: { 200: Type.Ref(SourcehostDeliverySchema), ...v0Errors(404) },
+        response: { 200: ref(SourcehostDeliverySchema), ...v0Errors(404) },
       },
     },
     async (request) => service.redeliver(request.actor, request.params.companyId, request.params.deliveryId),
@@ -186,12 +185,15 @@ export async function registerSourcehostRoutes(app: App, service: SourcehostServ
         params: Type.Object({ companyId: UuidSchema }),
         querystring: Type.Object({ refresh: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
         response: {
-          200: Type.Object({
-            items: Type.Array(Type.Ref(HostedRepositorySchema)),
-            truncated: Type.Boolean({
-              description: 'True when the host had more pages than are read (50 × 100)',
-            }),
-          }),
+          200: Type.Object(
+            {
+              items: Type.Array(ref(HostedRepositorySchema)),
+              truncated: Type.Boolean({
+                description: 'True when the host had more pages than are read (50 × 100)',
+              }),
+            },
+            { $id: 'HostedRepositoryList' },
+          ),
           ...v0Errors(404, 409, 502),
         },
       },
@@ -221,10 +223,13 @@ export async function registerSourcehostRoutes(app: App, service: SourcehostServ
             scanType: Type.Optional(ScanTypeSchema),
             failOn: Type.Optional(FailOnSchema),
           },
-          { additionalProperties: false },
+          { $id: 'LinkSourcehostRepositoryRequest', additionalProperties: false },
         ),
         response: {
-          200: Type.Object({ repository: Type.String(), workspace: Type.Ref(LinkedWorkspaceSchema) }),
+          200: Type.Object(
+            { repository: Type.String(), workspace: ref(LinkedWorkspaceSchema) },
+            { $id: 'LinkedSourcehostRepository' },
+          ),
           ...v0Errors(400, 404, 409),
         },
       },

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import { CreateSsoRuleRequestSchema, SsoRuleSchema } from './sso.schemas.ts';
 import type { SsoService } from './sso.service.ts';
 
@@ -19,7 +19,10 @@ export function registerSsoRoutes(app: App, sso: SsoService): void {
         summary: 'List the SSO enforcement rules of a company',
         description: 'Company managers and admins with `read_all_companies`.',
         params,
-        response: { 200: Type.Array(SsoRuleSchema), ...v0Errors(404) },
+        response: {
+          200: Type.Array(ref(SsoRuleSchema), { $id: 'SsoEnforcementRuleList' }),
+          ...v0Errors(404),
+        },
       },
     },
     async (request) => sso.listRules(request.actor, request.params.company_id),
@@ -35,7 +38,7 @@ export function registerSsoRoutes(app: App, sso: SsoService): void {
         summary: 'Add an SSO enforcement rule for an email domain (company managers)',
         params,
         body: CreateSsoRuleRequestSchema,
-        response: { 201: SsoRuleSchema, ...v0Errors(404, 409) },
+        response: { 201: ref(SsoRuleSchema), ...v0Errors(404, 409) },
       },
     },
     async (request, reply) =>

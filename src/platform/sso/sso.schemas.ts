@@ -1,15 +1,18 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { DateTimeSchema, Nullable, ref, UuidSchema } from '../../http/schemas.ts';
 import { ShortUserSummarySchema } from '../users/users.schemas.ts';
 
 /** SSO enforcement rule (v0 §2.6). */
-export const SsoRuleSchema = Type.Object({
-  id: UuidSchema,
-  companyId: UuidSchema,
-  domain: Type.String(),
-  createdAt: DateTimeSchema,
-  createdBy: Nullable(ShortUserSummarySchema),
-});
+export const SsoRuleSchema = Type.Object(
+  {
+    id: UuidSchema,
+    companyId: UuidSchema,
+    domain: Type.String(),
+    createdAt: DateTimeSchema,
+    createdBy: Nullable(ref(ShortUserSummarySchema)),
+  },
+  { $id: 'SsoEnforcementRule' },
+);
 export type SsoRule = Static<typeof SsoRuleSchema>;
 
 export const CreateSsoRuleRequestSchema = Type.Object(
@@ -21,5 +24,5 @@ export const CreateSsoRuleRequestSchema = Type.Object(
       description: 'an email domain such as example.com; unique across the platform, case-insensitively',
     }),
   },
-  { additionalProperties: false },
+  { $id: 'CreateSsoRuleRequest', additionalProperties: false },
 );

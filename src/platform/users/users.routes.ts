@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   AuditorPublicProfileSchema,
   AwardBadgeRequestSchema,
@@ -32,7 +32,10 @@ export function registerUserRoutes(app: App, users: UsersService): void {
           'Company users of the company and admins with `read_all_companies`. By default only joined, enabled users; `include_all=true` adds deleted and disabled users and invited users who have not joined.',
         params: companyParams,
         querystring: ListCompanyUsersQuerySchema,
-        response: { 200: Type.Object({ users: Type.Array(CompanyUserSchema) }), ...v0Errors(404) },
+        response: {
+          200: Type.Object({ users: Type.Array(ref(CompanyUserSchema)) }, { $id: 'CompanyUserList' }),
+          ...v0Errors(404),
+        },
       },
     },
     async (request) => ({
@@ -50,7 +53,7 @@ export function registerUserRoutes(app: App, users: UsersService): void {
         summary: 'Invite a user to a company (company managers); creates the user when unknown',
         params: companyParams,
         body: InviteUserRequestSchema,
-        response: { 201: CompanyUserSchema, ...v0Errors(404, 409) },
+        response: { 201: ref(CompanyUserSchema), ...v0Errors(404, 409) },
       },
     },
     async (request, reply) =>
@@ -66,7 +69,7 @@ export function registerUserRoutes(app: App, users: UsersService): void {
         security,
         summary: 'Join a company: accept an invitation, or auto-join by an SSO rule of the email domain',
         params: memberParams,
-        response: { 200: CompanyUserSchema, ...v0Errors(404) },
+        response: { 200: ref(CompanyUserSchema), ...v0Errors(404) },
       },
     },
     async (request) => users.joinCompany(request.actor, request.params.company_id, request.params.user_id),
@@ -81,7 +84,7 @@ export function registerUserRoutes(app: App, users: UsersService): void {
         security,
         summary: "Disable a user's membership (company managers)",
         params: memberParams,
-        response: { 200: CompanyUserSchema, ...v0Errors(404, 409) },
+        response: { 200: ref(CompanyUserSchema), ...v0Errors(404, 409) },
       },
     },
     async (request) => users.disableUser(request.actor, request.params.company_id, request.params.user_id),
@@ -96,7 +99,7 @@ export function registerUserRoutes(app: App, users: UsersService): void {
         security,
         summary: "Re-enable a user's membership (company managers)",
         params: memberParams,
-        response: { 200: CompanyUserSchema, ...v0Errors(404) },
+        response: { 200: ref(CompanyUserSchema), ...v0Errors(404) },
       },
     },
     async (request) => users.reenableUser(request.actor, request.params.company_id, request.params.user_id),
@@ -112,7 +115,7 @@ export function registerUserRoutes(app: App, users: UsersService): void {
         summary: "Change a user's company role (company managers)",
         params: memberParams,
         body: ChangeCompanyRoleRequestSchema,
-        response: { 200: CompanyUserSchema, ...v0Errors(404, 409) },
+        response: { 200: ref(CompanyUserSchema), ...v0Errors(404, 409) },
       },
     },
     async (request) =>
@@ -133,7 +136,7 @@ export function registerUserRoutes(app: App, users: UsersService): void {
         security,
         summary: "A user's auditor public profile",
         params: userParams,
-        response: { 200: AuditorPublicProfileSchema, ...v0Errors(404) },
+        response: { 200: ref(AuditorPublicProfileSchema), ...v0Errors(404) },
       },
     },
     async (request) => users.getProfile(request.actor, request.params.user_id),
@@ -149,7 +152,7 @@ export function registerUserRoutes(app: App, users: UsersService): void {
         summary: 'Change a profile (the user; platform admins also verification, NDA, reputation, guild)',
         params: userParams,
         body: UpdateProfileRequestSchema,
-        response: { 200: AuditorPublicProfileSchema, ...v0Errors(404) },
+        response: { 200: ref(AuditorPublicProfileSchema), ...v0Errors(404) },
       },
     },
     async (request) => users.updateProfile(request.actor, request.params.user_id, request.body),
@@ -165,7 +168,7 @@ export function registerUserRoutes(app: App, users: UsersService): void {
         summary: 'Award a badge to a user (platform admins)',
         params: userParams,
         body: AwardBadgeRequestSchema,
-        response: { 201: AuditorPublicProfileSchema, ...v0Errors(404) },
+        response: { 201: ref(AuditorPublicProfileSchema), ...v0Errors(404) },
       },
     },
     async (request, reply) =>

@@ -1,70 +1,82 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { DateTimeSchema, Nullable, ref, UuidSchema } from '../../http/schemas.ts';
 import { NullableInput } from '../pagination/nullable-input.ts';
 
 /** Short user summary (v0 §2.2): SSO rule creator, change-log `updatedBy`, audit-log users, report finding authors. */
-export const ShortUserSummarySchema = Type.Object({
-  userId: UuidSchema,
-  name: Type.String(),
-  username: Type.String(),
-  avatar: Nullable(Type.String()),
-  disabledAt: Nullable(DateTimeSchema),
-});
+export const ShortUserSummarySchema = Type.Object(
+  {
+    userId: UuidSchema,
+    name: Type.String(),
+    username: Type.String(),
+    avatar: Nullable(Type.String()),
+    disabledAt: Nullable(DateTimeSchema),
+  },
+  { $id: 'ShortUserSummary' },
+);
 export type ShortUserSummary = Static<typeof ShortUserSummarySchema>;
 
 export const CompanyRoleSchema = Type.Union([Type.Literal('manager'), Type.Literal('member')]);
 
 /** Company user (v0 §2.2), with the membership's role and dates as extra fields. */
-export const CompanyUserSchema = Type.Object({
-  userId: UuidSchema,
-  name: Type.String(),
-  username: Type.String(),
-  email: Nullable(Type.String()),
-  isActivated: Type.Boolean({ description: 'False until the user has joined (accepted an invitation).' }),
-  createdAt: DateTimeSchema,
-  isBot: Type.Boolean(),
-  companyId: UuidSchema,
-  avatar: Nullable(Type.String()),
-  isGeneratedAvatar: Type.Boolean(),
-  chat_a: Nullable(Type.String()),
-  chat_b: Nullable(Type.String()),
-  timezone: Nullable(Type.String()),
-  disabledAt: Nullable(DateTimeSchema),
-  companyRole: CompanyRoleSchema,
-  invitedAt: DateTimeSchema,
-  joinedAt: Nullable(DateTimeSchema),
-  deletedAt: Nullable(DateTimeSchema),
-});
+export const CompanyUserSchema = Type.Object(
+  {
+    userId: UuidSchema,
+    name: Type.String(),
+    username: Type.String(),
+    email: Nullable(Type.String()),
+    isActivated: Type.Boolean({ description: 'False until the user has joined (accepted an invitation).' }),
+    createdAt: DateTimeSchema,
+    isBot: Type.Boolean(),
+    companyId: UuidSchema,
+    avatar: Nullable(Type.String()),
+    isGeneratedAvatar: Type.Boolean(),
+    chat_a: Nullable(Type.String()),
+    chat_b: Nullable(Type.String()),
+    timezone: Nullable(Type.String()),
+    disabledAt: Nullable(DateTimeSchema),
+    companyRole: CompanyRoleSchema,
+    invitedAt: DateTimeSchema,
+    joinedAt: Nullable(DateTimeSchema),
+    deletedAt: Nullable(DateTimeSchema),
+  },
+  { $id: 'CompanyUser' },
+);
 export type CompanyUser = Static<typeof CompanyUserSchema>;
 
-export const BadgeSchema = Type.Object({
-  id: UuidSchema,
-  name: Type.String(),
-  image: Type.String(),
-  description: Type.String(),
-  issuedAt: DateTimeSchema,
-});
+export const BadgeSchema = Type.Object(
+  {
+    id: UuidSchema,
+    name: Type.String(),
+    image: Type.String(),
+    description: Type.String(),
+    issuedAt: DateTimeSchema,
+  },
+  { $id: 'Badge' },
+);
 
 /** Auditor public profile (v0 §2.2). */
-export const AuditorPublicProfileSchema = Type.Object({
-  id: UuidSchema,
-  name: Type.String(),
-  username: Type.String(),
-  avatar: Nullable(Type.String()),
-  isBot: Type.Boolean(),
-  verifiedProfile: Type.Boolean(),
-  isNdaSigned: Type.Boolean(),
-  reputation: Type.Integer(),
-  skills: Type.Array(Type.String()),
-  badges: Type.Array(BadgeSchema),
-  createdAt: DateTimeSchema,
-  sourcehost: Nullable(Type.String()),
-  microblog: Nullable(Type.String()),
-  tagline: Nullable(Type.String()),
-  bio: Nullable(Type.String()),
-  website: Nullable(Type.String()),
-  guildAffiliation: Nullable(UuidSchema),
-});
+export const AuditorPublicProfileSchema = Type.Object(
+  {
+    id: UuidSchema,
+    name: Type.String(),
+    username: Type.String(),
+    avatar: Nullable(Type.String()),
+    isBot: Type.Boolean(),
+    verifiedProfile: Type.Boolean(),
+    isNdaSigned: Type.Boolean(),
+    reputation: Type.Integer(),
+    skills: Type.Array(Type.String()),
+    badges: Type.Array(ref(BadgeSchema)),
+    createdAt: DateTimeSchema,
+    sourcehost: Nullable(Type.String()),
+    microblog: Nullable(Type.String()),
+    tagline: Nullable(Type.String()),
+    bio: Nullable(Type.String()),
+    website: Nullable(Type.String()),
+    guildAffiliation: Nullable(UuidSchema),
+  },
+  { $id: 'AuditorPublicProfile' },
+);
 export type AuditorPublicProfile = Static<typeof AuditorPublicProfileSchema>;
 
 const UsernameSchema = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{1,38}$' });
@@ -94,6 +106,7 @@ export const InviteUserRequestSchema = Type.Object(
     role: Type.Optional(CompanyRoleSchema),
   },
   {
+    $id: 'InviteUserRequest',
     additionalProperties: false,
     description: 'A username or an email (or both); a user not known yet is created.',
   },
@@ -102,7 +115,7 @@ export type InviteUserRequest = Static<typeof InviteUserRequestSchema>;
 
 export const ChangeCompanyRoleRequestSchema = Type.Object(
   { role: CompanyRoleSchema },
-  { additionalProperties: false },
+  { $id: 'ChangeCompanyRoleRequest', additionalProperties: false },
 );
 
 export const UpdateProfileRequestSchema = Type.Object(
@@ -129,7 +142,7 @@ export const UpdateProfileRequestSchema = Type.Object(
       ),
     ),
   },
-  { additionalProperties: false },
+  { $id: 'UpdateProfileRequest', additionalProperties: false },
 );
 export type UpdateProfileRequest = Static<typeof UpdateProfileRequestSchema>;
 
@@ -140,6 +153,6 @@ export const AwardBadgeRequestSchema = Type.Object(
     description: Type.Optional(Type.String({ maxLength: 1000 })),
     issuedAt: Type.Optional(DateTimeSchema),
   },
-  { additionalProperties: false },
+  { $id: 'AwardBadgeRequest', additionalProperties: false },
 );
 export type AwardBadgeRequest = Static<typeof AwardBadgeRequestSchema>;

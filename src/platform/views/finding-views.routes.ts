@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { DateTimeSchema, Nullable, UuidSchema, v0Errors } from '../../http/schemas.ts';
+import { CreatedIdSchema, DateTimeSchema, Nullable, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   FINDING_VIEW_COLUMNS,
   type FindingViewColumn,
@@ -30,7 +30,7 @@ export const CreateFindingViewSchema = Type.Object(
       ]),
     ),
   },
-  { additionalProperties: false },
+  { $id: 'CreateFindingView', additionalProperties: false },
 );
 
 /** A saved finding view as listed (extension). */
@@ -49,7 +49,6 @@ export const FindingViewSchema = Type.Object(
 
 /** POST /api/v0/repositories/{repo_id}/finding-views (v0 §4.3), and the list (extension). */
 export function registerFindingViewRoutes(app: App, service: FindingViewsService): void {
-  app.addSchema(FindingViewSchema);
   app.get(
     '/api/v0/repositories/:repo_id/finding-views',
     {
@@ -59,7 +58,10 @@ export function registerFindingViewRoutes(app: App, service: FindingViewsService
         security: [{ UserBearer: [] }],
         summary: "List a repository's shared finding views and the caller's personal ones",
         params: Type.Object({ repo_id: UuidSchema }),
-        response: { 200: Type.Object({ views: Type.Array(Type.Ref(FindingViewSchema)) }), ...v0Errors(404) },
+        response: {
+          200: Type.Object({ views: Type.Array(ref(FindingViewSchema)) }, { $id: 'FindingViewList' }),
+          ...v0Errors(404),
+        },
       },
     },
     async (request) => ({ views: await service.listViews(request.actor, request.params.repo_id) }),
@@ -77,7 +79,7 @@ export function registerFindingViewRoutes(app: App, service: FindingViewsService
           'Anyone who sees the repository may save a personal view; shared views (`personal: false`) are for repository admins and clients. `filter` must parse in the `s` search syntax.',
         params: Type.Object({ repo_id: UuidSchema }),
         body: CreateFindingViewSchema,
-        response: { 201: Type.Object({ id: UuidSchema }), ...v0Errors(404) },
+        response: { 201: CreatedIdSchema, ...v0Errors(404) },
       },
     },
     async (request, reply) =>

@@ -1,8 +1,7 @@
-import { Type } from '@sinclair/typebox';
 import type { ServiceActor } from '../../auth/actor.ts';
 import { AppError } from '../../errors.ts';
 import type { App } from '../../http/app-type.ts';
-import { v1Errors } from '../../http/schemas.ts';
+import { ref, v1Errors } from '../../http/schemas.ts';
 import { parseIdempotencyKey } from '../idempotency/idempotency.service.ts';
 import {
   AcceptedScanSchema,
@@ -15,6 +14,7 @@ import {
   ScanIdParamsSchema,
   ScanListSchema,
   ScanStatusSchema,
+  ThreatModelMarkdownSchema,
   ThreatModelSchema,
 } from './scans.schemas.ts';
 import type { ScansService } from './scans.service.ts';
@@ -84,7 +84,7 @@ export function registerScanRoutes(app: App, scans: ScansService): void {
         summary: 'Scan status and progress',
         security,
         params: ScanIdParamsSchema,
-        response: { 200: ScanStatusSchema, ...v1Errors(404, 503) },
+        response: { 200: ref(ScanStatusSchema), ...v1Errors(404, 503) },
       },
       config: { auth: { kind: 'service', scope: 'scans:read' } },
     },
@@ -145,7 +145,7 @@ export function registerScanRoutes(app: App, scans: ScansService): void {
             description: 'The threat model',
             content: {
               'application/json': { schema: ThreatModelSchema },
-              'text/markdown': { schema: Type.String() },
+              'text/markdown': { schema: ThreatModelMarkdownSchema },
             },
           },
           ...v1Errors(404, 409, 503),

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { DateTimeSchema, Nullable, ref, UuidSchema } from '../../http/schemas.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN } from '../idempotency/idempotency.service.ts';
 
 export const ScanTypeSchema = Type.Union(
@@ -116,7 +116,7 @@ export const ListScansQuerySchema = Type.Object(
 );
 
 /** ScanList (extension): the organization's scans, newest first. */
-export const ScanListSchema = Type.Object({ scans: Type.Array(ScanStatusSchema) }, { $id: 'ScanList' });
+export const ScanListSchema = Type.Object({ scans: Type.Array(ref(ScanStatusSchema)) }, { $id: 'ScanList' });
 
 export const ScanIdParamsSchema = Type.Object({ scanId: UuidSchema });
 
@@ -131,7 +131,7 @@ export const ScanFindingsQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
-const SastVulnerabilitySchema = Type.Object(
+export const SastVulnerabilitySchema = Type.Object(
   {
     id: Type.String(),
     name: Type.String(),
@@ -139,7 +139,7 @@ const SastVulnerabilitySchema = Type.Object(
     severity: Type.String(),
     location: Type.Object({}, { additionalProperties: true }),
   },
-  { additionalProperties: true },
+  { $id: 'Vulnerability', additionalProperties: true },
 );
 
 /** The findings report: GitLab SAST (15.x) by default, SARIF 2.1.0 with `format=sarif`. */
@@ -149,7 +149,7 @@ export const FindingsReportSchema = Type.Union(
       {
         version: Type.String(),
         scan: Type.Optional(Type.Object({}, { additionalProperties: true })),
-        vulnerabilities: Type.Array(SastVulnerabilitySchema),
+        vulnerabilities: Type.Array(ref(SastVulnerabilitySchema)),
       },
       { additionalProperties: true },
     ),
@@ -163,3 +163,6 @@ export const FindingsReportSchema = Type.Union(
 
 /** The threat model as JSON (contracts, entry points, roles, assets, external calls, threats). */
 export const ThreatModelSchema = Type.Object({}, { additionalProperties: true, $id: 'ThreatModel' });
+
+/** The threat model as Markdown (`Accept: text/markdown`). */
+export const ThreatModelMarkdownSchema = Type.String({ $id: 'ThreatModelMarkdown' });

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { DateTimeSchema, UuidSchema } from '../../http/schemas.ts';
+import { DateTimeSchema, ref, UuidSchema } from '../../http/schemas.ts';
 
 const Sha256Schema = Type.String({
   pattern: '^[A-Fa-f0-9]{64}$',
@@ -52,20 +52,23 @@ export const CreateSourceUploadsRequestSchema = Type.Object(
 export type CreateSourceUploadsRequest = Static<typeof CreateSourceUploadsRequestSchema>;
 
 /** One upload session: where and how to PUT one archive. */
-export const SourceUploadSessionSchema = Type.Object({
-  uploadId: UuidSchema,
-  filename: Type.String(),
-  uploadUrl: Type.String({ description: 'Signed, expiring URL that takes a PUT of the tar.gz' }),
-  method: Type.Literal('PUT'),
-  headers: Type.Record(Type.String(), Type.String(), { description: 'Headers to send with the PUT' }),
-  expiresAt: DateTimeSchema,
-  maxBytes: Type.Integer(),
-});
+export const SourceUploadSessionSchema = Type.Object(
+  {
+    uploadId: UuidSchema,
+    filename: Type.String(),
+    uploadUrl: Type.String({ description: 'Signed, expiring URL that takes a PUT of the tar.gz' }),
+    method: Type.Literal('PUT'),
+    headers: Type.Record(Type.String(), Type.String(), { description: 'Headers to send with the PUT' }),
+    expiresAt: DateTimeSchema,
+    maxBytes: Type.Integer(),
+  },
+  { $id: 'SourceUploadSession' },
+);
 export type SourceUploadSession = Static<typeof SourceUploadSessionSchema>;
 
 /** SourceUploadSessions: one session per declared archive, in order. */
 export const SourceUploadSessionsSchema = Type.Object(
-  { workspaceId: UuidSchema, uploads: Type.Array(SourceUploadSessionSchema) },
+  { workspaceId: UuidSchema, uploads: Type.Array(ref(SourceUploadSessionSchema)) },
   { $id: 'SourceUploadSessions' },
 );
 export type SourceUploadSessions = Static<typeof SourceUploadSessionsSchema>;
@@ -104,9 +107,12 @@ export const SignedUploadQuerySchema = Type.Object({
 });
 
 /** What the embedded store's upload route answers after a PUT. */
-export const ReceivedUploadSchema = Type.Object({
-  uploadId: UuidSchema,
-  sizeBytes: Type.Integer(),
-  status: Type.Literal('received'),
-});
+export const ReceivedUploadSchema = Type.Object(
+  {
+    uploadId: UuidSchema,
+    sizeBytes: Type.Integer(),
+    status: Type.Literal('received'),
+  },
+  { $id: 'ReceivedUpload' },
+);
 export type ReceivedUpload = Static<typeof ReceivedUploadSchema>;
