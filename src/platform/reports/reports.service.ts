@@ -1,7 +1,7 @@
-import { type Actor, isPlatformAdmin, requireCompanyManager, requireUser } from '../../auth/actor.ts';
+import { can, requireCompanyManager, requireUser } from '../../access/policy.ts';
+import type { Actor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import { readsAllCompanies } from '../companies/company-access.ts';
 import { resolveGuild } from '../guilds/guilds.service.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { isIsoMicros, isUuid } from '../pagination/list-params.ts';
@@ -37,7 +37,7 @@ function reportNotFound(): AppError {
  */
 function visibilityOf(actor: Actor): ReportVisibility {
   if (actor.kind !== 'user') return { kind: 'public-and', companyIds: [] };
-  if (readsAllCompanies(actor)) return { kind: 'all' };
+  if (can(actor, 'companies.read_all', null)) return { kind: 'all' };
   return { kind: 'public-and', companyIds: [...actor.companies.keys()] };
 }
 
@@ -156,7 +156,8 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
     if (start !== undefined) values.engagementStartDate = start;
     if (end !== undefined) values.engagementEndDate = end;
     if (guild !== undefined)
-      values.guildId = guild === null ? null : (await resolveGuild(db, guild, isPlatformAdmin(actor))).id;
+      values.guildId =
+        guild === null ? null : (await resolveGuild(db, guild, can(actor, 'platform.administer', null))).id;
     return values;
   }
 
