@@ -189,7 +189,7 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
       return payload as Finding;
     },
 
-    /** Changes the status along the transition table (`finding-rules.ts`); the same status is a no-op. */
+    /** Changes the status along the transition table (`src/access/rules.ts`); the same status is a no-op. */
     async changeStatus(
       actor: Actor,
       repositoryId: string,
