@@ -5,6 +5,7 @@ import {
   companies,
   findings,
   labels,
+  reports,
   repositories,
   repositoryMembers,
 } from '../db/schema/index.ts';
@@ -13,6 +14,7 @@ import {
   commentReadScope,
   effectiveRoleSets,
   type FindingAccess,
+  type ReportReadScope,
   type RepositoryMembership,
   type RepositorySubject,
   reviewerReadRepositoryIds,
@@ -89,6 +91,14 @@ export function visibleFindingsCondition(access: FindingAccess, table: FindingCo
   }
   if (any.length === 0) return sql`false`;
   return and(base, any.length === 1 ? any[0] : sql`(${sql.join(any, sql` or `)})`) as SQL;
+}
+
+/** `report.read` as SQL over `reports` (undefined: every report). */
+export function readableReportsCondition(scope: ReportReadScope): SQL | undefined {
+  if (scope.kind === 'all') return undefined;
+  const isPublic = sql`(${reports.publishedAt} is not null and not ${reports.isPrivate})`;
+  if (scope.companyIds.length === 0) return isPublic;
+  return sql`(${isPublic} or ${inArray(reports.companyId, scope.companyIds)})`;
 }
 
 /** `repository.read` as SQL over `repositories`: those whose findings the user sees, and public ones. */

@@ -97,6 +97,8 @@ function accessOf(role: Role): FindingAccess | null {
 const ASKED_OF: { [A in Action]: 'actor' | 'access' | 'service' } = {
   'platform.administer': 'actor',
   'companies.read_all': 'actor',
+  'user.act_as': 'actor',
+  'report.read': 'actor',
   'company.read': 'actor',
   'company.manage': 'actor',
   'company.oversee': 'actor',
@@ -155,6 +157,26 @@ const other = 'someone-else';
 const CASES: Case[] = [
   c('platform.administer', 'the platform', () => null, ['platform_admin']),
   c('companies.read_all', 'every company', () => null, ['platform_admin', 'read_all']),
+  c('user.act_as', 'their own account', (self) => ({ userId: self }), ALL_USERS),
+  c('user.act_as', "someone else's account", () => ({ userId: other }), ['platform_admin']),
+  c(
+    'report.read',
+    'a published public report of the company',
+    () => ({ report: { companyId: COMPANY, publishedAt: new Date(0), isPrivate: false } }),
+    ROLES,
+  ),
+  c(
+    'report.read',
+    'a private report of the company',
+    () => ({ report: { companyId: COMPANY, publishedAt: new Date(0), isPrivate: true } }),
+    ['platform_admin', 'read_all', ...COMPANY_USERS],
+  ),
+  c(
+    'report.read',
+    'a draft report of the company',
+    () => ({ report: { companyId: COMPANY, publishedAt: null, isPrivate: false } }),
+    ['platform_admin', 'read_all', ...COMPANY_USERS],
+  ),
   c('company.read', 'the company', () => ({ companyId: COMPANY }), [
     'platform_admin',
     'read_all',

@@ -60,12 +60,12 @@ export interface RepositorySubject {
 // --- platform and company ------------------------------------------------------------------
 
 /** True for platform admins. */
-function isAdmin(actor: Actor): actor is UserActor {
+function isAdmin(actor: Actor): boolean {
   return actor.kind === 'user' && actor.permissions.has('admin');
 }
 
 /** True for platform users who read every company (`read_all_companies`, or `admin`). */
-function readsAll(actor: Actor): actor is UserActor {
+function readsAll(actor: Actor): boolean {
   return (
     actor.kind === 'user' && (actor.permissions.has('read_all_companies') || actor.permissions.has('admin'))
   );
@@ -348,6 +348,21 @@ export function projectPingSpendsPing(access: FindingAccess, repository: Reposit
   return effectiveRole(access, repository) === 'reviewer';
 }
 
+// --- reports ----------------------------------------------------------------------------
+
+/**
+ * `report.read` as sets, for the SQL of report lists: every report (`all`), or the public ones
+ * (published and not private) and every report of `companyIds` (private ones and drafts).
+ */
+export type ReportReadScope = { kind: 'all' } | { kind: 'public-and'; companyIds: string[] };
+
+/** Derives the {@link ReportReadScope} of the caller (anonymous callers: public reports only). */
+export function reportReadScope(actor: Actor): ReportReadScope {
+  if (actor.kind !== 'user') return { kind: 'public-and', companyIds: [] };
+  if (readsAll(actor)) return { kind: 'all' };
+  return { kind: 'public-and', companyIds: [...actor.companies.keys()] };
+}
+
 // --- the policy --------------------------------------------------------------------------
 
 type Repo = { repository: RepositorySubject };
@@ -364,6 +379,13 @@ export interface Actions {
   'platform.administer': { actor: Actor; subject: null };
   /** Read every company (lists of all companies, reports, the session's companies). */
   'companies.read_all': { actor: Actor; subject: null };
+  /** Act on a user account (profile, joining a company): the user themselves, or a platform admin. */
+  'user.act_as': { actor: Actor; subject: { userId: string } };
+  /** Read a report: public ones (published, not private) for anyone, all of their companies' for company users, every one for cross-company readers. */
+  'report.read': {
+    actor: Actor;
+    subject: { report: { companyId: string; publishedAt: Date | null; isPrivate: boolean } };
+  };
   /** Read what a company's users read: members, repositories, settings. */
   'company.read': { actor: Actor; subject: CompanySubject };
   /** Change the company: settings, members, webhook, repositories, service keys, integrations. */
@@ -453,6 +475,11 @@ function managesCompanyOf(actor: Actor, companyId: string): boolean {
 const RULES: { [A in Action]: (actor: ActorOf<A>, subject: SubjectOf<A>) => boolean } = {
   'platform.administer': (actor) => isAdmin(actor),
   'companies.read_all': (actor) => readsAll(actor),
+  'user.act_as': (actor, { userId }) => (actor.kind === 'user' && actor.userId === userId) || isAdmin(actor),
+  'report.read': (actor, { report }) =>
+    (report.publishedAt !== null && !report.isPrivate) ||
+    readsAll(actor) ||
+    companyRole(actor, report.companyId) !== null,
   'company.read': (actor, { companyId }) => companyRole(actor, companyId) !== null || readsAll(actor),
   'company.manage': (actor, { companyId }) => managesCompanyOf(actor, companyId),
   'company.oversee': (actor, { companyId }) => companyRole(actor, companyId) === 'manager' || readsAll(actor),

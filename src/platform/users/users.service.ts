@@ -177,7 +177,7 @@ export function createUsersService(deps: { database: Database; now?: () => Date 
      */
     async joinCompany(actor: Actor, companyId: string, userId: string): Promise<CompanyUser> {
       const caller = requireUser(actor);
-      if (caller.userId !== userId && !can(caller, 'platform.administer', null)) {
+      if (!can(caller, 'user.act_as', { userId })) {
         // Someone else's membership: 403 for the company's own users, 404 for everyone else.
         if (!can(caller, 'company.read', { companyId })) throw companyNotFound();
         throw new AppError('FORBIDDEN', { message: 'Users join companies themselves.' });
@@ -317,7 +317,7 @@ export function createUsersService(deps: { database: Database; now?: () => Date 
     ): Promise<AuditorPublicProfile> {
       const caller = requireUser(actor);
       const admin = can(caller, 'platform.administer', null);
-      if (caller.userId !== userId && !admin) {
+      if (!can(caller, 'user.act_as', { userId })) {
         throw new AppError('FORBIDDEN', { message: 'Users change only their own profile.' });
       }
       const adminField = ADMIN_ONLY_PROFILE_FIELDS.find((f) => input[f] !== undefined);
