@@ -148,7 +148,6 @@ const c = <A extends Action>(
 
 const ALL_USERS: Role[] = ROLES.filter((r) => r !== 'anonymous' && !r.startsWith('service_key'));
 const except = (...roles: Role[]) => ALL_USERS.filter((r) => !roles.includes(r));
-const R_MEMBERS: Role[] = ['client', 'reviewer', 'reviewer_all', 'judge', 'triager', 'repo_admin'];
 const JUDGING: Role[] = ['platform_admin', 'judge', 'triager', 'repo_admin'];
 const COMPANY_USERS: Role[] = ['company_manager', 'company_member'];
 const repository = { repository: R };
