@@ -17,8 +17,8 @@ type Scope = ServiceActor['scopes'] extends ReadonlySet<infer S> ? S : never;
 /**
  * The access policy: every rule of who may read or do what, written once (DESIGN §7).
  *
- * `can(actor, action, subject)` answers one question; the `ACTIONS` table below holds one rule per
- * action. The SQL forms of the same rules (which findings, labels and comments a list may show)
+ * `can(actor, action, subject)` answers one question; the `RULES` table below holds one rule per
+ * action of `Actions`. The SQL forms of the same rules (which findings, labels and comments a list may show)
  * are in `access.repo.ts` and are built from the sets this file derives ({@link visibilityScope},
  * {@link reviewerReadRepositoryIds}, {@link commentReadScope}), so that a rule is defined here only.
  *
@@ -215,7 +215,7 @@ export function effectiveRoleSets(access: FindingAccess, role: RepositoryRole): 
 // --- comments ----------------------------------------------------------------------------
 
 /** The caller as a reader of one finding's comments. */
-export function commentReaderOf(
+function commentReaderOf(
   access: FindingAccess,
   repository: RepositorySubject,
   finding: { createdBy: string | null },
@@ -554,16 +554,6 @@ export const ACTIONS = Object.keys(RULES) as Action[];
 /** Whether the actor may do the action on the subject. */
 export function can<A extends Action>(actor: ActorOf<A>, action: A, subject: SubjectOf<A>): boolean {
   return RULES[action](actor, subject);
-}
-
-/** Throws the error unless the actor may do the action on the subject. */
-export function authorize<A extends Action>(
-  actor: ActorOf<A>,
-  action: A,
-  subject: SubjectOf<A>,
-  error: () => AppError,
-): void {
-  if (!RULES[action](actor, subject)) throw error();
 }
 
 // --- callers -----------------------------------------------------------------------------
