@@ -18,9 +18,10 @@ type Scope = ServiceActor['scopes'] extends ReadonlySet<infer S> ? S : never;
  * The access policy: every rule of who may read or do what, written once (DESIGN §7).
  *
  * `can(actor, action, subject)` answers one question; the `RULES` table below holds one rule per
- * action of `Actions`. The SQL forms of the same rules (which findings, labels and comments a list may show)
- * are in `access.repo.ts` and are built from the sets this file derives ({@link visibilityScope},
- * {@link reviewerReadRepositoryIds}, {@link commentReadScope}), so that a rule is defined here only.
+ * action of `Actions`. The SQL forms of the same rules (which findings, labels, comments,
+ * repositories and reports a list may show) are in `access.repo.ts`, built from the sets this file
+ * derives ({@link visibilityScope}, {@link effectiveRoleSets}, {@link commentReadScope}, …), so
+ * that a rule is defined here only.
  *
  * The role-level rules the console also applies (status transitions, comment visibilities) are
  * in `rules.ts`, which imports nothing of the server.
