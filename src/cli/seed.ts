@@ -7,13 +7,13 @@ import { gzipSync } from 'node:zlib';
 import { and, eq, ne, sql } from 'drizzle-orm';
 import pino from 'pino';
 import tar from 'tar-stream';
+import type { FindingStatus } from '../access/rules.ts';
 import type { ServiceActor, UserActor } from '../auth/actor.ts';
 import { type Config, publicBaseUrl } from '../config.ts';
 import { type Container, type ContainerOptions, createContainer, createLogger } from '../container.ts';
 import { companies, findings, platformPermissions, users } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import { workerRegistrations } from '../jobs/worker.ts';
-import type { FindingStatus } from '../platform/findings/finding-rules.ts';
 import type { CreateFinding, Finding } from '../platform/findings/findings.schemas.ts';
 import type { RepositoryRole } from '../platform/repositories/repositories.repo.ts';
 

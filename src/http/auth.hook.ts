@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type Actor, ANONYMOUS, requireScope, type ServiceActor, type UserActor } from '../auth/actor.ts';
+import { can, companyNotFound, requireScope } from '../access/policy.ts';
+import { type Actor, ANONYMOUS, type ServiceActor, type UserActor } from '../auth/actor.ts';
 import { type AuthService, readCredential } from '../auth/auth.service.ts';
 import { DEFAULT_SCOPES, SCOPES, type Scope } from '../auth/credentials.ts';
 import { COMPANY_HEADER, CSRF_HEADER, SESSION_COOKIE, type SessionCodec } from '../auth/session.ts';
@@ -42,15 +43,13 @@ function sessionServiceActor(user: UserActor, request: FastifyRequest): ServiceA
       message: `A console session names its company in the ${COMPANY_HEADER} header on the scanner API.`,
     });
   }
-  const role = user.companies.get(companyId);
-  const admin = user.permissions.has('admin');
-  if (!role && !admin) throw new AppError('NOT_FOUND', { message: 'Company not found.' });
+  if (!can(user, 'company.act_for', { companyId })) throw companyNotFound();
   return {
     kind: 'service',
     credentialId: user.credentialId,
     sessionUserId: user.userId,
     organizationId: companyId,
-    scopes: new Set<Scope>(role === 'manager' || admin ? SCOPES : DEFAULT_SCOPES),
+    scopes: new Set<Scope>(can(user, 'company.manage', { companyId }) ? SCOPES : DEFAULT_SCOPES),
   };
 }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
+import type { RepositoryRole } from '../../src/access/rules.ts';
 import { comments, findings, labels, repositories, repositoryMembers } from '../../src/db/schema/index.ts';
-import type { RepositoryRole } from '../../src/platform/access/repository-access.ts';
 import { commentsRepo } from '../../src/platform/comments/comments.repo.ts';
 import type { Finding } from '../../src/platform/findings/findings.schemas.ts';
 import type { TestApp } from './app.ts';

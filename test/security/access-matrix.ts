@@ -490,7 +490,7 @@ export const MATRIX: Record<string, MatrixEntry | Exemption> = {
   getAiStatus: { as: 'reviewer', deny: REPO },
   getAiConversation: {
     as: 'repoAdmin',
-    // A conversation is its author's only (src/platform/access/assistant-access.ts).
+    // A conversation is its author's only (`conversation.read` in src/access/policy.ts).
     deny: { ...REPO, judge: 404, manager: 404, reviewer: 404 },
   },
 };

@@ -4,7 +4,7 @@ import {
   type CommentVisibility,
   creatableVisibilities,
   replyVisibilityAllowed,
-} from '../../../src/platform/access/comment-rules.ts';
+} from '../../../src/access/rules.ts';
 import type { paths } from '../../../src/sdk/schema';
 import { ApiError, api, unwrap } from '../api.ts';
 import { repositoryRole, useSession } from '../session.tsx';

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
-import { canTransition } from '../../../src/platform/findings/finding-rules.ts';
+import { canTransition } from '../../../src/access/rules.ts';
 import type { paths } from '../../../src/sdk/schema';
 import { ApiError, api, sessionState, unwrap } from '../api.ts';
 import { NotFound } from '../router.tsx';

@@ -1,3 +1,4 @@
+import { requireManagedCompany } from '../../access/access.service.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
@@ -8,7 +9,6 @@ import {
   OutboundRefusedError,
 } from '../../integrations/outbound/outbound-policy.ts';
 import { appendAuditEntry } from '../../platform/audit/audit.repo.ts';
-import { requireManagedCompany } from '../../platform/companies/company-access.ts';
 import { type IntegrationRow, integrationsRepo } from './integrations.repo.ts';
 
 export const INTEGRATION_PROVIDERS = ['tracker_a', 'tracker_b', 'sourcehost'] as const;

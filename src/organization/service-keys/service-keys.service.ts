@@ -1,8 +1,8 @@
+import { requireManagedCompany } from '../../access/access.service.ts';
 import type { Actor } from '../../auth/actor.ts';
 import { DEFAULT_SCOPES, issueSecret, SCOPES, type Scope } from '../../auth/credentials.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import { requireManagedCompany } from '../../platform/companies/company-access.ts';
 import { type ServiceKeyRow, serviceKeysRepo } from './service-keys.repo.ts';
 
 export interface ServiceKeyView {

@@ -1,4 +1,5 @@
-import { type Actor, requirePlatformAdmin } from '../../auth/actor.ts';
+import { requirePlatformAdmin } from '../../access/policy.ts';
+import type { Actor } from '../../auth/actor.ts';
 import { hashSecret, issueSecret, isValidUserTokenFormat } from '../../auth/credentials.ts';
 import { type Database, isUniqueViolation } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';

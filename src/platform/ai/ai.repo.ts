@@ -1,4 +1,10 @@
 import { and, asc, desc, eq, inArray, or, type SQL, sql } from 'drizzle-orm';
+import {
+  readableLabelsCondition,
+  visibleCommentsCondition,
+  visibleFindingsCondition,
+} from '../../access/access.repo.ts';
+import type { FindingAccess } from '../../access/policy.ts';
 import { type Database, type Db, rowsOf } from '../../db/client.ts';
 import {
   aiConversations,
@@ -14,9 +20,6 @@ import {
   repositories,
   safeHarbors,
 } from '../../db/schema/index.ts';
-import { readableLabelsCondition } from '../access/assistant-access.ts';
-import { visibleCommentsCondition } from '../access/comment-access.ts';
-import { type FindingAccess, visibleFindingsCondition } from '../access/repository-access.ts';
 
 /** What a question asks for, in the forms retrieval matches. */
 export interface RetrievalQuery {

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { loadFindingAccess, requireVisibleRepository } from '../../access/access.service.ts';
+import { can } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import { type ChatModel, ChatModelError, createChatModel } from '../../integrations/llm/chat-model.ts';
 import type { RateLimiter } from '../../rate-limit.ts';
-import { ownsConversation } from '../access/assistant-access.ts';
-import { loadFindingAccess, requireVisibleRepository } from '../access/repository-access.ts';
 import {
   buildMessages,
   checkCitations,
@@ -171,11 +171,12 @@ export function createAiService(deps: AiServiceDeps) {
 
       const conversationId = input.conversationId ?? randomUUID();
       const existing = await repo.findConversation(conversationId);
-      if (existing && !ownsConversation(access, existing, repositoryId)) throw conversationNotFound();
+      if (existing && !can(access, 'conversation.read', { conversation: existing, repositoryId }))
+        throw conversationNotFound();
       const conversation =
         existing ?? (await repo.ensureConversation(conversationId, repositoryId, access.userId));
       // Another user may have created the same id concurrently: only its owner continues it.
-      if (!ownsConversation(access, conversation, repositoryId)) throw conversationNotFound();
+      if (!can(access, 'conversation.read', { conversation, repositoryId })) throw conversationNotFound();
 
       const history = historyWithinBudget(
         (await repo.recentMessages(conversation.id, 50)).map((m) => ({ role: m.role, content: m.content })),
@@ -252,7 +253,7 @@ export function createAiService(deps: AiServiceDeps) {
       const access = await loadFindingAccess(database.db, actor);
       await requireVisibleRepository(database.db, access, repositoryId);
       const conversation = await repo.findConversation(conversationId);
-      if (!conversation || !ownsConversation(access, conversation, repositoryId))
+      if (!conversation || !can(access, 'conversation.read', { conversation, repositoryId }))
         throw conversationNotFound();
       const messages = await repo.messages(conversation.id);
       return {

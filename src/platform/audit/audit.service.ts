@@ -1,6 +1,7 @@
+import { requireCompany } from '../../access/access.service.ts';
+import { requireCompanyOverseer } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { Database } from '../../db/client.ts';
-import { loadCompany, requireCompanyOverseer } from '../companies/company-access.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { invalidParam, isIsoMicros, isUuid, splitListParam } from '../pagination/list-params.ts';
 import { usersRepo } from '../users/users.repo.ts';
@@ -46,7 +47,7 @@ export function createAuditService(deps: { database: Database; cursors: CursorCo
       query: AuditLogQuery,
     ): Promise<{ items: AuditLogEntry[]; nextValue: string | null }> {
       requireCompanyOverseer(actor, companyId);
-      await loadCompany(database.db, companyId);
+      await requireCompany(database.db, companyId);
       const targetRefs = parseUserRefs('target_users', query.target_users);
       const performingRefs = parseUserRefs('performing_users', query.performing_users);
       const actions = parseActions(query.actions);

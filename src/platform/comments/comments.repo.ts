@@ -1,4 +1,7 @@
 import { and, asc, eq, inArray, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
+import { visibleCommentsCondition } from '../../access/access.repo.ts';
+import type { FindingAccess, PingCandidate } from '../../access/policy.ts';
+import type { CommentVisibility } from '../../access/rules.ts';
 import type { Db } from '../../db/client.ts';
 import {
   commentReads,
@@ -13,12 +16,6 @@ import {
   repositoryMembers,
   users,
 } from '../../db/schema/index.ts';
-import {
-  type CommentVisibility,
-  type PingCandidate,
-  visibleCommentsCondition,
-} from '../access/comment-access.ts';
-import type { FindingAccess } from '../access/repository-access.ts';
 
 export type CommentRow = typeof comments.$inferSelect;
 

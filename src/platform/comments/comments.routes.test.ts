@@ -13,9 +13,9 @@ import {
   sendJson,
 } from '../../../test/helpers/findings-factories.ts';
 import { comments, notifications, repositoryMembers, users } from '../../db/schema/index.ts';
-import { MAX_COMMENT_CHARS } from '../access/comment-access.ts';
 import type { Finding } from '../findings/findings.schemas.ts';
 import type { CommentThread } from './comments.schemas.ts';
+import { MAX_COMMENT_CHARS } from './comments.schemas.ts';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -1,7 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { COMMENT_VISIBILITIES } from '../../access/rules.ts';
 import { DateTimeSchema, Nullable, ref, UuidSchema } from '../../http/schemas.ts';
-import { COMMENT_VISIBILITIES, MAX_COMMENT_CHARS } from '../access/comment-access.ts';
 import { ShortUserSummarySchema } from '../users/users.schemas.ts';
+
+/** Largest `content` accepted, in characters. */
+export const MAX_COMMENT_CHARS = 65_536;
 
 export const CommentVisibilitySchema = Type.Unsafe<(typeof COMMENT_VISIBILITIES)[number]>({
   type: 'string',

@@ -1,18 +1,16 @@
+import { loadFindingAccess, requireVisibleRepository } from '../../access/access.service.ts';
+import {
+  can,
+  mayBePinged,
+  projectPingSpendsPing,
+  requireCanCreateComment,
+  webhookMayCarry,
+} from '../../access/policy.ts';
+import { type CommentVisibility, replyVisibilityAllowed } from '../../access/rules.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { Database, Tx } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
-import {
-  type CommentVisibility,
-  canDeleteComment,
-  canEditComment,
-  mayBePinged,
-  projectPingSpendsPing,
-  replyVisibilityAllowed,
-  requireCanCreateComment,
-  webhookMayCarry,
-} from '../access/comment-access.ts';
-import { loadFindingAccess, requireVisibleRepository } from '../access/repository-access.ts';
 import { requireFinding } from '../findings/findings.service.ts';
 import { deliverNotificationJob } from '../notifications/notifications.jobs.ts';
 import { toShortUserSummary } from '../users/users.views.ts';
@@ -196,7 +194,7 @@ export function createCommentsService(deps: CommentsServiceDeps) {
       await database.transaction(async (tx) => {
         const ctx = await load(tx, actor, repositoryId, ref);
         const comment = await requireReadableComment(tx, ctx, commentId);
-        if (!canEditComment(ctx.access, comment)) {
+        if (!can(ctx.access, 'comment.edit', { comment })) {
           throw new AppError('FORBIDDEN', { message: 'Only its author may edit a comment.' });
         }
         if (comment.deletedAt) throw new AppError('CONFLICT', { message: 'The comment is deleted.' });
@@ -209,7 +207,7 @@ export function createCommentsService(deps: CommentsServiceDeps) {
       await database.transaction(async (tx) => {
         const ctx = await load(tx, actor, repositoryId, ref);
         const comment = await requireReadableComment(tx, ctx, commentId);
-        if (!canDeleteComment(ctx.access, ctx.repository, comment)) {
+        if (!can(ctx.access, 'comment.delete', { repository: ctx.repository, comment })) {
           throw new AppError('FORBIDDEN', { message: 'Only its author or an admin may delete a comment.' });
         }
         if (comment.deletedAt) return;

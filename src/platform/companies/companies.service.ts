@@ -1,9 +1,10 @@
-import { type Actor, requireCompanyManager } from '../../auth/actor.ts';
+import { requireCompany } from '../../access/access.service.ts';
+import { requireCompanyManager, requireCompanyReader } from '../../access/policy.ts';
+import type { Actor } from '../../auth/actor.ts';
 import { type Database, isUniqueViolation } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import { type CompanyRow, companiesRepo } from './companies.repo.ts';
 import type { CompanySummary, UpdateCompanyRequest } from './companies.schemas.ts';
-import { loadCompany, requireCompanyReader } from './company-access.ts';
 
 /** The company summary of a company row. */
 export function toCompanySummary(row: CompanyRow): CompanySummary {
@@ -28,13 +29,13 @@ export function createCompaniesService(deps: { database: Database }) {
   return {
     async getCompany(actor: Actor, companyId: string) {
       requireCompanyReader(actor, companyId);
-      return toCompanyView(await loadCompany(database.db, companyId));
+      return toCompanyView(await requireCompany(database.db, companyId));
     },
 
     /** Changes the given profile fields (company managers, platform admins); 409 for a taken handle. */
     async updateCompany(actor: Actor, companyId: string, input: UpdateCompanyRequest) {
       requireCompanyManager(actor, companyId);
-      await loadCompany(database.db, companyId);
+      await requireCompany(database.db, companyId);
       try {
         const row = await companiesRepo(database.db).update(companyId, input);
         return toCompanyView(row!);

@@ -2,8 +2,8 @@ import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { buildRepository, insertFinding } from '../../../test/helpers/findings-factories.ts';
+import type { FindingStatus } from '../../access/rules.ts';
 import { findingCounts, findings, repositories } from '../../db/schema/index.ts';
-import type { FindingStatus } from './finding-rules.ts';
 
 let t: TestApp;
 beforeAll(async () => {

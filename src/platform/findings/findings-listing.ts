@@ -13,6 +13,15 @@ import {
   sql,
 } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
+import {
+  effectiveRoleCondition,
+  FINDING_HAS_COMMENTS,
+  readableLabelCondition,
+  visibleFindingsCondition,
+  visibleLastCommentAt,
+} from '../../access/access.repo.ts';
+import { type FindingAccess, type VisibilityScope, visibilityScope } from '../../access/policy.ts';
+import type { FindingStatus, RepositoryRole } from '../../access/rules.ts';
 import type { Db } from '../../db/client.ts';
 import {
   findingCounts,
@@ -28,16 +37,6 @@ import {
 } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import { badStringReason } from '../../strings.ts';
-import { FINDING_HAS_COMMENTS, visibleLastCommentAt } from '../access/comment-access.ts';
-import {
-  effectiveRoleCondition,
-  type FindingAccess,
-  type RepositoryRole,
-  readableLabelCondition,
-  type VisibilityScope,
-  visibilityScope,
-  visibleFindingsCondition,
-} from '../access/repository-access.ts';
 import {
   type CursorCodec,
   hashFilters,
@@ -45,7 +44,6 @@ import {
   isEpochMicrosText,
   isInt4Text,
 } from '../pagination/cursor.ts';
-import type { FindingStatus } from './finding-rules.ts';
 import { hasUnreadComments, loadFindingPayloads } from './findings.repo.ts';
 import {
   FILTER_FOR_VALUES,

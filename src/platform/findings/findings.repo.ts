@@ -1,5 +1,13 @@
 import { and, asc, eq, inArray, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
+import {
+  FINDING_HAS_COMMENTS,
+  latestReadableByOthersAt,
+  visibleCommentsCondition,
+  visibleFindingsCondition,
+  visibleLastCommentAt,
+} from '../../access/access.repo.ts';
+import { can, type FindingAccess } from '../../access/policy.ts';
 import type { Db } from '../../db/client.ts';
 import {
   assetGroups,
@@ -17,18 +25,6 @@ import {
   safeHarbors,
   users,
 } from '../../db/schema/index.ts';
-import {
-  FINDING_HAS_COMMENTS,
-  latestReadableByOthersAt,
-  visibleCommentsCondition,
-  visibleLastCommentAt,
-} from '../access/comment-access.ts';
-import {
-  canReadFindingNote,
-  canReadLabel,
-  type FindingAccess,
-  visibleFindingsCondition,
-} from '../access/repository-access.ts';
 import type { Label } from '../labels/labels.schemas.ts';
 import type { Finding, FullUserSummary } from './findings.schemas.ts';
 
@@ -252,13 +248,13 @@ export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: st
               : null,
           category: f.category,
           labels: (labelsBy.get(f.id) ?? [])
-            .filter((l) => canReadLabel(access, repo, l.label))
+            .filter((l) => can(access, 'label.read', { repository: repo, label: l.label }))
             .map((l) => toLabel(l.label)),
           assignedTo: userSummary(row.assignee, row.assigneeMember),
           assetGroup: f.assetGroupId ? (groupsBy.get(f.assetGroupId) ?? null) : null,
           lastCommentAt: row.lastCommentAt === null ? null : new Date(row.lastCommentAt).toISOString(),
           safeHarborAssets: harborAssets.filter((a) => f.safeHarborAssetIds.includes(a.id)),
-          note: canReadFindingNote(access, repo) ? f.note : null,
+          note: can(access, 'finding.read_note', { repository: repo }) ? f.note : null,
           paymentId: f.paymentId,
           status: f.status,
           severity: f.severity,

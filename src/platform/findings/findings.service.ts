@@ -1,17 +1,12 @@
+import { loadFindingAccess, requireVisibleRepository } from '../../access/access.service.ts';
+import { can, effectiveRole, type FindingAccess } from '../../access/policy.ts';
+import type { FindingStatus, RepositoryRole } from '../../access/rules.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import {
-  effectiveRole,
-  type FindingAccess,
-  loadFindingAccess,
-  type RepositoryRole,
-  requireVisibleRepository,
-} from '../access/repository-access.ts';
 import { commentsRepo } from '../comments/comments.repo.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import type { RepositoryRow as Repository } from '../repositories/repositories.repo.ts';
-import { canTransition, type FindingStatus, JUDGING_ROLES } from './finding-rules.ts';
 import {
   allocateFindingNumber,
   type FindingRef,
@@ -58,7 +53,7 @@ async function requireUsableLabels(
   db: Db,
   repository: Repository,
   ids: string[],
-  role: RepositoryRole,
+  access: FindingAccess,
 ): Promise<void> {
   if (ids.length === 0) return;
   const rows = await findingsRepo(db).usableLabels(repository.id, repository.companyId, ids);
@@ -77,7 +72,7 @@ async function requireUsableLabels(
         details: { field: 'labels' },
       });
     }
-    if (role === 'reviewer' && !label.reviewerUse)
+    if (!can(access, 'label.use', { repository, label }))
       throw forbidden(`Reviewers may not use the label '${label.name}'.`);
   }
 }
@@ -134,12 +129,11 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
       return database.transaction(async (tx) => {
         const access = await loadFindingAccess(tx.db, actor);
         const repository = await requireVisibleRepository(tx.db, access, repositoryId);
-        const role = effectiveRole(access, repository);
-        if (role === null || role === 'client')
+        if (!can(access, 'finding.create', { repository }))
           throw forbidden('Only reviewers, judges, triagers and admins may file findings.');
         requireAllowedSeverity(repository, input.severity);
         const labelIds = input.labels ?? [];
-        await requireUsableLabels(tx.db, repository, labelIds, role);
+        await requireUsableLabels(tx.db, repository, labelIds, access);
         const repo = findingsRepo(tx.db);
         if (input.assetGroupId) {
           if (!(await repo.assetGroupInRepository(input.assetGroupId, repository.id))) {
@@ -195,14 +189,14 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
       return payload as Finding;
     },
 
-    /** Changes the status along the transition table (`finding-rules.ts`); the same status is a no-op. */
+    /** Changes the status along the transition table (`src/access/rules.ts`); the same status is a no-op. */
     async changeStatus(
       actor: Actor,
       repositoryId: string,
       ref: string,
       status: FindingStatus,
     ): Promise<Finding> {
-      return change(actor, repositoryId, ref, async ({ db, access, role, finding }) => {
+      return change(actor, repositoryId, ref, async ({ db, access, repository, role, finding }) => {
         if (finding.status === status) return false;
         if (role === null) throw forbidden('You may not change the status of this finding.');
         if (status === 'duplicate' || finding.status === 'duplicate') {
@@ -210,7 +204,7 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
             message: 'Use duplicate marking (PUT …/duplicate-of) to mark or unmark a duplicate.',
           });
         }
-        if (!canTransition(role, finding.status, status, finding.createdBy === access.userId)) {
+        if (!can(access, 'finding.transition', { repository, finding, from: finding.status, to: status })) {
           throw new AppError('TRANSITION_NOT_ALLOWED', {
             message: `A ${role} may not change a finding from ${finding.status} to ${status}.`,
           });
@@ -227,8 +221,8 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
       ref: string,
       severity: Severity,
     ): Promise<Finding> {
-      return change(actor, repositoryId, ref, async ({ db, repository, role, finding }) => {
-        if (role === null || !JUDGING_ROLES.has(role))
+      return change(actor, repositoryId, ref, async ({ db, access, repository, finding }) => {
+        if (!can(access, 'finding.judge', { repository }))
           throw forbidden('Only judges, triagers and admins may change the severity.');
         requireAllowedSeverity(repository, severity);
         if (finding.severity === severity) return false;
@@ -243,8 +237,9 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
      * repository or a user of its company.
      */
     async assign(actor: Actor, repositoryId: string, ref: string, username: string | null): Promise<Finding> {
-      return change(actor, repositoryId, ref, async ({ db, repository, role, finding }) => {
-        if (role === null || role === 'reviewer') throw forbidden('Reviewers may not assign findings.');
+      return change(actor, repositoryId, ref, async ({ db, access, repository, finding }) => {
+        if (!can(access, 'finding.assign', { repository }))
+          throw forbidden('Reviewers may not assign findings.');
         let assigneeId: string | null = null;
         if (username !== null) {
           const user = await findingsRepo(db).assignee(repository.id, repository.companyId, username);
@@ -273,8 +268,8 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
       ref: string,
       input: { add?: string[]; remove?: string[] },
     ): Promise<Finding> {
-      return change(actor, repositoryId, ref, async ({ db, repository, role, finding }) => {
-        if (role === null) throw forbidden('You may not label this finding.');
+      return change(actor, repositoryId, ref, async ({ db, access, repository, finding }) => {
+        if (!can(access, 'finding.label', { repository })) throw forbidden('You may not label this finding.');
         const add = [...new Set(input.add ?? [])];
         const remove = [...new Set(input.remove ?? [])];
         if (add.some((id) => remove.includes(id))) {
@@ -283,11 +278,11 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
             details: { field: 'add' },
           });
         }
-        await requireUsableLabels(db, repository, add, role);
+        await requireUsableLabels(db, repository, add, access);
         const repo = findingsRepo(db);
-        if (role === 'reviewer' && remove.length > 0) {
+        if (remove.length > 0) {
           const rows = await repo.labelsByIds(remove);
-          const denied = rows.find((l) => !l.reviewerUse);
+          const denied = rows.find((label) => !can(access, 'label.use', { repository, label }));
           if (denied) throw forbidden(`Reviewers may not use the label '${denied.name}'.`);
         }
         const added = await repo.addLabels(finding.id, add);
@@ -307,8 +302,8 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
       ref: string,
       input: { duplicateOf: string | null; description?: string },
     ): Promise<Finding> {
-      return change(actor, repositoryId, ref, async ({ db, access, role, finding }) => {
-        if (role === null || !JUDGING_ROLES.has(role))
+      return change(actor, repositoryId, ref, async ({ db, access, repository, finding }) => {
+        if (!can(access, 'finding.judge', { repository }))
           throw forbidden('Only judges, triagers and admins may mark duplicates.');
         if (input.duplicateOf === null) {
           if (finding.duplicateOf === null) return false;

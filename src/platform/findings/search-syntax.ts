@@ -1,6 +1,6 @@
+import type { FindingStatus } from '../../access/rules.ts';
 import { findingStatuses, severities } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
-import type { FindingStatus } from './finding-rules.ts';
 
 type Severity = (typeof severities)[number];
 

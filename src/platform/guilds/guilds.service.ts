@@ -1,4 +1,5 @@
-import { type Actor, requirePlatformAdmin } from '../../auth/actor.ts';
+import { requirePlatformAdmin } from '../../access/policy.ts';
+import type { Actor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import { type GuildRow, guildsRepo } from './guilds.repo.ts';

@@ -1,7 +1,8 @@
+import { loadFindingAccess, requireVisibleRepository } from '../../access/access.service.ts';
+import { can } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
 import { type Database, isUniqueViolation } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import { effectiveRole, loadFindingAccess, requireVisibleRepository } from '../access/repository-access.ts';
 import { toLabel } from '../findings/findings.repo.ts';
 import { labelsRepo } from './labels.repo.ts';
 import type { CreateLabel, Label, UpdateLabel } from './labels.schemas.ts';
@@ -23,7 +24,7 @@ export function createLabelsService(deps: { database: Database }) {
   async function requireAdmin(actor: Actor, repositoryId: string) {
     const access = await loadFindingAccess(database.db, actor);
     const repository = await requireVisibleRepository(database.db, access, repositoryId);
-    if (effectiveRole(access, repository) !== 'admin') {
+    if (!can(access, 'repository.manage_labels', { repository })) {
       throw new AppError('FORBIDDEN', { message: 'Only repository admins may manage labels.' });
     }
     return repository;
@@ -41,8 +42,7 @@ export function createLabelsService(deps: { database: Database }) {
       const access = await loadFindingAccess(database.db, actor);
       const repository = await requireVisibleRepository(database.db, access, repositoryId);
       const rows = await labelsRepo(database.db).listUsable(repositoryId, repository.companyId);
-      const reviewer = effectiveRole(access, repository) === 'reviewer' && !access.readAll;
-      return rows.filter((l) => !reviewer || l.reviewerRead).map(toLabel);
+      return rows.filter((label) => can(access, 'label.read', { repository, label })).map(toLabel);
     },
 
     /** Creates a label (names are unique per repository). */

@@ -1,11 +1,8 @@
+import { visibleFindingsCondition } from '../../access/access.repo.ts';
+import { loadFindingAccess, requireVisibleRepository } from '../../access/access.service.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import {
-  loadFindingAccess,
-  requireVisibleRepository,
-  visibleFindingsCondition,
-} from '../access/repository-access.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { isUuid } from '../pagination/list-params.ts';
 import { usersRepo } from '../users/users.repo.ts';

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { type Actor, requireUser } from '../../auth/actor.ts';
+import { requireCompany } from '../../access/access.service.ts';
+import { can, requireCompanyReader, requireUser } from '../../access/policy.ts';
+import type { Actor } from '../../auth/actor.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import { canManageCompanyWebhook } from '../access/comment-access.ts';
-import { loadCompany, requireCompanyReader } from '../companies/company-access.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { isIsoMicros, isUuid } from '../pagination/list-params.ts';
 import { notificationsRepo } from './notifications.repo.ts';
@@ -81,10 +81,10 @@ export function createNotificationsService(deps: {
      */
     async putWebhook(actor: Actor, companyId: string, url: string): Promise<{ url: string; secret: string }> {
       const user = requireCompanyReader(actor, companyId);
-      if (!canManageCompanyWebhook(user, companyId)) {
+      if (!can(user, 'company.manage', { companyId })) {
         throw new AppError('FORBIDDEN', { message: 'Only company managers may configure the webhook.' });
       }
-      await loadCompany(database.db, companyId);
+      await requireCompany(database.db, companyId);
       const secret = `whsec_${randomBytes(32).toString('base64url')}`;
       await notificationsRepo(database.db).upsertWebhook({
         companyId,
@@ -98,7 +98,7 @@ export function createNotificationsService(deps: {
     /** Removes the company's notification webhook. */
     async deleteWebhook(actor: Actor, companyId: string): Promise<void> {
       const user = requireCompanyReader(actor, companyId);
-      if (!canManageCompanyWebhook(user, companyId)) {
+      if (!can(user, 'company.manage', { companyId })) {
         throw new AppError('FORBIDDEN', { message: 'Only company managers may configure the webhook.' });
       }
       if (!(await notificationsRepo(database.db).deleteWebhook(companyId))) {

@@ -1,4 +1,6 @@
 import { and, asc, desc, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
+import { readableReportsCondition } from '../../access/access.repo.ts';
+import type { ReportReadScope } from '../../access/policy.ts';
 import type { Db } from '../../db/client.ts';
 import {
   companies,
@@ -27,11 +29,8 @@ export interface ReportSnapshot {
   findingStats: FindingStat[];
 }
 
-/** Who sees which reports. */
-export type ReportVisibility = { kind: 'all' } | { kind: 'public-and'; companyIds: string[] };
-
 export interface ReportPageQuery {
-  visibility: ReportVisibility;
+  visibility: ReportReadScope;
   q?: string;
   guild?: string;
   /** Keyset position: published_at (microsecond text, or null for drafts) and id of the last row. */
@@ -41,13 +40,6 @@ export interface ReportPageQuery {
 
 /** SQL of reports. */
 export function reportsRepo(db: Db) {
-  function visibilityCondition(visibility: ReportVisibility): SQL | undefined {
-    if (visibility.kind === 'all') return undefined;
-    const isPublic = sql`(${reports.publishedAt} is not null and not ${reports.isPrivate})`;
-    if (visibility.companyIds.length === 0) return isPublic;
-    return sql`(${isPublic} or ${inArray(reports.companyId, visibility.companyIds)})`;
-  }
-
   return {
     async insert(values: typeof reports.$inferInsert): Promise<ReportRow> {
       const [row] = await db.insert(reports).values(values).returning();
@@ -59,11 +51,11 @@ export function reportsRepo(db: Db) {
       return row!;
     },
 
-    async findById(reportId: string, visibility?: ReportVisibility): Promise<ReportRow | null> {
+    async findById(reportId: string, visibility?: ReportReadScope): Promise<ReportRow | null> {
       const [row] = await db
         .select()
         .from(reports)
-        .where(and(eq(reports.id, reportId), visibility ? visibilityCondition(visibility) : undefined));
+        .where(and(eq(reports.id, reportId), visibility ? readableReportsCondition(visibility) : undefined));
       return row ?? null;
     },
 
@@ -73,7 +65,7 @@ export function reportsRepo(db: Db) {
      * Reads `limit + 1` rows so that the caller knows whether more follow.
      */
     async listPage(query: ReportPageQuery) {
-      const conditions: (SQL | undefined)[] = [visibilityCondition(query.visibility)];
+      const conditions: (SQL | undefined)[] = [readableReportsCondition(query.visibility)];
       if (query.q) {
         const pattern = `%${escapeLike(query.q)}%`;
         conditions.push(

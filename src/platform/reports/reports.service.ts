@@ -1,20 +1,14 @@
-import { type Actor, isPlatformAdmin, requireCompanyManager, requireUser } from '../../auth/actor.ts';
+import { can, reportReadScope, requireCompanyManager, requireUser } from '../../access/policy.ts';
+import type { Actor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import { readsAllCompanies } from '../companies/company-access.ts';
 import { resolveGuild } from '../guilds/guilds.service.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { isIsoMicros, isUuid } from '../pagination/list-params.ts';
 import { repositoriesRepo } from '../repositories/repositories.repo.ts';
 import { usersRepo } from '../users/users.repo.ts';
 import { toAuditorPublicProfile } from '../users/users.views.ts';
-import {
-  type ReportRow,
-  type ReportSnapshot,
-  type ReportVisibility,
-  reportsRepo,
-  type Severity,
-} from './reports.repo.ts';
+import { type ReportRow, type ReportSnapshot, reportsRepo, type Severity } from './reports.repo.ts';
 import type {
   CreateReportRequest,
   FindingStat,
@@ -29,16 +23,6 @@ const DEFAULT_LIMIT = 100;
 
 function reportNotFound(): AppError {
   return new AppError('NOT_FOUND', { message: 'Report not found.' });
-}
-
-/**
- * Anonymous callers see public reports (published and not private); users also see every report
- * of their companies (private ones and unpublished drafts); platform readers see all.
- */
-function visibilityOf(actor: Actor): ReportVisibility {
-  if (actor.kind !== 'user') return { kind: 'public-and', companyIds: [] };
-  if (readsAllCompanies(actor)) return { kind: 'all' };
-  return { kind: 'public-and', companyIds: [...actor.companies.keys()] };
 }
 
 function dateOrNull(value: string | null | undefined): Date | null | undefined {
@@ -141,7 +125,7 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
   /** The report for a manager of its company (or a platform admin); 404 for anyone who cannot see it. */
   async function loadForManager(db: Db, actor: Actor, reportId: string) {
     requireUser(actor);
-    const row = await reportsRepo(db).findById(reportId, visibilityOf(actor));
+    const row = await reportsRepo(db).findById(reportId, reportReadScope(actor));
     if (!row) throw reportNotFound();
     requireCompanyManager(actor, row.companyId);
     return row;
@@ -156,7 +140,8 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
     if (start !== undefined) values.engagementStartDate = start;
     if (end !== undefined) values.engagementEndDate = end;
     if (guild !== undefined)
-      values.guildId = guild === null ? null : (await resolveGuild(db, guild, isPlatformAdmin(actor))).id;
+      values.guildId =
+        guild === null ? null : (await resolveGuild(db, guild, can(actor, 'platform.administer', null))).id;
     return values;
   }
 
@@ -189,7 +174,7 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
         after = { publishedAt, id };
       }
       const rows = await reportsRepo(database.db).listPage({
-        visibility: visibilityOf(actor),
+        visibility: reportReadScope(actor),
         q,
         guild,
         after,
@@ -211,7 +196,7 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
     },
 
     async getReport(actor: Actor, reportId: string): Promise<Report> {
-      const row = await reportsRepo(database.db).findById(reportId, visibilityOf(actor));
+      const row = await reportsRepo(database.db).findById(reportId, reportReadScope(actor));
       if (!row) throw reportNotFound();
       const [report] = await render(database.db, [row]);
       return report!;

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, desc, eq, inArray, isNotNull, isNull, notInArray, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, notInArray, sql } from 'drizzle-orm';
+import { readableRepositoriesCondition } from '../../access/access.repo.ts';
+import type { FindingAccess } from '../../access/policy.ts';
 import type { Db } from '../../db/client.ts';
 import {
   assetGroups,
@@ -56,41 +58,12 @@ export function repositoriesRepo(db: Db) {
       return row ?? null;
     },
 
-    /** The user's active role in the repository, or null. */
-    async findRole(repositoryId: string, userId: string): Promise<RepositoryRole | null> {
-      const [row] = await db
-        .select({ role: repositoryMembers.role })
-        .from(repositoryMembers)
-        .where(
-          and(
-            eq(repositoryMembers.repositoryId, repositoryId),
-            eq(repositoryMembers.userId, userId),
-            isNull(repositoryMembers.deletedAt),
-          ),
-        );
-      return row?.role ?? null;
-    },
-
-    /**
-     * The company's repositories, newest first: all of them (`all`), or those the user joined
-     * (an active role) or can join (public).
-     */
-    async listCompanyRepositories(
-      companyId: string,
-      options: { all: boolean; userId: string },
-    ): Promise<RepositoryRow[]> {
-      const conditions: SQL[] = [eq(repositories.companyId, companyId)];
-      if (!options.all) {
-        const joined = db
-          .select({ id: repositoryMembers.repositoryId })
-          .from(repositoryMembers)
-          .where(and(eq(repositoryMembers.userId, options.userId), isNull(repositoryMembers.deletedAt)));
-        conditions.push(or(eq(repositories.isPublic, true), inArray(repositories.id, joined))!);
-      }
+    /** The company's repositories that the user may see (`repository.read`), newest first. */
+    async listCompanyRepositories(companyId: string, access: FindingAccess): Promise<RepositoryRow[]> {
       return db
         .select()
         .from(repositories)
-        .where(and(...conditions))
+        .where(and(eq(repositories.companyId, companyId), readableRepositoriesCondition(access)))
         .orderBy(desc(repositories.createdAt), desc(repositories.id));
     },
 

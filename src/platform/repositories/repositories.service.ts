@@ -1,8 +1,9 @@
-import { type Actor, requireCompanyManager, requireUser, type UserActor } from '../../auth/actor.ts';
+import { loadFindingAccess, requireCompany } from '../../access/access.service.ts';
+import { can, type FindingAccess, requireCompanyManager, requireUser } from '../../access/policy.ts';
+import type { Actor, UserActor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import { toCompanySummary } from '../companies/companies.service.ts';
-import { loadCompany, readsAllCompanies } from '../companies/company-access.ts';
 import { usersRepo } from '../users/users.repo.ts';
 import { toShortUserSummary } from '../users/users.views.ts';
 import {
@@ -23,13 +24,10 @@ import type {
 /** What the caller is to one repository. */
 interface RepositoryAccess {
   user: UserActor;
+  access: FindingAccess;
   repository: RepositoryRow;
+  /** The caller's own repository role (not derived from company membership). */
   role: RepositoryRole | null;
-  companyUser: boolean;
-  /** Repository admins, company managers, platform admins: update, membership, finish. */
-  canManage: boolean;
-  /** Repository admins and clients, company managers, cross-company readers: the change log. */
-  canReadLog: boolean;
 }
 
 const DEFAULT_PINGS = 3;
@@ -155,27 +153,14 @@ export function createRepositoriesService(deps: { database: Database; now?: () =
     const repo = repositoriesRepo(db);
     const repository = lock ? await repo.lockById(repositoryId) : await repo.findById(repositoryId);
     if (!repository) throw repositoryNotFound();
-    const role = await repo.findRole(repositoryId, user.userId);
-    const companyUser = user.companies.has(repository.companyId);
-    const readsAll = readsAllCompanies(user);
-    if (!readsAll && !companyUser && !role && !repository.isPublic) throw repositoryNotFound();
-    const canManage =
-      user.permissions.has('admin') ||
-      user.companies.get(repository.companyId) === 'manager' ||
-      role === 'admin';
-    return {
-      user,
-      repository,
-      role,
-      companyUser,
-      canManage,
-      // Company users act as the client of their company's repositories (effectiveRole).
-      canReadLog: canManage || readsAll || role === 'client' || companyUser,
-    };
+    // Read after the lock, so that a locked repository's memberships are those the change sees.
+    const access = await loadFindingAccess(db, user);
+    if (!can(access, 'repository.read', { repository })) throw repositoryNotFound();
+    return { user, access, repository, role: access.memberships.get(repository.id)?.role ?? null };
   }
 
   function requireManage(access: RepositoryAccess): void {
-    if (!access.canManage) {
+    if (!can(access.access, 'repository.manage', { repository: access.repository })) {
       throw new AppError('FORBIDDEN', {
         message: 'Only repository admins and company managers may do this.',
       });
@@ -259,13 +244,11 @@ export function createRepositoriesService(deps: { database: Database; now?: () =
      */
     async listCompanyRepositories(actor: Actor, companyId: string): Promise<Repository[]> {
       const user = requireUser(actor);
-      const all = user.companies.has(companyId) || readsAllCompanies(user);
+      const all = can(user, 'company.read', { companyId });
       const db = database.db;
-      const company = await loadCompany(db, companyId);
-      const rows = await repositoriesRepo(db).listCompanyRepositories(company.id, {
-        all,
-        userId: user.userId,
-      });
+      const company = await requireCompany(db, companyId);
+      const access = await loadFindingAccess(db, user);
+      const rows = await repositoriesRepo(db).listCompanyRepositories(company.id, access);
       if (!all && rows.length === 0) throw new AppError('NOT_FOUND', { message: 'Company not found.' });
       return renderRepositories(db, rows, user.userId);
     },
@@ -282,7 +265,7 @@ export function createRepositoriesService(deps: { database: Database; now?: () =
       input: CreateRepositoryRequest,
     ): Promise<Repository> {
       const user = requireCompanyManager(actor, companyId);
-      await loadCompany(database.db, companyId);
+      await requireCompany(database.db, companyId);
       const timeframe = mergeTimeframe(null, input.timeframe);
       return database.transaction(async (tx) => {
         const repo = repositoriesRepo(tx.db);
@@ -344,7 +327,7 @@ export function createRepositoriesService(deps: { database: Database; now?: () =
     /** The change log (repository admins and clients, company managers, platform readers), newest first. */
     async listEvents(actor: Actor, repositoryId: string): Promise<RepositoryEvent[]> {
       const access = await loadAccess(database.db, actor, repositoryId);
-      if (!access.canReadLog) {
+      if (!can(access.access, 'repository.read_log', { repository: access.repository })) {
         throw new AppError('FORBIDDEN', {
           message: 'Only repository admins and clients may read the change log.',
         });
@@ -363,7 +346,7 @@ export function createRepositoriesService(deps: { database: Database; now?: () =
     /** Members of the repository (those who read its change log, and company users). */
     async listMembers(actor: Actor, repositoryId: string): Promise<RepositoryMember[]> {
       const access = await loadAccess(database.db, actor, repositoryId);
-      if (!access.canReadLog && !access.companyUser) {
+      if (!can(access.access, 'repository.read_log', { repository: access.repository })) {
         throw new AppError('FORBIDDEN', {
           message: 'Only repository admins, clients and company users may list members.',
         });
@@ -443,7 +426,7 @@ export function createRepositoriesService(deps: { database: Database; now?: () =
         const access = await loadAccess(tx.db, actor, repositoryId, true);
         if (access.role)
           throw new AppError('CONFLICT', { message: `You are already a ${access.role} of this repository.` });
-        if (!access.repository.isPublic) {
+        if (!can(access.access, 'repository.join', { repository: access.repository })) {
           throw new AppError('FORBIDDEN', {
             message: 'This repository is not open to join; ask a repository admin.',
           });

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { requireUser } from '../../auth/actor.ts';
+import { requireUser } from '../../access/policy.ts';
 import { SESSION_COOKIE } from '../../auth/session.ts';
 import { AppError } from '../../errors.ts';
 import type { App } from '../../http/app-type.ts';

@@ -1,3 +1,4 @@
+import { can } from '../../access/policy.ts';
 import type { UserActor } from '../../auth/actor.ts';
 import type { AuthService } from '../../auth/auth.service.ts';
 import type { SessionCodec } from '../../auth/session.ts';
@@ -25,7 +26,7 @@ export function createSessionService(deps: { database: Database; auth: AuthServi
   const repo = sessionRepo(deps.database.db);
 
   async function describe(actor: UserActor, sessionSecret: string | null): Promise<SessionInfo> {
-    const readsAll = actor.permissions.has('admin') || actor.permissions.has('read_all_companies');
+    const readsAll = can(actor, 'companies.read_all', null);
     const [user, companyRows, repositories] = await Promise.all([
       repo.findUser(actor.userId),
       repo.findCompanies(readsAll ? null : [...actor.companies.keys()]),

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { requireManagedCompany } from '../../access/access.service.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database, Tx } from '../../db/client.ts';
@@ -21,7 +22,6 @@ import {
   parseRepository,
 } from '../../scanner/workspaces/workspaces.service.ts';
 import { badStringReason } from '../../strings.ts';
-import { requireManagedCompany } from '../companies/company-access.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { isIsoMicros, isUuid } from '../pagination/list-params.ts';
 import { sourcehostCommitStatusJob } from './sourcehost.jobs.ts';

@@ -1,7 +1,8 @@
-import { type Actor, requireCompanyManager } from '../../auth/actor.ts';
+import { requireCompany } from '../../access/access.service.ts';
+import { requireCompanyManager, requireCompanyOverseer } from '../../access/policy.ts';
+import type { Actor } from '../../auth/actor.ts';
 import { type Database, isUniqueViolation } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import { loadCompany, requireCompanyOverseer } from '../companies/company-access.ts';
 import { usersRepo } from '../users/users.repo.ts';
 import { type SsoRuleRow, ssoRepo } from './sso.repo.ts';
 import type { SsoRule } from './sso.schemas.ts';
@@ -25,14 +26,14 @@ export function createSsoService(deps: { database: Database }) {
     /** The company's rules, oldest first. */
     async listRules(actor: Actor, companyId: string): Promise<SsoRule[]> {
       requireCompanyOverseer(actor, companyId);
-      await loadCompany(database.db, companyId);
+      await requireCompany(database.db, companyId);
       return render(await ssoRepo(database.db).listByCompany(companyId));
     },
 
     /** Adds a rule for an email domain (stored lower-case); 409 when any company has that domain. */
     async createRule(actor: Actor, companyId: string, domain: string): Promise<SsoRule> {
       const user = requireCompanyManager(actor, companyId);
-      await loadCompany(database.db, companyId);
+      await requireCompany(database.db, companyId);
       const normalized = domain.trim().toLowerCase();
       try {
         const row = await ssoRepo(database.db).insert({

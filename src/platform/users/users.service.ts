@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import { requireCompany } from '../../access/access.service.ts';
 import {
-  type Actor,
-  canReadCompany,
-  isPlatformAdmin,
+  can,
+  companyNotFound,
   requireCompanyManager,
+  requireCompanyReader,
   requirePlatformAdmin,
   requireUser,
-} from '../../auth/actor.ts';
+} from '../../access/policy.ts';
+import type { Actor } from '../../auth/actor.ts';
 import { type Database, type Db, isUniqueViolation } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import { appendAuditEntry } from '../audit/audit.repo.ts';
-import { companyNotFound, loadCompany, requireCompanyReader } from '../companies/company-access.ts';
 import { resolveGuild } from '../guilds/guilds.service.ts';
 import { type MemberRow, type UserRow, usersRepo } from './users.repo.ts';
 import type {
@@ -103,7 +104,7 @@ export function createUsersService(deps: { database: Database; now?: () => Date 
       query: ListCompanyUsersQuery,
     ): Promise<CompanyUser[]> {
       requireCompanyReader(actor, companyId);
-      await loadCompany(database.db, companyId);
+      await requireCompany(database.db, companyId);
       const q = query.q?.trim();
       const rows = await usersRepo(database.db).listCompanyUsers(companyId, {
         includeAll: query.include_all ?? false,
@@ -176,9 +177,9 @@ export function createUsersService(deps: { database: Database; now?: () => Date 
      */
     async joinCompany(actor: Actor, companyId: string, userId: string): Promise<CompanyUser> {
       const caller = requireUser(actor);
-      if (caller.userId !== userId && !isPlatformAdmin(caller)) {
+      if (!can(caller, 'user.act_as', { userId })) {
         // Someone else's membership: 403 for the company's own users, 404 for everyone else.
-        if (!canReadCompany(caller, companyId)) throw companyNotFound();
+        if (!can(caller, 'company.read', { companyId })) throw companyNotFound();
         throw new AppError('FORBIDDEN', { message: 'Users join companies themselves.' });
       }
       return database.transaction(async (tx) => {
@@ -315,8 +316,8 @@ export function createUsersService(deps: { database: Database; now?: () => Date 
       input: UpdateProfileRequest,
     ): Promise<AuditorPublicProfile> {
       const caller = requireUser(actor);
-      const admin = isPlatformAdmin(caller);
-      if (caller.userId !== userId && !admin) {
+      const admin = can(caller, 'platform.administer', null);
+      if (!can(caller, 'user.act_as', { userId })) {
         throw new AppError('FORBIDDEN', { message: 'Users change only their own profile.' });
       }
       const adminField = ADMIN_ONLY_PROFILE_FIELDS.find((f) => input[f] !== undefined);

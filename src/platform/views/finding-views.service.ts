@@ -1,7 +1,8 @@
+import { loadFindingAccess, requireVisibleRepository } from '../../access/access.service.ts';
+import { can } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import { effectiveRole, loadFindingAccess, requireVisibleRepository } from '../access/repository-access.ts';
 import { parseSearch } from '../findings/search-syntax.ts';
 import { findingViewsRepo } from './finding-views.repo.ts';
 
@@ -57,8 +58,7 @@ export function createFindingViewsService(deps: { database: Database }) {
     ): Promise<{ id: string }> {
       const access = await loadFindingAccess(database.db, actor);
       const repository = await requireVisibleRepository(database.db, access, repositoryId);
-      const role = effectiveRole(access, repository);
-      if (!input.personal && role !== 'admin' && role !== 'client') {
+      if (!input.personal && !can(access, 'repository.share_view', { repository })) {
         throw new AppError('FORBIDDEN', {
           message: 'Only repository admins and clients may create shared views.',
         });
