@@ -10,6 +10,7 @@ import { type Container, createContainer } from '../../src/container.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { workerRegistrations } from '../../src/jobs/worker.ts';
 import { createTestDatabaseConfig } from './database.ts';
+import { waitFor } from './wait.ts';
 
 export interface TestApp {
   app: App;
@@ -42,11 +43,11 @@ export async function settleCredentials(container: Container): Promise<void> {
   if (!cache.enabled) return; // nothing is cached while the listener is away
   const marker = `settle-${randomBytes(8).toString('hex')}`;
   await container.database.executeSql('select pg_notify($1, $2)', [CREDENTIALS_CHANNEL, marker]);
-  const started = Date.now();
-  while (cache.enabled && !cache.recentReasons.includes(marker)) {
-    if (Date.now() - started > 10_000) throw new Error('the credential notification never arrived');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await waitFor(() => !cache.enabled || cache.recentReasons.includes(marker), {
+    what: 'the credential notification',
+    timeoutMs: 10_000,
+    intervalMs: 5,
+  });
 }
 
 /**

@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import { archives, workspaces } from '../../src/db/schema/index.ts';
 import { buildTarGz } from '../fixtures/archives.ts';
 import type { TestApp } from './app.ts';
+import { waitFor } from './wait.ts';
 
 /** A Solidity contract with a textbook reentrancy (state written after an external call). */
 export const REENTRANT_BANK = `pragma solidity ^0.4.24;
@@ -162,14 +163,18 @@ export async function waitForScan(
   done: (scan: ScanStatusBody) => boolean,
   timeoutMs = 30_000,
 ): Promise<ScanStatusBody> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const scan = await getScanStatus(t, serviceKey, scanId);
-    if (done(scan)) return scan;
-    if (Date.now() > deadline)
-      throw new Error(`scan ${scanId} did not reach the state in time: ${JSON.stringify(scan)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  let last: ScanStatusBody | undefined;
+  return waitFor(
+    async () => {
+      last = await getScanStatus(t, serviceKey, scanId);
+      return done(last) && last;
+    },
+    {
+      timeoutMs,
+      intervalMs: 100,
+      what: () => `scan ${scanId} to reach the state (last: ${JSON.stringify(last)})`,
+    },
+  );
 }
 
 /** Final states of a scan. */

@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { creditAccounts, creditLedger, scanFindings, scans } from '../../src/db/schema/index.ts';
+import { scanRunJob } from '../../src/scanner/scans/scans.jobs.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
 import {
@@ -13,6 +14,7 @@ import {
   REENTRANT_BANK,
   waitForScan,
 } from '../helpers/scan-helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 // Two app instances on one database, each with its own pool (two replicas).
 let first: TestApp;
@@ -28,6 +30,16 @@ afterAll(async () => {
 });
 
 const replica = (i: number) => (i % 2 === 0 ? first : second);
+
+/** Jobs of the scan's run that a worker may still take or is running. */
+async function unfinishedRunJobs(scanId: string): Promise<number> {
+  const res = await first.container.database.executeSql(
+    `select count(*)::int as n from pgboss.job
+      where name = $1 and data->>'scanId' = $2 and state in ('created', 'retry', 'active')`,
+    [scanRunJob.name, scanId],
+  );
+  return (res.rows[0] as { n: number }).n;
+}
 
 async function account(companyId: string) {
   const [row] = await first.container.database.db
@@ -144,8 +156,8 @@ describe('cancelScan racing the scan', () => {
       expect([200, 409]).toContain(cancel.statusCode);
       if (cancel.statusCode === 409) expect(cancel.json().code).toBe('SCAN_NOT_CANCELLABLE');
       const final = await waitForScan(first, key, id, isFinal);
-      // Give a late completion the chance to (wrongly) overwrite a cancel.
-      await new Promise((resolve) => setTimeout(resolve, 700));
+      // A late completion has had its chance to (wrongly) overwrite a cancel once the job is over.
+      await waitFor(async () => (await unfinishedRunJobs(id)) === 0, { what: `the run job of ${id} to end` });
       const settled = await waitForScan(first, key, id, isFinal);
       expect(settled.status).toBe(final.status);
       expect(final.status).toBe(cancel.statusCode === 200 ? 'cancelled' : 'completed');

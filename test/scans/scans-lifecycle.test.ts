@@ -13,6 +13,7 @@ import { openScanSources } from '../../src/scanner/sources/scan-sources.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
 import { buildArchive, localScanBody, newIdempotencyKey, REENTRANT_BANK } from '../helpers/scan-helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 // The lifecycle jobs called directly (no worker), with the real engine or an engine that fails,
 // to check each step's idempotency and the credits of every outcome.
@@ -172,9 +173,11 @@ describe('scan lifecycle jobs', () => {
       release = resolve;
     });
     const real = createEngineAdapter();
+    let engineSignal: AbortSignal | undefined;
     const slow: ScanEngine = {
       ...real,
       scanTree: async (tree, options) => {
+        engineSignal = options.signal;
         options.onProgress?.({ filesDone: 0, filesTotal: 1 });
         await gate;
         // The engine checks the signal between files.
@@ -186,12 +189,13 @@ describe('scan lifecycle jobs', () => {
     const { actor, scanId } = await createdScan(service);
     await service.prepareScan(scanId, context());
     const running = service.runScan(scanId, context());
-    for (let i = 0; i < 50 && (await scanRow(scanId)).status !== 'running'; i++)
-      await new Promise((r) => setTimeout(r, 20));
+    await waitFor(async () => engineSignal && (await scanRow(scanId)).status === 'running', {
+      what: 'the scan to run',
+    });
     const cancelled = await service.cancelScan(actor, scanId);
     expect(cancelled.status).toBe('cancelled');
-    // Let the poll notice the cancel before the engine goes on.
-    await new Promise((r) => setTimeout(r, 700));
+    // The poll notices the cancel before the engine goes on.
+    await waitFor(() => engineSignal?.aborted, { what: 'the cancel to reach the engine' });
     release();
     await running;
     const row = await scanRow(scanId);

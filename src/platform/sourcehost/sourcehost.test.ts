@@ -6,6 +6,7 @@ import { type FakeSourcehostApi, startFakeSourcehostApi } from '../../../test/fa
 import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { buildCompanyWithManager, buildUser, grantCredits } from '../../../test/helpers/factories.ts';
 import { REENTRANT_BANK } from '../../../test/helpers/scan-helpers.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 import { scans, sourcehostCommitStatuses, sourcehostDeliveries } from '../../db/schema/index.ts';
 import { signWebhookBody } from '../../integrations/sourcehost/github-rest.ts';
 
@@ -87,16 +88,6 @@ const pushBody = (repository: string, commit: string, branch = 'main') => ({
   pusher: { name: 'dev' },
 });
 
-async function waitFor<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 async function deliveriesOf(companyId: string) {
   return t.container.database.db
     .select()
@@ -109,13 +100,16 @@ async function balances(companyId: string) {
 }
 
 async function postedStatusOf(scanId: string) {
-  return waitFor(async () => {
-    const [row] = await t.container.database.db
-      .select()
-      .from(sourcehostCommitStatuses)
-      .where(eq(sourcehostCommitStatuses.scanId, scanId));
-    return row?.state === 'posted' || row?.state === 'failed' ? row : undefined;
-  }, `the commit status of ${scanId}`);
+  return waitFor(
+    async () => {
+      const [row] = await t.container.database.db
+        .select()
+        .from(sourcehostCommitStatuses)
+        .where(eq(sourcehostCommitStatuses.scanId, scanId));
+      return row?.state === 'posted' || row?.state === 'failed' ? row : undefined;
+    },
+    { what: `the commit status of ${scanId}`, timeoutMs: 60_000, intervalMs: 100 },
+  );
 }
 
 describe('POST /api/v0/webhooks/sourcehost/{integrationId}', () => {
