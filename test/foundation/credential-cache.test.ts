@@ -3,7 +3,7 @@ import type { ServiceActor, UserActor } from '../../src/auth/actor.ts';
 import { createAuthService } from '../../src/auth/auth.service.ts';
 import { createCredentialCache } from '../../src/auth/credential-cache.ts';
 import { hashSecret } from '../../src/auth/credentials.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { createTestApp, sharedTestApp, type TestApp } from '../helpers/app.ts';
 import { buildCompany, buildServiceKey, buildUser } from '../helpers/factories.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -11,11 +11,10 @@ import { waitFor } from '../helpers/wait.ts';
  * Two replicas on one database, each with its own credential cache: a change made through one is
  * in effect on the other as soon as the database notification arrives.
  */
-let a: TestApp;
 let b: TestApp;
 
+const a = sharedTestApp();
 beforeAll(async () => {
-  a = await createTestApp();
   b = await createTestApp({ shareDatabaseWith: a });
   await waitFor(() => a.container.credentialCache.enabled && b.container.credentialCache.enabled, {
     what: 'listeners',
@@ -24,7 +23,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await b?.close();
-  await a?.close();
 });
 
 function get(t: TestApp, url: string, token: string) {
@@ -107,7 +105,7 @@ describe('credential cache across two replicas', () => {
       timeoutMs: 10_000,
     });
 
-    const key = await buildServiceKey(a, company.id);
+    const key = await buildServiceKey(a, { companyId: company.id });
     const credits = () =>
       b.app.inject({ method: 'GET', url: '/api/scanner/v1/credits', headers: { 'x-api-key': key.key } });
     expect((await credits()).statusCode).toBe(200);

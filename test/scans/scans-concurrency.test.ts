@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { creditAccounts, creditLedger, scanFindings, scans } from '../../src/db/schema/index.ts';
 import { scanRunJob } from '../../src/scanner/scans/scans.jobs.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
+import { buildArchive, buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
 import {
-  buildArchive,
   isFinal,
   localScanBody,
   manySolidityFiles,
@@ -52,9 +51,9 @@ async function account(companyId: string) {
 describe('createScan under concurrency', () => {
   it('creates one scan for 50 parallel identical requests with one Idempotency-Key', async () => {
     const company = await buildCompany(first);
-    const key = (await buildServiceKey(first, company.id)).key;
+    const key = (await buildServiceKey(first, { companyId: company.id })).key;
     await grantCredits(first, company.id, 5);
-    const archive = await buildArchive(first, company.id, { 'a.sol': REENTRANT_BANK });
+    const archive = await buildArchive(first, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
     const idem = newIdempotencyKey();
     const body = localScanBody(archive);
     const answers = await Promise.all(
@@ -89,9 +88,9 @@ describe('createScan under concurrency', () => {
 
   it('accepts exactly as many scans as there are credits (30 parallel keys, 10 credits) and never goes below zero', async () => {
     const company = await buildCompany(first);
-    const key = (await buildServiceKey(first, company.id)).key;
+    const key = (await buildServiceKey(first, { companyId: company.id })).key;
     await grantCredits(first, company.id, 10);
-    const archive = await buildArchive(first, company.id, { 'a.sol': REENTRANT_BANK });
+    const archive = await buildArchive(first, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
 
     let sampling = true;
     const samples: number[] = [];
@@ -137,9 +136,9 @@ describe('createScan under concurrency', () => {
 describe('cancelScan racing the scan', () => {
   it('ends every scan in exactly one final state with consistent credits', async () => {
     const company = await buildCompany(first);
-    const key = (await buildServiceKey(first, company.id)).key;
+    const key = (await buildServiceKey(first, { companyId: company.id })).key;
     await grantCredits(first, company.id, 20);
-    const archive = await buildArchive(first, company.id, manySolidityFiles(6));
+    const archive = await buildArchive(first, { companyId: company.id, files: manySolidityFiles(6) });
     const outcomes: Array<{ id: string; cancel: number; final: string }> = [];
     for (let round = 0; round < 5; round++) {
       const created = await postScan(first, key, localScanBody(archive));

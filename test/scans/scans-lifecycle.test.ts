@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ServiceActor } from '../../src/auth/actor.ts';
 import { creditLedger, findings, scanFindings, scans } from '../../src/db/schema/index.ts';
 import type { ScanResult } from '../../src/engine/types.ts';
@@ -10,20 +10,14 @@ import { createEngineAdapter } from '../../src/scanner/scans/scans.engine-adapte
 import type { ScanEngine } from '../../src/scanner/scans/scans.ports.ts';
 import { createScansService, type JobRunContext } from '../../src/scanner/scans/scans.service.ts';
 import { openScanSources } from '../../src/scanner/sources/scan-sources.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
-import { buildArchive, localScanBody, newIdempotencyKey, REENTRANT_BANK } from '../helpers/scan-helpers.ts';
+import { sharedTestApp } from '../helpers/app.ts';
+import { buildArchive, buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
+import { localScanBody, newIdempotencyKey, REENTRANT_BANK } from '../helpers/scan-helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 // The lifecycle jobs called directly (no worker), with the real engine or an engine that fails,
 // to check each step's idempotency and the credits of every outcome.
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-}, 60_000);
-afterAll(async () => {
-  await t?.close();
-});
+const t = sharedTestApp();
 
 const log = pino({ level: 'silent' });
 const context = (finalAttempt = false): JobRunContext => ({
@@ -59,8 +53,11 @@ function servicesWith(engine: ScanEngine) {
 async function createdScan(service: ReturnType<typeof servicesWith>) {
   const company = await buildCompany(t);
   await grantCredits(t, company.id, 10);
-  const archive = await buildArchive(t, company.id, { 'contracts/Bank.sol': REENTRANT_BANK });
-  const key = await buildServiceKey(t, company.id);
+  const archive = await buildArchive(t, {
+    companyId: company.id,
+    files: { 'contracts/Bank.sol': REENTRANT_BANK },
+  });
+  const key = await buildServiceKey(t, { companyId: company.id });
   const actor: ServiceActor = {
     kind: 'service',
     credentialId: key.id,

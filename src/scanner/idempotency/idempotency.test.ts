@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
 import { buildCompany } from '../../../test/helpers/factories.ts';
 import { waitFor } from '../../../test/helpers/wait.ts';
 import { idempotencyRecords } from '../../db/schema/index.ts';
@@ -13,14 +13,10 @@ import {
   requestFingerprint,
 } from './idempotency.service.ts';
 
-let t: TestApp;
 let companyId: string;
+const t = sharedTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   companyId = (await buildCompany(t)).id;
-});
-afterAll(async () => {
-  await t.close();
 });
 
 let counter = 0;

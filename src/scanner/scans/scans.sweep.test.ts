@@ -1,10 +1,14 @@
 import { and, eq } from 'drizzle-orm';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { buildCompany, buildServiceKey, grantCredits } from '../../../test/helpers/factories.ts';
+import { describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
 import {
   buildArchive,
+  buildCompany,
+  buildServiceKey,
+  grantCredits,
+} from '../../../test/helpers/factories.ts';
+import {
   getScanStatus,
   localScanBody,
   postScan,
@@ -17,13 +21,7 @@ import { abandonScan, findAbandonedScanIds, SCAN_ABANDONED, sweepAbandonedScans 
 const log = pino({ level: 'silent' });
 
 // No worker: jobs stay where the test puts them.
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 function sweepDeps() {
   return {
@@ -37,9 +35,12 @@ function sweepDeps() {
 /** A `preparing` scan of a fresh company with 10 credits (2 reserved), its threat-model job waiting. */
 async function preparingScan() {
   const company = await buildCompany(t);
-  const { key } = await buildServiceKey(t, company.id);
+  const { key } = await buildServiceKey(t, { companyId: company.id });
   await grantCredits(t, company.id, 10);
-  const archive = await buildArchive(t, company.id, { 'contracts/Bank.sol': REENTRANT_BANK });
+  const archive = await buildArchive(t, {
+    companyId: company.id,
+    files: { 'contracts/Bank.sol': REENTRANT_BANK },
+  });
   const res = await postScan(t, key, localScanBody(archive));
   expect(res.statusCode, res.body).toBe(202);
   return { companyId: company.id, key, scanId: res.json().id as string };
