@@ -3,7 +3,7 @@ import type pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createLogger, REDACTED_LOG_PATHS } from '../../src/container.ts';
 import { sharedTestApp } from '../helpers/app.ts';
-import { buildCompanyWorld } from '../helpers/factories.ts';
+import { buildCompany, buildCompanyWorld, buildUser } from '../helpers/factories.ts';
 
 const t = sharedTestApp();
 
@@ -162,7 +162,9 @@ describe('integrations', () => {
   });
 
   it('audits sourcehost connections and removals', async () => {
-    const { company, manager } = await buildCompanyWorld(t);
+    // A company with a manager only: the audit below lists every invitation.
+    const company = await buildCompany(t);
+    const manager = await buildUser(t, { companyId: company.id, companyRole: 'manager' });
     const headers = { authorization: `Bearer ${manager.token}` };
     const put = await t.app.inject({
       method: 'PUT',

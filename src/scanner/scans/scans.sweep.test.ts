@@ -14,6 +14,7 @@ import {
   postScan,
   REENTRANT_BANK,
 } from '../../../test/helpers/scan-helpers.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 import { creditLedger, scans } from '../../db/schema/index.ts';
 import { scanRunJob, scanThreatModelJob } from './scans.jobs.ts';
 import { abandonScan, findAbandonedScanIds, SCAN_ABANDONED, sweepAbandonedScans } from './scans.sweep.ts';
@@ -250,13 +251,15 @@ describe('scan.sweep', () => {
 
 /** Waits until another session waits for a row lock on scans (PostgreSQL only). */
 async function waitForLockWaiter(): Promise<void> {
-  for (;;) {
-    const { rows } = await t.container.database.executeSql(
-      `select count(*)::int as n from pg_stat_activity
+  await waitFor(
+    async () => {
+      const { rows } = await t.container.database.executeSql(
+        `select count(*)::int as n from pg_stat_activity
         where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock' and query ilike '%from "scans"%'`,
-      [],
-    );
-    if (Number(rows[0]?.n) > 0) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+        [],
+      );
+      return Number(rows[0]?.n) > 0;
+    },
+    { what: 'a session waiting for a lock on scans', intervalMs: 1 },
+  );
 }
