@@ -1,19 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTestApp, type TestApp } from '../../test/helpers/app.ts';
-import { buildUser } from '../../test/helpers/factories.ts';
-import { buildOrg } from '../../test/helpers/platform-org-factories.ts';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { sharedTestApp } from '../../test/helpers/app.ts';
+import { buildCompanyWorld, buildUser } from '../../test/helpers/factories.ts';
 import { registerPlatformAdminCommands } from './admin-platform.ts';
 
-let t: TestApp;
 let url: string;
+const t = sharedTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   url = await t.app.listen({ port: 0, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  await t.close();
 });
 
 /** Runs `vigil admin …` against the test server and returns what it printed (parsed with --json). */
@@ -36,7 +31,7 @@ async function vigil<T = Record<string, unknown>>(token: string, ...args: string
 
 describe('vigil admin (platform commands)', () => {
   it('drives companies, users, SSO rules, the audit log, repositories, reports and guilds over HTTP', async () => {
-    const { company, manager, member } = await buildOrg(t);
+    const { company, manager, member } = await buildCompanyWorld(t);
     const m = manager.token;
 
     expect(
@@ -143,7 +138,7 @@ describe('vigil admin (platform commands)', () => {
   });
 
   it('reports the server’s refusal with the status and message', async () => {
-    const { company, member } = await buildOrg(t);
+    const { company, member } = await buildCompanyWorld(t);
     await expect(vigil(member.token, 'sso', 'add', company.id, 'example.com')).rejects.toThrow(
       /403: Only company managers/,
     );

@@ -1,18 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../test/helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../../test/helpers/app.ts';
 import { runCli } from '../../test/helpers/cli.ts';
-import { buildRepositoryTeam, insertFinding } from '../../test/helpers/findings-factories.ts';
+import { buildFinding, buildRepositoryTeam } from '../../test/helpers/factories.ts';
 import { registerAiCommands } from './ai.ts';
 
-let t: TestApp;
 let url: string;
+const t = sharedTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   url = await t.app.listen({ port: 0, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  await t.close();
 });
 
 /** Runs `vigil ai …` against the test server and returns what it printed. */
@@ -26,7 +22,11 @@ async function vigil(token: string, ...args: string[]): Promise<string> {
 describe('vigil ai', () => {
   it('asks a question, continues a conversation and shows the status', async () => {
     const team = await buildRepositoryTeam(t);
-    const f = await insertFinding(t, team.repository, { title: 'Reentrancy in the vault', severity: 'high' });
+    const f = await buildFinding(t, {
+      repositoryId: team.repository.id,
+      title: 'Reentrancy in the vault',
+      severity: 'high',
+    });
     const conversation = randomUUID();
     const answer = await vigil(
       team.client.token,

@@ -3,11 +3,10 @@ import { chmod, cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../test/helpers/app.ts';
+import { sharedTestApp } from '../../test/helpers/app.ts';
 import { buildCompany, buildServiceKey, grantCredits } from '../../test/helpers/factories.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-let t: TestApp;
 let url: string;
 let work: string;
 let bin: string;
@@ -38,8 +37,8 @@ function runInCheckout(command: string, cwd: string, env: Record<string, string>
   });
 }
 
+const t = sharedTestApp({ worker: true });
 beforeAll(async () => {
-  t = await createTestApp({ worker: true });
   url = await t.app.listen({ port: 0, host: '127.0.0.1' });
   work = await mkdtemp(path.join(os.tmpdir(), 'vigil-ci-'));
   // `vigil` on the PATH, as `npm install --global` puts it there.
@@ -53,7 +52,6 @@ beforeAll(async () => {
   yamlBlocks = await recipes();
 });
 afterAll(async () => {
-  await t.close();
   await rm(work, { recursive: true, force: true });
 });
 
@@ -65,7 +63,7 @@ async function checkout(name: string): Promise<string> {
 
 async function ciEnv() {
   const company = await buildCompany(t);
-  const key = await buildServiceKey(t, company.id, ['scans:create', 'scans:read']);
+  const key = await buildServiceKey(t, { companyId: company.id, scopes: ['scans:create', 'scans:read'] });
   await grantCredits(t, company.id, 10);
   return {
     VIGIL_URL: url,

@@ -4,12 +4,11 @@ import { type AddressInfo, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../test/helpers/app.ts';
+import { sharedTestApp } from '../../test/helpers/app.ts';
 import { buildCompany, buildServiceKey, grantCredits } from '../../test/helpers/factories.ts';
 import { SCOPES } from '../auth/credentials.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-let t: TestApp;
 let url: string;
 let home: string;
 
@@ -40,13 +39,12 @@ function vigil(args: string[], env: Record<string, string> = {}) {
 
 const STACK_LINE = /^\s+at .+\(?.*:\d+:\d+\)?$/m;
 
+const t = sharedTestApp({ worker: true });
 beforeAll(async () => {
-  t = await createTestApp({ worker: true });
   url = await t.app.listen({ port: 0, host: '127.0.0.1' });
   home = await mkdtemp(path.join(os.tmpdir(), 'vigil-cli-home-'));
 });
 afterAll(async () => {
-  await t.close();
   await rm(home, { recursive: true, force: true });
 });
 
@@ -118,7 +116,7 @@ describe('typical mistakes print one clear line, no stack trace', () => {
 describe('login, then commands without flags', () => {
   it('stores the URL and credentials (0600) and runs scan, scans, credits, tickets and admin with them', async () => {
     const company = await buildCompany(t);
-    const key = (await buildServiceKey(t, company.id, [...SCOPES])).key;
+    const key = (await buildServiceKey(t, { companyId: company.id, scopes: [...SCOPES] })).key;
     await grantCredits(t, company.id, 10);
 
     const wrong = await vigil(['login', '--url', url, '--key', `vgl_sk_${'Z'.repeat(40)}`]);

@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../test/helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../../test/helpers/app.ts';
 import { runCli } from '../../test/helpers/cli.ts';
-import { buildRepositoryTeam, fileFinding } from '../../test/helpers/findings-factories.ts';
+import { buildRepositoryTeam, fileFinding } from '../../test/helpers/factories.ts';
 import { registerCommentCommands } from './comments.ts';
 
-let t: TestApp;
 let url: string;
+const t = sharedTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   url = await t.app.listen({ port: 0, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  await t.close();
 });
 
 /** Runs `vigil <group> …` against the test server as the token's user; returns what it printed. */

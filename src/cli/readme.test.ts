@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../test/helpers/app.ts';
+import { sharedTestApp } from '../../test/helpers/app.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 /**
@@ -12,7 +12,6 @@ const root = path.resolve(import.meta.dirname, '../..');
  */
 const NOT_RUN = ['Start here', 'Demo', 'Development', 'Scanning on every push'];
 
-let t: TestApp;
 let url: string;
 let work: string;
 let readme: string;
@@ -34,8 +33,8 @@ function shellBlocks(text: string): Array<{ section: string; code: string }> {
   return blocks;
 }
 
+const t = sharedTestApp({ worker: true });
 beforeAll(async () => {
-  t = await createTestApp({ worker: true });
   url = await t.app.listen({ port: 0, host: '127.0.0.1' });
   readme = await readFile(path.join(root, 'README.md'), 'utf8');
   // A checkout-like folder: `npx vigil` finds the command in node_modules/.bin, examples/ beside it.
@@ -46,7 +45,6 @@ beforeAll(async () => {
   await writeFile(path.join(work, 'package.json'), '{"name":"readme-check","private":true}\n');
 });
 afterAll(async () => {
-  await t.close();
   await rm(work, { recursive: true, force: true });
 });
 

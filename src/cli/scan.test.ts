@@ -3,24 +3,27 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeGitServer } from '../../test/fakes/git-server.ts';
-import { createTestApp, type TestApp } from '../../test/helpers/app.ts';
-import { buildCompany, buildServiceKey, grantCredits } from '../../test/helpers/factories.ts';
-import { connectSourcehost, REENTRANT_BANK } from '../../test/helpers/scan-helpers.ts';
+import { sharedTestApp } from '../../test/helpers/app.ts';
+import {
+  buildCompany,
+  buildServiceKey,
+  connectSourcehost,
+  grantCredits,
+} from '../../test/helpers/factories.ts';
+import { REENTRANT_BANK } from '../../test/helpers/scan-helpers.ts';
 import { CliError } from './http-client.ts';
 import { packDirectory, runScanCommand, type ScanCommandOptions, type ScanDeps, UsageError } from './scan.ts';
 
 const sample = path.resolve(import.meta.dirname, '../../examples/sample-project');
-let t: TestApp;
 let url: string;
 let work: string;
 
+const t = sharedTestApp({ worker: true, env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
 beforeAll(async () => {
-  t = await createTestApp({ worker: true, env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
   url = await t.app.listen({ port: 0, host: '127.0.0.1' });
   work = await mkdtemp(path.join(os.tmpdir(), 'vigil-scan-cli-'));
 });
 afterAll(async () => {
-  await t.close();
   await rm(work, { recursive: true, force: true });
 });
 
@@ -56,7 +59,7 @@ const envFor = () => ({ VIGIL_CONFIG_DIR: path.join(work, `config-${++configCoun
 
 async function tenant(credits: number) {
   const company = await buildCompany(t);
-  const key = await buildServiceKey(t, company.id);
+  const key = await buildServiceKey(t, { companyId: company.id });
   if (credits > 0) await grantCredits(t, company.id, credits);
   return { company, key: key.key };
 }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeSourcehostApi, startFakeSourcehostApi } from '../../test/fakes/sourcehost-api-server.ts';
 import { createTestApp, type TestApp } from '../../test/helpers/app.ts';
 import { runCli } from '../../test/helpers/cli.ts';
-import { buildCompanyWithManager } from '../../test/helpers/factories.ts';
+import { buildCompanyWorld } from '../../test/helpers/factories.ts';
 import { repositories } from '../db/schema/index.ts';
 import { signWebhookBody } from '../integrations/sourcehost/github-rest.ts';
 import { registerSourcehostCommands } from './sourcehost.ts';
@@ -32,7 +32,7 @@ async function vigil(token: string, ...args: string[]): Promise<string> {
 describe('vigil sourcehost and vigil leaderboard', () => {
   it('lists, links and unlinks repositories, lists and redelivers deliveries, and shows the leaderboard', async () => {
     api.setRepositories(['acme/vault', 'acme/bridge']);
-    const { company, manager } = await buildCompanyWithManager(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const put = await t.app.inject({
       method: 'PUT',
       url: `/api/v0/companies/${company.id}/integrations/sourcehost`,
@@ -108,7 +108,7 @@ describe('vigil sourcehost and vigil leaderboard', () => {
   });
 
   it('refuses a bad scan type or repository name before calling the server', async () => {
-    const { company, manager } = await buildCompanyWithManager(t);
+    const { company, manager } = await buildCompanyWorld(t);
     await expect(
       vigil(manager.token, 'sourcehost', 'link', company.id, 'acme/vault', '--type', 'bogus'),
     ).rejects.toThrow('--type must be lite, standard or audit');

@@ -2,8 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeTrackerA, startFakeTrackerA } from '../../test/fakes/tracker-a-server.ts';
 import { createTestApp, type TestApp } from '../../test/helpers/app.ts';
 import { runCli } from '../../test/helpers/cli.ts';
-import { buildCompany } from '../../test/helpers/factories.ts';
-import { buildTicketFinding, buildTicketKey, connectTrackerA } from '../../test/helpers/ticket-factories.ts';
+import {
+  buildCompany,
+  buildScannerFinding,
+  buildServiceKey,
+  connectTrackerA,
+} from '../../test/helpers/factories.ts';
 import { registerClientCommands } from './client-commands.ts';
 
 let t: TestApp;
@@ -36,9 +40,11 @@ describe('vigil tickets against a tracker', () => {
   it('sends a finding once, links another to an existing issue, and lists both', async () => {
     const company = await buildCompany(t);
     await connectTrackerA(t, company.id, tracker);
-    const key = await buildTicketKey(t, company.id);
-    const sent = await buildTicketFinding(t, company.id);
-    const linked = await buildTicketFinding(t, company.id);
+    const key = (
+      await buildServiceKey(t, { companyId: company.id, scopes: ['findings:read', 'findings:write'] })
+    ).key;
+    const sent = await buildScannerFinding(t, { companyId: company.id });
+    const linked = await buildScannerFinding(t, { companyId: company.id });
 
     const first = await vigil(key, 'tickets', 'send', sent.id, 'tracker_a');
     expect(first).toMatch(/^created: [A-Z]+-\d+ http/);

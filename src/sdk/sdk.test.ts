@@ -1,23 +1,19 @@
 import { createVigilClient, errorMessage, type Schemas } from 'vigil/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../test/helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../../test/helpers/app.ts';
 import { buildCompany, buildServiceKey, grantCredits } from '../../test/helpers/factories.ts';
 
-let t: TestApp;
 let url: string;
 
+const t = sharedTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   url = await t.app.listen({ port: 0, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  await t.close();
 });
 
 describe('vigil/sdk', () => {
   it('reads typed bodies from both APIs with a service key and a user token', async () => {
     const company = await buildCompany(t);
-    const key = await buildServiceKey(t, company.id);
+    const key = await buildServiceKey(t, { companyId: company.id });
     await grantCredits(t, company.id, 7);
 
     const scanner = createVigilClient({ baseUrl: `${url}/`, token: key.key });

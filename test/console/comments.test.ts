@@ -1,17 +1,17 @@
 import path from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildServiceKey, buildUser, grantCredits, type TestUser } from '../helpers/factories.ts';
-import { buildRepositoryTeam, fileFinding, getJson, sendJson } from '../helpers/findings-factories.ts';
+import { getJson, sendJson, sharedTestApp } from '../helpers/app.ts';
 import {
   buildArchive,
-  isFinal,
-  localScanBody,
-  postScan,
-  REENTRANT_BANK,
-  waitForScan,
-} from '../helpers/scan-helpers.ts';
+  buildRepositoryTeam,
+  buildServiceKey,
+  buildUser,
+  fileFinding,
+  grantCredits,
+  type TestUser,
+} from '../helpers/factories.ts';
+import { isFinal, localScanBody, postScan, REENTRANT_BANK, waitForScan } from '../helpers/scan-helpers.ts';
 import { browserSkipReason, launchChromium, screenshotDir, seriousViolations } from './browser.ts';
 
 const skipReason = browserSkipReason();
@@ -26,7 +26,6 @@ interface Thread {
 }
 
 describe.skipIf(skipReason !== null)('comments, notifications and scans in Chromium', () => {
-  let t: TestApp;
   let url: string;
   let browser: Browser;
   let shots: string;
@@ -35,8 +34,8 @@ describe.skipIf(skipReason !== null)('comments, notifications and scans in Chrom
   let manager: TestUser;
   const audited: Record<string, string[]> = {};
 
+  const t = sharedTestApp({ worker: true });
   beforeAll(async () => {
-    t = await createTestApp({ worker: true });
     url = await t.app.listen({ port: 0, host: '127.0.0.1' });
     team = await buildRepositoryTeam(t);
     other = await buildRepositoryTeam(t);
@@ -56,7 +55,6 @@ describe.skipIf(skipReason !== null)('comments, notifications and scans in Chrom
 
   afterAll(async () => {
     await browser?.close();
-    await t?.close();
     console.log('axe-core serious/critical violations per page:', JSON.stringify(audited));
   });
 
@@ -256,8 +254,11 @@ describe.skipIf(skipReason !== null)('comments, notifications and scans in Chrom
     await grantCredits(t, other.company.id, 20);
     const ids: string[] = [];
     for (const company of [team.company.id, team.company.id, other.company.id]) {
-      const key = await buildServiceKey(t, company);
-      const archive = await buildArchive(t, company, { 'contracts/Bank.sol': REENTRANT_BANK });
+      const key = await buildServiceKey(t, { companyId: company });
+      const archive = await buildArchive(t, {
+        companyId: company,
+        files: { 'contracts/Bank.sol': REENTRANT_BANK },
+      });
       const res = await postScan(t, key.key, localScanBody(archive));
       expect(res.statusCode, res.body).toBe(202);
       const scan = await waitForScan(t, key.key, res.json().id, isFinal, 120_000);

@@ -6,10 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeTrackerA, startFakeTrackerA } from '../fakes/tracker-a-server.ts';
 import { buildTarGz } from '../fixtures/archives.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildUser, grantCredits, type TestUser } from '../helpers/factories.ts';
-import { buildLabel, buildRepositoryTeam, fileFinding } from '../helpers/findings-factories.ts';
+import {
+  buildLabel,
+  buildRepositoryTeam,
+  buildUser,
+  connectTrackerA,
+  fileFinding,
+  grantCredits,
+  type TestUser,
+} from '../helpers/factories.ts';
 import { REENTRANT_BANK } from '../helpers/scan-helpers.ts';
-import { connectTrackerA } from '../helpers/ticket-factories.ts';
 import { browserSkipReason, launchChromium, screenshotDir, seriousViolations } from './browser.ts';
 
 const skipReason = browserSkipReason();
@@ -40,7 +46,7 @@ describe.skipIf(skipReason !== null)('the console in Chromium', () => {
     });
     await grantCredits(t, team.company.id, 20);
     await connectTrackerA(t, team.company.id, tracker);
-    await buildLabel(t, team.repository, { name: 'needs-info' });
+    await buildLabel(t, { repositoryId: team.repository.id, name: 'needs-info' });
     for (const [title, severity] of [
       ['Reentrancy in Vault.withdraw', 'high'],
       ['Unchecked return value of token transfer', 'medium'],

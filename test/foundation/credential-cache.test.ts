@@ -3,33 +3,27 @@ import type { ServiceActor, UserActor } from '../../src/auth/actor.ts';
 import { createAuthService } from '../../src/auth/auth.service.ts';
 import { createCredentialCache } from '../../src/auth/credential-cache.ts';
 import { hashSecret } from '../../src/auth/credentials.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { createTestApp, sharedTestApp, type TestApp } from '../helpers/app.ts';
 import { buildCompany, buildServiceKey, buildUser } from '../helpers/factories.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 /**
  * Two replicas on one database, each with its own credential cache: a change made through one is
  * in effect on the other as soon as the database notification arrives.
  */
-let a: TestApp;
 let b: TestApp;
 
+const a = sharedTestApp();
 beforeAll(async () => {
-  a = await createTestApp();
   b = await createTestApp({ shareDatabaseWith: a });
-  await until(() => a.container.credentialCache.enabled && b.container.credentialCache.enabled, 'listeners');
+  await waitFor(() => a.container.credentialCache.enabled && b.container.credentialCache.enabled, {
+    what: 'listeners',
+    timeoutMs: 10_000,
+  });
 });
 afterAll(async () => {
   await b?.close();
-  await a?.close();
 });
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
-  const started = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 function get(t: TestApp, url: string, token: string) {
   return t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
@@ -87,7 +81,10 @@ describe('credential cache across two replicas', () => {
     const onA = await get(a, '/api/v0/notifications', token);
     expect(onA.statusCode).toBe(401);
     expect(onA.json().msg).toMatch(/revoked/);
-    await until(async () => (await get(b, '/api/v0/notifications', token)).statusCode === 401, 'b to refuse');
+    await waitFor(async () => (await get(b, '/api/v0/notifications', token)).statusCode === 401, {
+      what: 'b to refuse',
+      timeoutMs: 10_000,
+    });
     expect((await get(b, '/api/v0/notifications', token)).json().msg).toMatch(/revoked/);
   });
 
@@ -103,9 +100,12 @@ describe('credential cache across two replicas', () => {
       headers: { authorization: `Bearer ${manager.token}` },
     });
     expect(disable.statusCode).toBe(200);
-    await until(async () => !(await actorOnB()).companies.has(company.id), 'b to drop the membership');
+    await waitFor(async () => !(await actorOnB()).companies.has(company.id), {
+      what: 'b to drop the membership',
+      timeoutMs: 10_000,
+    });
 
-    const key = await buildServiceKey(a, company.id);
+    const key = await buildServiceKey(a, { companyId: company.id });
     const credits = () =>
       b.app.inject({ method: 'GET', url: '/api/scanner/v1/credits', headers: { 'x-api-key': key.key } });
     expect((await credits()).statusCode).toBe(200);
@@ -115,7 +115,10 @@ describe('credential cache across two replicas', () => {
       headers: { authorization: `Bearer ${manager.token}` },
     });
     expect(revoke.statusCode).toBeLessThan(300);
-    await until(async () => (await credits()).statusCode === 401, 'b to refuse the key');
+    await waitFor(async () => (await credits()).statusCode === 401, {
+      what: 'b to refuse the key',
+      timeoutMs: 10_000,
+    });
   });
 
   it('reads the database on every request while its listening connection is down, and caches again after', async () => {
@@ -126,12 +129,12 @@ describe('credential cache across two replicas', () => {
     // listener stayed away from before the first request to after the second.
     let checked = false;
     for (let attempt = 0; attempt < 10 && !checked; attempt += 1) {
-      await until(() => b.container.credentialCache.enabled, 'b to listen');
+      await waitFor(() => b.container.credentialCache.enabled, { what: 'b to listen', timeoutMs: 10_000 });
       await a.container.database.executeSql(
         `select pg_terminate_backend(pid) from pg_stat_activity
           where datname = current_database() and query = 'listen vigil_credentials' and pid <> pg_backend_pid()`,
       );
-      await until(() => !b.container.credentialCache.enabled, 'b to notice');
+      await waitFor(() => !b.container.credentialCache.enabled, { what: 'b to notice', timeoutMs: 10_000 });
       const generation = b.container.credentialCache.begin();
       const first = await get(b, '/api/v0/notifications', user.token);
       await silently('update user_tokens set revoked_at = now() where hash = $1', [hash]);
@@ -145,8 +148,14 @@ describe('credential cache across two replicas', () => {
       checked = true;
     }
     expect(checked).toBe(true);
-    await until(() => b.container.credentialCache.enabled, 'b to listen again');
-    await until(() => a.container.credentialCache.enabled, 'a to listen again');
+    await waitFor(() => b.container.credentialCache.enabled, {
+      what: 'b to listen again',
+      timeoutMs: 10_000,
+    });
+    await waitFor(() => a.container.credentialCache.enabled, {
+      what: 'a to listen again',
+      timeoutMs: 10_000,
+    });
   });
 
   it('refuses a cached token at its expiry, with no notification needed', async () => {

@@ -1,22 +1,16 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/auth/credentials.ts';
 import { serviceKeys, userTokens } from '../../src/db/schema/index.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildCompany, buildCompanyWithManager, buildServiceKey, buildUser } from '../helpers/factories.ts';
+import { sharedTestApp } from '../helpers/app.ts';
+import { buildCompany, buildCompanyWorld, buildServiceKey, buildUser } from '../helpers/factories.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 describe('service keys', () => {
   it('grants every scope but findings:write by default and stores only a hash', async () => {
     const company = await buildCompany(t);
-    const key = await buildServiceKey(t, company.id);
+    const key = await buildServiceKey(t, { companyId: company.id });
     expect(key.scopes.sort()).toEqual(['credits:read', 'findings:read', 'scans:create', 'scans:read']);
     const [row] = await t.container.database.db.select().from(serviceKeys).where(eq(serviceKeys.id, key.id));
     expect(row!.hash).toBe(hashSecret(key.key));
@@ -25,13 +19,16 @@ describe('service keys', () => {
 
   it('grants findings:write only when asked for explicitly', async () => {
     const company = await buildCompany(t);
-    const key = await buildServiceKey(t, company.id, ['findings:read', 'findings:write']);
+    const key = await buildServiceKey(t, {
+      companyId: company.id,
+      scopes: ['findings:read', 'findings:write'],
+    });
     expect(key.scopes).toEqual(['findings:read', 'findings:write']);
   });
 
   it('shows the key once: the list has prefixes, never keys', async () => {
-    const { company, manager } = await buildCompanyWithManager(t);
-    const key = await buildServiceKey(t, company.id);
+    const { company, manager } = await buildCompanyWorld(t);
+    const key = await buildServiceKey(t, { companyId: company.id });
     const res = await t.app.inject({
       method: 'GET',
       url: `/api/v0/companies/${company.id}/service-keys`,
@@ -44,7 +41,7 @@ describe('service keys', () => {
 
   it('accepts the key as Bearer and as X-API-Key, and refuses it once revoked', async () => {
     const company = await buildCompany(t);
-    const key = await buildServiceKey(t, company.id);
+    const key = await buildServiceKey(t, { companyId: company.id });
     const bearer = await t.app.inject({
       method: 'GET',
       url: '/api/scanner/v1/credits',
@@ -72,8 +69,8 @@ describe('service keys', () => {
   });
 
   it('refuses a user token on a v1 route and a service key on a v0 route', async () => {
-    const { company, manager } = await buildCompanyWithManager(t);
-    const key = await buildServiceKey(t, company.id);
+    const { company, manager } = await buildCompanyWorld(t);
+    const key = await buildServiceKey(t, { companyId: company.id });
     const v1 = await t.app.inject({
       method: 'GET',
       url: '/api/scanner/v1/credits',
@@ -90,9 +87,9 @@ describe('service keys', () => {
   });
 
   it('lets company managers manage keys, not members, and hides other companies', async () => {
-    const { company } = await buildCompanyWithManager(t);
+    const { company } = await buildCompanyWorld(t);
     const member = await buildUser(t, { companyId: company.id, companyRole: 'member' });
-    const other = await buildCompanyWithManager(t);
+    const other = await buildCompanyWorld(t);
     const asMember = await t.app.inject({
       method: 'POST',
       url: `/api/v0/companies/${company.id}/service-keys`,
@@ -177,7 +174,7 @@ describe('user tokens', () => {
 
 describe('company membership', () => {
   it('lets an invited user act for the company only after joining', async () => {
-    const { company, manager } = await buildCompanyWithManager(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const outsider = await buildUser(t);
     const invite = await t.app.inject({
       method: 'POST',

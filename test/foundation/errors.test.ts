@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { sharedTestApp } from '../helpers/app.ts';
 import { buildCompany, buildServiceKey } from '../helpers/factories.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp({ env: { VIGIL_BODY_LIMIT_BYTES: '2048' } });
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp({ env: { VIGIL_BODY_LIMIT_BYTES: '2048' } });
 
 const admin = () => ({ authorization: `Bearer ${t.adminToken}` });
 
@@ -101,7 +95,7 @@ describe('error responses', () => {
 
   it('answers an unsupported media type with 415', async () => {
     const company = await buildCompany(t);
-    const key = await buildServiceKey(t, company.id);
+    const key = await buildServiceKey(t, { companyId: company.id });
     const res = await t.app.inject({
       method: 'POST',
       url: `/api/v0/companies/${company.id}/service-keys`,

@@ -1,17 +1,11 @@
 import { Writable } from 'node:stream';
 import type pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLogger, REDACTED_LOG_PATHS } from '../../src/container.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildCompanyWithManager } from '../helpers/factories.ts';
+import { sharedTestApp } from '../helpers/app.ts';
+import { buildCompany, buildCompanyWorld, buildUser } from '../helpers/factories.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 describe('health and metrics', () => {
   it('answers /healthz and /readyz without a credential', async () => {
@@ -158,7 +152,7 @@ describe('logs', () => {
 
 describe('integrations', () => {
   it('stores credentials encrypted and never returns them', async () => {
-    const { company, manager } = await buildCompanyWithManager(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const put = await t.app.inject({
       method: 'PUT',
       url: `/api/v0/companies/${company.id}/integrations/tracker_b`,
@@ -192,7 +186,7 @@ describe('integrations', () => {
   });
 
   it('keeps several tracker_b sites apart and replaces one on a second PUT', async () => {
-    const { company, manager } = await buildCompanyWithManager(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const put = (site: string, token: string) =>
       t.app.inject({
         method: 'PUT',
@@ -211,7 +205,9 @@ describe('integrations', () => {
   });
 
   it('audits sourcehost connections and removals', async () => {
-    const { company, manager } = await buildCompanyWithManager(t);
+    // A company with a manager only: the audit below lists every invitation.
+    const company = await buildCompany(t);
+    const manager = await buildUser(t, { companyId: company.id, companyRole: 'manager' });
     const headers = { authorization: `Bearer ${manager.token}` };
     const put = await t.app.inject({
       method: 'PUT',
@@ -248,7 +244,7 @@ describe('integrations', () => {
   });
 
   it('rejects unknown credential fields with 400 naming them', async () => {
-    const { company, manager } = await buildCompanyWithManager(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const res = await t.app.inject({
       method: 'PUT',
       url: `/api/v0/companies/${company.id}/integrations/tracker_a`,

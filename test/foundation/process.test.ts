@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabaseConfig } from '../helpers/database.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const children: ChildProcess[] = [];
@@ -43,19 +44,16 @@ function runVigil(args: string[], env: Record<string, string>) {
     output += String(d);
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const waitFor = (pattern: RegExp, timeoutMs = 60_000) =>
-    new Promise<void>((resolve, reject) => {
-      const started = Date.now();
-      const check = () => {
-        if (pattern.test(output)) return resolve();
-        if (child.exitCode !== null) return reject(new Error(`vigil exited early:\n${output}`));
-        if (Date.now() - started > timeoutMs)
-          return reject(new Error(`timed out waiting for ${pattern}:\n${output}`));
-        setTimeout(check, 50);
-      };
-      check();
-    });
-  return { child, exited, waitFor, output: () => output };
+  const waitForOutput = (pattern: RegExp, timeoutMs = 60_000) =>
+    waitFor(
+      () => {
+        if (pattern.test(output)) return true;
+        if (child.exitCode !== null) throw new Error(`vigil exited early:\n${output}`);
+        return false;
+      },
+      { what: () => `${pattern}:\n${output}`, timeoutMs },
+    );
+  return { child, exited, waitFor: waitForOutput, output: () => output };
 }
 
 const adminToken = () => `vgl_u_${randomBytes(20).toString('hex')}`;
@@ -91,11 +89,11 @@ describe('vigil processes', () => {
         },
       );
       req.on('error', reject);
-      req.write('{"name": "Drain Co", ');
-      setTimeout(() => {
+      // SIGTERM once the first half is on the wire; the rest once the server is shutting down.
+      req.write('{"name": "Drain Co", ', () => {
         first.child.kill('SIGTERM');
-        setTimeout(() => req.end('"handle": "drain-co"}'), 300);
-      }, 300);
+        first.waitFor(/shutting down/).then(() => req.end('"handle": "drain-co"}'), reject);
+      });
     });
     const answered = await response;
     expect(answered.status).toBe(201);

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/auth/actor.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter } from '../../src/rate-limit.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { createTestApp, sharedTestApp, type TestApp } from '../helpers/app.ts';
 import { buildCompany, buildServiceKey } from '../helpers/factories.ts';
 
 /** Setup through the services, so that it does not spend the admin token's requests. */
@@ -48,13 +48,7 @@ async function deleteTestKeys(url: string): Promise<void> {
 }
 
 describe('rate limits per credential', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ env: { VIGIL_RATE_LIMIT_PER_MINUTE: '3' } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = sharedTestApp({ env: { VIGIL_RATE_LIMIT_PER_MINUTE: '3' } });
 
   it('answers 429 RATE_LIMITED with Retry-After and the RateLimit headers once the bucket is empty', async () => {
     const { keys } = await setupCompanyWithKeys(t, 1);
@@ -167,7 +161,7 @@ describe.skipIf(!redisUrl)('rate limits shared through Redis', () => {
     });
     try {
       const company = await buildCompany(first);
-      const key = await buildServiceKey(first, company.id);
+      const key = await buildServiceKey(first, { companyId: company.id });
       const statuses: number[] = [];
       for (let i = 0; i < 6; i++) {
         const replica = i % 2 === 0 ? first : second;

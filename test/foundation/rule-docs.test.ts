@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { toSarifReport, toSastReport } from '../../src/engine/index.ts';
 import { allRuleMetas } from '../../src/engine/rules-catalogue.ts';
 import type { EngineVulnerability } from '../../src/engine/types.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { sharedTestApp } from '../helpers/app.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = sharedTestApp();
 
 describe('GET /docs/rules', () => {
   it('lists every rule and serves a page for each, without a credential', async () => {

@@ -19,7 +19,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { sharedTestApp } from '../helpers/app.ts';
 import { defaultParams, type Exemption, MATRIX, type MatrixEntry } from '../security/access-matrix.ts';
 import {
   type AccessWorld,
@@ -50,7 +50,6 @@ interface Operation {
   gateway: number[];
 }
 
-let t: TestApp;
 let w: AccessWorld;
 let spec: {
   paths: Record<string, Record<string, Record<string, unknown>>>;
@@ -181,10 +180,10 @@ const results: Array<{
 }> = [];
 const startedAt = Date.now();
 
+const t = sharedTestApp({
+  env: { VIGIL_RATE_LIMIT_PER_MINUTE: '1000000', VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' },
+});
 beforeAll(async () => {
-  t = await createTestApp({
-    env: { VIGIL_RATE_LIMIT_PER_MINUTE: '1000000', VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' },
-  });
   w = await buildAccessWorld(t);
   spec = JSON.parse(await readFile(path.resolve('openapi.json'), 'utf8'));
 }, 120_000);
@@ -220,7 +219,6 @@ afterAll(async () => {
       )}\n`,
     );
   }
-  await t?.close();
 });
 
 const isEntry = (e: MatrixEntry | Exemption | undefined): e is MatrixEntry => e !== undefined && 'as' in e;

@@ -3,13 +3,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import { type App, buildApp } from '../../src/app.ts';
 import { CREDENTIALS_CHANNEL } from '../../src/auth/credential-cache.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
-import { type Container, createContainer } from '../../src/container.ts';
+import { type Container, createContainer, createLogger } from '../../src/container.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { workerRegistrations } from '../../src/jobs/worker.ts';
 import { createTestDatabaseConfig } from './database.ts';
+import { waitFor } from './wait.ts';
 
 export interface TestApp {
   app: App;
@@ -34,6 +36,11 @@ export interface TestAppOptions {
   worker?: boolean;
   /** Reuse another test app's database (two replicas on one database). */
   shareDatabaseWith?: TestApp;
+  /**
+   * Receives every line the app logs, through the app's own logger (redaction included) at the
+   * `LOG_LEVEL` of `env`; without it the app logs nowhere (`TEST_LOG_LEVEL` to see it).
+   */
+  logTo?: (line: string) => void;
 }
 
 /** See TestApp.settleCredentials. */
@@ -42,11 +49,11 @@ export async function settleCredentials(container: Container): Promise<void> {
   if (!cache.enabled) return; // nothing is cached while the listener is away
   const marker = `settle-${randomBytes(8).toString('hex')}`;
   await container.database.executeSql('select pg_notify($1, $2)', [CREDENTIALS_CHANNEL, marker]);
-  const started = Date.now();
-  while (cache.enabled && !cache.recentReasons.includes(marker)) {
-    if (Date.now() - started > 10_000) throw new Error('the credential notification never arrived');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await waitFor(() => !cache.enabled || cache.recentReasons.includes(marker), {
+    what: 'the credential notification',
+    timeoutMs: 10_000,
+    intervalMs: 5,
+  });
 }
 
 /**
@@ -72,7 +79,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ),
     database: dbConfig,
   };
-  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const logTo = options.logTo;
+  const log = logTo
+    ? createLogger(config, { write: (line: string) => void logTo(line) })
+    : pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   // A second "replica" on a shared database has a pool of its own, as a second process would.
   const database = await openDatabase(dbConfig);
   const container = await createContainer(config, { log, database });
@@ -103,4 +113,72 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The test app of a test file: created before its tests (`beforeAll`) and closed after them
+ * (`afterAll`). The returned object stands for the app once created, so it can be captured at the
+ * top of the file: `const t = sharedTestApp();`.
+ */
+export function sharedTestApp(options: TestAppOptions | (() => TestAppOptions) = {}): TestApp {
+  let current: TestApp | undefined;
+  beforeAll(async () => {
+    current = await createTestApp(typeof options === 'function' ? options() : options);
+  });
+  afterAll(async () => {
+    await current?.close();
+  });
+  return new Proxy({} as TestApp, {
+    get(_, property) {
+      if (!current) throw new Error('the test app is used before beforeAll created it');
+      return Reflect.get(current, property);
+    },
+  });
+}
+
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One request through the app with a bearer token (`null` sends none); the raw response. */
+export async function api(t: TestApp, method: Method, url: string, token: string | null, payload?: unknown) {
+  return t.app.inject({
+    method,
+    url,
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
+}
+
+/** The same, failing the test unless the status is 2xx; returns the parsed body. */
+export async function apiOk<T = Record<string, unknown>>(
+  t: TestApp,
+  method: Method,
+  url: string,
+  token: string | null,
+  payload?: unknown,
+): Promise<T> {
+  const res = await api(t, method, url, token, payload);
+  if (res.statusCode >= 300) throw new Error(`${method} ${url} → ${res.statusCode}: ${res.body}`);
+  return (res.body ? res.json() : null) as T;
+}
+
+/** GET with a token; returns status and parsed body. */
+export async function getJson<T = Record<string, unknown>>(
+  t: TestApp,
+  token: string,
+  url: string,
+): Promise<{ status: number; body: T }> {
+  const res = await api(t, 'GET', url, token);
+  return { status: res.statusCode, body: res.json() as T };
+}
+
+/** Sends a request with a token and a JSON body; returns status and parsed body (null when empty). */
+export async function sendJson<T = Record<string, unknown>>(
+  t: TestApp,
+  token: string,
+  method: Exclude<Method, 'GET'>,
+  url: string,
+  payload?: unknown,
+): Promise<{ status: number; body: T }> {
+  const res = await api(t, method, url, token, payload);
+  return { status: res.statusCode, body: (res.body ? res.json() : null) as T };
 }

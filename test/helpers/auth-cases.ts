@@ -66,13 +66,13 @@ export function itEnforcesServiceAuth(getApp: () => TestApp, route: ServiceRoute
     const t = getApp();
     const company = await buildCompany(t);
     const req = await route.request(t, company.id);
-    const expired = await buildServiceKey(t, company.id, [...SCOPES]);
+    const expired = await buildServiceKey(t, { companyId: company.id, scopes: [...SCOPES] });
     await t.container.database.db
       .update(serviceKeys)
       .set({ expiresAt: new Date(Date.now() - 1000) })
       .where(eq(serviceKeys.id, expired.id));
     expectV1Error(await send(t, req, { authorization: `Bearer ${expired.key}` }), 401);
-    const revoked = await buildServiceKey(t, company.id, [...SCOPES]);
+    const revoked = await buildServiceKey(t, { companyId: company.id, scopes: [...SCOPES] });
     const del = await t.app.inject({
       method: 'DELETE',
       url: `/api/v0/companies/${company.id}/service-keys/${revoked.id}`,
@@ -87,7 +87,7 @@ export function itEnforcesServiceAuth(getApp: () => TestApp, route: ServiceRoute
     const company = await buildCompany(t);
     const req = await route.request(t, company.id);
     const others = SCOPES.filter((s) => s !== route.scope);
-    const key = await buildServiceKey(t, company.id, others);
+    const key = await buildServiceKey(t, { companyId: company.id, scopes: others });
     const res = await send(t, req, { authorization: `Bearer ${key.key}` });
     expectV1Error(res, 403);
     expect((res.json() as { code: string }).code).toBe('INSUFFICIENT_SCOPE');
@@ -99,7 +99,7 @@ export function itEnforcesServiceAuth(getApp: () => TestApp, route: ServiceRoute
       const owner = await buildCompany(t);
       const req = await route.request(t, owner.id);
       const intruder = await buildCompany(t);
-      const key = await buildServiceKey(t, intruder.id, [...SCOPES]);
+      const key = await buildServiceKey(t, { companyId: intruder.id, scopes: [...SCOPES] });
       expectV1Error(await send(t, req, { 'x-api-key': key.key }), 404);
     });
   }

@@ -1,9 +1,8 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import { archives, workspaces } from '../../src/db/schema/index.ts';
-import { buildTarGz } from '../fixtures/archives.ts';
 import type { TestApp } from './app.ts';
+import type { TestArchive } from './factories.ts';
+import { waitFor } from './wait.ts';
 
 /** A Solidity contract with a textbook reentrancy (state written after an external call). */
 export const REENTRANT_BANK = `pragma solidity ^0.4.24;
@@ -28,53 +27,6 @@ export function newIdempotencyKey(): string {
   return `test-${randomBytes(8).toString('hex')}`;
 }
 
-export interface TestArchive {
-  archiveId: string;
-  sha256: string;
-  workspaceId: string;
-  objectKey: string;
-}
-
-/**
- * Stores a tar.gz of `files` as a completed archive of the company (object + workspace + archive
- * rows), the way completeSourceUpload leaves it. Pass `workspaceId` to add it to a workspace.
- */
-export async function buildArchive(
-  t: TestApp,
-  companyId: string,
-  files: Record<string, string>,
-  options: { workspaceId?: string } = {},
-): Promise<TestArchive> {
-  const body = buildTarGz(Object.entries(files).map(([name, content]) => ({ name, content })));
-  const sha256 = createHash('sha256').update(body).digest('hex');
-  const db = t.container.database.db;
-  let workspaceId = options.workspaceId;
-  if (!workspaceId) {
-    const [ws] = await db
-      .insert(workspaces)
-      .values({ companyId, name: `uploads-${randomBytes(3).toString('hex')}`, prefix: '', repository: null })
-      .returning();
-    workspaceId = ws!.id;
-  }
-  const uploadId = randomUUID();
-  const objectKey = `test/${companyId}/${uploadId}.tar.gz`;
-  await t.container.objectStore.putStream(objectKey, Readable.from([body]), { maxBytes: body.length + 1 });
-  const [row] = await db
-    .insert(archives)
-    .values({
-      companyId,
-      workspaceId,
-      uploadId,
-      objectKey,
-      sha256,
-      sizeBytes: body.length,
-      fileCount: Object.keys(files).length,
-      expandedBytes: Object.values(files).reduce((n, c) => n + Buffer.byteLength(c), 0),
-    })
-    .returning();
-  return { archiveId: row!.id, sha256, workspaceId, objectKey };
-}
-
 /** `count` Solidity files, each with the reentrancy (a slow enough scan to be cancelled or killed). */
 export function manySolidityFiles(count: number): Record<string, string> {
   const files: Record<string, string> = {};
@@ -82,27 +34,6 @@ export function manySolidityFiles(count: number): Record<string, string> {
     files[`contracts/Bank${i}.sol`] = REENTRANT_BANK.replace('contract Bank', `contract Bank${i}`);
   }
   return files;
-}
-
-/**
- * Connects a sourcehost integration for the company (through the management API). The default
- * base URL answers nothing, so fetching a commit fails.
- */
-export async function connectSourcehost(
-  t: TestApp,
-  companyId: string,
-  options: { baseUrl?: string; token?: string } = {},
-): Promise<void> {
-  const res = await t.app.inject({
-    method: 'PUT',
-    url: `/api/v0/companies/${companyId}/integrations/sourcehost`,
-    headers: { authorization: `Bearer ${t.adminToken}` },
-    payload: {
-      credentials: { token: options.token ?? 'sourcehost-token' },
-      settings: { baseUrl: options.baseUrl ?? 'http://127.0.0.1:1' },
-    },
-  });
-  expect(res.statusCode, res.body).toBeLessThan(300);
 }
 
 /** POST /scans with a service key and an Idempotency-Key. */
@@ -162,14 +93,18 @@ export async function waitForScan(
   done: (scan: ScanStatusBody) => boolean,
   timeoutMs = 30_000,
 ): Promise<ScanStatusBody> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const scan = await getScanStatus(t, serviceKey, scanId);
-    if (done(scan)) return scan;
-    if (Date.now() > deadline)
-      throw new Error(`scan ${scanId} did not reach the state in time: ${JSON.stringify(scan)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  let last: ScanStatusBody | undefined;
+  return waitFor(
+    async () => {
+      last = await getScanStatus(t, serviceKey, scanId);
+      return done(last) && last;
+    },
+    {
+      timeoutMs,
+      intervalMs: 100,
+      what: () => `scan ${scanId} to reach the state (last: ${JSON.stringify(last)})`,
+    },
+  );
 }
 
 /** Final states of a scan. */

@@ -4,6 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/wait.ts';
 
 /**
  * Real `vigil` processes on one data folder and its embedded PostgreSQL server: they share one
@@ -55,20 +56,14 @@ function alive(pid: number): boolean {
   }
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000) {
-  const started = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** Stops a server a failed test may have left (the last vigil process normally stops it). */
 async function stopServerOf(dir: string): Promise<void> {
   const state = await serverState(dir);
   if (state && alive(state.pid)) {
     process.kill(state.pid, 'SIGINT');
-    await until(() => !alive(state.pid), 'the server to stop', 30_000).catch(() => undefined);
+    await waitFor(() => !alive(state.pid), { what: 'the server to stop', timeoutMs: 30_000 }).catch(
+      () => undefined,
+    );
   }
 }
 
@@ -88,12 +83,15 @@ function vigil(args: string[], env: Record<string, string>, options: { detached?
     output += String(d);
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const waitFor = (pattern: RegExp) =>
-    until(() => {
-      if (child.exitCode !== null) throw new Error(`vigil ${args.join(' ')} exited early:\n${output}`);
-      return pattern.test(output);
-    }, `${pattern} in:\n${output}`);
-  return { child, exited, waitFor, output: () => output };
+  const waitForOutput = (pattern: RegExp) =>
+    waitFor(
+      () => {
+        if (child.exitCode !== null) throw new Error(`vigil ${args.join(' ')} exited early:\n${output}`);
+        return pattern.test(output);
+      },
+      { what: () => `${pattern} in:\n${output}`, timeoutMs: 60_000 },
+    );
+  return { child, exited, waitFor: waitForOutput, output: () => output };
 }
 
 async function stop(run: ReturnType<typeof vigil>): Promise<void> {
@@ -148,7 +146,7 @@ describe('vigil processes on one data folder share one embedded PostgreSQL serve
     expect(state).not.toBeNull();
     await stop(start);
     // The last vigil process on the folder stopped the server.
-    await until(() => !alive(state!.pid), 'the embedded server to stop');
+    await waitFor(() => !alive(state!.pid), { what: 'the embedded server to stop', timeoutMs: 60_000 });
 
     const again = vigil(['start'], env);
     await again.waitFor(/API listening/);
@@ -186,7 +184,7 @@ describe('vigil processes on one data folder share one embedded PostgreSQL serve
     expect(alive(state!.pid)).toBe(true);
     expect((await runCurls(curls, portB)).map((r) => r.status)).toEqual(viaA.map(() => 200));
     await stop(b);
-    await until(() => !alive(state!.pid), 'the embedded server to stop');
+    await waitFor(() => !alive(state!.pid), { what: 'the embedded server to stop', timeoutMs: 60_000 });
   }, 240_000);
 
   it('SIGKILL of the whole process group (and of the server), then start: the data are intact', async () => {
@@ -217,12 +215,15 @@ describe('vigil processes on one data folder share one embedded PostgreSQL serve
     process.kill(-adopting.child.pid!, 'SIGKILL');
     process.kill(adopted.pid, 'SIGKILL');
     await adopting.exited;
-    await until(() => !alive(adopted.pid), 'the server to die');
+    await waitFor(() => !alive(adopted.pid), { what: 'the server to die', timeoutMs: 60_000 });
     // Its backends exit once the postmaster is gone.
-    await until(async () => {
-      const ps = await readFile(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').catch(() => '');
-      return ps !== '';
-    }, 'postmaster.pid to be left behind');
+    await waitFor(
+      async () => {
+        const ps = await readFile(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').catch(() => '');
+        return ps !== '';
+      },
+      { what: 'postmaster.pid to be left behind', timeoutMs: 60_000 },
+    );
 
     const recovered = vigil(['start'], env);
     await recovered.waitFor(/API listening/);

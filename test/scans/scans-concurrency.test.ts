@@ -1,10 +1,10 @@
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { creditAccounts, creditLedger, scanFindings, scans } from '../../src/db/schema/index.ts';
+import { scanRunJob } from '../../src/scanner/scans/scans.jobs.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
+import { buildArchive, buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
 import {
-  buildArchive,
   isFinal,
   localScanBody,
   manySolidityFiles,
@@ -13,6 +13,7 @@ import {
   REENTRANT_BANK,
   waitForScan,
 } from '../helpers/scan-helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 // Two app instances on one database, each with its own pool (two replicas).
 let first: TestApp;
@@ -29,6 +30,16 @@ afterAll(async () => {
 
 const replica = (i: number) => (i % 2 === 0 ? first : second);
 
+/** Jobs of the scan's run that a worker may still take or is running. */
+async function unfinishedRunJobs(scanId: string): Promise<number> {
+  const res = await first.container.database.executeSql(
+    `select count(*)::int as n from pgboss.job
+      where name = $1 and data->>'scanId' = $2 and state in ('created', 'retry', 'active')`,
+    [scanRunJob.name, scanId],
+  );
+  return (res.rows[0] as { n: number }).n;
+}
+
 async function account(companyId: string) {
   const [row] = await first.container.database.db
     .select()
@@ -40,9 +51,9 @@ async function account(companyId: string) {
 describe('createScan under concurrency', () => {
   it('creates one scan for 50 parallel identical requests with one Idempotency-Key', async () => {
     const company = await buildCompany(first);
-    const key = (await buildServiceKey(first, company.id)).key;
+    const key = (await buildServiceKey(first, { companyId: company.id })).key;
     await grantCredits(first, company.id, 5);
-    const archive = await buildArchive(first, company.id, { 'a.sol': REENTRANT_BANK });
+    const archive = await buildArchive(first, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
     const idem = newIdempotencyKey();
     const body = localScanBody(archive);
     const answers = await Promise.all(
@@ -77,9 +88,9 @@ describe('createScan under concurrency', () => {
 
   it('accepts exactly as many scans as there are credits (30 parallel keys, 10 credits) and never goes below zero', async () => {
     const company = await buildCompany(first);
-    const key = (await buildServiceKey(first, company.id)).key;
+    const key = (await buildServiceKey(first, { companyId: company.id })).key;
     await grantCredits(first, company.id, 10);
-    const archive = await buildArchive(first, company.id, { 'a.sol': REENTRANT_BANK });
+    const archive = await buildArchive(first, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
 
     let sampling = true;
     const samples: number[] = [];
@@ -125,9 +136,9 @@ describe('createScan under concurrency', () => {
 describe('cancelScan racing the scan', () => {
   it('ends every scan in exactly one final state with consistent credits', async () => {
     const company = await buildCompany(first);
-    const key = (await buildServiceKey(first, company.id)).key;
+    const key = (await buildServiceKey(first, { companyId: company.id })).key;
     await grantCredits(first, company.id, 20);
-    const archive = await buildArchive(first, company.id, manySolidityFiles(6));
+    const archive = await buildArchive(first, { companyId: company.id, files: manySolidityFiles(6) });
     const outcomes: Array<{ id: string; cancel: number; final: string }> = [];
     for (let round = 0; round < 5; round++) {
       const created = await postScan(first, key, localScanBody(archive));
@@ -144,8 +155,8 @@ describe('cancelScan racing the scan', () => {
       expect([200, 409]).toContain(cancel.statusCode);
       if (cancel.statusCode === 409) expect(cancel.json().code).toBe('SCAN_NOT_CANCELLABLE');
       const final = await waitForScan(first, key, id, isFinal);
-      // Give a late completion the chance to (wrongly) overwrite a cancel.
-      await new Promise((resolve) => setTimeout(resolve, 700));
+      // A late completion has had its chance to (wrongly) overwrite a cancel once the job is over.
+      await waitFor(async () => (await unfinishedRunJobs(id)) === 0, { what: `the run job of ${id} to end` });
       const settled = await waitForScan(first, key, id, isFinal);
       expect(settled.status).toBe(final.status);
       expect(final.status).toBe(cancel.statusCode === 200 ? 'cancelled' : 'completed');

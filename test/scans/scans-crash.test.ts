@@ -7,9 +7,8 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { creditLedger, findings, scanFindings } from '../../src/db/schema/index.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
+import { buildArchive, buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
 import {
-  buildArchive,
   getScanStatus,
   isFinal,
   localScanBody,
@@ -58,9 +57,9 @@ afterAll(async () => {
 describe('a worker killed in the middle of a scan', () => {
   it('is taken over by another worker within 90 s: the scan completes once, credits are consumed once, findings are not duplicated', async () => {
     const company = await buildCompany(t);
-    const key = (await buildServiceKey(t, company.id)).key;
+    const key = (await buildServiceKey(t, { companyId: company.id })).key;
     await grantCredits(t, company.id, 5);
-    const archive = await buildArchive(t, company.id, manySolidityFiles(400));
+    const archive = await buildArchive(t, { companyId: company.id, files: manySolidityFiles(400) });
 
     const first = spawnWorker();
     let killedOnPurpose = false;

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ServiceActor } from '../../src/auth/actor.ts';
 import { creditLedger, findings, scanFindings, scans } from '../../src/db/schema/index.ts';
 import type { ScanResult } from '../../src/engine/types.ts';
@@ -10,19 +10,14 @@ import { createEngineAdapter } from '../../src/scanner/scans/scans.engine-adapte
 import type { ScanEngine } from '../../src/scanner/scans/scans.ports.ts';
 import { createScansService, type JobRunContext } from '../../src/scanner/scans/scans.service.ts';
 import { openScanSources } from '../../src/scanner/sources/scan-sources.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
-import { buildArchive, localScanBody, newIdempotencyKey, REENTRANT_BANK } from '../helpers/scan-helpers.ts';
+import { sharedTestApp } from '../helpers/app.ts';
+import { buildArchive, buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
+import { localScanBody, newIdempotencyKey, REENTRANT_BANK } from '../helpers/scan-helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 // The lifecycle jobs called directly (no worker), with the real engine or an engine that fails,
 // to check each step's idempotency and the credits of every outcome.
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-}, 60_000);
-afterAll(async () => {
-  await t?.close();
-});
+const t = sharedTestApp();
 
 const log = pino({ level: 'silent' });
 const context = (finalAttempt = false): JobRunContext => ({
@@ -58,8 +53,11 @@ function servicesWith(engine: ScanEngine) {
 async function createdScan(service: ReturnType<typeof servicesWith>) {
   const company = await buildCompany(t);
   await grantCredits(t, company.id, 10);
-  const archive = await buildArchive(t, company.id, { 'contracts/Bank.sol': REENTRANT_BANK });
-  const key = await buildServiceKey(t, company.id);
+  const archive = await buildArchive(t, {
+    companyId: company.id,
+    files: { 'contracts/Bank.sol': REENTRANT_BANK },
+  });
+  const key = await buildServiceKey(t, { companyId: company.id });
   const actor: ServiceActor = {
     kind: 'service',
     credentialId: key.id,
@@ -172,9 +170,11 @@ describe('scan lifecycle jobs', () => {
       release = resolve;
     });
     const real = createEngineAdapter();
+    let engineSignal: AbortSignal | undefined;
     const slow: ScanEngine = {
       ...real,
       scanTree: async (tree, options) => {
+        engineSignal = options.signal;
         options.onProgress?.({ filesDone: 0, filesTotal: 1 });
         await gate;
         // The engine checks the signal between files.
@@ -186,12 +186,13 @@ describe('scan lifecycle jobs', () => {
     const { actor, scanId } = await createdScan(service);
     await service.prepareScan(scanId, context());
     const running = service.runScan(scanId, context());
-    for (let i = 0; i < 50 && (await scanRow(scanId)).status !== 'running'; i++)
-      await new Promise((r) => setTimeout(r, 20));
+    await waitFor(async () => engineSignal && (await scanRow(scanId)).status === 'running', {
+      what: 'the scan to run',
+    });
     const cancelled = await service.cancelScan(actor, scanId);
     expect(cancelled.status).toBe('cancelled');
-    // Let the poll notice the cancel before the engine goes on.
-    await new Promise((r) => setTimeout(r, 700));
+    // The poll notices the cancel before the engine goes on.
+    await waitFor(() => engineSignal?.aborted, { what: 'the cancel to reach the engine' });
     release();
     await running;
     const row = await scanRow(scanId);

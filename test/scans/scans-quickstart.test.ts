@@ -1,17 +1,11 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildTarGz } from '../fixtures/archives.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { sharedTestApp } from '../helpers/app.ts';
 import { REENTRANT_BANK, waitForScan } from '../helpers/scan-helpers.ts';
 
 // The same sequence as docs/scanner-quickstart.md, step by step over HTTP.
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp({ worker: true });
-}, 60_000);
-afterAll(async () => {
-  await t?.close();
-});
+const t = sharedTestApp({ worker: true });
 
 describe('the scanner quickstart', () => {
   it('uploads an archive, starts a standard scan, polls it and reads its findings', async () => {

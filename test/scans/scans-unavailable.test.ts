@@ -1,29 +1,17 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { idempotencyRecords, scans } from '../../src/db/schema/index.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
-import {
-  buildArchive,
-  localScanBody,
-  newIdempotencyKey,
-  postScan,
-  REENTRANT_BANK,
-} from '../helpers/scan-helpers.ts';
+import { createTestApp, sharedTestApp } from '../helpers/app.ts';
+import { buildArchive, buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
+import { localScanBody, newIdempotencyKey, postScan, REENTRANT_BANK } from '../helpers/scan-helpers.ts';
 
-let healthy: TestApp;
-beforeAll(async () => {
-  healthy = await createTestApp();
-}, 60_000);
-afterAll(async () => {
-  await healthy?.close();
-});
+const healthy = sharedTestApp();
 
 async function tenant() {
   const company = await buildCompany(healthy);
-  const key = (await buildServiceKey(healthy, company.id)).key;
+  const key = (await buildServiceKey(healthy, { companyId: company.id })).key;
   await grantCredits(healthy, company.id, 10);
-  const archive = await buildArchive(healthy, company.id, { 'a.sol': REENTRANT_BANK });
+  const archive = await buildArchive(healthy, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
   return { company, key, body: localScanBody(archive) };
 }
 

@@ -9,15 +9,16 @@ import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { SCOPES, type Scope } from '../../src/auth/credentials.ts';
 import type { TestApp } from '../helpers/app.ts';
+import { apiOk } from '../helpers/app.ts';
 import {
+  buildArchive,
   buildCompany,
   buildServiceKey,
   buildUser,
   grantCredits,
   type TestUser,
 } from '../helpers/factories.ts';
-import { apiOk } from '../helpers/platform-org-factories.ts';
-import { buildArchive, localScanBody, newIdempotencyKey, REENTRANT_BANK } from '../helpers/scan-helpers.ts';
+import { localScanBody, newIdempotencyKey, REENTRANT_BANK } from '../helpers/scan-helpers.ts';
 
 /** Named callers of the matrix. */
 export const CALLERS = [
@@ -233,9 +234,9 @@ export async function buildAccessWorld(t: TestApp): Promise<AccessWorld> {
   await apiOk(t, 'POST', `/api/v0/companies/${companyA.id}/users`, manager.token, {
     username: invited.username,
   });
-  const keyA = (await buildServiceKey(t, companyA.id, [...SCOPES])).key;
-  const keyB = (await buildServiceKey(t, companyB.id, [...SCOPES])).key;
-  const keyToRevoke = await buildServiceKey(t, companyA.id);
+  const keyA = (await buildServiceKey(t, { companyId: companyA.id, scopes: [...SCOPES] })).key;
+  const keyB = (await buildServiceKey(t, { companyId: companyB.id, scopes: [...SCOPES] })).key;
+  const keyToRevoke = await buildServiceKey(t, { companyId: companyA.id });
   const { id: tokenId } = await apiOk<{ id: string }>(
     t,
     'POST',
@@ -245,7 +246,10 @@ export async function buildAccessWorld(t: TestApp): Promise<AccessWorld> {
   );
 
   await grantCredits(t, companyA.id, 100);
-  const archive = await buildArchive(t, companyA.id, { 'contracts/Bank.sol': REENTRANT_BANK });
+  const archive = await buildArchive(t, {
+    companyId: companyA.id,
+    files: { 'contracts/Bank.sol': REENTRANT_BANK },
+  });
   const created = await t.app.inject({
     method: 'POST',
     url: '/api/scanner/v1/scans',
@@ -336,11 +340,7 @@ export async function credentialsOf(
       let key = keysWithout.get(scope);
       if (!key) {
         key = (
-          await buildServiceKey(
-            w.t,
-            w.companyA.id,
-            SCOPES.filter((s) => s !== scope),
-          )
+          await buildServiceKey(w.t, { companyId: w.companyA.id, scopes: SCOPES.filter((s) => s !== scope) })
         ).key;
         keysWithout.set(scope, key);
       }

@@ -1,19 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CursorCodec, createCursorCodec, hashFilters } from '../../src/platform/pagination/cursor.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildCompany } from '../helpers/factories.ts';
-import { buildRepositoryTeam, insertFinding } from '../helpers/findings-factories.ts';
+import { createTestApp, sharedTestApp, type TestApp } from '../helpers/app.ts';
+import { buildCompany, buildFinding, buildRepositoryTeam } from '../helpers/factories.ts';
 
-let t: TestApp;
 let other: TestApp;
 let codec: CursorCodec;
+const t = sharedTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   other = await createTestApp();
   codec = createCursorCodec(t.config.secretKey!);
 });
 afterAll(async () => {
-  await t?.close();
   await other?.close();
 });
 
@@ -42,7 +39,8 @@ function expectInvalid(res: { status: number; body: Record<string, unknown> }, l
 describe('signed cursors', () => {
   it('all-findings: an edited, foreign or out-of-range cursor is 400 INVALID_CURSOR', async () => {
     const team = await buildRepositoryTeam(t);
-    for (let i = 0; i < 3; i++) await insertFinding(t, team.repository, { title: `F${i}`, status: 'new' });
+    for (let i = 0; i < 3; i++)
+      await buildFinding(t, { repositoryId: team.repository.id, title: `F${i}`, status: 'new' });
     const token = team.judge.token;
     const url = (query: string) => `/api/v0/repositories/all-findings?${query}`;
     const first = await get(token, url('limit=1&order_by=number_asc'));

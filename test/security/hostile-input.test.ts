@@ -1,20 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { INT32_MAX } from '../../src/http/hostile-input.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { sharedTestApp } from '../helpers/app.ts';
 import { buildCompany } from '../helpers/factories.ts';
 
-let t: TestApp;
 let port: number;
+const t = sharedTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   port = (t.app.server.address() as AddressInfo).port;
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const auth = () => ({ authorization: `Bearer ${t.adminToken}` });

@@ -9,8 +9,8 @@
  * of a wrong id). An operation of openapi.json without an entry or a reasoned exemption fails.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../helpers/app.ts';
 import {
   type Denial,
   defaultParams,
@@ -116,17 +116,13 @@ function expectErrorShape(path: string, body: string, label: string) {
   }
 }
 
-let t: TestApp;
 let w: AccessWorld;
+const t = sharedTestApp({
+  env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32', VIGIL_RATE_LIMIT_PER_MINUTE: '1000000' },
+});
 beforeAll(async () => {
-  t = await createTestApp({
-    env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32', VIGIL_RATE_LIMIT_PER_MINUTE: '1000000' },
-  });
   w = await buildAccessWorld(t);
 }, 120_000);
-afterAll(async () => {
-  await t?.close();
-});
 
 describe('isolation matrix from openapi.json', () => {
   it('has an entry or a reasoned exemption for every operation, and no stale entry', () => {

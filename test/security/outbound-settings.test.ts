@@ -1,16 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OUTBOUND_REFUSED_MESSAGE } from '../../src/integrations/outbound/outbound-policy.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { createTestApp, sharedTestApp, type TestApp } from '../helpers/app.ts';
 import { buildCompany } from '../helpers/factories.ts';
 
-let strict: TestApp;
 let allowing: TestApp;
+const strict = sharedTestApp();
 beforeAll(async () => {
-  strict = await createTestApp();
   allowing = await createTestApp({ env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
 });
 afterAll(async () => {
-  await strict?.close();
   await allowing?.close();
 });
 

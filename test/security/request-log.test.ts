@@ -1,41 +1,12 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type App, buildApp } from '../../src/app.ts';
-import { type Config, loadConfig } from '../../src/config.ts';
-import { createContainer, createLogger } from '../../src/container.ts';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
 import { redactUrl } from '../../src/http/request-log.ts';
-import { createTestDatabaseConfig } from '../helpers/database.ts';
+import { sharedTestApp } from '../helpers/app.ts';
 
 const lines: Array<Record<string, unknown>> = [];
-let app: App;
-let cleanup: () => Promise<void>;
-
-beforeAll(async () => {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'vigil-request-log-'));
-  const { config: database, drop } = await createTestDatabaseConfig();
-  const config: Config = {
-    ...loadConfig(
-      { VIGIL_DATA_DIR: dataDir, VIGIL_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'debug' },
-      dataDir,
-    ),
-    database,
-  };
-  const log = createLogger(config, { write: (line: string) => void lines.push(JSON.parse(line)) });
-  const container = await createContainer(config, { log });
-  app = await buildApp(container);
-  await app.ready();
-  cleanup = async () => {
-    await app.close();
-    await container.close();
-    await drop();
-    await rm(dataDir, { recursive: true, force: true });
-  };
-});
-afterAll(async () => {
-  await cleanup?.();
+const t = sharedTestApp({
+  env: { LOG_LEVEL: 'debug' },
+  logTo: (line) => void lines.push(JSON.parse(line)),
 });
 
 const completed = () => lines.filter((l) => l.msg === 'request completed');
@@ -44,13 +15,13 @@ describe('request log', () => {
   it('redacts the signature of an upload URL and tokens in query strings', async () => {
     lines.length = 0;
     const signature = 'c2lnbmF0dXJlLXNlY3JldC12YWx1ZQ';
-    await app.inject({
+    await t.app.inject({
       method: 'PUT',
       url: `/uploads/${randomUUID()}?expires=1&maxBytes=10&signature=${signature}`,
       payload: 'x',
     });
-    await app.inject({ method: 'GET', url: '/api/v0/reports?token=tok-SECRET&q=visible' });
-    await app.inject({
+    await t.app.inject({ method: 'GET', url: '/api/v0/reports?token=tok-SECRET&q=visible' });
+    await t.app.inject({
       method: 'GET',
       url: '/api/v0/reports',
       headers: { authorization: 'Bearer vgl_u_SECRETSECRET', 'x-api-key': 'vgl_sk_SECRET' },
@@ -67,9 +38,9 @@ describe('request log', () => {
 
   it('logs health probes at debug and other requests at info', async () => {
     lines.length = 0;
-    await app.inject({ method: 'GET', url: '/healthz' });
-    await app.inject({ method: 'GET', url: '/readyz' });
-    await app.inject({ method: 'GET', url: '/api/v0/reports' });
+    await t.app.inject({ method: 'GET', url: '/healthz' });
+    await t.app.inject({ method: 'GET', url: '/readyz' });
+    await t.app.inject({ method: 'GET', url: '/api/v0/reports' });
     expect(completed().map((l) => [(l.req as { url: string }).url, l.level])).toEqual([
       ['/healthz', 20],
       ['/readyz', 20],

@@ -1,22 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeTrackerA, startFakeTrackerA } from '../fakes/tracker-a-server.ts';
 import { type FakeTrackerB, startFakeTrackerB } from '../fakes/tracker-b-server.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildCompany } from '../helpers/factories.ts';
+import { createTestApp, sharedTestApp, type TestApp } from '../helpers/app.ts';
 import {
-  buildTicketFinding,
-  buildTicketKey,
+  buildCompany,
+  buildScannerFinding,
+  buildServiceKey,
   connectTrackerA,
   connectTrackerB,
-} from '../helpers/ticket-factories.ts';
+} from '../helpers/factories.ts';
 
-let first: TestApp;
 let second: TestApp;
 let fakeA: FakeTrackerA;
 let fakeB: FakeTrackerB;
 
+const first = sharedTestApp({ env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
 beforeAll(async () => {
-  first = await createTestApp({ env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
   // A second app instance on the same database: on PostgreSQL its own pool, like another replica.
   second = await createTestApp({ shareDatabaseWith: first, env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
   fakeA = await startFakeTrackerA();
@@ -24,7 +23,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await second.close();
-  await first.close();
   await fakeA.close();
   await fakeB.close();
 });
@@ -33,8 +31,10 @@ describe('20 concurrent sends of one finding over two app instances', () => {
   for (const provider of ['tracker_a', 'tracker_b'] as const) {
     it(`create exactly one ${provider} ticket`, async () => {
       const company = await buildCompany(first);
-      const finding = await buildTicketFinding(first, company.id);
-      const key = await buildTicketKey(first, company.id);
+      const finding = await buildScannerFinding(first, { companyId: company.id });
+      const key = (
+        await buildServiceKey(first, { companyId: company.id, scopes: ['findings:read', 'findings:write'] })
+      ).key;
       if (provider === 'tracker_a') await connectTrackerA(first, company.id, fakeA);
       else await connectTrackerB(first, company.id, fakeB);
       const fake = provider === 'tracker_a' ? fakeA : fakeB;

@@ -4,22 +4,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findingExports } from '../../src/db/schema/index.ts';
 import { type FakeTrackerA, startFakeTrackerA } from '../fakes/tracker-a-server.ts';
 import { type FakeTrackerB, startFakeTrackerB } from '../fakes/tracker-b-server.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildCompany } from '../helpers/factories.ts';
-import { buildTicketFinding, connectTrackerA, connectTrackerB } from '../helpers/ticket-factories.ts';
+import { sharedTestApp } from '../helpers/app.ts';
+import { buildCompany, buildScannerFinding, connectTrackerA, connectTrackerB } from '../helpers/factories.ts';
 import { buildTicketsService, serviceActor, settle } from './ticket-service.ts';
 
-let t: TestApp;
 let fakeA: FakeTrackerA;
 let fakeB: FakeTrackerB;
 
+const t = sharedTestApp({ env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
 beforeAll(async () => {
-  t = await createTestApp({ env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
   fakeA = await startFakeTrackerA();
   fakeB = await startFakeTrackerB({ projects: ['ENG'] });
 });
 afterAll(async () => {
-  await t.close();
   await fakeA.close();
   await fakeB.close();
 });
@@ -35,7 +32,7 @@ async function readExport(findingId: string, provider: 'tracker_a' | 'tracker_b'
 describe('a send whose create answer never arrives', () => {
   it('tracker_b with a lagging search index: the first send times out, 5 retries leave exactly one ticket', async () => {
     const company = await buildCompany(t);
-    const finding = await buildTicketFinding(t, company.id);
+    const finding = await buildScannerFinding(t, { companyId: company.id });
     await connectTrackerB(t, company.id, fakeB);
     const service = buildTicketsService(t);
     const actor = serviceActor(company.id);
@@ -75,7 +72,7 @@ describe('a send whose create answer never arrives', () => {
 
   it('tracker_a: the first send times out, 5 retries find the issue by the id we chose', async () => {
     const company = await buildCompany(t);
-    const finding = await buildTicketFinding(t, company.id);
+    const finding = await buildScannerFinding(t, { companyId: company.id });
     await connectTrackerA(t, company.id, fakeA);
     const service = buildTicketsService(t);
     const actor = serviceActor(company.id);
@@ -97,7 +94,7 @@ describe('a send whose create answer never arrives', () => {
 
   it('creates again, with the same client id, only once reconciliation says the issue is not there', async () => {
     const company = await buildCompany(t);
-    const finding = await buildTicketFinding(t, company.id);
+    const finding = await buildScannerFinding(t, { companyId: company.id });
     await connectTrackerA(t, company.id, fakeA);
     const service = buildTicketsService(t);
     const clientId = randomUUID();
@@ -120,7 +117,7 @@ describe('a send whose create answer never arrives', () => {
 
   it('keeps the export unknown and creates nothing while the reconciling search fails', async () => {
     const company = await buildCompany(t);
-    const finding = await buildTicketFinding(t, company.id);
+    const finding = await buildScannerFinding(t, { companyId: company.id });
     await connectTrackerB(t, company.id, fakeB);
     const service = buildTicketsService(t, {
       trackerOptions: { reconcileWindowMs: 300, maxRateLimitRetries: 0 },

@@ -8,26 +8,24 @@ import { findingExports } from '../../src/db/schema/index.ts';
 import { buildFindingLabel } from '../../src/integrations/trackers/ticket-content.ts';
 import { type FakeTrackerA, startFakeTrackerA } from '../fakes/tracker-a-server.ts';
 import { type FakeTrackerB, startFakeTrackerB } from '../fakes/tracker-b-server.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildCompany } from '../helpers/factories.ts';
+import { sharedTestApp } from '../helpers/app.ts';
 import {
-  buildTicketFinding,
-  buildTicketKey,
+  buildCompany,
+  buildScannerFinding,
+  buildServiceKey,
   connectTrackerA,
   connectTrackerB,
-} from '../helpers/ticket-factories.ts';
+} from '../helpers/factories.ts';
 
-let t: TestApp;
 let fakeA: FakeTrackerA;
 let fakeB: FakeTrackerB;
 
+const t = sharedTestApp({ env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
 beforeAll(async () => {
-  t = await createTestApp({ env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
   fakeA = await startFakeTrackerA();
   fakeB = await startFakeTrackerB({ projects: ['ENG'] });
 });
 afterAll(async () => {
-  await t.close();
   await fakeA.close();
   await fakeB.close();
 });
@@ -51,8 +49,10 @@ async function readExport(findingId: string, provider: 'tracker_a' | 'tracker_b'
 describe('a process that died between the provider call and the write (simulated)', () => {
   it('tracker_a: an in_progress export with an expired lease is reconciled by the id we chose', async () => {
     const company = await buildCompany(t);
-    const finding = await buildTicketFinding(t, company.id);
-    const key = await buildTicketKey(t, company.id);
+    const finding = await buildScannerFinding(t, { companyId: company.id });
+    const key = (
+      await buildServiceKey(t, { companyId: company.id, scopes: ['findings:read', 'findings:write'] })
+    ).key;
     await connectTrackerA(t, company.id, fakeA);
     const clientId = randomUUID();
     const issue = fakeA.seedIssue({ teamKey: 'ENG', title: `[High] ${finding.title}`, id: clientId });
@@ -77,8 +77,10 @@ describe('a process that died between the provider call and the write (simulated
 
   it('tracker_b: an in_progress export with an expired lease is reconciled by the label; a live one answers 409', async () => {
     const company = await buildCompany(t);
-    const finding = await buildTicketFinding(t, company.id);
-    const key = await buildTicketKey(t, company.id);
+    const finding = await buildScannerFinding(t, { companyId: company.id });
+    const key = (
+      await buildServiceKey(t, { companyId: company.id, scopes: ['findings:read', 'findings:write'] })
+    ).key;
     await connectTrackerB(t, company.id, fakeB);
     const issue = fakeB.seedIssue({
       projectKey: 'ENG',
@@ -124,8 +126,10 @@ describe('a send process killed after the provider stored the issue (PostgreSQL)
   for (const provider of ['tracker_a', 'tracker_b'] as const) {
     it(`${provider}: the next send finds and links the issue, still one`, async () => {
       const company = await buildCompany(t);
-      const finding = await buildTicketFinding(t, company.id);
-      const key = await buildTicketKey(t, company.id);
+      const finding = await buildScannerFinding(t, { companyId: company.id });
+      const key = (
+        await buildServiceKey(t, { companyId: company.id, scopes: ['findings:read', 'findings:write'] })
+      ).key;
       const fake = provider === 'tracker_a' ? fakeA : fakeB;
       if (provider === 'tracker_a') await connectTrackerA(t, company.id, fakeA);
       else await connectTrackerB(t, company.id, fakeB);

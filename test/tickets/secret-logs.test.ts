@@ -1,72 +1,29 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.ts';
-import { type Config, loadConfig } from '../../src/config.ts';
-import { createContainer, createLogger } from '../../src/container.ts';
 import { type FakeTrackerA, startFakeTrackerA } from '../fakes/tracker-a-server.ts';
 import { type FakeTrackerB, startFakeTrackerB } from '../fakes/tracker-b-server.ts';
-import { settleCredentials, type TestApp } from '../helpers/app.ts';
-import { createTestDatabaseConfig } from '../helpers/database.ts';
-import { buildCompany } from '../helpers/factories.ts';
+import { sharedTestApp } from '../helpers/app.ts';
 import {
-  buildTicketFinding,
-  buildTicketKey,
+  buildCompany,
+  buildScannerFinding,
+  buildServiceKey,
   connectTrackerA,
   connectTrackerB,
-} from '../helpers/ticket-factories.ts';
+} from '../helpers/factories.ts';
 
 const logLines: string[] = [];
-let t: TestApp;
 let fakeA: FakeTrackerA;
 let fakeB: FakeTrackerB;
-let cleanup: () => Promise<void>;
 
+// The app's own logger, written to memory so that every line can be searched for secrets.
+const t = sharedTestApp({
+  env: { LOG_LEVEL: 'trace', VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' },
+  logTo: (line) => void logLines.push(line),
+});
 beforeAll(async () => {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'vigil-tickets-logs-'));
-  const { config: database, drop } = await createTestDatabaseConfig();
-  const config: Config = {
-    ...loadConfig(
-      {
-        VIGIL_DATA_DIR: dataDir,
-        VIGIL_SECRET_KEY: randomBytes(32).toString('hex'),
-        LOG_LEVEL: 'trace',
-        VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32',
-      },
-      dataDir,
-    ),
-    database,
-  };
-  // The app's own logger, written to memory so that every line can be searched for secrets.
-  const log = createLogger(config, { write: (line: string) => void logLines.push(line) });
-  const container = await createContainer(config, { log });
-  await container.queue.start({ supervise: false });
-  const adminToken = `vgl_u_${randomBytes(30).toString('base64url').replace(/[-_]/g, 'x').slice(0, 40)}`;
-  await container.services.admin.bootstrapAdmin({ token: adminToken });
-  const app = await buildApp(container);
-  await app.ready();
-  cleanup = async () => {
-    await app.close();
-    await container.close();
-    await drop();
-    await rm(dataDir, { recursive: true, force: true });
-  };
-  t = {
-    app,
-    container,
-    config,
-    adminToken,
-    settleCredentials: () => settleCredentials(container),
-    startWorker: async () => {},
-    close: cleanup,
-  };
   fakeA = await startFakeTrackerA({ apiKey: 'lin_api_SECRETkeyNeverLogged0001' });
   fakeB = await startFakeTrackerB({ apiToken: 'ATATT-SECRET-token-never-logged' });
 });
 afterAll(async () => {
-  await cleanup();
   await fakeA.close();
   await fakeB.close();
 });
@@ -74,7 +31,9 @@ afterAll(async () => {
 describe('provider secrets in logs and responses', () => {
   it('never appear, through successful, refused and lost provider calls', async () => {
     const company = await buildCompany(t);
-    const key = await buildTicketKey(t, company.id);
+    const key = (
+      await buildServiceKey(t, { companyId: company.id, scopes: ['findings:read', 'findings:write'] })
+    ).key;
     await connectTrackerA(t, company.id, fakeA);
     await connectTrackerB(t, company.id, fakeB);
     const bodies: string[] = [];
@@ -89,11 +48,11 @@ describe('provider secrets in logs and responses', () => {
       return res;
     };
 
-    const sent = await buildTicketFinding(t, company.id);
+    const sent = await buildScannerFinding(t, { companyId: company.id });
     expect((await post(`/api/scanner/v1/findings/${sent.id}/issue-trackers/tracker_a`)).statusCode).toBe(200);
     expect((await post(`/api/scanner/v1/findings/${sent.id}/issue-trackers/tracker_b`)).statusCode).toBe(200);
 
-    const lost = await buildTicketFinding(t, company.id);
+    const lost = await buildScannerFinding(t, { companyId: company.id });
     fakeB.setBehaviour({ loseCreateResponses: 1, lostResponseMode: 'destroy' });
     expect((await post(`/api/scanner/v1/findings/${lost.id}/issue-trackers/tracker_b`)).statusCode).toBe(502);
     expect((await post(`/api/scanner/v1/findings/${lost.id}/issue-trackers/tracker_b`)).statusCode).toBe(200);
@@ -120,7 +79,7 @@ describe('provider secrets in logs and responses', () => {
     });
     fakeA.setBehaviour({ echoCredentials: true });
     fakeB.setBehaviour({ echoCredentials: true });
-    const refused = await buildTicketFinding(t, company.id);
+    const refused = await buildScannerFinding(t, { companyId: company.id });
     expect((await post(`/api/scanner/v1/findings/${refused.id}/issue-trackers/tracker_a`)).statusCode).toBe(
       502,
     );

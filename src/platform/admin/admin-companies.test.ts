@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
 import { buildCompany, buildServiceKey, buildUser } from '../../../test/helpers/factories.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 describe('GET /api/v0/admin/companies (extension)', () => {
   it('lists every company by handle for a platform admin', async () => {
@@ -40,7 +34,7 @@ describe('GET /api/v0/admin/companies (extension)', () => {
     });
     expect(asUser.statusCode).toBe(403);
     expect(asUser.json()).toHaveProperty('msg');
-    const key = await buildServiceKey(t, company.id);
+    const key = await buildServiceKey(t, { companyId: company.id });
     const asKey = await t.app.inject({
       method: 'GET',
       url: '/api/v0/admin/companies',

@@ -1,16 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeLlmServer, startFakeLlmServer } from '../../../test/fakes/llm-server.ts';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import type { TestUser } from '../../../test/helpers/factories.ts';
+import { createTestApp, sendJson, type TestApp } from '../../../test/helpers/app.ts';
 import {
   addMember,
+  buildFinding,
   buildLabel,
   buildRepository,
   buildRepositoryTeam,
-  insertFinding,
-  sendJson,
-} from '../../../test/helpers/findings-factories.ts';
+  type TestUser,
+} from '../../../test/helpers/factories.ts';
 import { comments, findingLabels } from '../../db/schema/index.ts';
 
 /**
@@ -98,31 +97,36 @@ beforeAll(async () => {
     other: TestUser,
     tag: string,
   ) {
-    const own = await insertFinding(t, repository, {
+    const own = await buildFinding(t, {
+      repositoryId: repository.id,
       title: `Reentrancy in Vault.withdraw ${marker(`${tag}ownfinding`)}`,
       description: 'The vault sends ether before updating balances (reentrancy).',
       severity: 'high',
       createdBy: reviewer.id,
     });
     const othersTitle = marker(`${tag}othersfinding`);
-    const others = await insertFinding(t, repository, {
+    const others = await buildFinding(t, {
+      repositoryId: repository.id,
       title: `Reentrancy in Vault.deposit ${othersTitle}`,
       description: 'Another reentrancy in the vault.',
       severity: 'critical',
       createdBy: other.id,
     });
     const draftTitle = marker(`${tag}draft`);
-    await insertFinding(t, repository, {
+    await buildFinding(t, {
+      repositoryId: repository.id,
       title: `Reentrancy draft ${draftTitle}`,
       description: 'reentrancy vault',
       published: false,
       createdBy: other.id,
     });
-    const hiddenLabel = await buildLabel(t, repository, {
+    const hiddenLabel = await buildLabel(t, {
+      repositoryId: repository.id,
       name: marker(`${tag}hiddenlabel`),
       reviewerRead: false,
     });
-    const openLabel = await buildLabel(t, repository, {
+    const openLabel = await buildLabel(t, {
+      repositoryId: repository.id,
       name: marker(`${tag}openlabel`),
       reviewerRead: true,
     });
@@ -184,7 +188,11 @@ beforeAll(async () => {
   // Another company's repository with the same words: nobody asking here sees it.
   const elsewhere = await buildRepository(t);
   const foreign = marker('foreign');
-  await insertFinding(t, elsewhere, { title: `Reentrancy ${foreign}`, description: 'reentrancy vault' });
+  await buildFinding(t, {
+    repositoryId: elsewhere.id,
+    title: `Reentrancy ${foreign}`,
+    description: 'reentrancy vault',
+  });
   planted.set(foreign, new Set());
 });
 

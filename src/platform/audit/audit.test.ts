@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { api, apiOk, sharedTestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
-import { buildUser, type TestUser } from '../../../test/helpers/factories.ts';
-import { api, apiOk, buildOrg } from '../../../test/helpers/platform-org-factories.ts';
+import { buildCompanyWorld, buildUser, type TestUser } from '../../../test/helpers/factories.ts';
 import { auditLog } from '../../db/schema/index.ts';
 import { createCursorCodec } from '../pagination/cursor.ts';
 import type { AuditAction } from './audit.repo.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 interface Entry {
   type: string;
@@ -90,7 +83,7 @@ function sorted(entries: Array<{ id: string; createdAt: string }>, order: 'asc' 
 
 describe('GET /api/v0/companies/{company_id}/audit-log', () => {
   it('renders entries with type, target, createdBy, createdAt and sourcehost_account_name', async () => {
-    const { company, manager, member } = await buildOrg(t);
+    const { company, manager, member } = await buildCompanyWorld(t);
     await apiOk(t, 'POST', `/api/v0/companies/${company.id}/users/${member.id}/disable`, manager.token);
     const put = await api(
       t,
@@ -125,7 +118,7 @@ describe('GET /api/v0/companies/{company_id}/audit-log', () => {
   });
 
   it('orders by createdAt descending by default and ascending on request, ties broken by id, across pages', async () => {
-    const { company } = await buildOrg(t); // writes two user_invited entries
+    const { company } = await buildCompanyWorld(t); // writes two user_invited entries
     const tie = new Date('2026-05-01T12:00:00.000Z');
     await insertEntries(company.id, [
       { at: new Date('2026-05-01T11:00:00.000Z') },
@@ -147,7 +140,7 @@ describe('GET /api/v0/companies/{company_id}/audit-log', () => {
   });
 
   it('never skips or repeats entries while new ones are written between pages', async () => {
-    const { company, manager } = await buildOrg(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const base = Date.parse('2026-06-01T00:00:00.000Z');
     await insertEntries(
       company.id,
@@ -171,7 +164,7 @@ describe('GET /api/v0/companies/{company_id}/audit-log', () => {
   });
 
   it('filters by target users, performing users (ids or usernames, repeated or comma-separated), actions and since', async () => {
-    const { company, manager, member } = await buildOrg(t);
+    const { company, manager, member } = await buildCompanyWorld(t);
     const other = await buildUser(t, { companyId: company.id });
     const d = (u: TestUser) =>
       apiOk(t, 'POST', `/api/v0/companies/${company.id}/users/${u.id}/disable`, t.adminToken);
@@ -218,7 +211,7 @@ describe('GET /api/v0/companies/{company_id}/audit-log', () => {
   });
 
   it('leaves entries without a target or a performer out of user filters, and keeps them otherwise', async () => {
-    const { company, manager } = await buildOrg(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const [anonymous] = await insertEntries(company.id, [
       { action: 'sourcehost_integration_removed', at: new Date(), target: null, by: null },
     ]);
@@ -236,7 +229,7 @@ describe('GET /api/v0/companies/{company_id}/audit-log', () => {
   });
 
   it('applies the limits: default 5, 0 gives no entries and a cursor from the same place, 100 at most', async () => {
-    const { company } = await buildOrg(t);
+    const { company } = await buildCompanyWorld(t);
     await insertEntries(
       company.id,
       Array.from({ length: 8 }, (_, i) => ({ at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)) })),
@@ -253,7 +246,7 @@ describe('GET /api/v0/companies/{company_id}/audit-log', () => {
     expect(zeroMid).toEqual({ items: [], nextValue: first.nextValue });
     expect((await page(company.id, '?limit=100')).items).toHaveLength(10);
 
-    const { company: empty } = await buildOrg(t);
+    const { company: empty } = await buildCompanyWorld(t);
     expect(await page(empty.id, '?limit=0&actions=sourcehost_integration_added')).toEqual({
       items: [],
       nextValue: null,
@@ -264,7 +257,7 @@ describe('GET /api/v0/companies/{company_id}/audit-log', () => {
   });
 
   it('answers 400 naming the parameter for invalid values', async () => {
-    const { company } = await buildOrg(t);
+    const { company } = await buildCompanyWorld(t);
     const cases: Array<[string, string]> = [
       ['?limit=101', 'limit'],
       ['?limit=-1', 'limit'],
@@ -286,8 +279,8 @@ describe('GET /api/v0/companies/{company_id}/audit-log', () => {
   });
 
   it('refuses a cursor used with other filters, another order, another company, or garbage', async () => {
-    const { company } = await buildOrg(t);
-    const { company: other } = await buildOrg(t);
+    const { company } = await buildCompanyWorld(t);
+    const { company: other } = await buildCompanyWorld(t);
     const first = await page(company.id, '?limit=1&actions=user_invited');
     expect(first.nextValue).not.toBeNull();
     const next = encodeURIComponent(first.nextValue!);
@@ -313,7 +306,7 @@ describe('GET /api/v0/companies/{company_id}/audit-log', () => {
   });
 
   it('refuses a well-formed cursor whose keys are not ours', async () => {
-    const { company } = await buildOrg(t);
+    const { company } = await buildCompanyWorld(t);
     const first = await page(company.id, '?limit=1');
     const [body, mac] = first.nextValue!.split('.') as [string, string];
     const decoded = JSON.parse(Buffer.from(body, 'base64url').toString()) as {
@@ -335,7 +328,7 @@ describe('GET /api/v0/companies/{company_id}/audit-log', () => {
   });
 
   it('is for company managers and read_all_companies admins: members 403, others 404', async () => {
-    const { company, manager, member } = await buildOrg(t);
+    const { company, manager, member } = await buildCompanyWorld(t);
     const reader = await buildUser(t, { permissions: ['read_all_companies'] });
     const stranger = await buildUser(t);
     expect((await api(t, 'GET', url(company.id), manager.token)).statusCode).toBe(200);

@@ -1,24 +1,13 @@
 import { eq, inArray } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import {
-  addMember,
-  buildRepositoryTeam,
-  fileFinding,
-  getJson,
-} from '../../../test/helpers/findings-factories.ts';
+import { describe, expect, it } from 'vitest';
+import { getJson, sharedTestApp } from '../../../test/helpers/app.ts';
+import { addMember, buildRepositoryTeam, fileFinding } from '../../../test/helpers/factories.ts';
 import { comments, findings, notifications, repositoryMembers } from '../../db/schema/index.ts';
 import type { Finding } from '../findings/findings.schemas.ts';
 import { commentsRepo } from './comments.repo.ts';
 import type { CommentThread } from './comments.schemas.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 describe('concurrent comments on one finding', () => {
   it('stores each of 50 concurrent comments once, never takes pingsLeft below zero, and keeps unread counts exact', async () => {

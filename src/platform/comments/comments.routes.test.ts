@@ -1,29 +1,21 @@
 import { and, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { getJson, sendJson, sharedTestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
-import { buildUser } from '../../../test/helpers/factories.ts';
 import {
   addMember,
   buildMember,
   buildRepository,
   buildRepositoryTeam,
+  buildUser,
   fileFinding,
-  getJson,
-  sendJson,
-} from '../../../test/helpers/findings-factories.ts';
+} from '../../../test/helpers/factories.ts';
 import { comments, notifications, repositoryMembers, users } from '../../db/schema/index.ts';
 import type { Finding } from '../findings/findings.schemas.ts';
 import type { CommentThread } from './comments.schemas.ts';
 import { MAX_COMMENT_CHARS } from './comments.schemas.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 const findingUrl = (repoId: string, ref: string | number) => `/api/v0/repositories/${repoId}/findings/${ref}`;
 const commentUrl = (repoId: string, ref: string | number) => `${findingUrl(repoId, ref)}/comment`;
@@ -189,7 +181,7 @@ describe('GET …/findings/{finding_ref}/comments', () => {
     async request(app, companyId) {
       const repository = await buildRepository(app, { companyId });
       const manager = await buildUser(app, { companyId, companyRole: 'manager' });
-      const judge = await buildMember(app, repository, 'judge');
+      const judge = await buildMember(app, { repositoryId: repository.id, role: 'judge' });
       const finding = await fileFinding(app, judge.token, repository.id);
       return { url: `${findingUrl(repository.id, finding.id)}/comments`, token: manager.token };
     },
@@ -372,7 +364,7 @@ describe('pings', () => {
   it('@username reaches reviewers, judges and triagers of the repository who may read the comment', async () => {
     const s = await team();
     const outsider = await buildUser(t);
-    const removed = await buildMember(t, s.repository, 'judge');
+    const removed = await buildMember(t, { repositoryId: s.repository.id, role: 'judge' });
     await t.container.database.db
       .update(repositoryMembers)
       .set({ deletedAt: new Date() })

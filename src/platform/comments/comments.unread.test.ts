@@ -1,24 +1,16 @@
 import { and, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import type { TestUser } from '../../../test/helpers/factories.ts';
+import { describe, expect, it } from 'vitest';
+import { getJson, sendJson, sharedTestApp } from '../../../test/helpers/app.ts';
 import {
   addMember,
   buildRepositoryTeam,
   fileFinding,
-  getJson,
-  sendJson,
-} from '../../../test/helpers/findings-factories.ts';
+  type TestUser,
+} from '../../../test/helpers/factories.ts';
 import { comments, companyMembers } from '../../db/schema/index.ts';
 import type { Finding } from '../findings/findings.schemas.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 type Visibility = 'public' | 'private' | 'internal' | 'hidden';
 

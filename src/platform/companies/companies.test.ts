@@ -1,22 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { api, apiOk, sharedTestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
-import { buildCompany, buildUser } from '../../../test/helpers/factories.ts';
-import { api, apiOk, buildOrg, buildRepo } from '../../../test/helpers/platform-org-factories.ts';
+import {
+  buildCompany,
+  buildCompanyWorld,
+  buildRepository,
+  buildUser,
+} from '../../../test/helpers/factories.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 describe('GET and PATCH /api/v0/companies/{company_id}', () => {
   it('lets company managers change the profile; the repository company summary follows', async () => {
-    const { company, manager, member } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id);
+    const { company, manager, member } = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, { companyId: company.id });
     const handle = `acme-${randomBytes(3).toString('hex')}`;
     const res = await api(t, 'PATCH', `/api/v0/companies/${company.id}`, manager.token, {
       name: 'Acme Labs',
@@ -58,7 +56,7 @@ describe('GET and PATCH /api/v0/companies/{company_id}', () => {
   });
 
   it('refuses a taken handle (409), an invalid one or an empty body (400)', async () => {
-    const { company, manager } = await buildOrg(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const other = await buildCompany(t);
     expect(
       (await api(t, 'PATCH', `/api/v0/companies/${company.id}`, manager.token, { handle: other.handle }))
@@ -75,7 +73,7 @@ describe('GET and PATCH /api/v0/companies/{company_id}', () => {
   });
 
   it('is for managers and platform admins: members 403, others 404', async () => {
-    const { company, member } = await buildOrg(t);
+    const { company, member } = await buildCompanyWorld(t);
     const stranger = await buildUser(t);
     expect(
       (await api(t, 'PATCH', `/api/v0/companies/${company.id}`, member.token, { name: 'x' })).statusCode,

@@ -1,24 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { buildUser } from '../../../test/helpers/factories.ts';
+import { describe, expect, it } from 'vitest';
+import { getJson, sharedTestApp } from '../../../test/helpers/app.ts';
 import {
   addMember,
+  buildFinding,
   buildLabel,
   buildRepository,
   buildRepositoryTeam,
-  getJson,
-  insertFinding,
-} from '../../../test/helpers/findings-factories.ts';
+  buildUser,
+} from '../../../test/helpers/factories.ts';
 import { findingLabels } from '../../db/schema/index.ts';
 import type { Finding } from './findings.schemas.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 interface Listing {
   findings: Finding[];
@@ -33,17 +26,31 @@ const titles = (res: { body: Listing }) => res.body.findings.map((f) => f.title)
 async function scenario() {
   const team = await buildRepositoryTeam(t);
   const { repository } = team;
-  const secret = await buildLabel(t, repository, { name: 'triage-only', reviewerRead: false });
-  const open = await buildLabel(t, repository, { name: 'open-label', reviewerRead: true });
-  const hiddenOnly = await insertFinding(t, repository, {
+  const secret = await buildLabel(t, {
+    repositoryId: repository.id,
+    name: 'triage-only',
+    reviewerRead: false,
+  });
+  const open = await buildLabel(t, { repositoryId: repository.id, name: 'open-label', reviewerRead: true });
+  const hiddenOnly = await buildFinding(t, {
+    repositoryId: repository.id,
     title: 'Hidden-labelled',
     createdBy: team.reviewer.id,
   });
-  const both = await insertFinding(t, repository, { title: 'Both labels', createdBy: team.reviewer.id });
-  await insertFinding(t, repository, { title: 'Plain', createdBy: team.reviewer.id });
+  const both = await buildFinding(t, {
+    repositoryId: repository.id,
+    title: 'Both labels',
+    createdBy: team.reviewer.id,
+  });
+  await buildFinding(t, { repositoryId: repository.id, title: 'Plain', createdBy: team.reviewer.id });
   // A root of the reviewer's whose only duplicate belongs to another reviewer.
-  const root = await insertFinding(t, repository, { title: 'Root', createdBy: team.reviewer.id });
-  await insertFinding(t, repository, {
+  const root = await buildFinding(t, {
+    repositoryId: repository.id,
+    title: 'Root',
+    createdBy: team.reviewer.id,
+  });
+  await buildFinding(t, {
+    repositoryId: repository.id,
     title: 'Other reviewer duplicate',
     createdBy: team.otherReviewer.id,
     duplicateOf: root.id,
@@ -106,7 +113,7 @@ describe('GET /api/v0/repositories/all-findings computes filters over what the c
     expect((await list(manager.token, 'role=judge')).body.filteredTotal).toBe(0);
     // The same manager as judge of a second repository of the company: judge there, client here.
     const second = await buildRepository(t, { companyId: team.company.id });
-    await insertFinding(t, second, { title: 'Second repo finding' });
+    await buildFinding(t, { repositoryId: second.id, title: 'Second repo finding' });
     await addMember(t, second.id, manager.id, 'judge');
     expect(titles(await list(manager.token, 'role=judge'))).toEqual(['Second repo finding']);
     expect((await list(manager.token, 'role=client')).body.filteredTotal).toBe(5);

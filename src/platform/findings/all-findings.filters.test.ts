@@ -1,28 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { getJson, sendJson, sharedTestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
-import { buildCompany, buildUser } from '../../../test/helpers/factories.ts';
 import {
-  addComment,
   addMember,
+  buildComment,
+  buildCompany,
+  buildFinding,
   buildLabel,
   buildMember,
   buildRepository,
   buildRepositoryTeam,
-  getJson,
-  insertFinding,
-  sendJson,
-} from '../../../test/helpers/findings-factories.ts';
+  buildUser,
+} from '../../../test/helpers/factories.ts';
 import { findingLabels, findingRelatedFiles, platformPermissions } from '../../db/schema/index.ts';
 import type { Finding } from './findings.schemas.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 interface Listing {
   findings: Finding[];
@@ -40,16 +33,18 @@ async function scenario() {
   const team = await buildRepositoryTeam(t);
   const { repository } = team;
   const db = t.container.database.db;
-  const bug = await buildLabel(t, repository, { name: 'Bug' });
-  const gas = await buildLabel(t, repository, { name: 'gas' });
-  const a = await insertFinding(t, repository, {
+  const bug = await buildLabel(t, { repositoryId: repository.id, name: 'Bug' });
+  const gas = await buildLabel(t, { repositoryId: repository.id, name: 'gas' });
+  const a = await buildFinding(t, {
+    repositoryId: repository.id,
     title: 'Alpha overflow',
     description: 'An integer 100% overflow',
     status: 'new',
     severity: 'high',
     createdBy: team.reviewer.id,
   });
-  const b = await insertFinding(t, repository, {
+  const b = await buildFinding(t, {
+    repositoryId: repository.id,
     title: 'Bravo reentrancy',
     description: 'withdraw_all calls out',
     status: 'confirmed',
@@ -57,7 +52,8 @@ async function scenario() {
     createdBy: team.otherReviewer.id,
     assignedTo: team.judge.id,
   });
-  const c = await insertFinding(t, repository, {
+  const c = await buildFinding(t, {
+    repositoryId: repository.id,
     title: 'Charlie gas',
     description: 'loop',
     status: 'fixed',
@@ -65,7 +61,8 @@ async function scenario() {
     createdBy: team.reviewer.id,
     duplicateOf: b.id,
   });
-  const d = await insertFinding(t, repository, {
+  const d = await buildFinding(t, {
+    repositoryId: repository.id,
     title: 'Delta disputed',
     status: 'disputed',
     severity: 'low',
@@ -177,9 +174,9 @@ describe('GET /api/v0/repositories/all-findings filters', () => {
 
   it('filters by unread comments (parameter and is:unread)', async () => {
     const s = await scenario();
-    await addComment(t, s.a.id, s.judge.id, 'public');
-    await addComment(t, s.b.id, s.companyUser.id, 'public');
-    await addComment(t, s.c.id, s.judge.id, 'hidden');
+    await buildComment(t, { findingId: s.a.id, authorId: s.judge.id, visibility: 'public' });
+    await buildComment(t, { findingId: s.b.id, authorId: s.companyUser.id, visibility: 'public' });
+    await buildComment(t, { findingId: s.c.id, authorId: s.judge.id, visibility: 'hidden' });
     const tok = s.companyUser.token;
     expect(titles(await list(tok, 'with_unread_comments=true'))).toEqual(['Alpha overflow']);
     expect(titles(await list(tok, 's=is:unread'))).toEqual(['Alpha overflow']);
@@ -199,7 +196,7 @@ describe('GET /api/v0/repositories/all-findings filters', () => {
     const r1 = await buildRepository(t, { companyId: company.id, name: 'one' });
     const r2 = await buildRepository(t, { companyId: company.id, name: 'two' });
     const r3 = await buildRepository(t, { companyId: company.id, name: 'three' });
-    for (const r of [r1, r2, r3]) await insertFinding(t, r, { title: r.name });
+    for (const r of [r1, r2, r3]) await buildFinding(t, { repositoryId: r.id, title: r.name });
     const user = await buildUser(t, { companyId: company.id, companyRole: 'member' });
     await addMember(t, r2.id, user.id, 'judge');
     await addMember(t, r3.id, user.id, 'client');
@@ -222,7 +219,7 @@ describe('GET /api/v0/repositories/all-findings filters', () => {
     const company = await buildCompany(t);
     const repository = await buildRepository(t, { companyId: company.id });
     const user = await buildUser(t, { companyId: company.id, companyRole: 'member' });
-    for (let i = 0; i < 25; i++) await insertFinding(t, repository);
+    for (let i = 0; i < 25; i++) await buildFinding(t, { repositoryId: repository.id });
     const first = await list(user.token);
     expect(first.body.findings).toHaveLength(20);
     expect(first.body.filteredTotal).toBe(25);
@@ -266,7 +263,7 @@ describe('GET /api/v0/repositories/all-findings filters', () => {
     const company = await buildCompany(t);
     const repository = await buildRepository(t, { companyId: company.id });
     const user = await buildUser(t, { companyId: company.id, companyRole: 'member' });
-    for (let i = 0; i < 3; i++) await insertFinding(t, repository, { severity: 'high' });
+    for (let i = 0; i < 3; i++) await buildFinding(t, { repositoryId: repository.id, severity: 'high' });
     const page = await list(user.token, 'limit=1&severity=high');
     const next = page.body.nextValue as string;
     expect((await list(user.token, `limit=2&severity=high&next=${next}`)).status).toBe(200);
@@ -286,9 +283,18 @@ describe('GET /api/v0/repositories/all-findings filters', () => {
 describe('GET /api/v0/repositories/all-findings access', () => {
   it('shows each user exactly the findings the access rules allow', async () => {
     const team = await buildRepositoryTeam(t);
-    const mine = await insertFinding(t, team.repository, { title: 'mine', createdBy: team.reviewer.id });
-    await insertFinding(t, team.repository, { title: 'theirs', createdBy: team.otherReviewer.id });
-    await insertFinding(t, team.repository, {
+    const mine = await buildFinding(t, {
+      repositoryId: team.repository.id,
+      title: 'mine',
+      createdBy: team.reviewer.id,
+    });
+    await buildFinding(t, {
+      repositoryId: team.repository.id,
+      title: 'theirs',
+      createdBy: team.otherReviewer.id,
+    });
+    await buildFinding(t, {
+      repositoryId: team.repository.id,
       title: 'draft',
       createdBy: team.reviewer.id,
       published: false,
@@ -309,11 +315,11 @@ describe('GET /api/v0/repositories/all-findings access', () => {
     await addMember(t, team.repository.id, team.otherReviewer.id, 'reviewer', { deletedAt: new Date() });
     expect(titles(await list(team.otherReviewer.token))).toEqual([]);
     const open = await buildRepository(t, { companyId: team.company.id, showAllFindings: true });
-    const openReviewer = await buildMember(t, open, 'reviewer');
-    await insertFinding(t, open, { title: 'open-other', createdBy: team.reviewer.id });
+    const openReviewer = await buildMember(t, { repositoryId: open.id, role: 'reviewer' });
+    await buildFinding(t, { repositoryId: open.id, title: 'open-other', createdBy: team.reviewer.id });
     expect(titles(await list(openReviewer.token))).toEqual(['open-other']);
     // Private notes and reviewer-hidden labels stay hidden from reviewers.
-    const hidden = await buildLabel(t, team.repository, { reviewerRead: false });
+    const hidden = await buildLabel(t, { repositoryId: team.repository.id, reviewerRead: false });
     await t.container.database.db.insert(findingLabels).values({ findingId: mine.id, labelId: hidden.id });
     expect((await list(team.reviewer.token)).body.findings[0]?.labels).toEqual([]);
     expect((await list(team.judge.token, `label=${hidden.name}`)).body.filteredTotal).toBe(1);

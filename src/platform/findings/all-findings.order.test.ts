@@ -1,24 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { buildCompany, buildUser, type TestUser } from '../../../test/helpers/factories.ts';
+import { describe, expect, it } from 'vitest';
+import { getJson, sharedTestApp } from '../../../test/helpers/app.ts';
 import {
+  buildCompany,
+  buildFinding,
   buildRepository,
-  getJson,
-  insertFinding,
+  buildUser,
   type TestRepository,
-} from '../../../test/helpers/findings-factories.ts';
+  type TestUser,
+} from '../../../test/helpers/factories.ts';
 import { findingStatuses, findings, users } from '../../db/schema/index.ts';
 import { FINDING_ORDERS, type Finding, type FindingOrder } from './findings.schemas.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 const SEVERITY_RANK = ['gas_optimization', 'informational', 'low', 'medium', 'high', 'critical'];
 
@@ -82,7 +77,8 @@ async function insertRow(
   creator: { user: TestUser; reputation: number } | null,
   values: Omit<Row, 'id' | 'number' | 'creator'>,
 ): Promise<Row> {
-  const row = await insertFinding(t, repository, {
+  const row = await buildFinding(t, {
+    repositoryId: repository.id,
     createdBy: creator?.user.id ?? null,
     status: values.status,
     severity: values.severity as 'high',
@@ -229,7 +225,7 @@ describe('GET /api/v0/repositories/all-findings ordering and pagination', () => 
     const company = await buildCompany(t);
     const repository = await buildRepository(t, { companyId: company.id });
     const viewer = await buildUser(t, { companyId: company.id, companyRole: 'member' });
-    for (let i = 0; i < 3; i++) await insertFinding(t, repository);
+    for (let i = 0; i < 3; i++) await buildFinding(t, { repositoryId: repository.id });
     const res = await getJson<{ findings: Finding[] }>(t, viewer.token, '/api/v0/repositories/all-findings');
     expect(res.body.findings.map((f) => f.number)).toEqual([1, 2, 3]);
   });

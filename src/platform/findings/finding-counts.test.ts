@@ -1,17 +1,11 @@
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { buildRepository, insertFinding } from '../../../test/helpers/findings-factories.ts';
+import { describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
+import { buildFinding, buildRepository } from '../../../test/helpers/factories.ts';
 import type { FindingStatus } from '../../access/rules.ts';
 import { findingCounts, findings, repositories } from '../../db/schema/index.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 /** finding_counts without empty buckets, and the same figures counted on findings. */
 async function countsAndTruth() {
@@ -52,7 +46,8 @@ describe('finding_counts', () => {
     const statuses: FindingStatus[] = ['new', 'confirmed', 'in_review', 'fixed'];
     const created = await Promise.all(
       Array.from({ length: 24 }, (_, i) =>
-        insertFinding(t, i % 2 === 0 ? first : second, {
+        buildFinding(t, {
+          repositoryId: (i % 2 === 0 ? first : second).id,
           status: statuses[i % statuses.length],
           severity: i % 3 === 0 ? 'high' : 'low',
           published: i % 5 !== 0,
@@ -83,7 +78,9 @@ describe('finding_counts', () => {
           throw new Error('rolled back');
         })
         .catch(() => undefined),
-      ...Array.from({ length: 6 }, () => insertFinding(t, first, { status: 'disputed', severity: 'medium' })),
+      ...Array.from({ length: 6 }, () =>
+        buildFinding(t, { repositoryId: first.id, status: 'disputed', severity: 'medium' }),
+      ),
     ]);
     let { kept, truth } = await countsAndTruth();
     expect(kept.length).toBeGreaterThan(0);

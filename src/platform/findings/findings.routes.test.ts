@@ -1,36 +1,28 @@
 import { and, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { getJson, sendJson, sharedTestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
-import { buildUser } from '../../../test/helpers/factories.ts';
 import {
-  addComment,
   addMember,
+  buildComment,
   buildLabel,
   buildMember,
   buildRepository,
   buildRepositoryTeam,
+  buildUser,
   fileFinding,
-  getJson,
-  sendJson,
-} from '../../../test/helpers/findings-factories.ts';
+} from '../../../test/helpers/factories.ts';
 import { assetGroups, commentReads, findings } from '../../db/schema/index.ts';
 import type { Finding } from './findings.schemas.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 const findingUrl = (repoId: string, ref: string | number) => `/api/v0/repositories/${repoId}/findings/${ref}`;
 
 describe('POST /api/v0/repositories/{repo_id}/findings', () => {
   it('files a finding with related files, labels and asset group, numbered from 1', async () => {
     const team = await buildRepositoryTeam(t);
-    const label = await buildLabel(t, team.repository, { reviewerUse: true });
+    const label = await buildLabel(t, { repositoryId: team.repository.id, reviewerUse: true });
     const [group] = await t.container.database.db
       .insert(assetGroups)
       .values({
@@ -137,9 +129,13 @@ describe('POST /api/v0/repositories/{repo_id}/findings', () => {
     expect((await send({ severity: 'urgent' })).status).toBe(400);
     expect((await send({ title: '' })).status).toBe(400);
     expect((await send({ labels: ['00000000-0000-4000-8000-000000000000'] })).status).toBe(400);
-    const judgeOnly = await buildLabel(t, team.repository, { reviewerUse: false });
+    const judgeOnly = await buildLabel(t, { repositoryId: team.repository.id, reviewerUse: false });
     expect((await send({ labels: [judgeOnly.id] })).status).toBe(403);
-    const archived = await buildLabel(t, team.repository, { reviewerUse: true, archivedAt: new Date() });
+    const archived = await buildLabel(t, {
+      repositoryId: team.repository.id,
+      reviewerUse: true,
+      archivedAt: new Date(),
+    });
     expect((await send({ labels: [archived.id] })).status).toBe(400);
     const other = await buildRepository(t, { companyId: team.company.id });
     const [foreignGroup] = await t.container.database.db
@@ -154,7 +150,7 @@ describe('POST /api/v0/repositories/{repo_id}/findings', () => {
     method: 'POST',
     request: async (app, companyId) => {
       const repository = await buildRepository(app, { companyId });
-      const reviewer = await buildMember(app, repository, 'reviewer');
+      const reviewer = await buildMember(app, { repositoryId: repository.id, role: 'reviewer' });
       return {
         url: `/api/v0/repositories/${repository.id}/findings`,
         payload: { title: 't', description: '', severity: 'low' },
@@ -198,7 +194,7 @@ describe('GET /api/v0/repositories/{repo_id}/findings/{finding_ref}', () => {
     method: 'GET',
     request: async (app, companyId) => {
       const repository = await buildRepository(app, { companyId });
-      const reviewer = await buildMember(app, repository, 'reviewer');
+      const reviewer = await buildMember(app, { repositoryId: repository.id, role: 'reviewer' });
       const f = await fileFinding(app, reviewer.token, repository.id);
       return { url: findingUrl(repository.id, f.id), token: reviewer.token };
     },
@@ -243,7 +239,7 @@ describe('PUT …/findings/{finding_ref}/status', () => {
     method: 'PUT',
     request: async (app, companyId) => {
       const repository = await buildRepository(app, { companyId });
-      const judge = await buildMember(app, repository, 'judge');
+      const judge = await buildMember(app, { repositoryId: repository.id, role: 'judge' });
       const f = await fileFinding(app, judge.token, repository.id);
       return {
         url: `${findingUrl(repository.id, f.id)}/status`,
@@ -301,9 +297,21 @@ describe('PUT …/findings/{finding_ref}/assignee', () => {
 describe('PATCH …/findings/{finding_ref}/labels', () => {
   it('adds and removes labels; reviewers only those with reviewerUse', async () => {
     const team = await buildRepositoryTeam(t);
-    const open = await buildLabel(t, team.repository, { name: 'needs-info', reviewerUse: true });
-    const closed = await buildLabel(t, team.repository, { name: 'payout', reviewerUse: false });
-    const hidden = await buildLabel(t, team.repository, { name: 'internal-note', reviewerRead: false });
+    const open = await buildLabel(t, {
+      repositoryId: team.repository.id,
+      name: 'needs-info',
+      reviewerUse: true,
+    });
+    const closed = await buildLabel(t, {
+      repositoryId: team.repository.id,
+      name: 'payout',
+      reviewerUse: false,
+    });
+    const hidden = await buildLabel(t, {
+      repositoryId: team.repository.id,
+      name: 'internal-note',
+      reviewerRead: false,
+    });
     const f = await fileFinding(t, team.reviewer.token, team.repository.id);
     const url = `${findingUrl(team.repository.id, f.id)}/labels`;
     expect(
@@ -395,11 +403,14 @@ describe('PUT …/findings/{finding_ref}/read', () => {
     const team = await buildRepositoryTeam(t);
     const f = await fileFinding(t, team.reviewer.token, team.repository.id);
     const past = new Date(Date.now() - 60_000);
-    await addComment(t, f.id, team.judge.id, 'public', past);
-    await addComment(t, f.id, team.judge.id, 'private', past);
-    await addComment(t, f.id, team.companyUser.id, 'internal', past);
-    await addComment(t, f.id, team.admin.id, 'hidden', past);
-    await addComment(t, f.id, team.reviewer.id, 'public', past);
+    for (const [author, visibility] of [
+      [team.judge, 'public'],
+      [team.judge, 'private'],
+      [team.companyUser, 'internal'],
+      [team.admin, 'hidden'],
+      [team.reviewer, 'public'],
+    ] as const)
+      await buildComment(t, { findingId: f.id, authorId: author.id, visibility, createdAt: past });
     const unread = async (token: string) =>
       (await getJson<Finding>(t, token, findingUrl(team.repository.id, f.id))).body;
     // The author reads public and private comments of others.
@@ -419,7 +430,12 @@ describe('PUT …/findings/{finding_ref}/read', () => {
     expect(read.status).toBe(204);
     const after = await unread(team.reviewer.token);
     expect(after).toMatchObject({ hasUnreadComments: false, unreadCommentsNumber: 0 });
-    await addComment(t, f.id, team.judge.id, 'public', new Date(Date.now() + 60_000));
+    await buildComment(t, {
+      findingId: f.id,
+      authorId: team.judge.id,
+      visibility: 'public',
+      createdAt: new Date(Date.now() + 60_000),
+    });
     expect(await unread(team.reviewer.token)).toMatchObject({
       hasUnreadComments: true,
       unreadCommentsNumber: 1,
@@ -438,7 +454,7 @@ describe('PUT …/findings/{finding_ref}/read', () => {
       (await sendJson(t, team.otherReviewer.token, 'PUT', `${findingUrl(team.repository.id, f.id)}/read`))
         .status,
     ).toBe(404);
-    const removed = await buildMember(t, team.repository, 'judge');
+    const removed = await buildMember(t, { repositoryId: team.repository.id, role: 'judge' });
     await addMember(t, team.repository.id, removed.id, 'judge', { deletedAt: new Date() });
     expect(
       (await sendJson(t, removed.token, 'PUT', `${findingUrl(team.repository.id, f.id)}/read`)).status,

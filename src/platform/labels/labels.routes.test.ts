@@ -1,26 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { getJson, sendJson, sharedTestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
-import { buildUser } from '../../../test/helpers/factories.ts';
 import {
   buildLabel,
   buildMember,
   buildRepository,
   buildRepositoryTeam,
+  buildUser,
   fileFinding,
-  getJson,
-  sendJson,
-} from '../../../test/helpers/findings-factories.ts';
+} from '../../../test/helpers/factories.ts';
 import type { Finding } from '../findings/findings.schemas.ts';
 import type { Label } from './labels.schemas.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 const labelsUrl = (repoId: string) => `/api/v0/repositories/${repoId}/labels`;
 
@@ -71,7 +63,7 @@ describe('repository labels', () => {
     for (const user of [team.reviewer, team.judge, team.triager, team.client, team.companyUser]) {
       expect((await sendJson(t, user.token, 'POST', url, { name: 'x' })).status).toBe(403);
     }
-    const system = await buildLabel(t, team.repository, { isSystem: true, name: 'valid' });
+    const system = await buildLabel(t, { repositoryId: team.repository.id, isSystem: true, name: 'valid' });
     expect(
       (await sendJson(t, team.admin.token, 'PATCH', `${url}/${system.id}`, { name: 'renamed' })).status,
     ).toBe(409);
@@ -83,8 +75,8 @@ describe('repository labels', () => {
 
   it('lists labels by name; reviewers see only reviewerRead labels', async () => {
     const team = await buildRepositoryTeam(t);
-    await buildLabel(t, team.repository, { name: 'b-visible' });
-    await buildLabel(t, team.repository, { name: 'a-hidden', reviewerRead: false });
+    await buildLabel(t, { repositoryId: team.repository.id, name: 'b-visible' });
+    await buildLabel(t, { repositoryId: team.repository.id, name: 'a-hidden', reviewerRead: false });
     const names = async (token: string) =>
       (await getJson<{ labels: Label[] }>(t, token, labelsUrl(team.repository.id))).body.labels.map(
         (l) => l.name,
@@ -101,7 +93,7 @@ describe('repository labels', () => {
     method: 'POST',
     request: async (app, companyId) => {
       const repository = await buildRepository(app, { companyId });
-      const admin = await buildMember(app, repository, 'admin');
+      const admin = await buildMember(app, { repositoryId: repository.id, role: 'admin' });
       return { url: labelsUrl(repository.id), payload: { name: 'x' }, token: admin.token };
     },
   });

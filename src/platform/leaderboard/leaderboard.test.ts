@@ -1,21 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { buildCompany, buildUser } from '../../../test/helpers/factories.ts';
+import { describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
 import {
   addMember,
+  buildCompany,
+  buildFinding,
   buildRepository,
-  insertFinding,
+  buildUser,
   type TestRepository,
-} from '../../../test/helpers/findings-factories.ts';
+} from '../../../test/helpers/factories.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = sharedTestApp();
 
 async function board(token: string, repositoryId: string, query = '') {
   return t.app.inject({
@@ -52,7 +47,8 @@ async function setup() {
   const judge = await buildUser(t);
   await addMember(t, repository.id, judge.id, 'judge');
   const file = (createdBy: string, severity: string, status: string, reward?: string) =>
-    insertFinding(t, repository, {
+    buildFinding(t, {
+      repositoryId: repository.id,
       createdBy,
       severity: severity as 'high',
       status: status as 'confirmed',

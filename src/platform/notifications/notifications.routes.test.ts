@@ -1,22 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { getJson, sendJson, sharedTestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
-import { buildCompany, buildUser } from '../../../test/helpers/factories.ts';
 import {
+  buildCompany,
   buildRepositoryTeam,
+  buildUser,
   fileFinding,
-  getJson,
-  sendJson,
-} from '../../../test/helpers/findings-factories.ts';
+} from '../../../test/helpers/factories.ts';
 import type { Notification } from './notifications.schemas.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 type Page = { notifications: Notification[]; nextValue: string | null };
 

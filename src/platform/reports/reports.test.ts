@@ -1,26 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { api, apiOk, sharedTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
-import { buildCompany, buildUser } from '../../../test/helpers/factories.ts';
 import {
-  api,
-  apiOk,
-  buildOrg,
-  buildRepo,
-  buildRepoMember,
-  insertFinding,
-} from '../../../test/helpers/platform-org-factories.ts';
+  buildCompany,
+  buildCompanyWorld,
+  buildFinding,
+  buildMember,
+  buildRepository,
+  buildUser,
+} from '../../../test/helpers/factories.ts';
 import { reports } from '../../db/schema/index.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 interface ReportBody {
   id: string;
@@ -66,9 +59,11 @@ async function listAll(
 
 /** A finished repository of a new company, and a report of it made by the manager. */
 async function buildReport(body: Record<string, unknown> = {}) {
-  const org = await buildOrg(t);
-  const repo = await buildRepo(t, org.company.id, {
-    timeframe: { start: '2026-01-01T00:00:00.000Z', end: '2026-01-15T00:00:00.000Z' },
+  const org = await buildCompanyWorld(t);
+  const repo = await buildRepository(t, {
+    companyId: org.company.id,
+    timeframeStart: new Date('2026-01-01T00:00:00.000Z'),
+    timeframeEnd: new Date('2026-01-15T00:00:00.000Z'),
   });
   await apiOk(t, 'POST', `/api/v0/repositories/${repo.id}/finish`, org.manager.token);
   const report = await apiOk<ReportBody>(t, 'POST', '/api/v0/reports', org.manager.token, {
@@ -100,20 +95,22 @@ async function insertReports(
 
 describe('POST /api/v0/reports', () => {
   it('snapshots the team, the published valid findings with their files, and statistics per severity', async () => {
-    const org = await buildOrg(t);
-    const repo = await buildRepo(t, org.company.id, {
+    const org = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, {
+      companyId: org.company.id,
       name: 'Vault audit',
       allowedSeverities: ['critical', 'high', 'low'],
-      timeframe: { start: '2026-01-01T00:00:00.000Z', end: '2026-01-15T00:00:00.000Z' },
+      timeframeStart: new Date('2026-01-01T00:00:00.000Z'),
+      timeframeEnd: new Date('2026-01-15T00:00:00.000Z'),
     });
-    const reviewer = await buildRepoMember(t, repo.id, 'reviewer');
-    const judge = await buildRepoMember(t, repo.id, 'judge');
-    await buildRepoMember(t, repo.id, 'client');
-    const gone = await buildRepoMember(t, repo.id, 'reviewer');
+    const reviewer = await buildMember(t, { repositoryId: repo.id, role: 'reviewer' });
+    const judge = await buildMember(t, { repositoryId: repo.id, role: 'judge' });
+    await buildMember(t, { repositoryId: repo.id, role: 'client' });
+    const gone = await buildMember(t, { repositoryId: repo.id, role: 'reviewer' });
     await apiOk(t, 'DELETE', `/api/v0/repositories/${repo.id}/members/${gone.id}`, t.adminToken);
     await apiOk(t, 'POST', `/api/v0/users/${reviewer.id}/badges`, t.adminToken, { name: 'Hunter' });
     const base = { companyId: org.company.id, repositoryId: repo.id, createdBy: reviewer.id };
-    const fixed = await insertFinding(t, {
+    const fixed = await buildFinding(t, {
       ...base,
       severity: 'critical',
       status: 'fixed',
@@ -128,10 +125,10 @@ describe('POST /api/v0/reports', () => {
         },
       ],
     });
-    await insertFinding(t, { ...base, severity: 'critical', status: 'confirmed' });
-    await insertFinding(t, { ...base, severity: 'high', status: 'acknowledged' });
-    await insertFinding(t, { ...base, severity: 'high', status: 'rejected' });
-    await insertFinding(t, { ...base, severity: 'low', status: 'fixed', published: false });
+    await buildFinding(t, { ...base, severity: 'critical', status: 'confirmed' });
+    await buildFinding(t, { ...base, severity: 'high', status: 'acknowledged' });
+    await buildFinding(t, { ...base, severity: 'high', status: 'rejected' });
+    await buildFinding(t, { ...base, severity: 'low', status: 'fixed', published: false });
 
     const early = await api(t, 'POST', '/api/v0/reports', org.manager.token, { repositoryId: repo.id });
     expect(early.statusCode).toBe(409);
@@ -238,9 +235,9 @@ describe('POST /api/v0/reports', () => {
   });
 
   it('is for the repository company’s managers and platform admins', async () => {
-    const org = await buildOrg(t);
-    const other = await buildOrg(t);
-    const repo = await buildRepo(t, org.company.id);
+    const org = await buildCompanyWorld(t);
+    const other = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, { companyId: org.company.id });
     await apiOk(t, 'POST', `/api/v0/repositories/${repo.id}/finish`, t.adminToken);
     expect(
       (await api(t, 'POST', '/api/v0/reports', org.member.token, { repositoryId: repo.id })).statusCode,
@@ -260,7 +257,7 @@ describe('POST /api/v0/reports', () => {
   itEnforcesUserAuth(() => t, {
     method: 'POST',
     request: async (app, companyId) => {
-      const repo = await buildRepo(app, companyId);
+      const repo = await buildRepository(app, { companyId });
       await apiOk(app, 'POST', `/api/v0/repositories/${repo.id}/finish`, app.adminToken);
       const manager = await buildUser(app, { companyId, companyRole: 'manager' });
       return { url: '/api/v0/reports', payload: { repositoryId: repo.id }, token: manager.token };
@@ -377,7 +374,7 @@ describe('GET /api/v0/reports', () => {
 
   it('orders drafts first, then by publishedAt descending, ties by id; pages never skip or repeat', async () => {
     const q = tag();
-    const { company, member } = await buildOrg(t);
+    const { company, member } = await buildCompanyWorld(t);
     const tie = new Date('2026-04-01T00:00:00.000Z');
     await insertReports(company.id, [
       { title: `${q} draft 1`, publishedAt: null, isPrivate: true },
@@ -489,7 +486,7 @@ function eqId(id: string) {
 
 describe('auth cases of the report routes', () => {
   const draft = async (app: TestApp, companyId: string) => {
-    const repo = await buildRepo(app, companyId);
+    const repo = await buildRepository(app, { companyId });
     await apiOk(app, 'POST', `/api/v0/repositories/${repo.id}/finish`, app.adminToken);
     const manager = await buildUser(app, { companyId, companyRole: 'manager' });
     const report = await apiOk<ReportBody>(app, 'POST', '/api/v0/reports', manager.token, {

@@ -1,24 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { api, apiOk, sharedTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
-import { buildCompany, buildUser } from '../../../test/helpers/factories.ts';
 import {
-  api,
-  apiOk,
-  buildOrg,
-  buildRepo,
-  buildRepoMember,
-  insertFinding,
-  putMember,
-} from '../../../test/helpers/platform-org-factories.ts';
+  addMember,
+  buildCompany,
+  buildCompanyWorld,
+  buildFinding,
+  buildMember,
+  buildRepository,
+  buildUser,
+} from '../../../test/helpers/factories.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 interface RepositoryBody {
   id: string;
@@ -71,10 +65,20 @@ const fullRepository = {
   },
 };
 
+/** Creates a repository through the endpoint under test, as the platform admin. */
+const postRepository = (companyId: string, body: Record<string, unknown>) =>
+  apiOk<{ id: string } & Record<string, unknown>>(
+    t,
+    'POST',
+    `/api/v0/companies/${companyId}/repositories`,
+    t.adminToken,
+    { name: `repo-${randomUUID().slice(0, 8)}`, ...body },
+  );
+
 describe('GET /api/v0/companies/{company_id}/repositories', () => {
   it('returns every field of a repository, money as strings and dates as ISO 8601', async () => {
-    const { company, member } = await buildOrg(t);
-    const created = await buildRepo(t, company.id, { name: 'Vault', ...fullRepository });
+    const { company, member } = await buildCompanyWorld(t);
+    const created = await postRepository(company.id, { name: 'Vault', ...fullRepository });
     const res = await api(t, 'GET', `/api/v0/companies/${company.id}/repositories`, member.token);
     expect(res.statusCode).toBe(200);
     const [repo] = res.json().items as RepositoryBody[];
@@ -132,11 +136,11 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
   });
 
   it('shows company users every repository, other users the joined and the public ones', async () => {
-    const { company, member } = await buildOrg(t);
-    const privateJoined = await buildRepo(t, company.id, { name: 'private-joined' });
-    const privateOther = await buildRepo(t, company.id, { name: 'private-other' });
-    const publicRepo = await buildRepo(t, company.id, { name: 'public', isPublic: true });
-    const reviewer = await buildRepoMember(t, privateJoined.id, 'reviewer');
+    const { company, member } = await buildCompanyWorld(t);
+    const privateJoined = await buildRepository(t, { companyId: company.id, name: 'private-joined' });
+    const privateOther = await buildRepository(t, { companyId: company.id, name: 'private-other' });
+    const publicRepo = await buildRepository(t, { companyId: company.id, name: 'public', isPublic: true });
+    const reviewer = await buildMember(t, { repositoryId: privateJoined.id, role: 'reviewer' });
 
     const all = (
       await apiOk<{ items: RepositoryBody[] }>(
@@ -163,9 +167,9 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
   });
 
   it('lists newest first', async () => {
-    const { company, member } = await buildOrg(t);
-    const first = await buildRepo(t, company.id);
-    const second = await buildRepo(t, company.id);
+    const { company, member } = await buildCompanyWorld(t);
+    const first = await buildRepository(t, { companyId: company.id });
+    const second = await buildRepository(t, { companyId: company.id });
     const items = (
       await apiOk<{ items: RepositoryBody[] }>(
         t,
@@ -178,8 +182,8 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
   });
 
   it('lets read_all_companies admins list any company', async () => {
-    const { company } = await buildOrg(t);
-    await buildRepo(t, company.id);
+    const { company } = await buildCompanyWorld(t);
+    await buildRepository(t, { companyId: company.id });
     const reader = await buildUser(t, { permissions: ['read_all_companies'] });
     const res = await api(t, 'GET', `/api/v0/companies/${company.id}/repositories`, reader.token);
     expect(res.statusCode).toBe(200);
@@ -187,8 +191,8 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
   });
 
   it('answers 404 to a user with nothing to see in the company, and for an unknown company', async () => {
-    const { company } = await buildOrg(t);
-    await buildRepo(t, company.id);
+    const { company } = await buildCompanyWorld(t);
+    await buildRepository(t, { companyId: company.id });
     const stranger = await buildUser(t);
     expect(
       (await api(t, 'GET', `/api/v0/companies/${company.id}/repositories`, stranger.token)).statusCode,
@@ -210,19 +214,23 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
   });
 
   it('counts published findings, the caller’s rewards, and ranks reviewers by accepted findings then reputation', async () => {
-    const { company, member } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id);
+    const { company, member } = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, { companyId: company.id });
     const [alice, bob, carol, dave] = await Promise.all([
-      buildRepoMember(t, repo.id, 'reviewer'),
-      buildRepoMember(t, repo.id, 'reviewer'),
-      buildRepoMember(t, repo.id, 'reviewer'),
-      buildRepoMember(t, repo.id, 'reviewer'),
+      buildMember(t, { repositoryId: repo.id, role: 'reviewer' }),
+      buildMember(t, { repositoryId: repo.id, role: 'reviewer' }),
+      buildMember(t, { repositoryId: repo.id, role: 'reviewer' }),
+      buildMember(t, { repositoryId: repo.id, role: 'reviewer' }),
     ]);
     await apiOk(t, 'PATCH', `/api/v0/users/${carol!.id}/profile`, t.adminToken, { reputation: 50 });
-    const f = (
-      createdBy: string,
-      extra: Parameters<typeof insertFinding>[1] extends infer P ? Partial<P> : never = {},
-    ) => insertFinding(t, { companyId: company.id, repositoryId: repo.id, createdBy, ...extra });
+    const f = (createdBy: string, extra: Parameters<typeof buildFinding>[1] = {}) =>
+      buildFinding(t, {
+        repositoryId: repo.id,
+        createdBy,
+        status: 'confirmed',
+        severity: 'high',
+        ...extra,
+      });
     // alice: 2 accepted; bob: 1 accepted + 1 rejected + 1 draft; carol: 1 accepted with reputation 50; dave: none.
     await f(alice!.id, { reward: '100.5' });
     await f(alice!.id, { status: 'fixed', reward: '20' });
@@ -254,12 +262,12 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
   });
 
   it('gives reviewers with equal scores the same rank', async () => {
-    const { company } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id);
-    const a = await buildRepoMember(t, repo.id, 'reviewer');
-    const b = await buildRepoMember(t, repo.id, 'reviewer');
-    const c = await buildRepoMember(t, repo.id, 'reviewer');
-    await insertFinding(t, { companyId: company.id, repositoryId: repo.id, createdBy: c.id });
+    const { company } = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, { companyId: company.id });
+    const a = await buildMember(t, { repositoryId: repo.id, role: 'reviewer' });
+    const b = await buildMember(t, { repositoryId: repo.id, role: 'reviewer' });
+    const c = await buildMember(t, { repositoryId: repo.id, role: 'reviewer' });
+    await buildFinding(t, { repositoryId: repo.id, createdBy: c.id, status: 'confirmed', severity: 'high' });
     const rank = async (token: string) =>
       (
         await apiOk<{ items: RepositoryBody[] }>(
@@ -277,7 +285,7 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
   itEnforcesUserAuth(() => t, {
     method: 'GET',
     request: async (app, companyId) => {
-      await buildRepo(app, companyId);
+      await buildRepository(app, { companyId });
       const user = await buildUser(app, { companyId, companyRole: 'member' });
       return { url: `/api/v0/companies/${companyId}/repositories`, token: user.token };
     },
@@ -286,8 +294,8 @@ describe('GET /api/v0/companies/{company_id}/repositories', () => {
 
 describe('POST /api/v0/companies/{company_id}/repositories', () => {
   it('lets company managers create, not members (403) nor other companies (404)', async () => {
-    const { company, manager, member } = await buildOrg(t);
-    const other = await buildOrg(t);
+    const { company, manager, member } = await buildCompanyWorld(t);
+    const other = await buildCompanyWorld(t);
     const created = await api(t, 'POST', `/api/v0/companies/${company.id}/repositories`, manager.token, {
       name: 'mine',
     });
@@ -313,7 +321,7 @@ describe('POST /api/v0/companies/{company_id}/repositories', () => {
   });
 
   it('answers 400 naming the field for invalid money, severities and timeframes', async () => {
-    const { company, manager } = await buildOrg(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const url = `/api/v0/companies/${company.id}/repositories`;
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ name: 'x', totalRewardPot: '12,5' }, 'totalRewardPot'],
@@ -367,8 +375,8 @@ async function events(repoId: string, token: string = t.adminToken): Promise<Eve
 
 describe('PATCH /api/v0/repositories/{repo_id}', () => {
   it('writes one event with the old and new values of the changed fields only', async () => {
-    const { company, manager } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id, {
+    const { company, manager } = await buildCompanyWorld(t);
+    const repo = await postRepository(company.id, {
       name: 'before',
       totalRewardPot: '10',
       instructions: 'same',
@@ -402,8 +410,8 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
   });
 
   it('clears nullable fields with null', async () => {
-    const { company, manager } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id, { timeframe: fullRepository.timeframe });
+    const { company, manager } = await buildCompanyWorld(t);
+    const repo = await postRepository(company.id, { timeframe: fullRepository.timeframe });
     const res = await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, {
       timeframe: { start: null },
     });
@@ -415,8 +423,8 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
   });
 
   it('writes no event when nothing changed', async () => {
-    const { company, manager } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id, { name: 'same', isPublic: true });
+    const { company, manager } = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, { companyId: company.id, name: 'same', isPublic: true });
     const res = await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, {
       name: 'same',
       isPublic: true,
@@ -426,8 +434,8 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
   });
 
   it('keeps asset groups, sub-groups and assets named by id, creates new ones and removes the rest', async () => {
-    const { company, manager } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id, fullRepository);
+    const { company, manager } = await buildCompanyWorld(t);
+    const repo = await postRepository(company.id, fullRepository);
     const [contracts, frontend] = repo.assetGroups as RepositoryBody['assetGroups'];
     const vault = contracts!.assets[0]!;
     const periphery = contracts!.subGroups[0]!;
@@ -456,9 +464,9 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
   });
 
   it('answers 400 for an asset group id of another repository', async () => {
-    const { company, manager } = await buildOrg(t);
-    const a = await buildRepo(t, company.id, { assetGroups: [{ name: 'g' }] });
-    const b = await buildRepo(t, company.id);
+    const { company, manager } = await buildCompanyWorld(t);
+    const a = await postRepository(company.id, { assetGroups: [{ name: 'g' }] });
+    const b = await buildRepository(t, { companyId: company.id });
     const foreign = (a.assetGroups as RepositoryBody['assetGroups'])[0]!.id;
     const res = await api(t, 'PATCH', `/api/v0/repositories/${b.id}`, manager.token, {
       assetGroups: [{ id: foreign, name: 'g' }],
@@ -468,8 +476,8 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
   });
 
   it('removes and replaces the safe harbor, logging both', async () => {
-    const { company, manager } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id, { safeHarbor: { description: 'v1' } });
+    const { company, manager } = await buildCompanyWorld(t);
+    const repo = await postRepository(company.id, { safeHarbor: { description: 'v1' } });
     const removed = await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, {
       safeHarbor: null,
     });
@@ -485,11 +493,15 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
   });
 
   it('lets repository admins update; reviewers and company members get 403, strangers 404', async () => {
-    const { company, member } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id);
-    const admin = await buildRepoMember(t, repo.id, 'admin');
-    const reviewer = await buildRepoMember(t, repo.id, 'reviewer');
-    const stranger = await buildUser(t);
+    const { company, member } = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, { companyId: company.id });
+    const [admin, reviewer, stranger] = await Promise.all([buildUser(t), buildUser(t), buildUser(t)]);
+    // Through the membership endpoint, which logs each membership.
+    for (const [user, role] of [
+      [admin, 'admin'],
+      [reviewer, 'reviewer'],
+    ] as const)
+      await apiOk(t, 'PUT', `/api/v0/repositories/${repo.id}/members/${user.id}`, t.adminToken, { role });
     expect(
       (await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, admin.token, { name: 'by-admin' }))
         .statusCode,
@@ -511,8 +523,8 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
   });
 
   it('answers 400 for an empty body', async () => {
-    const { company, manager } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id);
+    const { company, manager } = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, { companyId: company.id });
     expect((await api(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, {})).statusCode).toBe(
       400,
     );
@@ -521,7 +533,7 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
   itEnforcesUserAuth(() => t, {
     method: 'PATCH',
     request: async (app, companyId) => {
-      const repo = await buildRepo(app, companyId);
+      const repo = await buildRepository(app, { companyId });
       const user = await buildUser(app, { companyId, companyRole: 'manager' });
       return { url: `/api/v0/repositories/${repo.id}`, payload: { name: 'renamed' }, token: user.token };
     },
@@ -530,8 +542,8 @@ describe('PATCH /api/v0/repositories/{repo_id}', () => {
 
 describe('repository membership and finishing', () => {
   it('adds, changes and removes members, each change in the log; nothing logged for no change', async () => {
-    const { company, manager } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id);
+    const { company, manager } = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, { companyId: company.id });
     const user = await buildUser(t);
     const teamId = '11111111-1111-4111-8111-111111111111';
     const put = (body: unknown) =>
@@ -581,8 +593,8 @@ describe('repository membership and finishing', () => {
   });
 
   it('answers 404 for an unknown user and 400 for an unknown role', async () => {
-    const { company, manager } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id);
+    const { company, manager } = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, { companyId: company.id });
     const unknown = await api(
       t,
       'PUT',
@@ -602,9 +614,9 @@ describe('repository membership and finishing', () => {
   });
 
   it('lets users join public repositories as reviewers, once, and not private or finished ones', async () => {
-    const { company, manager } = await buildOrg(t);
-    const open = await buildRepo(t, company.id, { isPublic: true });
-    const closed = await buildRepo(t, company.id);
+    const { company, manager } = await buildCompanyWorld(t);
+    const open = await buildRepository(t, { companyId: company.id, isPublic: true });
+    const closed = await buildRepository(t, { companyId: company.id });
     const user = await buildUser(t);
     const joined = await api(t, 'POST', `/api/v0/repositories/${open.id}/join`, user.token);
     expect(joined.statusCode).toBe(200);
@@ -619,8 +631,8 @@ describe('repository membership and finishing', () => {
   });
 
   it('marks a repository finished once, logging it', async () => {
-    const { company, manager, member } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id);
+    const { company, manager, member } = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, { companyId: company.id });
     expect((await api(t, 'POST', `/api/v0/repositories/${repo.id}/finish`, member.token)).statusCode).toBe(
       403,
     );
@@ -649,8 +661,8 @@ describe('repository membership and finishing', () => {
 
 describe('GET /api/v0/repositories/{repo_id}/log', () => {
   it('lists events newest first with updatedBy and updatedAt', async () => {
-    const { company, manager } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id);
+    const { company, manager } = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, { companyId: company.id });
     for (const name of ['one', 'two', 'three']) {
       await apiOk(t, 'PATCH', `/api/v0/repositories/${repo.id}`, manager.token, { name });
     }
@@ -666,16 +678,16 @@ describe('GET /api/v0/repositories/{repo_id}/log', () => {
   });
 
   it('is for repository admins and clients, company users (who act as the client) and platform readers', async () => {
-    const { company, manager, member } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id, { isPublic: true });
+    const { company, manager, member } = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, { companyId: company.id, isPublic: true });
     const [admin, client, reviewer, judge, triager] = await Promise.all(
       (['admin', 'client', 'reviewer', 'judge', 'triager'] as const).map((role) =>
-        buildRepoMember(t, repo.id, role),
+        buildMember(t, { repositoryId: repo.id, role: role }),
       ),
     );
     const reader = await buildUser(t, { permissions: ['read_all_companies'] });
     const stranger = await buildUser(t);
-    const privateRepo = await buildRepo(t, company.id);
+    const privateRepo = await buildRepository(t, { companyId: company.id });
     const status = async (token: string, id = repo.id) =>
       (await api(t, 'GET', `/api/v0/repositories/${id}/log`, token)).statusCode;
     for (const token of [
@@ -694,9 +706,9 @@ describe('GET /api/v0/repositories/{repo_id}/log', () => {
   });
 
   it('stops a removed admin from reading the log', async () => {
-    const { company } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id);
-    const admin = await buildRepoMember(t, repo.id, 'admin');
+    const { company } = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, { companyId: company.id });
+    const admin = await buildMember(t, { repositoryId: repo.id, role: 'admin' });
     expect((await api(t, 'GET', `/api/v0/repositories/${repo.id}/log`, admin.token)).statusCode).toBe(200);
     await apiOk(t, 'DELETE', `/api/v0/repositories/${repo.id}/members/${admin.id}`, t.adminToken);
     expect((await api(t, 'GET', `/api/v0/repositories/${repo.id}/log`, admin.token)).statusCode).toBe(404);
@@ -705,7 +717,7 @@ describe('GET /api/v0/repositories/{repo_id}/log', () => {
   itEnforcesUserAuth(() => t, {
     method: 'GET',
     request: async (app, companyId) => {
-      const repo = await buildRepo(app, companyId);
+      const repo = await buildRepository(app, { companyId });
       const user = await buildUser(app, { companyId, companyRole: 'manager' });
       return { url: `/api/v0/repositories/${repo.id}/log`, token: user.token };
     },
@@ -714,8 +726,8 @@ describe('GET /api/v0/repositories/{repo_id}/log', () => {
 
 describe('GET /api/v0/repositories/{repo_id}', () => {
   it('shows a repository to those who may see it', async () => {
-    const { company, member } = await buildOrg(t);
-    const repo = await buildRepo(t, company.id);
+    const { company, member } = await buildCompanyWorld(t);
+    const repo = await buildRepository(t, { companyId: company.id });
     expect((await api(t, 'GET', `/api/v0/repositories/${repo.id}`, member.token)).json().id).toBe(repo.id);
     const other = await buildCompany(t);
     const outsider = await buildUser(t, { companyId: other.id });
@@ -724,17 +736,17 @@ describe('GET /api/v0/repositories/{repo_id}', () => {
 });
 
 it('makes joined repositories of another company visible to their reviewers only through membership', async () => {
-  const { company } = await buildOrg(t);
-  const repo = await buildRepo(t, company.id);
+  const { company } = await buildCompanyWorld(t);
+  const repo = await buildRepository(t, { companyId: company.id });
   const reviewer = await buildUser(t);
   expect((await api(t, 'GET', `/api/v0/repositories/${repo.id}`, reviewer.token)).statusCode).toBe(404);
-  await putMember(t, repo.id, reviewer.id, 'reviewer');
+  await addMember(t, repo.id, reviewer.id, 'reviewer');
   expect((await api(t, 'GET', `/api/v0/repositories/${repo.id}`, reviewer.token)).statusCode).toBe(200);
 });
 
 describe('auth cases of the repository management routes', () => {
   const managed = async (app: TestApp, companyId: string) => {
-    const repo = await buildRepo(app, companyId);
+    const repo = await buildRepository(app, { companyId });
     const manager = await buildUser(app, { companyId, companyRole: 'manager' });
     return { repo, manager };
   };
@@ -789,7 +801,7 @@ describe('auth cases of the repository management routes', () => {
       method: 'DELETE',
       request: async (app, companyId) => {
         const { repo, manager } = await managed(app, companyId);
-        const user = await buildRepoMember(app, repo.id, 'reviewer');
+        const user = await buildMember(app, { repositoryId: repo.id, role: 'reviewer' });
         return { url: `/api/v0/repositories/${repo.id}/members/${user.id}`, token: manager.token };
       },
     });
@@ -800,7 +812,7 @@ describe('auth cases of the repository management routes', () => {
       method: 'POST',
       crossTenant: false,
       request: async (app, companyId) => {
-        const repo = await buildRepo(app, companyId, { isPublic: true });
+        const repo = await buildRepository(app, { companyId, isPublic: true });
         const user = await buildUser(app);
         return { url: `/api/v0/repositories/${repo.id}/join`, token: user.token };
       },

@@ -1,20 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import {
-  buildCompany,
-  buildCompanyWithManager,
-  buildUser,
-  grantCredits,
-} from '../../../test/helpers/factories.ts';
+import { describe, expect, it } from 'vitest';
+import { createTestApp, sharedTestApp } from '../../../test/helpers/app.ts';
+import { buildCompany, buildCompanyWorld, buildUser, grantCredits } from '../../../test/helpers/factories.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = sharedTestApp();
 
 /** The `vigil_session` cookie value and attributes from a Set-Cookie header. */
 function sessionCookie(setCookie: string | string[] | undefined) {
@@ -34,7 +23,7 @@ async function signIn(token: string, headers: Record<string, string> = {}) {
 
 describe('POST /api/v0/session', () => {
   it('sets an HttpOnly SameSite=Strict cookie and describes the user with a CSRF token', async () => {
-    const { company, manager } = await buildCompanyWithManager(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const res = await t.app.inject({
       method: 'POST',
       url: '/api/v0/session',
@@ -94,7 +83,7 @@ describe('POST /api/v0/session', () => {
 
 describe('cookie authentication', () => {
   it('reads v0 with the cookie alone, and GET /api/v0/session returns the same CSRF token', async () => {
-    const { company, manager } = await buildCompanyWithManager(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const { cookie, csrf } = await signIn(manager.token);
     const repos = await t.app.inject({
       method: 'GET',
@@ -108,7 +97,7 @@ describe('cookie authentication', () => {
   });
 
   it("refuses a cookie-authenticated write without the CSRF token, or with another session's", async () => {
-    const { company, manager } = await buildCompanyWithManager(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const other = await buildUser(t, { companyId: company.id, companyRole: 'manager' });
     const { cookie, csrf } = await signIn(manager.token);
     const { csrf: otherCsrf } = await signIn(other.token);
@@ -136,7 +125,7 @@ describe('cookie authentication', () => {
   });
 
   it('needs no CSRF token when the request carries a bearer token (not sent by browsers on their own)', async () => {
-    const { company, manager } = await buildCompanyWithManager(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const res = await t.app.inject({
       method: 'POST',
       url: `/api/v0/companies/${company.id}/sso-enforcement-rules`,
@@ -147,7 +136,7 @@ describe('cookie authentication', () => {
   });
 
   it('reads the scanner API for the company named in X-Vigil-Company; another company is 404', async () => {
-    const { company, manager } = await buildCompanyWithManager(t);
+    const { company, manager } = await buildCompanyWorld(t);
     await grantCredits(t, company.id, 7);
     const stranger = await buildCompany(t);
     const { cookie } = await signIn(manager.token);
@@ -174,7 +163,7 @@ describe('cookie authentication', () => {
   });
 
   it('gives company members the default scopes on the scanner API (no findings:write)', async () => {
-    const { company } = await buildCompanyWithManager(t);
+    const { company } = await buildCompanyWorld(t);
     const member = await buildUser(t, { companyId: company.id, companyRole: 'member' });
     const { cookie, csrf } = await signIn(member.token);
     const res = await t.app.inject({

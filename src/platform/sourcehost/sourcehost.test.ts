@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeGitServer, startFakeGitServer } from '../../../test/fakes/git-server.ts';
 import { type FakeSourcehostApi, startFakeSourcehostApi } from '../../../test/fakes/sourcehost-api-server.ts';
 import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { buildCompanyWithManager, buildUser, grantCredits } from '../../../test/helpers/factories.ts';
+import { buildCompanyWorld, buildUser, grantCredits } from '../../../test/helpers/factories.ts';
 import { REENTRANT_BANK } from '../../../test/helpers/scan-helpers.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 import { scans, sourcehostCommitStatuses, sourcehostDeliveries } from '../../db/schema/index.ts';
 import { signWebhookBody } from '../../integrations/sourcehost/github-rest.ts';
 
@@ -44,7 +45,7 @@ async function call(
 
 /** A company with a manager, credits and a sourcehost integration pointing at the fakes. */
 async function tenant(credits: number, settings: Record<string, unknown> = {}) {
-  const { company, manager } = await buildCompanyWithManager(t);
+  const { company, manager } = await buildCompanyWorld(t);
   if (credits > 0) await grantCredits(t, company.id, credits);
   const res = await call('PUT', `/api/v0/companies/${company.id}/integrations/sourcehost`, manager.token, {
     credentials: { token: TOKEN, webhookSecret: SECRET },
@@ -87,16 +88,6 @@ const pushBody = (repository: string, commit: string, branch = 'main') => ({
   pusher: { name: 'dev' },
 });
 
-async function waitFor<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 async function deliveriesOf(companyId: string) {
   return t.container.database.db
     .select()
@@ -109,13 +100,16 @@ async function balances(companyId: string) {
 }
 
 async function postedStatusOf(scanId: string) {
-  return waitFor(async () => {
-    const [row] = await t.container.database.db
-      .select()
-      .from(sourcehostCommitStatuses)
-      .where(eq(sourcehostCommitStatuses.scanId, scanId));
-    return row?.state === 'posted' || row?.state === 'failed' ? row : undefined;
-  }, `the commit status of ${scanId}`);
+  return waitFor(
+    async () => {
+      const [row] = await t.container.database.db
+        .select()
+        .from(sourcehostCommitStatuses)
+        .where(eq(sourcehostCommitStatuses.scanId, scanId));
+      return row?.state === 'posted' || row?.state === 'failed' ? row : undefined;
+    },
+    { what: `the commit status of ${scanId}`, timeoutMs: 60_000, intervalMs: 100 },
+  );
 }
 
 describe('POST /api/v0/webhooks/sourcehost/{integrationId}', () => {
@@ -428,7 +422,7 @@ describe('GET /api/v0/companies/{companyId}/sourcehost/deliveries', () => {
     expect(
       (await call('GET', `/api/v0/companies/${company.id}/sourcehost/deliveries`, member.token)).statusCode,
     ).toBe(403);
-    const stranger = await buildCompanyWithManager(t);
+    const stranger = await buildCompanyWorld(t);
     expect(
       (await call('GET', `/api/v0/companies/${company.id}/sourcehost/deliveries`, stranger.manager.token))
         .statusCode,
@@ -504,7 +498,7 @@ describe('GET /api/v0/companies/{companyId}/sourcehost/repositories', () => {
     ]);
     expect(api.requests.at(-1)).toBe('GET /user/repos?per_page=100');
 
-    const bare = await buildCompanyWithManager(t);
+    const bare = await buildCompanyWorld(t);
     const none = await call(
       'GET',
       `/api/v0/companies/${bare.company.id}/sourcehost/repositories`,
@@ -513,7 +507,7 @@ describe('GET /api/v0/companies/{companyId}/sourcehost/repositories', () => {
     expect(none.statusCode).toBe(409);
     expect(none.json()).toEqual({ msg: expect.stringContaining('sourcehost') });
 
-    const wrong = await buildCompanyWithManager(t);
+    const wrong = await buildCompanyWorld(t);
     await call('PUT', `/api/v0/companies/${wrong.company.id}/integrations/sourcehost`, wrong.manager.token, {
       credentials: { token: 'wrong', webhookSecret: SECRET },
       settings: { baseUrl: git.baseUrl, apiBaseUrl: api.baseUrl },

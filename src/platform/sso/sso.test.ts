@@ -1,24 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { api, apiOk, sharedTestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
-import { buildUser } from '../../../test/helpers/factories.ts';
-import { api, apiOk, buildOrg } from '../../../test/helpers/platform-org-factories.ts';
+import { buildCompanyWorld, buildUser } from '../../../test/helpers/factories.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 const url = (companyId: string) => `/api/v0/companies/${companyId}/sso-enforcement-rules`;
 const domain = () => `d${randomBytes(5).toString('hex')}.example`;
 
 describe('GET /api/v0/companies/{company_id}/sso-enforcement-rules', () => {
   it('lists the rules, oldest first, with the creator as a short user summary', async () => {
-    const { company, manager } = await buildOrg(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const first = domain();
     const second = domain();
     await apiOk(t, 'POST', url(company.id), manager.token, { domain: first });
@@ -45,7 +38,7 @@ describe('GET /api/v0/companies/{company_id}/sso-enforcement-rules', () => {
   });
 
   it('is for company managers and read_all_companies admins: members 403, others 404', async () => {
-    const { company, member } = await buildOrg(t);
+    const { company, member } = await buildCompanyWorld(t);
     const reader = await buildUser(t, { permissions: ['read_all_companies'] });
     const stranger = await buildUser(t);
     expect((await api(t, 'GET', url(company.id), reader.token)).statusCode).toBe(200);
@@ -67,8 +60,8 @@ describe('GET /api/v0/companies/{company_id}/sso-enforcement-rules', () => {
 
 describe('POST and DELETE /api/v0/companies/{company_id}/sso-enforcement-rules', () => {
   it('stores the domain lower-case and refuses it again anywhere on the platform, in any case (409)', async () => {
-    const { company, manager } = await buildOrg(t);
-    const other = await buildOrg(t);
+    const { company, manager } = await buildCompanyWorld(t);
+    const other = await buildCompanyWorld(t);
     const name = domain();
     const created = await api(t, 'POST', url(company.id), manager.token, { domain: name.toUpperCase() });
     expect(created.statusCode).toBe(201);
@@ -81,7 +74,7 @@ describe('POST and DELETE /api/v0/companies/{company_id}/sso-enforcement-rules',
   });
 
   it('answers 400 naming domain for something that is not a domain', async () => {
-    const { company, manager } = await buildOrg(t);
+    const { company, manager } = await buildCompanyWorld(t);
     for (const bad of ['localhost', 'a b.com', 'http://x.com', '-x.com', '']) {
       const res = await api(t, 'POST', url(company.id), manager.token, { domain: bad });
       expect(res.statusCode, bad).toBe(400);
@@ -90,8 +83,8 @@ describe('POST and DELETE /api/v0/companies/{company_id}/sso-enforcement-rules',
   });
 
   it('deletes a rule of the company only; then the domain is free again', async () => {
-    const { company, manager, member } = await buildOrg(t);
-    const other = await buildOrg(t);
+    const { company, manager, member } = await buildCompanyWorld(t);
+    const other = await buildCompanyWorld(t);
     const name = domain();
     const rule = await apiOk<{ id: string }>(t, 'POST', url(company.id), manager.token, { domain: name });
     expect((await api(t, 'DELETE', `${url(company.id)}/${rule.id}`, member.token)).statusCode).toBe(403);
@@ -107,9 +100,9 @@ describe('POST and DELETE /api/v0/companies/{company_id}/sso-enforcement-rules',
   });
 
   it('is for company managers: members 403, read_all_companies readers 403, other companies 404', async () => {
-    const { company, member } = await buildOrg(t);
+    const { company, member } = await buildCompanyWorld(t);
     const reader = await buildUser(t, { permissions: ['read_all_companies'] });
-    const other = await buildOrg(t);
+    const other = await buildCompanyWorld(t);
     expect((await api(t, 'POST', url(company.id), member.token, { domain: domain() })).statusCode).toBe(403);
     expect((await api(t, 'POST', url(company.id), reader.token, { domain: domain() })).statusCode).toBe(403);
     expect(

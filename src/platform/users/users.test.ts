@@ -1,18 +1,16 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { api, apiOk, sharedTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
-import { buildCompany, buildUser, type TestUser } from '../../../test/helpers/factories.ts';
-import { api, apiOk, buildOrg } from '../../../test/helpers/platform-org-factories.ts';
+import {
+  buildCompany,
+  buildCompanyWorld,
+  buildUser,
+  type TestUser,
+} from '../../../test/helpers/factories.ts';
 import { users } from '../../db/schema/index.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 interface CompanyUserBody {
   userId: string;
@@ -89,7 +87,7 @@ describe('GET /api/v0/companies/{company_id}/users', () => {
   });
 
   it('lists only active users by default; include_all adds disabled, deleted and invited users', async () => {
-    const { company, manager, member } = await buildOrg(t);
+    const { company, manager, member } = await buildCompanyWorld(t);
     const disabled = await buildUser(t, { companyId: company.id });
     const deleted = await buildUser(t, { companyId: company.id });
     await apiOk(t, 'POST', `/api/v0/companies/${company.id}/users/${disabled.id}/disable`, manager.token);
@@ -149,7 +147,7 @@ describe('GET /api/v0/companies/{company_id}/users', () => {
   });
 
   it('is for company users and read_all_companies admins', async () => {
-    const { company } = await buildOrg(t);
+    const { company } = await buildCompanyWorld(t);
     const reader = await buildUser(t, { permissions: ['read_all_companies'] });
     expect((await api(t, 'GET', `/api/v0/companies/${company.id}/users`, reader.token)).statusCode).toBe(200);
     const stranger = await buildUser(t);
@@ -159,7 +157,7 @@ describe('GET /api/v0/companies/{company_id}/users', () => {
   });
 
   it('answers 400 naming the parameter for invalid values', async () => {
-    const { company, member } = await buildOrg(t);
+    const { company, member } = await buildCompanyWorld(t);
     for (const [query, name] of [
       ['?include_all=maybe', 'include_all'],
       ['?q=' + 'x'.repeat(201), 'q'],
@@ -182,7 +180,7 @@ describe('GET /api/v0/companies/{company_id}/users', () => {
 
 describe('POST /api/v0/companies/{company_id}/users (invite)', () => {
   it('invites an existing user by username, audited user_invited', async () => {
-    const { company, manager } = await buildOrg(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const outsider = await buildUser(t);
     const res = await api(t, 'POST', `/api/v0/companies/${company.id}/users`, manager.token, {
       username: outsider.username.toUpperCase(),
@@ -205,7 +203,7 @@ describe('POST /api/v0/companies/{company_id}/users (invite)', () => {
   });
 
   it('creates an unknown user from an email, not activated, with a free username', async () => {
-    const { company, manager } = await buildOrg(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const local = `dev${Date.now()}`;
     const first = await apiOk<CompanyUserBody>(
       t,
@@ -237,7 +235,7 @@ describe('POST /api/v0/companies/{company_id}/users (invite)', () => {
   });
 
   it('refuses a user who is already in the company (409), without a second audit entry', async () => {
-    const { company, manager, member } = await buildOrg(t);
+    const { company, manager, member } = await buildCompanyWorld(t);
     const before = (await auditOf(company.id)).length;
     const res = await api(t, 'POST', `/api/v0/companies/${company.id}/users`, manager.token, {
       username: member.username,
@@ -247,7 +245,7 @@ describe('POST /api/v0/companies/{company_id}/users (invite)', () => {
   });
 
   it('answers 400 without a username or an email, and for a malformed email', async () => {
-    const { company, manager } = await buildOrg(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const none = await api(t, 'POST', `/api/v0/companies/${company.id}/users`, manager.token, { name: 'x' });
     expect(none.statusCode).toBe(400);
     const bad = await api(t, 'POST', `/api/v0/companies/${company.id}/users`, manager.token, {
@@ -258,8 +256,8 @@ describe('POST /api/v0/companies/{company_id}/users (invite)', () => {
   });
 
   it('is for company managers and platform admins: members 403, other companies 404', async () => {
-    const { company, member } = await buildOrg(t);
-    const other = await buildOrg(t);
+    const { company, member } = await buildCompanyWorld(t);
+    const other = await buildCompanyWorld(t);
     const body = { email: 'x@example.com' };
     expect(
       (await api(t, 'POST', `/api/v0/companies/${company.id}/users`, member.token, body)).statusCode,
@@ -290,7 +288,7 @@ describe('joining a company', () => {
   }
 
   it('accepts an invitation: joined, activated, audited user_auto_joined via invitation', async () => {
-    const { company, manager } = await buildOrg(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const user = await invite(company.id, manager.token);
     const res = await api(t, 'POST', `/api/v0/companies/${company.id}/users/${user.id}/join`, user.token);
     expect(res.statusCode).toBe(200);
@@ -312,7 +310,7 @@ describe('joining a company', () => {
   });
 
   it('auto-joins a user whose email domain has an SSO rule of the company', async () => {
-    const { company, manager } = await buildOrg(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const domain = `corp${Date.now()}.example`;
     await apiOk(t, 'POST', `/api/v0/companies/${company.id}/sso-enforcement-rules`, manager.token, {
       domain,
@@ -331,7 +329,7 @@ describe('joining a company', () => {
   });
 
   it('answers 404 without an invitation or a matching domain; for another user’s join 404 to outsiders, 403 to company users; 403 for a disabled membership', async () => {
-    const { company, manager } = await buildOrg(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const stranger = await buildUser(t, { email: 'x@nowhere.example' });
     expect(
       (await api(t, 'POST', `/api/v0/companies/${company.id}/users/${stranger.id}/join`, stranger.token))
@@ -355,7 +353,7 @@ describe('joining a company', () => {
 
 describe('disabling, re-enabling and role changes', () => {
   it('disables and re-enables a user, each audited once, and the disabled user loses access', async () => {
-    const { company, manager, member } = await buildOrg(t);
+    const { company, manager, member } = await buildCompanyWorld(t);
     const disable = () =>
       api(t, 'POST', `/api/v0/companies/${company.id}/users/${member.id}/disable`, manager.token);
     const reenable = () =>
@@ -378,7 +376,7 @@ describe('disabling, re-enabling and role changes', () => {
   });
 
   it('changes a company role, audited with from and to; the same role writes nothing', async () => {
-    const { company, manager, member } = await buildOrg(t);
+    const { company, manager, member } = await buildCompanyWorld(t);
     const url = `/api/v0/companies/${company.id}/users/${member.id}`;
     const res = await api(t, 'PATCH', url, manager.token, { role: 'manager' });
     expect(res.statusCode).toBe(200);
@@ -402,7 +400,7 @@ describe('disabling, re-enabling and role changes', () => {
   });
 
   it('keeps at least one active manager (409)', async () => {
-    const { company, manager } = await buildOrg(t);
+    const { company, manager } = await buildCompanyWorld(t);
     const demote = await api(
       t,
       'PATCH',
@@ -421,7 +419,7 @@ describe('disabling, re-enabling and role changes', () => {
   });
 
   it('answers 404 for a user who is not in the company, 403 for members, 400 for an unknown role', async () => {
-    const { company, member } = await buildOrg(t);
+    const { company, member } = await buildCompanyWorld(t);
     const stranger = await buildUser(t);
     expect(
       (await api(t, 'POST', `/api/v0/companies/${company.id}/users/${stranger.id}/disable`, t.adminToken))

@@ -1,24 +1,16 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { getJson, sendJson, sharedTestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
-import { buildUser } from '../../../test/helpers/factories.ts';
 import {
   buildMember,
   buildRepository,
   buildRepositoryTeam,
-  getJson,
-  sendJson,
-} from '../../../test/helpers/findings-factories.ts';
+  buildUser,
+} from '../../../test/helpers/factories.ts';
 import { findingViews } from '../../db/schema/index.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 const viewsUrl = (repoId: string) => `/api/v0/repositories/${repoId}/finding-views`;
 
@@ -103,7 +95,7 @@ describe('POST /api/v0/repositories/{repo_id}/finding-views', () => {
     method: 'POST',
     request: async (app, companyId) => {
       const repository = await buildRepository(app, { companyId });
-      const reviewer = await buildMember(app, repository, 'reviewer');
+      const reviewer = await buildMember(app, { repositoryId: repository.id, role: 'reviewer' });
       return {
         url: viewsUrl(repository.id),
         payload: { personal: true, name: 'v', filter: '' },

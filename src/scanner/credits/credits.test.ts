@@ -1,20 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesServiceAuth } from '../../../test/helpers/auth-cases.ts';
 import { buildCompany, buildServiceKey, grantCredits } from '../../../test/helpers/factories.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 describe('GET /api/scanner/v1/credits', () => {
   it('returns balances and per-type availability from the ledger', async () => {
     const company = await buildCompany(t);
-    const key = await buildServiceKey(t, company.id);
+    const key = await buildServiceKey(t, { companyId: company.id });
     await grantCredits(t, company.id, 3);
     const res = await t.app.inject({
       method: 'GET',

@@ -1,7 +1,8 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
 import { buildCompany } from '../../../test/helpers/factories.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 import { idempotencyRecords } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import {
@@ -12,14 +13,10 @@ import {
   requestFingerprint,
 } from './idempotency.service.ts';
 
-let t: TestApp;
 let companyId: string;
+const t = sharedTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   companyId = (await buildCompany(t)).id;
-});
-afterAll(async () => {
-  await t.close();
 });
 
 let counter = 0;
@@ -105,7 +102,7 @@ describe('idempotency records', () => {
         return claim.completeInTx(tx, { status: 201, body: { ok: true } });
       });
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(async () => (await record(key))?.state === 'in_progress', { what: 'the first claim' });
     await expect(service.execute(request(key), countingOperation({ n: 0 }))).rejects.toMatchObject({
       code: 'IDEMPOTENCY_REQUEST_IN_PROGRESS',
     });
@@ -179,7 +176,11 @@ describe('idempotency records', () => {
     await expect(service.execute(request(key), countingOperation({ n: 0 }))).rejects.toMatchObject({
       code: 'IDEMPOTENCY_REQUEST_IN_PROGRESS',
     });
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    // Its lock passes (moved into the past rather than waited for).
+    await t.container.database.db
+      .update(idempotencyRecords)
+      .set({ lockedUntil: sql`now() - interval '1 second'` })
+      .where(and(eq(idempotencyRecords.companyId, companyId), eq(idempotencyRecords.key, key)));
     const runs = { n: 0 };
     expect(await service.execute(request(key), countingOperation(runs))).toMatchObject({
       status: 201,

@@ -1,15 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { buildCompany, buildServiceKey, grantCredits } from '../../../test/helpers/factories.ts';
-import { buildArchive, localScanBody, postScan, REENTRANT_BANK } from '../../../test/helpers/scan-helpers.ts';
+import { describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
+import {
+  buildArchive,
+  buildCompany,
+  buildServiceKey,
+  grantCredits,
+} from '../../../test/helpers/factories.ts';
+import { localScanBody, postScan, REENTRANT_BANK } from '../../../test/helpers/scan-helpers.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 async function list(key: string, query = '') {
   return t.app.inject({
@@ -22,17 +21,20 @@ async function list(key: string, query = '') {
 describe('GET /api/scanner/v1/scans (extension)', () => {
   it('lists the organization’s scans newest first, filters by status and limits the page', async () => {
     const company = await buildCompany(t);
-    const key = (await buildServiceKey(t, company.id)).key;
+    const key = (await buildServiceKey(t, { companyId: company.id })).key;
     await grantCredits(t, company.id, 10);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const archive = await buildArchive(t, company.id, { [`contracts/B${i}.sol`]: REENTRANT_BANK });
+      const archive = await buildArchive(t, {
+        companyId: company.id,
+        files: { [`contracts/B${i}.sol`]: REENTRANT_BANK },
+      });
       const res = await postScan(t, key, localScanBody(archive));
       expect(res.statusCode, res.body).toBe(202);
       ids.push(res.json().id);
     }
     const other = await buildCompany(t);
-    const otherKey = (await buildServiceKey(t, other.id)).key;
+    const otherKey = (await buildServiceKey(t, { companyId: other.id })).key;
 
     const all = await list(key);
     expect(all.statusCode).toBe(200);
@@ -49,7 +51,7 @@ describe('GET /api/scanner/v1/scans (extension)', () => {
 
   it('answers 401 without a key and 403 for a key without scans:read', async () => {
     const company = await buildCompany(t);
-    const creator = (await buildServiceKey(t, company.id, ['scans:create'])).key;
+    const creator = (await buildServiceKey(t, { companyId: company.id, scopes: ['scans:create'] })).key;
     const anonymous = await t.app.inject({ method: 'GET', url: '/api/scanner/v1/scans' });
     expect(anonymous.statusCode).toBe(401);
     const res = await list(creator);

@@ -1,15 +1,20 @@
 import { and, eq } from 'drizzle-orm';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { buildCompany, buildServiceKey, grantCredits } from '../../../test/helpers/factories.ts';
+import { describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
 import {
   buildArchive,
+  buildCompany,
+  buildServiceKey,
+  grantCredits,
+} from '../../../test/helpers/factories.ts';
+import {
   getScanStatus,
   localScanBody,
   postScan,
   REENTRANT_BANK,
 } from '../../../test/helpers/scan-helpers.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 import { creditLedger, scans } from '../../db/schema/index.ts';
 import { scanRunJob, scanThreatModelJob } from './scans.jobs.ts';
 import { abandonScan, findAbandonedScanIds, SCAN_ABANDONED, sweepAbandonedScans } from './scans.sweep.ts';
@@ -17,13 +22,7 @@ import { abandonScan, findAbandonedScanIds, SCAN_ABANDONED, sweepAbandonedScans 
 const log = pino({ level: 'silent' });
 
 // No worker: jobs stay where the test puts them.
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp();
 
 function sweepDeps() {
   return {
@@ -37,9 +36,12 @@ function sweepDeps() {
 /** A `preparing` scan of a fresh company with 10 credits (2 reserved), its threat-model job waiting. */
 async function preparingScan() {
   const company = await buildCompany(t);
-  const { key } = await buildServiceKey(t, company.id);
+  const { key } = await buildServiceKey(t, { companyId: company.id });
   await grantCredits(t, company.id, 10);
-  const archive = await buildArchive(t, company.id, { 'contracts/Bank.sol': REENTRANT_BANK });
+  const archive = await buildArchive(t, {
+    companyId: company.id,
+    files: { 'contracts/Bank.sol': REENTRANT_BANK },
+  });
   const res = await postScan(t, key, localScanBody(archive));
   expect(res.statusCode, res.body).toBe(202);
   return { companyId: company.id, key, scanId: res.json().id as string };
@@ -249,13 +251,15 @@ describe('scan.sweep', () => {
 
 /** Waits until another session waits for a row lock on scans (PostgreSQL only). */
 async function waitForLockWaiter(): Promise<void> {
-  for (;;) {
-    const { rows } = await t.container.database.executeSql(
-      `select count(*)::int as n from pg_stat_activity
+  await waitFor(
+    async () => {
+      const { rows } = await t.container.database.executeSql(
+        `select count(*)::int as n from pg_stat_activity
         where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock' and query ilike '%from "scans"%'`,
-      [],
-    );
-    if (Number(rows[0]?.n) > 0) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+        [],
+      );
+      return Number(rows[0]?.n) > 0;
+    },
+    { what: 'a session waiting for a lock on scans', intervalMs: 1 },
+  );
 }

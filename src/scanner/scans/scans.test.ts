@@ -1,12 +1,16 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFakeGitServer } from '../../../test/fakes/git-server.ts';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesServiceAuth } from '../../../test/helpers/auth-cases.ts';
-import { buildCompany, buildServiceKey, grantCredits } from '../../../test/helpers/factories.ts';
 import {
   buildArchive,
+  buildCompany,
+  buildServiceKey,
   connectSourcehost,
+  grantCredits,
+} from '../../../test/helpers/factories.ts';
+import {
   getScanStatus,
   isFinal,
   localScanBody,
@@ -19,17 +23,11 @@ import { creditLedger, idempotencyRecords, scans, workspaces } from '../../db/sc
 
 const COMMIT = 'a'.repeat(40);
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp({ worker: true, env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = sharedTestApp({ worker: true, env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
 
 async function tenant(credits = 10) {
   const company = await buildCompany(t);
-  const key = await buildServiceKey(t, company.id);
+  const key = await buildServiceKey(t, { companyId: company.id });
   if (credits > 0) await grantCredits(t, company.id, credits);
   return { company, key: key.key };
 }
@@ -37,7 +35,10 @@ async function tenant(credits = 10) {
 /** A completed standard scan of the reentrant contract. */
 async function completedScan() {
   const { company, key } = await tenant();
-  const archive = await buildArchive(t, company.id, { 'contracts/Bank.sol': REENTRANT_BANK });
+  const archive = await buildArchive(t, {
+    companyId: company.id,
+    files: { 'contracts/Bank.sol': REENTRANT_BANK },
+  });
   const res = await postScan(t, key, localScanBody(archive));
   expect(res.statusCode, res.body).toBe(202);
   const scan = await waitForScan(t, key, res.json().id, isFinal);
@@ -48,9 +49,12 @@ async function completedScan() {
 describe('POST /api/scanner/v1/scans', () => {
   it('accepts a local standard scan with 202 preparing and runs it to completion', async () => {
     const { company, key } = await tenant(10);
-    const archive = await buildArchive(t, company.id, {
-      'contracts/Bank.sol': REENTRANT_BANK,
-      'README.md': '# x',
+    const archive = await buildArchive(t, {
+      companyId: company.id,
+      files: {
+        'contracts/Bank.sol': REENTRANT_BANK,
+        'README.md': '# x',
+      },
     });
     const res = await postScan(t, key, localScanBody(archive));
     expect(res.statusCode, res.body).toBe(202);
@@ -76,7 +80,7 @@ describe('POST /api/scanner/v1/scans', () => {
 
   it('replays the first response for a repeated Idempotency-Key', async () => {
     const { company, key } = await tenant();
-    const archive = await buildArchive(t, company.id, { 'a.sol': REENTRANT_BANK });
+    const archive = await buildArchive(t, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
     const idem = newIdempotencyKey();
     const first = await postScan(t, key, localScanBody(archive), idem);
     expect(first.statusCode).toBe(202);
@@ -95,10 +99,10 @@ describe('POST /api/scanner/v1/scans', () => {
 
   it('replays across service-key rotation (the key is scoped to the organization)', async () => {
     const { company, key } = await tenant();
-    const archive = await buildArchive(t, company.id, { 'a.sol': REENTRANT_BANK });
+    const archive = await buildArchive(t, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
     const idem = newIdempotencyKey();
     const first = await postScan(t, key, localScanBody(archive), idem);
-    const rotated = await buildServiceKey(t, company.id);
+    const rotated = await buildServiceKey(t, { companyId: company.id });
     const second = await postScan(t, rotated.key, localScanBody(archive), idem);
     expect(second.statusCode).toBe(202);
     expect(second.json().id).toBe(first.json().id);
@@ -106,7 +110,7 @@ describe('POST /api/scanner/v1/scans', () => {
 
   it('answers 409 IDEMPOTENCY_KEY_REUSED for the same key with another body', async () => {
     const { company, key } = await tenant();
-    const archive = await buildArchive(t, company.id, { 'a.sol': REENTRANT_BANK });
+    const archive = await buildArchive(t, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
     const idem = newIdempotencyKey();
     expect((await postScan(t, key, localScanBody(archive), idem)).statusCode).toBe(202);
     const res = await postScan(t, key, localScanBody(archive, { prefix: 'contracts' }), idem);
@@ -118,8 +122,8 @@ describe('POST /api/scanner/v1/scans', () => {
     const a = await tenant();
     const b = await tenant();
     const idem = newIdempotencyKey();
-    const archiveA = await buildArchive(t, a.company.id, { 'a.sol': REENTRANT_BANK });
-    const archiveB = await buildArchive(t, b.company.id, { 'a.sol': REENTRANT_BANK });
+    const archiveA = await buildArchive(t, { companyId: a.company.id, files: { 'a.sol': REENTRANT_BANK } });
+    const archiveB = await buildArchive(t, { companyId: b.company.id, files: { 'a.sol': REENTRANT_BANK } });
     const ra = await postScan(t, a.key, localScanBody(archiveA), idem);
     const rb = await postScan(t, b.key, localScanBody(archiveB), idem);
     expect(ra.statusCode).toBe(202);
@@ -129,7 +133,7 @@ describe('POST /api/scanner/v1/scans', () => {
 
   it('answers 400 IDEMPOTENCY_KEY_REQUIRED without the header and VALIDATION_FAILED for a bad key', async () => {
     const { company, key } = await tenant();
-    const archive = await buildArchive(t, company.id, { 'a.sol': REENTRANT_BANK });
+    const archive = await buildArchive(t, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
     const missing = await t.app.inject({
       method: 'POST',
       url: '/api/scanner/v1/scans',
@@ -149,7 +153,7 @@ describe('POST /api/scanner/v1/scans', () => {
 
   it('validates the body (unknown fields, empty or too many sources, bad type, a branch instead of a commit)', async () => {
     const { company, key } = await tenant();
-    const archive = await buildArchive(t, company.id, { 'a.sol': REENTRANT_BANK });
+    const archive = await buildArchive(t, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
     const source = localScanBody(archive).scanSources[0];
     for (const body of [
       { ...localScanBody(archive), extra: 1 },
@@ -168,7 +172,7 @@ describe('POST /api/scanner/v1/scans', () => {
 
   it('answers 422 UNSUPPORTED_REPOSITORY_TYPE for lite or audit with local sources, mixed kinds, a bad repository and no sourcehost integration', async () => {
     const { company, key } = await tenant();
-    const archive = await buildArchive(t, company.id, { 'a.sol': REENTRANT_BANK });
+    const archive = await buildArchive(t, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
     const local = localScanBody(archive).scanSources[0];
     const hosted = { kind: 'sourcehost', repository: 'acme/vault', commit: COMMIT };
     const cases = [
@@ -193,8 +197,8 @@ describe('POST /api/scanner/v1/scans', () => {
   it('answers 404 ARCHIVE_NOT_FOUND for an unknown archive, a wrong sha256 or another organization’s archive', async () => {
     const { company, key } = await tenant();
     const other = await tenant();
-    const mine = await buildArchive(t, company.id, { 'a.sol': REENTRANT_BANK });
-    const theirs = await buildArchive(t, other.company.id, { 'a.sol': REENTRANT_BANK });
+    const mine = await buildArchive(t, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
+    const theirs = await buildArchive(t, { companyId: other.company.id, files: { 'a.sol': REENTRANT_BANK } });
     for (const source of [
       { kind: 'local', archiveId: '00000000-0000-4000-8000-000000000000', sha256: mine.sha256 },
       { kind: 'local', archiveId: mine.archiveId, sha256: 'a'.repeat(64) },
@@ -208,7 +212,7 @@ describe('POST /api/scanner/v1/scans', () => {
 
   it('answers 402 INSUFFICIENT_CREDITS and replays it for the same key; a new key works after a grant', async () => {
     const { company, key } = await tenant(1);
-    const archive = await buildArchive(t, company.id, { 'a.sol': REENTRANT_BANK });
+    const archive = await buildArchive(t, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
     const idem = newIdempotencyKey();
     const res = await postScan(t, key, localScanBody(archive), idem);
     expect(res.statusCode).toBe(402);
@@ -263,8 +267,8 @@ describe('POST /api/scanner/v1/scans', () => {
   it('answers 404 for another organization’s workspaceId', async () => {
     const { company, key } = await tenant();
     const other = await tenant();
-    const archive = await buildArchive(t, company.id, { 'a.sol': REENTRANT_BANK });
-    const theirs = await buildArchive(t, other.company.id, { 'a.sol': REENTRANT_BANK });
+    const archive = await buildArchive(t, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
+    const theirs = await buildArchive(t, { companyId: other.company.id, files: { 'a.sol': REENTRANT_BANK } });
     const res = await postScan(t, key, localScanBody(archive, { workspaceId: theirs.workspaceId }));
     expect(res.statusCode).toBe(404);
   });
@@ -324,7 +328,7 @@ describe('POST /api/scanner/v1/scans', () => {
     scope: 'scans:create',
     request: async (app, companyId) => {
       await grantCredits(app, companyId, 5);
-      const archive = await buildArchive(app, companyId, { 'a.sol': REENTRANT_BANK });
+      const archive = await buildArchive(app, { companyId, files: { 'a.sol': REENTRANT_BANK } });
       return {
         url: '/api/scanner/v1/scans',
         payload: localScanBody(archive, { workspaceId: archive.workspaceId }),
@@ -335,8 +339,8 @@ describe('POST /api/scanner/v1/scans', () => {
 
   it('does not touch the idempotency record for 401 and 403 answers', async () => {
     const { company } = await tenant();
-    const readOnly = await buildServiceKey(t, company.id, ['scans:read']);
-    const archive = await buildArchive(t, company.id, { 'a.sol': REENTRANT_BANK });
+    const readOnly = await buildServiceKey(t, { companyId: company.id, scopes: ['scans:read'] });
+    const archive = await buildArchive(t, { companyId: company.id, files: { 'a.sol': REENTRANT_BANK } });
     const idem = newIdempotencyKey();
     expect((await postScan(t, readOnly.key, localScanBody(archive), idem)).statusCode).toBe(403);
     const records = await t.container.database.db

@@ -2,29 +2,28 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeGitServer, startFakeGitServer } from '../../../test/fakes/git-server.ts';
 import { buildTarGz } from '../../../test/fixtures/archives.ts';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
 import { buildCompany, buildServiceKey } from '../../../test/helpers/factories.ts';
 import { type TestCompletedUpload, uploadArchive } from '../../../test/helpers/upload-helpers.ts';
 import type { SourceTree } from '../../engine/sources/tree.ts';
 import { openScanSources, type ScanSourceInput, validateLocalSources } from './scan-sources.ts';
 
 const TOKEN = 'sourcehost-token-123';
-let t: TestApp;
 let git: FakeGitServer;
 let commit: string;
 let companyId: string;
 let core: TestCompletedUpload;
 let lib: TestCompletedUpload;
 
+const t = sharedTestApp({ env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
 beforeAll(async () => {
-  t = await createTestApp({ env: { VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' } });
   git = await startFakeGitServer({ token: TOKEN });
   ({ commit } = await git.createRepository('acme/vault', {
     'contracts/Vault.sol': 'contract Vault {}\n',
     'docs/README.md': '# docs\n',
   }));
   companyId = (await buildCompany(t)).id;
-  const key = (await buildServiceKey(t, companyId, ['scans:create'])).key;
+  const key = (await buildServiceKey(t, { companyId, scopes: ['scans:create'] })).key;
   core = await uploadArchive(
     t,
     key,
@@ -45,7 +44,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await git?.close();
-  await t?.close();
 });
 
 function deps() {

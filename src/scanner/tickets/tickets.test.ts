@@ -3,33 +3,31 @@ import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeTrackerA, startFakeTrackerA } from '../../../test/fakes/tracker-a-server.ts';
 import { type FakeTrackerB, startFakeTrackerB } from '../../../test/fakes/tracker-b-server.ts';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesServiceAuth } from '../../../test/helpers/auth-cases.ts';
-import { buildCompany, buildServiceKey } from '../../../test/helpers/factories.ts';
 import {
-  buildTicketFinding,
-  buildTicketKey,
+  buildCompany,
+  buildScannerFinding,
+  buildServiceKey,
   connectTrackerA,
   connectTrackerB,
-} from '../../../test/helpers/ticket-factories.ts';
+} from '../../../test/helpers/factories.ts';
 import { findingExports } from '../../db/schema/index.ts';
 import { buildFindingLabel } from '../../integrations/trackers/ticket-content.ts';
 
-let t: TestApp;
 let fakeA: FakeTrackerA;
 let fakeB: FakeTrackerB;
 let fakeB2: FakeTrackerB;
 
+const t = sharedTestApp({
+  env: { VIGIL_PUBLIC_URL: 'https://vigil.example.test', VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' },
+});
 beforeAll(async () => {
-  t = await createTestApp({
-    env: { VIGIL_PUBLIC_URL: 'https://vigil.example.test', VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32' },
-  });
   fakeA = await startFakeTrackerA();
   fakeB = await startFakeTrackerB({ projects: ['ENG'] });
   fakeB2 = await startFakeTrackerB({ projects: ['ENG'] });
 });
 afterAll(async () => {
-  await t.close();
   await fakeA.close();
   await fakeB.close();
   await fakeB2.close();
@@ -38,8 +36,10 @@ afterAll(async () => {
 /** A company with a finding and a key that may read and write findings. */
 async function setup(options: { a?: boolean; b?: boolean } = {}) {
   const company = await buildCompany(t);
-  const finding = await buildTicketFinding(t, company.id);
-  const key = await buildTicketKey(t, company.id);
+  const finding = await buildScannerFinding(t, { companyId: company.id });
+  const key = (
+    await buildServiceKey(t, { companyId: company.id, scopes: ['findings:read', 'findings:write'] })
+  ).key;
   if (options.a) await connectTrackerA(t, company.id, fakeA);
   if (options.b) await connectTrackerB(t, company.id, fakeB);
   return { company, finding, key };
@@ -84,8 +84,10 @@ describe('GET /api/scanner/v1/findings/{findingId}/tickets', () => {
 
   it('lists linked and created tickets of a published finding too', async () => {
     const company = await buildCompany(t);
-    const finding = await buildTicketFinding(t, company.id, { published: true });
-    const key = await buildTicketKey(t, company.id);
+    const finding = await buildScannerFinding(t, { companyId: company.id, published: true });
+    const key = (
+      await buildServiceKey(t, { companyId: company.id, scopes: ['findings:read', 'findings:write'] })
+    ).key;
     await connectTrackerA(t, company.id, fakeA);
     await connectTrackerB(t, company.id, fakeB);
     const seeded = fakeB.seedIssue({ projectKey: 'ENG', summary: 'Existing' });
@@ -113,7 +115,7 @@ describe('GET /api/scanner/v1/findings/{findingId}/tickets', () => {
     method: 'GET',
     scope: 'findings:read',
     request: async (app, companyId) => {
-      const finding = await buildTicketFinding(app, companyId);
+      const finding = await buildScannerFinding(app, { companyId });
       return { url: `/api/scanner/v1/findings/${finding.id}/tickets` };
     },
   });
@@ -266,10 +268,10 @@ describe('POST /api/scanner/v1/findings/{findingId}/tickets', () => {
 
   it('answers 403 for a key with default scopes (findings:write is never implied)', async () => {
     const { company, finding } = await setup({ b: true });
-    const defaults = await buildServiceKey(t, company.id);
+    const defaults = await buildServiceKey(t, { companyId: company.id });
     const res = await link(defaults.key, finding.id, { provider: 'tracker_b', issueRef: 'ENG-1' });
     expect(res.statusCode).toBe(403);
-    const reader = await buildServiceKey(t, company.id, ['findings:read']);
+    const reader = await buildServiceKey(t, { companyId: company.id, scopes: ['findings:read'] });
     expect((await send(reader.key, finding.id, 'tracker_b')).statusCode).toBe(403);
     expect((await send(defaults.key, finding.id, 'tracker_b')).statusCode).toBe(403);
   });
@@ -278,7 +280,7 @@ describe('POST /api/scanner/v1/findings/{findingId}/tickets', () => {
     method: 'POST',
     scope: 'findings:write',
     request: async (app, companyId) => {
-      const finding = await buildTicketFinding(app, companyId);
+      const finding = await buildScannerFinding(app, { companyId });
       await connectTrackerB(app, companyId, fakeB);
       const issue = fakeB.seedIssue({ projectKey: 'ENG', summary: 'For auth' });
       return {
@@ -322,8 +324,10 @@ describe('POST /api/scanner/v1/findings/{findingId}/issue-trackers/{provider}', 
 
   it('creates a tracker_b issue with an Atlassian Document and the finding label, over Bearer too', async () => {
     const company = await buildCompany(t);
-    const finding = await buildTicketFinding(t, company.id, { severity: 'critical' });
-    const key = await buildTicketKey(t, company.id);
+    const finding = await buildScannerFinding(t, { companyId: company.id, severity: 'critical' });
+    const key = (
+      await buildServiceKey(t, { companyId: company.id, scopes: ['findings:read', 'findings:write'] })
+    ).key;
     await connectTrackerB(t, company.id, fakeB, { auth: 'bearer' });
     const before = fakeB.issues.count();
     const res = await send(key, finding.id, 'tracker_b');
@@ -465,8 +469,10 @@ describe('POST /api/scanner/v1/findings/{findingId}/issue-trackers/{provider}', 
 
   it('never returns the provider credential, even when the provider echoes it', async () => {
     const company = await buildCompany(t);
-    const finding = await buildTicketFinding(t, company.id);
-    const key = await buildTicketKey(t, company.id);
+    const finding = await buildScannerFinding(t, { companyId: company.id });
+    const key = (
+      await buildServiceKey(t, { companyId: company.id, scopes: ['findings:read', 'findings:write'] })
+    ).key;
     const fake = await startFakeTrackerB({ apiToken: 'ATATT-secret-token-never-shown' });
     try {
       fake.setBehaviour({ echoCredentials: true });
@@ -500,7 +506,7 @@ describe('POST /api/scanner/v1/findings/{findingId}/issue-trackers/{provider}', 
     method: 'POST',
     scope: 'findings:write',
     request: async (app, companyId) => {
-      const finding = await buildTicketFinding(app, companyId);
+      const finding = await buildScannerFinding(app, { companyId });
       await connectTrackerA(app, companyId, fakeA);
       return { url: `/api/scanner/v1/findings/${finding.id}/issue-trackers/tracker_a` };
     },

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildTarGz } from '../../../test/fixtures/archives.ts';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
 import { buildCompany, buildServiceKey } from '../../../test/helpers/factories.ts';
 import {
   completeUpload,
@@ -15,16 +15,12 @@ import { archives, scanArchives, scans, sourceUploads } from '../../db/schema/in
 import { uploadsHousekeepingJob } from './uploads.jobs.ts';
 import { ARCHIVE_RETENTION_MS, ORPHAN_GRACE_MS } from './uploads.service.ts';
 
-let t: TestApp;
 let companyId: string;
 let key: string;
+const t = sharedTestApp();
 beforeAll(async () => {
-  t = await createTestApp();
   companyId = (await buildCompany(t)).id;
-  key = (await buildServiceKey(t, companyId, ['scans:create'])).key;
-});
-afterAll(async () => {
-  await t?.close();
+  key = (await buildServiceKey(t, { companyId, scopes: ['scans:create'] })).key;
 });
 
 describe('upload housekeeping', () => {

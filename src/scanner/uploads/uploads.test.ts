@@ -77,7 +77,7 @@ function describeUploadFlow(flavour: 'fs' | 's3', storeUrl: () => Promise<string
         },
       });
       companyId = (await buildCompany(t)).id;
-      key = (await buildServiceKey(t, companyId, ['scans:create'])).key;
+      key = (await buildServiceKey(t, { companyId, scopes: ['scans:create'] })).key;
     }, 60_000);
     afterAll(async () => {
       await t?.close();
@@ -399,7 +399,8 @@ function describeUploadFlow(flavour: 'fs' | 's3', storeUrl: () => Promise<string
       const session = created.body.uploads[0]!;
       expect((await putUpload(t, session, archive)).statusCode).toBe(200);
       const intruder = await buildCompany(t);
-      const intruderKey = (await buildServiceKey(t, intruder.id, ['scans:create'])).key;
+      const intruderKey = (await buildServiceKey(t, { companyId: intruder.id, scopes: ['scans:create'] }))
+        .key;
       const complete = await completeUpload(t, intruderKey, session.uploadId);
       expect(complete.statusCode).toBe(404);
       const sessions = await createUploadSessions(t, intruderKey, {
@@ -520,7 +521,7 @@ function describeUploadFlow(flavour: 'fs' | 's3', storeUrl: () => Promise<string
           method: 'POST',
           scope: 'scans:create',
           request: async (app, owner) => {
-            const ownerKey = (await buildServiceKey(app, owner, ['scans:create'])).key;
+            const ownerKey = (await buildServiceKey(app, { companyId: owner, scopes: ['scans:create'] })).key;
             const created = await createUploadSessions(app, ownerKey, {
               workspace: { name: 'auth' },
               archives: [{ filename: 'a.tar.gz', sizeBytes: 10 }],
@@ -563,7 +564,7 @@ describe('upload URLs with VIGIL_PUBLIC_URL', () => {
     const t = await createTestApp({ env: { VIGIL_PUBLIC_URL: 'https://vigil.example.com' } });
     try {
       const company = await buildCompany(t);
-      const key = (await buildServiceKey(t, company.id, ['scans:create'])).key;
+      const key = (await buildServiceKey(t, { companyId: company.id, scopes: ['scans:create'] })).key;
       const archive = buildTarGz(GOOD_ENTRIES);
       const created = await createUploadSessions(t, key, {
         workspace: { name: 'public' },

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
 import { buildCompany } from '../../../test/helpers/factories.ts';
 import { isAppError } from '../../errors.ts';
 import {
@@ -11,13 +11,7 @@ import {
   parseRepository,
 } from './workspaces.service.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = sharedTestApp();
 
 function codeOf(fn: () => unknown): string | undefined {
   try {
