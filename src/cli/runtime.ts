@@ -6,7 +6,6 @@ import { isConnectionError } from '../db/client.ts';
 import { EmbeddedServerError } from '../db/embedded-server.ts';
 import { sweepSpillFolders } from '../engine/sources/archive-tree.ts';
 import { AppError } from '../errors.ts';
-import { workerRegistrations } from '../jobs/worker.ts';
 
 /** A start that cannot go on: one line for the operator (what is wrong, what to do), no stack. */
 export class StartupError extends Error {
@@ -128,7 +127,7 @@ export async function runProcesses(config: Config, options: RunOptions): Promise
       container.log.info({ address, database: container.database.kind }, 'API listening');
     }
     if (options.worker) {
-      await container.queue.work(workerRegistrations(container), {
+      await container.queue.work(container, {
         concurrency: config.jobs.concurrency,
         pollingSeconds: config.jobs.pollingSeconds,
       });

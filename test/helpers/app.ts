@@ -8,7 +8,6 @@ import { CREDENTIALS_CHANNEL } from '../../src/auth/credential-cache.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { type Container, createContainer } from '../../src/container.ts';
 import { openDatabase } from '../../src/db/client.ts';
-import { workerRegistrations } from '../../src/jobs/worker.ts';
 import { createTestDatabaseConfig } from './database.ts';
 
 export interface TestApp {
@@ -85,7 +84,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const startWorker = async () => {
     if (workerStarted) return;
     workerStarted = true;
-    await container.queue.work(workerRegistrations(container), { concurrency: 1, pollingSeconds: 1 });
+    await container.queue.work(container, { concurrency: 1, pollingSeconds: 1 });
   };
   if (options.worker) await startWorker();
   return {

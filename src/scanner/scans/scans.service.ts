@@ -5,7 +5,7 @@ import { type Database, isConnectionError, type Tx } from '../../db/client.ts';
 import type { EngineVulnerability } from '../../engine/types.ts';
 import { AppError, isAppError } from '../../errors.ts';
 import { normalizeCommitId } from '../../integrations/sourcehost/repository-ref.ts';
-import type { JobDefinition, JobQueue } from '../../jobs/queue.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
 import type { CreditsService } from '../../organization/credits/credits.service.ts';
 import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.ts';
 import { validateLocalSources } from '../sources/scan-sources.ts';
@@ -124,7 +124,11 @@ export function createScansService(deps: ScansServiceDeps) {
   const { database, queue, credits, idempotency, engine, openSources } = deps;
 
   /** Enqueues in the transaction; a queue that cannot take the job is a retryable 503. */
-  async function enqueueInTx(tx: Tx, definition: JobDefinition, scanId: string): Promise<void> {
+  async function enqueueInTx(
+    tx: Tx,
+    definition: typeof scanThreatModelJob | typeof scanRunJob,
+    scanId: string,
+  ): Promise<void> {
     try {
       await queue().enqueue(definition, { scanId }, { tx });
     } catch (err) {
