@@ -64,7 +64,14 @@ const RULES = [
     name: 'db-not-upwards',
     comment: 'The database layer imports nothing above it.',
     from: { path: '^src/db/' },
-    to: { path: '^src/(platform|scanner|organization|http|jobs|engine|integrations|cli|auth)/' },
+    to: { path: '^src/(platform|scanner|organization|http|jobs|integrations|cli|auth)/' },
+  },
+  {
+    name: 'db-engine-types-only',
+    comment:
+      'The database layer imports only types of the engine: the formats of what it stores (threat model, scan report).',
+    from: { path: '^src/db/' },
+    to: { path: '^src/engine/', dependencyTypesNot: ['type-only'] },
   },
   {
     name: 'service-no-sql',

@@ -411,12 +411,11 @@ export function createScansService(deps: ScansServiceDeps) {
       if (scan.status !== 'completed') {
         throw new AppError('SCAN_NOT_COMPLETED', { details: { status: scan.status } });
       }
-      const rows = (await scansRepo(database.db).listScanFindings(scanId)) as ReportFinding[];
-      const report = (scan.report ?? {}) as { messages?: ReportScan['messages'] };
+      const rows: ReportFinding[] = await scansRepo(database.db).listScanFindings(scanId);
       const meta: ReportScan = {
         startedAt: scan.startedAt,
         completedAt: scan.completedAt,
-        messages: report.messages ?? [],
+        messages: scan.report?.messages ?? [],
         rulesUrl: deps.rulesUrl,
       };
       return format === 'sarif' ? buildSarifReport(meta, rows) : buildSastReport(meta, rows);
@@ -428,7 +427,7 @@ export function createScansService(deps: ScansServiceDeps) {
       if (!scan) throw new AppError('NOT_FOUND', { message: 'Scan not found.', details: { scanId } });
       if (!scan.threatModel)
         throw new AppError('THREAT_MODEL_NOT_READY', { details: { status: scan.status } });
-      const model = scan.threatModel as ThreatModel;
+      const model = scan.threatModel;
       return as === 'markdown' ? engine.renderThreatModelMarkdown(model) : model;
     },
 
@@ -444,7 +443,7 @@ export function createScansService(deps: ScansServiceDeps) {
         const tree = await openSources({
           companyId: scan.companyId,
           prefix: scan.prefix,
-          sources: scan.sources as ScanSource[],
+          sources: scan.sources,
           signal: context.signal,
         });
         try {
@@ -513,14 +512,14 @@ export function createScansService(deps: ScansServiceDeps) {
         const tree = await openSources({
           companyId: scan.companyId,
           prefix: scan.prefix,
-          sources: scan.sources as ScanSource[],
+          sources: scan.sources,
           signal: controller.signal,
         });
         try {
+          const threatModel = (await repo.findThreatModel(scan.companyId, scanId))?.threatModel;
           result = await engine.scanTree(tree, {
             type: scan.type,
-            threatModel: ((await repo.findThreatModel(scan.companyId, scanId))?.threatModel ??
-              {}) as ThreatModel,
+            ...(threatModel ? { threatModel } : {}),
             signal: controller.signal,
             onProgress,
           });
