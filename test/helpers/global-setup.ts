@@ -5,8 +5,8 @@ import pino from 'pino';
 import type { TestProject } from 'vitest/node';
 import { migrateDatabase, openDatabase } from '../../src/db/client.ts';
 import { acquireEmbeddedServer, tempDataDir } from '../../src/db/embedded-server.ts';
-import { jobRegistry } from '../../src/jobs/registry.ts';
 import { createJobQueue } from '../../src/jobs/queue.ts';
+import { jobRegistry } from '../../src/jobs/registry.ts';
 
 /**
  * One PostgreSQL server per test run: the embedded server in a temporary folder (fsync off: test
