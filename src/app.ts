@@ -40,7 +40,7 @@ export async function buildApp(container: Container): Promise<App> {
     // One line per request, written by registerRequestLog with secrets redacted.
     logController: new LogController({ disableRequestLogging: true }),
     clientErrorHandler: handleClientError,
-  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -14,8 +14,8 @@ import { createSmtpMailer, type Mailer } from './integrations/notify/smtp-mailer
 import { createOutboundPolicy, type OutboundPolicy } from './integrations/outbound/outbound-policy.ts';
 import type { ObjectStore } from './integrations/storage/object-store.ts';
 import { createObjectStore } from './integrations/storage/object-store-url.ts';
-import { jobDefinitions } from './jobs/definitions.ts';
 import { createJobQueue, type JobQueue, MAX_LEASE_SECONDS } from './jobs/queue.ts';
+import { type JobDeps, jobRegistry } from './jobs/registry.ts';
 import { createCreditsService } from './organization/credits/credits.service.ts';
 import { createIntegrationsService } from './organization/integrations/integrations.service.ts';
 import { createServiceKeysService } from './organization/service-keys/service-keys.service.ts';
@@ -290,9 +290,9 @@ export async function createContainer(config: Config, options: ContainerOptions 
       log,
     }),
   };
-  const queue: JobQueue = createJobQueue({
+  const queue: JobQueue<JobDeps> = createJobQueue({
     database,
-    definitions: jobDefinitions(),
+    jobs: jobRegistry,
     log,
     // A running job is bounded by its heartbeat, not by a lease: the longest run pg-boss allows.
     leaseSeconds: MAX_LEASE_SECONDS,

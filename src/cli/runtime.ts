@@ -6,7 +6,6 @@ import { isConnectionError } from '../db/client.ts';
 import { EmbeddedServerError } from '../db/embedded-server.ts';
 import { sweepSpillFolders } from '../engine/sources/archive-tree.ts';
 import { AppError } from '../errors.ts';
-import { workerRegistrations } from '../jobs/worker.ts';
 
 /** A start that cannot go on: one line for the operator (what is wrong, what to do), no stack. */
 export class StartupError extends Error {
@@ -112,30 +111,31 @@ export async function runProcesses(config: Config, options: RunOptions): Promise
     if (app) await app.close().catch(() => undefined);
     if (container) await container.close();
   };
-  await starting(config, cleanup, async () => {
-    container = await createContainer(config);
+  const started = await starting(config, cleanup, async () => {
+    const created = await createContainer(config);
+    container = created;
     // After the container: an embedded server this process starts must not inherit the priority.
-    if (options.worker && !options.api && config.jobs.nice > 0) lowerPriority(container, config.jobs.nice);
-    await container.queue.start({ supervise: options.worker });
-    if (options.api) await bootstrap(container);
+    if (options.worker && !options.api && config.jobs.nice > 0) lowerPriority(created, config.jobs.nice);
+    await created.queue.start({ supervise: options.worker });
+    if (options.api) await bootstrap(created);
     if (options.worker) {
       const removed = await sweepSpillFolders();
-      if (removed.length > 0) container.log.info({ removed }, 'removed spill folders of stopped processes');
+      if (removed.length > 0) created.log.info({ removed }, 'removed spill folders of stopped processes');
     }
-    app = options.api ? await buildApp(container) : null;
+    app = options.api ? await buildApp(created) : null;
     if (app) {
       const address = await app.listen({ port: config.port, host: config.host });
-      container.log.info({ address, database: container.database.kind }, 'API listening');
+      created.log.info({ address, database: created.database.kind }, 'API listening');
     }
     if (options.worker) {
-      await container.queue.work(workerRegistrations(container), {
+      await created.queue.work(created, {
         concurrency: config.jobs.concurrency,
         pollingSeconds: config.jobs.pollingSeconds,
       });
-      container.log.info({ concurrency: config.jobs.concurrency }, 'worker started');
+      created.log.info({ concurrency: config.jobs.concurrency }, 'worker started');
     }
+    return created;
   });
-  const started = container as unknown as Container;
   const { log } = started;
 
   await new Promise<void>((resolve) => {

@@ -534,7 +534,7 @@ async function upload(
     },
   });
   if (!stderr.isTTY) stderr.write(`uploading ${formatBytes(archive.size)}\n`);
-  const body = Readable.toWeb(createReadStream(archive.archive).pipe(counter)) as unknown as ReadableStream;
+  const body = Readable.toWeb(createReadStream(archive.archive).pipe(counter));
   const doFetch = deps.fetch ?? ((request: Request) => globalThis.fetch(request));
   let put: Response;
   try {

@@ -13,7 +13,6 @@ import { type Config, publicBaseUrl } from '../config.ts';
 import { type Container, type ContainerOptions, createContainer, createLogger } from '../container.ts';
 import { companies, findings, platformPermissions, users } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
-import { workerRegistrations } from '../jobs/worker.ts';
 import type { CreateFinding, Finding } from '../platform/findings/findings.schemas.ts';
 import type { RepositoryRole } from '../platform/repositories/repositories.repo.ts';
 
@@ -984,7 +983,7 @@ export async function runSeedDemo(config: Config, options: RunSeedDemoOptions): 
       adminCreated: created !== null,
     };
     await container.queue.start({ supervise: true });
-    await container.queue.work(workerRegistrations(container), { concurrency: 1, pollingSeconds: 1 });
+    await container.queue.work(container, { concurrency: 1, pollingSeconds: 1 });
     const summary = await seedDemo(container, admin);
     await container.queue.stop({ timeoutMs: config.shutdownTimeoutMs });
     options.out(formatDemoSummary(summary, publicBaseUrl(config)));

@@ -1,16 +1,15 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { drizzle as drizzlePg, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { acquireEmbeddedServer } from './embedded-server.ts';
 import * as schema from './schema/index.ts';
 
 export type Schema = typeof schema;
 /** A Drizzle database or transaction handle. */
-export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type Db = NodePgDatabase<Schema>;
 
 /** Runs one SQL text with positional parameters; the shape pg-boss expects of a connection. */
 export type ExecuteSql = (text: string, values?: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
@@ -138,6 +137,9 @@ export const PREPARED_STATEMENTS_PER_CONNECTION = 256;
 function prepareStatementsOf(client: pg.PoolClient): void {
   const prepared = new Set<string>();
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  // pg's `query` is a set of overloads (text, config, submittable; promise or callback): a wrapper
+  // that forwards whatever it is given cannot be typed as every overload, so the assignment
+  // goes through `unknown`.
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (
     config: unknown,
     ...rest: unknown[]
@@ -172,7 +174,7 @@ function openPostgres(
   // An idle client that loses its connection emits 'error'; without a listener the process dies.
   pool.on('error', () => {});
   pool.on('connect', prepareStatementsOf);
-  const db = drizzlePg({ client: pool, schema }) as unknown as Db;
+  const db = drizzlePg({ client: pool, schema });
   const executeSql: ExecuteSql = async (text, values) => {
     const result = await pool.query(text, values as unknown[] | undefined);
     return { rows: result.rows };
@@ -187,7 +189,7 @@ function openPostgres(
       const client = await pool.connect();
       try {
         await client.query(options?.isolation ? `begin isolation level ${options.isolation}` : 'begin');
-        const txDb = drizzlePg({ client, schema }) as unknown as Db;
+        const txDb = drizzlePg({ client, schema });
         const result = await fn({
           db: txDb,
           executeSql: async (text, values) => ({
@@ -254,7 +256,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
 export async function migrateDatabase(database: Database): Promise<void> {
   await database.transaction(async (tx) => {
     await tx.executeSql('select pg_advisory_xact_lock(7310431)');
-    await migratePg(tx.db as unknown as Parameters<typeof migratePg>[0], { migrationsFolder });
+    await migratePg(tx.db, { migrationsFolder });
   });
 }
 

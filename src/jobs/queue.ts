@@ -10,17 +10,23 @@ export interface JobContext {
   jobId: string;
   /** How many times this job ran before (0 on the first run). */
   retryCount: number;
+  /** Whether this run is the job's last attempt: if it fails, the job is not retried. */
+  finalAttempt: boolean;
   /** Aborted when the worker shuts down: a handler stops at its next safe point and throws. */
   signal: AbortSignal;
   log: Logger;
 }
 
-/** A typed job: its name, payload schema and retry policy. Handlers are registered separately. */
-export interface JobDefinition<S extends TSchema = TSchema> {
+/** Runs one job. Handlers must be idempotent: a job can run more than once. */
+export type JobHandler<P> = (payload: P, context: JobContext) => Promise<void>;
+
+/** What the queue knows of a job whatever its payload: its name, version and retry policy. */
+export interface JobSpec {
   name: string;
+  /** The version of the payload; the queue writes it with every job it sends (`v`). */
   version: number;
-  payload: S;
-  /** Attempts after the first failure (or after its worker died: its heartbeat stopped). */
+  payload: TSchema;
+  /** Attempts after the first failure (or after its worker died: its heartbeat stopped). Default 3. */
   retryLimit?: number;
   retryDelaySeconds?: number;
   /** Upper bound of one run, whatever its heartbeat (pg-boss fails it after this long). */
@@ -29,23 +35,102 @@ export interface JobDefinition<S extends TSchema = TSchema> {
   schedule?: string;
 }
 
-/** Declares a job definition with its payload type inferred from the schema. */
-export function defineJob<S extends TSchema>(definition: JobDefinition<S>): JobDefinition<S> {
-  return definition;
+/** The spec of a job whose payload has the schema `S`. */
+export interface JobSpecOf<S extends TSchema> extends JobSpec {
+  payload: S;
 }
 
-/** A handler for a job definition. Handlers must be idempotent: a job can run more than once. */
-export interface JobRegistration<S extends TSchema = TSchema> {
-  definition: JobDefinition<S>;
-  handler(payload: Static<S>, context: JobContext): Promise<void>;
+/**
+ * A job taken from the queue, once its data was checked: either a run of its handler, or the
+ * reason it is refused (it then fails at once, without retries).
+ */
+export type TakenJob =
+  | { ok: true; run: (context: JobContext) => Promise<void> }
+  | { ok: false; reason: string };
+
+/** A job of a registry: its spec and the binding of its handler to the worker's dependencies `D`. */
+export interface RegisteredJob<D> extends JobSpec {
+  /** Binds the handler to `deps`; the result checks a job's stored data and runs it. */
+  bind(deps: D): (data: unknown) => TakenJob;
 }
 
-/** Pairs a definition with its handler, typing the payload. */
-export function handleJob<S extends TSchema>(
-  definition: JobDefinition<S>,
-  handler: (payload: Static<S>, context: JobContext) => Promise<void>,
-): JobRegistration {
-  return { definition, handler } as unknown as JobRegistration;
+/** A job's declaration: name, version, payload schema, retry policy and handler. */
+export interface JobDefinition<S extends TSchema, D> extends JobSpec {
+  payload: S;
+  /**
+   * Turns the payload of an earlier `version` into one of this version, or returns undefined
+   * when it cannot. Without it a job written by an earlier version is refused.
+   */
+  upgrade?: (version: number, payload: Record<string, unknown>) => unknown;
+  /** Builds the handler from the worker's dependencies (each job names the ones it needs). */
+  handler: (deps: D) => JobHandler<Static<S>>;
+}
+
+/** A declared job: its definition, usable by `enqueue` and in a registry. */
+export interface Job<S extends TSchema, D> extends JobDefinition<S, D>, RegisteredJob<D> {
+  payload: S;
+}
+
+/** The default of `retryLimit`. */
+export const DEFAULT_RETRY_LIMIT = 3;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Checks a job's stored data (`{ v, ...payload }`) against its definition: the version must be
+ * this definition's (or an earlier one it can upgrade) and the payload must match the schema.
+ */
+export function decodeJobData<S extends TSchema>(
+  definition: Pick<JobDefinition<S, never>, 'name' | 'version' | 'payload' | 'upgrade'>,
+  data: unknown,
+): { ok: true; payload: Static<S> } | { ok: false; reason: string } {
+  if (!isRecord(data)) return { ok: false, reason: 'the job data is not an object' };
+  const { v: version, ...stored } = data;
+  if (typeof version !== 'number' || !Number.isInteger(version)) {
+    return { ok: false, reason: 'the job data carries no payload version' };
+  }
+  if (version > definition.version) {
+    return {
+      ok: false,
+      reason: `payload version ${version} is newer than this worker's version ${definition.version}`,
+    };
+  }
+  let payload: unknown = stored;
+  if (version < definition.version) {
+    payload = definition.upgrade?.(version, stored);
+    if (payload === undefined) {
+      return {
+        ok: false,
+        reason: `payload version ${version} is older than version ${definition.version} and cannot be upgraded`,
+      };
+    }
+  }
+  if (!Value.Check(definition.payload, payload)) {
+    const [first] = Value.Errors(definition.payload, payload);
+    const where = first ? ` (${first.path || '/'}: ${first.message})` : '';
+    return {
+      ok: false,
+      reason: `the payload does not match the schema of version ${definition.version}${where}`,
+    };
+  }
+  return { ok: true, payload };
+}
+
+/** Declares a job: its payload type is inferred from the schema, its dependencies from the handler. */
+export function defineJob<S extends TSchema, D = unknown>(definition: JobDefinition<S, D>): Job<S, D> {
+  return {
+    ...definition,
+    bind(deps) {
+      const handle = definition.handler(deps);
+      return (data) => {
+        const decoded = decodeJobData(definition, data);
+        if (!decoded.ok) return decoded;
+        return { ok: true, run: (context) => handle(decoded.payload, context) };
+      };
+    },
+  };
 }
 
 export interface EnqueueOptions {
@@ -54,27 +139,25 @@ export interface EnqueueOptions {
   startAfterSeconds?: number;
 }
 
-export interface JobQueue {
+export interface JobQueue<D = unknown> {
   /** Creates the queues; with `supervise` this process also runs maintenance and schedules. */
   start(options: { supervise: boolean }): Promise<void>;
   /** Enqueues a job; given a transaction, the job exists only if the transaction commits. */
   enqueue<S extends TSchema>(
-    definition: JobDefinition<S>,
+    definition: JobSpecOf<S>,
     payload: Static<S>,
     options?: EnqueueOptions & { tx?: Tx },
   ): Promise<string | null>;
-  /** Starts `concurrency` workers for each registration. */
-  work(
-    registrations: JobRegistration[],
-    options: { concurrency: number; pollingSeconds: number },
-  ): Promise<void>;
+  /** Starts `concurrency` workers for each job of the queue, their handlers bound to `deps`. */
+  work(deps: D, options: { concurrency: number; pollingSeconds: number }): Promise<void>;
   /** Stops taking jobs, aborts running handlers' signals after `timeoutMs`, waits for them. */
   stop(options: { timeoutMs: number }): Promise<void>;
 }
 
-interface JobQueueDeps {
+interface JobQueueDeps<D> {
   database: Database;
-  definitions: JobDefinition[];
+  /** The jobs of this queue (src/jobs/registry.ts): their queues are created at start. */
+  jobs: readonly RegisteredJob<D>[];
   log: Logger;
   leaseSeconds: number;
   /** A running job whose heartbeat is older than this is handed to another worker (default 60). */
@@ -164,13 +247,13 @@ export async function sweepStaleJobs(
 }
 
 /** The pg-boss queue on the service's own database. */
-export function createJobQueue({
+export function createJobQueue<D>({
   database,
-  definitions,
+  jobs,
   log,
   leaseSeconds,
   heartbeatTimeoutSeconds = 60,
-}: JobQueueDeps): JobQueue {
+}: JobQueueDeps<D>): JobQueue<D> {
   let boss: PgBoss | null = null;
   const shutdown = new AbortController();
   const running = new Set<Promise<unknown>>();
@@ -186,14 +269,27 @@ export function createJobQueue({
     );
   }
 
+  /**
+   * Makes a job whose data its definition refuses fail for good: its retry limit is lowered to
+   * the attempts made, so that the failure the handler then throws is final (no retry would read
+   * the data differently). Logged as an error with the job id and the reason.
+   */
+  async function refuse(name: string, jobId: string, reason: string, jobLog: Logger): Promise<void> {
+    jobLog.error({ reason }, 'job refused: it fails without retries');
+    await database.executeSql(
+      `update pgboss.job set retry_limit = retry_count where name = $1 and id = $2 and state = 'active'`,
+      [name, jobId],
+    );
+  }
+
   function requireBoss(): PgBoss {
     if (!boss) throw new Error('The job queue is not started.');
     return boss;
   }
 
-  function sendOptions(definition: JobDefinition, options?: EnqueueOptions): PgBoss.SendOptions {
+  function sendOptions(definition: JobSpec, options?: EnqueueOptions): PgBoss.SendOptions {
     return {
-      retryLimit: definition.retryLimit ?? 3,
+      retryLimit: definition.retryLimit ?? DEFAULT_RETRY_LIMIT,
       retryDelay: definition.retryDelaySeconds ?? 5,
       retryBackoff: true,
       expireInSeconds: Math.min(definition.leaseSeconds ?? leaseSeconds, MAX_LEASE_SECONDS),
@@ -225,10 +321,11 @@ export function createJobQueue({
           await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 400));
         }
       }
-      for (const definition of definitions) {
-        await createQueueOnce(boss, definition.name);
-        if (supervise && definition.schedule) {
-          await boss.schedule(definition.name, definition.schedule, {}, { tz: 'UTC' });
+      for (const job of jobs) {
+        await createQueueOnce(boss, job.name);
+        if (supervise && job.schedule) {
+          // A scheduled job carries its version and retry policy like a sent one.
+          await boss.schedule(job.name, job.schedule, { v: job.version }, { ...sendOptions(job), tz: 'UTC' });
         }
       }
       if (supervise) {
@@ -250,29 +347,39 @@ export function createJobQueue({
     },
 
     async enqueue(definition, payload, options) {
-      if (!Value.Check(definition.payload, payload)) {
+      // A payload is an object: the version is stored beside its fields (`{ v, ...payload }`).
+      if (!isRecord(payload) || !Value.Check(definition.payload, payload)) {
         throw new Error(`Invalid payload for job ${definition.name}.`);
       }
       const send = sendOptions(definition, options);
       if (options?.tx) send.db = { executeSql: options.tx.executeSql as PgBoss.Db['executeSql'] };
-      return requireBoss().send(definition.name, { v: definition.version, ...(payload as object) }, send);
+      return requireBoss().send(definition.name, { ...payload, v: definition.version }, send);
     },
 
-    async work(registrations, { concurrency, pollingSeconds }) {
+    async work(deps, { concurrency, pollingSeconds }) {
       const b = requireBoss();
-      for (const { definition, handler } of registrations) {
+      for (const definition of jobs) {
+        const take = definition.bind(deps);
         for (let i = 0; i < concurrency; i++) {
-          await b.work<Record<string, unknown>>(
+          await b.work<unknown>(
             definition.name,
             { batchSize: 1, pollingIntervalSeconds: pollingSeconds, includeMetadata: true },
-            async (jobs) => {
-              for (const job of jobs) {
-                const { v: _version, ...payload } = job.data;
+            async (taken) => {
+              for (const job of taken) {
+                const jobLog = log.child({ job: job.name, jobId: job.id });
+                const checked = take(job.data);
+                if (!checked.ok) {
+                  await refuse(job.name, job.id, checked.reason, jobLog);
+                  throw new Error(`job refused: ${checked.reason}`);
+                }
                 const context: JobContext = {
                   jobId: job.id,
                   retryCount: job.retryCount,
+                  // pg-boss retries while retry_count < retry_limit; the limit is the definition's,
+                  // written on the job when it was sent (or scheduled).
+                  finalAttempt: job.retryCount >= job.retryLimit,
                   signal: shutdown.signal,
-                  log: log.child({ job: job.name, jobId: job.id }),
+                  log: jobLog,
                 };
                 await beat(job.id, job.name, job.retryCount);
                 const heartbeat = setInterval(() => {
@@ -281,12 +388,17 @@ export function createJobQueue({
                   );
                 }, beatEveryMs);
                 heartbeat.unref();
-                const task = handler(payload, context);
+                const task = checked.run(context);
                 running.add(task);
                 try {
                   await task;
                 } catch (err) {
-                  context.log.warn({ err }, 'job failed; it will be retried if attempts remain');
+                  context.log.warn(
+                    { err, finalAttempt: context.finalAttempt },
+                    context.finalAttempt
+                      ? 'job failed on its last attempt'
+                      : 'job failed; it will be retried',
+                  );
                   throw err;
                 } finally {
                   clearInterval(heartbeat);

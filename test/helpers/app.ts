@@ -9,7 +9,6 @@ import { CREDENTIALS_CHANNEL } from '../../src/auth/credential-cache.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { type Container, createContainer, createLogger } from '../../src/container.ts';
 import { openDatabase } from '../../src/db/client.ts';
-import { workerRegistrations } from '../../src/jobs/worker.ts';
 import { createTestDatabaseConfig } from './database.ts';
 import { waitFor } from './wait.ts';
 
@@ -95,7 +94,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const startWorker = async () => {
     if (workerStarted) return;
     workerStarted = true;
-    await container.queue.work(workerRegistrations(container), { concurrency: 1, pollingSeconds: 1 });
+    await container.queue.work(container, { concurrency: 1, pollingSeconds: 1 });
   };
   if (options.worker) await startWorker();
   return {

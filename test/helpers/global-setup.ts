@@ -5,8 +5,8 @@ import pino from 'pino';
 import type { TestProject } from 'vitest/node';
 import { migrateDatabase, openDatabase } from '../../src/db/client.ts';
 import { acquireEmbeddedServer, tempDataDir } from '../../src/db/embedded-server.ts';
-import { jobDefinitions } from '../../src/jobs/definitions.ts';
 import { createJobQueue } from '../../src/jobs/queue.ts';
+import { jobRegistry } from '../../src/jobs/registry.ts';
 
 /**
  * One PostgreSQL server per test run: the embedded server in a temporary folder (fsync off: test
@@ -42,7 +42,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await migrateDatabase(database);
     const queue = createJobQueue({
       database,
-      definitions: jobDefinitions(),
+      jobs: jobRegistry,
       log: pino({ level: 'silent' }),
       leaseSeconds: 60,
     });

@@ -176,6 +176,20 @@ export const labels = pgTable(
 );
 
 /**
+ * What a finding keeps beyond its columns: the engine's details of a scan finding (written by the
+ * scan job from the engine's vulnerability); empty for a finding written by hand.
+ */
+export interface FindingDetails {
+  remediation?: string;
+  ruleTitle?: string;
+  snippet?: string;
+  contract?: string;
+  function?: string;
+  swc?: string;
+  cwe?: string;
+}
+
+/**
  * Findings of both APIs. A finding always belongs to a company; to a repository when filed on one
  * (v0, `number` unique per repository); to a workspace when the scanner made it, where it is a
  * draft (`published = false`) identified by its `fingerprint`.
@@ -204,7 +218,7 @@ export const findings = pgTable(
       .notNull()
       .default([]),
     location: jsonb('location').$type<{ file: string; startLine: number; endLine: number } | null>(),
-    details: jsonb('details').$type<Record<string, unknown>>().notNull().default({}),
+    details: jsonb('details').$type<FindingDetails>().notNull().default({}),
     createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
     attributedTo: uuid('attributed_to'),
     assignedTo: uuid('assigned_to').references(() => users.id, { onDelete: 'set null' }),

@@ -12,7 +12,24 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+import type { ThreatModel } from '../../engine/threat-model/threat-model.ts';
+import type { ScanMessage, ScanStats } from '../../engine/types.ts';
 import { companies, serviceKeys } from './identity.ts';
+
+/**
+ * A scan source as stored: the request's source after validation (`ScanSourceSchema` of API v1,
+ * with a local archive's mount path resolved). Reading it back needs no check: only the scan
+ * service writes it, from the validated request.
+ */
+export type StoredScanSource =
+  | { kind: 'sourcehost'; repository: string; commit: string }
+  | { kind: 'local'; archiveId: string; sha256: string; path?: string };
+
+/** What a completed scan stores of the engine's result besides its findings. */
+export interface StoredScanReport {
+  messages: ScanMessage[];
+  stats: ScanStats;
+}
 
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
 
@@ -109,11 +126,13 @@ export const scans = pgTable(
     type: text('type', { enum: scanTypes }).notNull(),
     status: text('status', { enum: scanStatuses }).notNull().default('preparing'),
     /** The request's sources as given (sourcehost commit or local archives). */
-    sources: jsonb('sources').$type<unknown[]>().notNull(),
+    sources: jsonb('sources').$type<StoredScanSource[]>().notNull(),
     prefix: text('prefix').notNull().default(''),
     cost: integer('cost').notNull(),
-    threatModel: jsonb('threat_model'),
-    report: jsonb('report'),
+    /** The engine's threat model, written by the threat-model job. */
+    threatModel: jsonb('threat_model').$type<ThreatModel>(),
+    /** Written when the scan completes. */
+    report: jsonb('report').$type<StoredScanReport>(),
     filesTotal: integer('files_total').notNull().default(0),
     filesDone: integer('files_done').notNull().default(0),
     findingsCount: integer('findings_count').notNull().default(0),

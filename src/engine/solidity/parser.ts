@@ -131,6 +131,11 @@ interface LoadedParser {
 
 let parserPromise: Promise<LoadedParser> | undefined;
 
+/** Whether the Emscripten module exports every cursor function this parser calls. */
+function isCursorBinding(module: Record<string, unknown>): module is Record<string, unknown> & CursorBinding {
+  return CURSOR_FUNCTIONS.every((f) => typeof module[f] === 'function');
+}
+
 /** Loads the WASM runtime and the Solidity grammar once per process. */
 export function loadSolidityParser(): Promise<LoadedParser> {
   parserPromise ??= (async () => {
@@ -138,9 +143,7 @@ export function loadSolidityParser(): Promise<LoadedParser> {
     // exports; when another caller initialised the module first, the library's cursor is used.
     const module: Record<string, unknown> = {};
     await Parser.init(module);
-    const binding = CURSOR_FUNCTIONS.every((f) => typeof module[f] === 'function')
-      ? (module as unknown as CursorBinding)
-      : undefined;
+    const binding = isCursorBinding(module) ? module : undefined;
     const require = createRequire(import.meta.url);
     const language = await Language.load(require.resolve('tree-sitter-solidity/tree-sitter-solidity.wasm'));
     const parser = new Parser();
@@ -216,6 +219,8 @@ function lineIndex(source: string): (offset: number) => number {
 
 /** The module address of a tree (the library keeps it at index 0). */
 function treeAddress(tree: import('web-tree-sitter').Tree): number {
+  // The address is a private field of the library's Tree, absent from its types: reading it
+  // needs the cast (the cursor functions above take it to walk the tree without allocations).
   return (tree as unknown as { 0: number })[0];
 }
 

@@ -130,7 +130,7 @@ export interface ReadTarGzOptions {
    * unread: the reader drains it. The next entry is not parsed until the promise settles, which
    * keeps memory flat however large the archive is.
    */
-  onEntry(entry: ArchiveEntryHeader, body: Readable): Promise<void>;
+  onEntry(entry: ArchiveEntryHeader, body: AsyncIterable<unknown>): Promise<void>;
   /** Transforms placed before gunzip (they see the compressed bytes). */
   compressedTaps?: Transform[];
   /** Transforms placed after gunzip (they see the tar bytes as they are inflated). */
@@ -168,7 +168,7 @@ export async function readTarGz(source: Readable, options: ReadTarGzOptions): Pr
       stream.once('close', resolve);
     });
     const handle = async (): Promise<void> => {
-      await options.onEntry(checkArchiveHeader(header), stream as unknown as Readable);
+      await options.onEntry(checkArchiveHeader(header), stream);
       stream.resume();
       await settled;
     };

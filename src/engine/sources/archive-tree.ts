@@ -108,7 +108,12 @@ export async function openArchiveTree(
             });
           }
           const offset = spill.size();
-          for await (const chunk of body) await spill.write(chunk as Buffer);
+          for await (const chunk of body) {
+            // The tar parser yields buffers; anything else is a bug of ours, not a bad archive.
+            if (!Buffer.isBuffer(chunk))
+              throw new TypeError('An archive entry yielded a chunk that is not a buffer.');
+            await spill.write(chunk);
+          }
           index.set(path, { offset, size: spill.size() - offset });
         },
       });

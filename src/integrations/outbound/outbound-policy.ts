@@ -245,6 +245,9 @@ export function createOutboundPolicy(options: OutboundPolicyOptions): OutboundPo
       if (url.protocol !== 'https:' && url.protocol !== 'http:') {
         throw new TypeError('fetch failed', { cause: new OutboundRefusedError('scheme', url.hostname) });
       }
+      // undici's Response is the class Node's global fetch returns, but @types/node and undici
+      // declare it twice (two nominally different types with private fields): going through
+      // `unknown` is the only way to hand undici's answer out as the global Response.
       const response = (await undiciFetch(url, {
         ...(init as Record<string, unknown>),
         method,

@@ -65,9 +65,7 @@ function checkedRequestHandler(
       );
     }
   }
-  const lookup = outbound.lookup as unknown as NonNullable<
-    ConstructorParameters<typeof HttpAgent>[0]
-  >['lookup'];
+  const lookup = outbound.lookup as NonNullable<ConstructorParameters<typeof HttpAgent>[0]>['lookup'];
   return {
     httpAgent: new HttpAgent({ keepAlive: true, lookup }),
     httpsAgent: new HttpsAgent({ keepAlive: true, lookup }),

@@ -1,6 +1,18 @@
 import { Type } from '@sinclair/typebox';
-import { defineJob, handleJob, type JobRegistration } from '../../jobs/queue.ts';
-import type { NotificationDelivery } from './notifications.delivery.ts';
+import { defineJob } from '../../jobs/queue.ts';
+
+/**
+ * What the notification jobs need of the delivery service. Declared here rather than imported,
+ * so that the service can enqueue these jobs without an import cycle.
+ */
+export interface NotificationJobDeps {
+  services: {
+    notificationDelivery: {
+      deliver(deliveryId: string): Promise<string>;
+      sweepStaleClaims(): Promise<{ resent: string[]; unknown: string[] }>;
+    };
+  };
+}
 
 /**
  * Delivers one notification over one channel (e-mail or company webhook). Enqueued in the
@@ -14,15 +26,13 @@ export const deliverNotificationJob = defineJob({
   retryLimit: 6,
   retryDelaySeconds: 15,
   leaseSeconds: 120,
+  handler:
+    ({ services }: NotificationJobDeps) =>
+    async ({ deliveryId }, context) => {
+      const outcome = await services.notificationDelivery.deliver(deliveryId);
+      context.log.info({ deliveryId, outcome }, 'notification delivery');
+    },
 });
-
-/** The delivery job's handler. */
-export function deliverNotificationRegistration(delivery: NotificationDelivery): JobRegistration {
-  return handleJob(deliverNotificationJob, async ({ deliveryId }, context) => {
-    const outcome = await delivery.deliver(deliveryId);
-    context.log.info({ deliveryId, outcome }, 'notification delivery');
-  });
-}
 
 /**
  * Every minute: settles deliveries whose claim expired because their sender stopped (see
@@ -34,13 +44,11 @@ export const deliverySweepJob = defineJob({
   payload: Type.Object({}),
   schedule: '* * * * *',
   retryLimit: 0,
+  handler:
+    ({ services }: NotificationJobDeps) =>
+    async (_payload, context) => {
+      const { resent, unknown } = await services.notificationDelivery.sweepStaleClaims();
+      if (resent.length + unknown.length > 0)
+        context.log.info({ resent: resent.length, unknown: unknown.length }, 'stale delivery claims settled');
+    },
 });
-
-/** The delivery sweep's handler. */
-export function deliverySweepRegistration(delivery: NotificationDelivery): JobRegistration {
-  return handleJob(deliverySweepJob, async (_payload, context) => {
-    const { resent, unknown } = await delivery.sweepStaleClaims();
-    if (resent.length + unknown.length > 0)
-      context.log.info({ resent: resent.length, unknown: unknown.length }, 'stale delivery claims settled');
-  });
-}

@@ -1,6 +1,19 @@
 import { Type } from '@sinclair/typebox';
-import { defineJob, handleJob, type JobRegistration } from '../../jobs/queue.ts';
-import type { SourcehostService } from './sourcehost.service.ts';
+import { defineJob } from '../../jobs/queue.ts';
+
+/**
+ * What the source-host jobs need of the sourcehost service. Declared here rather than imported,
+ * so that the service can enqueue these jobs without an import cycle.
+ */
+export interface SourcehostJobDeps {
+  services: {
+    sourcehost: {
+      postStatus(scanId: string, context: { finalAttempt: boolean }): Promise<void>;
+      sweepCommitStatuses(): Promise<number>;
+      purgeDeliveries(): Promise<number>;
+    };
+  };
+}
 
 /** Posts a finished scan's commit status to the source host (retried with backoff). */
 export const sourcehostCommitStatusJob = defineJob({
@@ -9,6 +22,10 @@ export const sourcehostCommitStatusJob = defineJob({
   payload: Type.Object({ scanId: Type.String({ minLength: 36, maxLength: 36 }) }),
   retryLimit: 5,
   retryDelaySeconds: 10,
+  handler:
+    ({ services }: SourcehostJobDeps) =>
+    (payload, context) =>
+      services.sourcehost.postStatus(payload.scanId, context),
 });
 
 /** Deletes webhook deliveries past their 7-day retention, daily. */
@@ -18,6 +35,12 @@ export const sourcehostDeliveriesCleanupJob = defineJob({
   payload: Type.Object({}),
   retryLimit: 1,
   schedule: '41 3 * * *',
+  handler:
+    ({ services }: SourcehostJobDeps) =>
+    async (_payload, context) => {
+      const removed = await services.sourcehost.purgeDeliveries();
+      if (removed > 0) context.log.info({ removed }, 'old source-host webhook deliveries removed');
+    },
 });
 
 /**
@@ -30,26 +53,10 @@ export const sourcehostStatusSweepJob = defineJob({
   payload: Type.Object({}),
   retryLimit: 1,
   schedule: '* * * * *',
-});
-
-export function sourcehostJobDefinitions() {
-  return [sourcehostCommitStatusJob, sourcehostDeliveriesCleanupJob, sourcehostStatusSweepJob];
-}
-
-export function sourcehostJobRegistrations(deps: { sourcehost: SourcehostService }): JobRegistration[] {
-  return [
-    handleJob(sourcehostCommitStatusJob, (payload, context) =>
-      deps.sourcehost.postStatus(payload.scanId, {
-        finalAttempt: context.retryCount >= (sourcehostCommitStatusJob.retryLimit ?? 0),
-      }),
-    ),
-    handleJob(sourcehostStatusSweepJob, async (_payload, context) => {
-      const enqueued = await deps.sourcehost.sweepCommitStatuses();
+  handler:
+    ({ services }: SourcehostJobDeps) =>
+    async (_payload, context) => {
+      const enqueued = await services.sourcehost.sweepCommitStatuses();
       if (enqueued > 0) context.log.info({ enqueued }, 'commit statuses of finished scans enqueued');
-    }),
-    handleJob(sourcehostDeliveriesCleanupJob, async (_payload, context) => {
-      const removed = await deps.sourcehost.purgeDeliveries();
-      if (removed > 0) context.log.info({ removed }, 'old source-host webhook deliveries removed');
-    }),
-  ];
-}
+    },
+});

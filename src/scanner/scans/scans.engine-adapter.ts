@@ -1,11 +1,5 @@
 /** Binds the scan lifecycle's engine port to the engine (src/engine). */
-import {
-  buildThreatModel,
-  type ThreatModel as EngineThreatModel,
-  type LlmClient,
-  renderThreatModelMarkdown,
-  scanTree,
-} from '../../engine/index.ts';
+import { buildThreatModel, type LlmClient, renderThreatModelMarkdown, scanTree } from '../../engine/index.ts';
 import type { ScanEngine } from './scans.ports.ts';
 
 /** The engine port over src/engine; `llm` is used by `audit` scans when configured. */
@@ -14,11 +8,11 @@ export function createEngineAdapter(
 ): ScanEngine {
   return {
     buildThreatModel: (tree) => buildThreatModel(tree),
-    renderThreatModelMarkdown: (model) => renderThreatModelMarkdown(model as EngineThreatModel),
+    renderThreatModelMarkdown: (model) => renderThreatModelMarkdown(model),
     scanTree: (tree, options) =>
       scanTree(tree, {
         type: options.type,
-        threatModel: options.threatModel as EngineThreatModel,
+        ...(options.threatModel ? { threatModel: options.threatModel } : {}),
         ...(deps.llm ? { llm: deps.llm } : {}),
         ...(deps.threadNice ? { threadNice: deps.threadNice } : {}),
         ...(options.signal ? { signal: options.signal } : {}),

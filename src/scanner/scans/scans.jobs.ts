@@ -1,9 +1,21 @@
 import { Type } from '@sinclair/typebox';
-import { defineJob, handleJob, type JobContext, type JobRegistration } from '../../jobs/queue.ts';
-import type { IdempotencyService } from '../idempotency/idempotency.service.ts';
-import type { ScansService } from './scans.service.ts';
+import { defineJob, type JobContext } from '../../jobs/queue.ts';
 
 const ScanJobPayloadSchema = Type.Object({ scanId: Type.String({ minLength: 36, maxLength: 36 }) });
+
+/**
+ * What the scan jobs need of the scans service. Declared here rather than imported, so that the
+ * service can enqueue these jobs without an import cycle.
+ */
+export interface ScanJobDeps {
+  services: {
+    scans: {
+      prepareScan(scanId: string, context: JobContext): Promise<void>;
+      runScan(scanId: string, context: JobContext): Promise<void>;
+    };
+    idempotency: { deleteExpired(): Promise<number> };
+  };
+}
 
 /**
  * The unattended step after createScan: materialize the sources, build and store the threat
@@ -16,6 +28,10 @@ export const scanThreatModelJob = defineJob({
   payload: ScanJobPayloadSchema,
   retryLimit: 3,
   retryDelaySeconds: 5,
+  handler:
+    ({ services }: ScanJobDeps) =>
+    (payload, context) =>
+      services.scans.prepareScan(payload.scanId, context),
 });
 
 /**
@@ -31,6 +47,10 @@ export const scanRunJob = defineJob({
   payload: ScanJobPayloadSchema,
   retryLimit: 3,
   retryDelaySeconds: 5,
+  handler:
+    ({ services }: ScanJobDeps) =>
+    (payload, context) =>
+      services.scans.runScan(payload.scanId, context),
 });
 
 /** Deletes expired Idempotency-Key records (they already count as absent once expired). */
@@ -40,41 +60,10 @@ export const idempotencyCleanupJob = defineJob({
   payload: Type.Object({}),
   retryLimit: 1,
   schedule: '23 * * * *',
-});
-
-/** The job definitions of the scan lifecycle, for the queue to create. */
-export function scanJobDefinitions() {
-  return [scanThreatModelJob, scanRunJob, idempotencyCleanupJob];
-}
-
-/** Whether this run is the job's last attempt (then a transient failure fails the scan). */
-function isFinalAttempt(context: JobContext, retryLimit: number | undefined): boolean {
-  return context.retryCount >= (retryLimit ?? 3);
-}
-
-/** The handlers of the scan lifecycle jobs. */
-export function scanJobRegistrations(deps: {
-  scans: ScansService;
-  idempotency: IdempotencyService;
-}): JobRegistration[] {
-  return [
-    handleJob(scanThreatModelJob, (payload, context) =>
-      deps.scans.prepareScan(payload.scanId, {
-        signal: context.signal,
-        finalAttempt: isFinalAttempt(context, scanThreatModelJob.retryLimit),
-        log: context.log,
-      }),
-    ),
-    handleJob(scanRunJob, (payload, context) =>
-      deps.scans.runScan(payload.scanId, {
-        signal: context.signal,
-        finalAttempt: isFinalAttempt(context, scanRunJob.retryLimit),
-        log: context.log,
-      }),
-    ),
-    handleJob(idempotencyCleanupJob, async (_payload, context) => {
-      const deleted = await deps.idempotency.deleteExpired();
+  handler:
+    ({ services }: ScanJobDeps) =>
+    async (_payload, context) => {
+      const deleted = await services.idempotency.deleteExpired();
       if (deleted > 0) context.log.info({ deleted }, 'expired idempotency records deleted');
-    }),
-  ];
-}
+    },
+});

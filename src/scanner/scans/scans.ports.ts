@@ -1,9 +1,10 @@
 import type { SourceTree } from '../../engine/sources/tree.ts';
+import type { ThreatModel } from '../../engine/threat-model/threat-model.ts';
 import type { ScanProgress, ScanResult, ScanType } from '../../engine/types.ts';
 import type { ScanSource } from './scans.schemas.ts';
 
 /** A threat model as the engine builds it: JSON, stored on the scan. */
-export type ThreatModel = object;
+export type { ThreatModel };
 
 /** What the scan lifecycle needs of the scan engine (src/engine): pure functions over a source tree. */
 export interface ScanEngine {
@@ -13,7 +14,8 @@ export interface ScanEngine {
     tree: SourceTree,
     options: {
       type: ScanType;
-      threatModel: ThreatModel;
+      /** Absent for a scan without one stored (the engine then builds an empty one if it needs it). */
+      threatModel?: ThreatModel;
       signal?: AbortSignal;
       onProgress?: (progress: ScanProgress) => void;
     },

@@ -1,6 +1,15 @@
 import { and, asc, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { findings, integrations, scanArchives, scanFindings, scans } from '../../db/schema/index.ts';
+import {
+  type FindingDetails,
+  findings,
+  integrations,
+  scanArchives,
+  scanFindings,
+  scans,
+} from '../../db/schema/index.ts';
+
+export type { FindingDetails };
 
 /**
  * A scan without its threat model: the model of a large tree runs to megabytes, and status reads,
@@ -33,7 +42,7 @@ export interface DraftFindingInput {
   confidence: string | null;
   identifiers: Array<{ type: string; name: string; value: string }>;
   location: { file: string; startLine: number; endLine: number };
-  details: Record<string, unknown>;
+  details: FindingDetails;
 }
 
 /** SQL of scans, their archives and their findings. Queries are scoped by organization where a caller names a scan. */
@@ -62,7 +71,9 @@ export function scansRepo(db: Db) {
     async findThreatModel(
       companyId: string,
       id: string,
-    ): Promise<{ status: ScanStatusValue; threatModel: unknown } | undefined> {
+    ): Promise<
+      { status: ScanStatusValue; threatModel: (typeof scans.$inferSelect)['threatModel'] } | undefined
+    > {
       const [row] = await db
         .select({ status: scans.status, threatModel: scans.threatModel })
         .from(scans)

@@ -5,6 +5,7 @@
  */
 import { type EngineVulnerability, toSarifReport, toSastReport } from '../../engine/index.ts';
 import type { ScanMessage } from '../../engine/types.ts';
+import type { FindingDetails } from './scans.repo.ts';
 
 /** A stored finding of a scan, as the report needs it. */
 export interface ReportFinding {
@@ -18,7 +19,7 @@ export interface ReportFinding {
   published: boolean;
   category: string | null;
   confidence: string | null;
-  details: Record<string, unknown>;
+  details: FindingDetails;
   location: { file: string; startLine: number; endLine: number };
 }
 
@@ -31,21 +32,14 @@ export interface ReportScan {
   rulesUrl: string;
 }
 
-const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-
 /** Rebuilds the engine's view of a stored finding. */
 function toVulnerability(f: ReportFinding): EngineVulnerability {
-  const d = f.details;
-  const swc = text(d.swc);
-  const cwe = text(d.cwe);
-  const snippet = text(d.snippet);
-  const contract = text(d.contract);
-  const fn = text(d.function);
+  const { swc, cwe, snippet, contract, function: fn, remediation } = f.details;
   return {
     ruleId: f.ruleId ?? 'vigil.finding',
     title: f.title,
     description: f.description,
-    remediation: text(d.remediation) ?? '',
+    remediation: remediation ?? '',
     severity: f.severity,
     confidence: (f.confidence ?? 'medium') as EngineVulnerability['confidence'],
     category: (f.category ?? 'other') as EngineVulnerability['category'],

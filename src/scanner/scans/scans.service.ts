@@ -5,7 +5,7 @@ import { type Database, isConnectionError, type Tx } from '../../db/client.ts';
 import type { EngineVulnerability } from '../../engine/types.ts';
 import { AppError, isAppError } from '../../errors.ts';
 import { normalizeCommitId } from '../../integrations/sourcehost/repository-ref.ts';
-import type { JobDefinition, JobQueue } from '../../jobs/queue.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
 import type { CreditsService } from '../../organization/credits/credits.service.ts';
 import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.ts';
 import { validateLocalSources } from '../sources/scan-sources.ts';
@@ -124,7 +124,11 @@ export function createScansService(deps: ScansServiceDeps) {
   const { database, queue, credits, idempotency, engine, openSources } = deps;
 
   /** Enqueues in the transaction; a queue that cannot take the job is a retryable 503. */
-  async function enqueueInTx(tx: Tx, definition: JobDefinition, scanId: string): Promise<void> {
+  async function enqueueInTx(
+    tx: Tx,
+    definition: typeof scanThreatModelJob | typeof scanRunJob,
+    scanId: string,
+  ): Promise<void> {
     try {
       await queue().enqueue(definition, { scanId }, { tx });
     } catch (err) {
@@ -407,12 +411,11 @@ export function createScansService(deps: ScansServiceDeps) {
       if (scan.status !== 'completed') {
         throw new AppError('SCAN_NOT_COMPLETED', { details: { status: scan.status } });
       }
-      const rows = (await scansRepo(database.db).listScanFindings(scanId)) as ReportFinding[];
-      const report = (scan.report ?? {}) as { messages?: ReportScan['messages'] };
+      const rows: ReportFinding[] = await scansRepo(database.db).listScanFindings(scanId);
       const meta: ReportScan = {
         startedAt: scan.startedAt,
         completedAt: scan.completedAt,
-        messages: report.messages ?? [],
+        messages: scan.report?.messages ?? [],
         rulesUrl: deps.rulesUrl,
       };
       return format === 'sarif' ? buildSarifReport(meta, rows) : buildSastReport(meta, rows);
@@ -424,7 +427,7 @@ export function createScansService(deps: ScansServiceDeps) {
       if (!scan) throw new AppError('NOT_FOUND', { message: 'Scan not found.', details: { scanId } });
       if (!scan.threatModel)
         throw new AppError('THREAT_MODEL_NOT_READY', { details: { status: scan.status } });
-      const model = scan.threatModel as ThreatModel;
+      const model = scan.threatModel;
       return as === 'markdown' ? engine.renderThreatModelMarkdown(model) : model;
     },
 
@@ -440,7 +443,7 @@ export function createScansService(deps: ScansServiceDeps) {
         const tree = await openSources({
           companyId: scan.companyId,
           prefix: scan.prefix,
-          sources: scan.sources as ScanSource[],
+          sources: scan.sources,
           signal: context.signal,
         });
         try {
@@ -509,14 +512,14 @@ export function createScansService(deps: ScansServiceDeps) {
         const tree = await openSources({
           companyId: scan.companyId,
           prefix: scan.prefix,
-          sources: scan.sources as ScanSource[],
+          sources: scan.sources,
           signal: controller.signal,
         });
         try {
+          const threatModel = (await repo.findThreatModel(scan.companyId, scanId))?.threatModel;
           result = await engine.scanTree(tree, {
             type: scan.type,
-            threatModel: ((await repo.findThreatModel(scan.companyId, scanId))?.threatModel ??
-              {}) as ThreatModel,
+            ...(threatModel ? { threatModel } : {}),
             signal: controller.signal,
             onProgress,
           });

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Database } from '../../db/client.ts';
-import { defineJob, handleJob, type JobRegistration } from '../../jobs/queue.ts';
+import { defineJob } from '../../jobs/queue.ts';
 import type { CreditsService } from '../../organization/credits/credits.service.ts';
 import { scanRunJob, scanThreatModelJob } from './scans.jobs.ts';
 import { scansRepo } from './scans.repo.ts';
@@ -26,7 +26,23 @@ export const scanSweepJob = defineJob({
   payload: Type.Object({}),
   schedule: '* * * * *',
   retryLimit: 0,
+  handler: (deps: ScanSweepJobDeps) => async (_payload, context) => {
+    const swept = await sweepAbandonedScans({
+      database: deps.database,
+      credits: deps.services.credits,
+      leaseSeconds: deps.config.jobs.leaseSeconds,
+      log: context.log,
+    });
+    if (swept.length > 0) context.log.info({ swept: swept.length }, 'abandoned scans failed');
+  },
 });
+
+/** What the sweep job needs of the worker: the database, credits to return and the job lease. */
+export interface ScanSweepJobDeps {
+  database: Database;
+  config: { jobs: { leaseSeconds: number } };
+  services: { credits: Pick<CreditsService, 'returnInTx'> };
+}
 
 /*
  * SQL over a scan `s` (parameter $1: the lease in seconds). A scan's current step is driven by
@@ -123,21 +139,4 @@ export async function sweepAbandonedScans(deps: ScanSweepDeps): Promise<string[]
     }
   }
   return swept;
-}
-
-/** The sweep job's handler, wired to the process's database, credits and job lease. */
-export function scanSweepRegistration(deps: {
-  database: Database;
-  config: { jobs: { leaseSeconds: number } };
-  services: { credits: Pick<CreditsService, 'returnInTx'> };
-}): JobRegistration {
-  return handleJob(scanSweepJob, async (_payload, context) => {
-    const swept = await sweepAbandonedScans({
-      database: deps.database,
-      credits: deps.services.credits,
-      leaseSeconds: deps.config.jobs.leaseSeconds,
-      log: context.log,
-    });
-    if (swept.length > 0) context.log.info({ swept: swept.length }, 'abandoned scans failed');
-  });
 }

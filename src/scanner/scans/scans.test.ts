@@ -20,6 +20,7 @@ import {
   waitForScan,
 } from '../../../test/helpers/scan-helpers.ts';
 import { creditLedger, idempotencyRecords, scans, workspaces } from '../../db/schema/index.ts';
+import { emptyThreatModel } from '../../engine/threat-model/threat-model.ts';
 
 const COMMIT = 'a'.repeat(40);
 
@@ -592,7 +593,7 @@ describe('GET /api/scanner/v1/scans/{scanId}/threat-model', () => {
           type: 'standard',
           sources: [],
           cost: 2,
-          threatModel: { contracts: [] },
+          threatModel: emptyThreatModel(),
         })
         .returning();
       return { url: `/api/scanner/v1/scans/${scan!.id}/threat-model` };

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineJob, handleJob, type JobRegistration } from '../../jobs/queue.ts';
+import { defineJob } from '../../jobs/queue.ts';
 import type { UploadsService } from './uploads.service.ts';
 
 /**
@@ -13,12 +13,10 @@ export const uploadsHousekeepingJob = defineJob({
   payload: Type.Object({}),
   schedule: '*/5 * * * *',
   retryLimit: 0,
+  handler:
+    ({ services }: { services: { uploads: Pick<UploadsService, 'sweep'> } }) =>
+    async (_payload, context) => {
+      const result = await services.uploads.sweep();
+      context.log.info(result, 'upload housekeeping done');
+    },
 });
-
-/** The housekeeping job's handler. */
-export function uploadsHousekeepingRegistration(uploads: UploadsService): JobRegistration {
-  return handleJob(uploadsHousekeepingJob, async (_payload, context) => {
-    const result = await uploads.sweep();
-    context.log.info(result, 'upload housekeeping done');
-  });
-}
