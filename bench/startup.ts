@@ -125,8 +125,17 @@ async function postgresProcesses(dataDir: string): Promise<number[]> {
   return pids;
 }
 
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 interface StartRun {
   healthzS: number;
+  /** CPU time of the Node process until then: what the load on the machine stretches the least. */
+  cpuS: number;
   memory?: {
     node: { rssMb: number; rssAnonMb: number; rssFileMb: number; threads: number; v8: unknown };
     postgres: { processes: number; rssSumMb: number; pssSumMb: number };
@@ -151,16 +160,19 @@ async function startToHealthz(
     VIGIL_MEMORY_PROBE: probeFile,
   });
   let healthzS = Number.NaN;
+  let cpuS = Number.NaN;
   while (Number.isNaN(healthzS)) {
     if (p.child.exitCode !== null) throw new Error(`vigil start exited:\n${p.output()}`);
     const ok = await fetch(`http://127.0.0.1:${port}/healthz`)
       .then((res) => res.status === 200)
       .catch(() => false);
-    if (ok) healthzS = (performance.now() - started) / 1000;
-    else await sleep(10);
+    if (ok) {
+      healthzS = (performance.now() - started) / 1000;
+      cpuS = cpuSeconds(p.child.pid!);
+    } else await sleep(10);
     if (performance.now() - started > 180_000) throw new Error(`no /healthz after 180 s:\n${p.output()}`);
   }
-  const result: StartRun = { healthzS };
+  const result: StartRun = { healthzS, cpuS };
   if (measureMemory) {
     await sleep(SETTLE_S * 1000);
     const pid = p.child.pid!;
@@ -228,17 +240,20 @@ try {
     for (let i = 0; i < RUNS; i++) help.push(await wallTime([vigilBin, '--help'], variant.env));
     log(`${variant.name}: vigil --help median ${median(help).toFixed(3)} s`);
     const healthz: number[] = [];
+    const cpu: number[] = [];
     let memory: StartRun['memory'];
     for (let i = 0; i < RUNS; i++) {
       const r = await startToHealthz(dataDir, variant.env, i === RUNS - 1);
       healthz.push(r.healthzS);
+      cpu.push(r.cpuS);
       memory ??= r.memory;
-      log(`${variant.name}: start to /healthz ${r.healthzS.toFixed(3)} s`);
+      log(`${variant.name}: start to /healthz ${r.healthzS.toFixed(3)} s (Node CPU ${r.cpuS.toFixed(2)} s)`);
     }
     results.push({
       variant: variant.name,
       helpS: { median: round(median(help)), runs: help.map((x) => round(x)) },
       startToHealthzS: { median: round(median(healthz)), runs: healthz.map((x) => round(x)) },
+      startCpuS: { median: round(median(cpu), 2), runs: cpu.map((x) => round(x, 2)) },
       idle: memory,
     });
   }
@@ -249,12 +264,12 @@ try {
     `\nload average ${loadBefore.map((x) => x.toFixed(2)).join(' ')} → ${loadAfter.map((x) => x.toFixed(2)).join(' ')}; ${os.cpus().length} CPUs; node -e 0: ${median(nodeBare).toFixed(3)} s; ${RUNS} runs each (median)\n\n`,
   );
   process.stdout.write(
-    `${pad('', 24)}${pad('vigil --help', 16)}${pad('start → /healthz', 20)}${pad('idle Node RSS', 16)}${pad('(V8 heap used)', 16)}embedded PostgreSQL RSS / PSS\n`,
+    `${pad('', 24)}${pad('vigil --help', 16)}${pad('start → /healthz (CPU)', 24)}${pad('idle Node RSS', 16)}${pad('(V8 heap used)', 16)}embedded PostgreSQL RSS / PSS\n`,
   );
   for (const r of results) {
     const v8 = r.idle?.node.v8 as { heapUsed?: number } | null | undefined;
     process.stdout.write(
-      `${pad(r.variant, 24)}${pad(`${r.helpS.median.toFixed(3)} s`, 16)}${pad(`${r.startToHealthzS.median.toFixed(3)} s`, 20)}${pad(`${r.idle?.node.rssMb ?? '?'} MB`, 16)}${pad(v8?.heapUsed ? `${Math.round(v8.heapUsed / 1048576)} MB` : '?', 16)}${r.idle?.postgres.rssSumMb ?? '?'} MB / ${r.idle?.postgres.pssSumMb ?? '?'} MB (${r.idle?.postgres.processes ?? '?'} processes)\n`,
+      `${pad(r.variant, 24)}${pad(`${r.helpS.median.toFixed(3)} s`, 16)}${pad(`${r.startToHealthzS.median.toFixed(3)} s (${r.startCpuS.median.toFixed(2)} s)`, 24)}${pad(`${r.idle?.node.rssMb ?? '?'} MB`, 16)}${pad(v8?.heapUsed ? `${Math.round(v8.heapUsed / 1048576)} MB` : '?', 16)}${r.idle?.postgres.rssSumMb ?? '?'} MB / ${r.idle?.postgres.pssSumMb ?? '?'} MB (${r.idle?.postgres.processes ?? '?'} processes)\n`,
     );
   }
   process.stdout.write(
