@@ -9,7 +9,7 @@ if (process.argv.includes('--debug') || process.env.VIGIL_DEBUG === '1') process
 /** The compiled entry, rebuilt when stale; `undefined` to run the sources through tsx. */
 async function compiled() {
   if (process.env.VIGIL_NO_BUNDLE === '1') return undefined;
-  const { build, BuildError, canBuild, currentEntry } = await import('../scripts/build.mjs');
+  const { build, BuildError, canBuild, currentEntry, entryOf } = await import('../scripts/build.mjs');
   const entry = await currentEntry(name);
   if (entry) return entry;
   if (!(await canBuild())) {
@@ -19,7 +19,8 @@ async function compiled() {
     process.exit(1);
   }
   try {
-    await build();
+    // This build's entry, even if a concurrent build of other sources became current meanwhile.
+    return entryOf(await build(), name);
   } catch (err) {
     if (err instanceof BuildError) {
       process.stderr.write(`${err.message}\nvigil: src/ does not compile (above)\n`);
@@ -31,7 +32,6 @@ async function compiled() {
     );
     return undefined;
   }
-  return currentEntry(name);
 }
 
 const entry = await compiled();

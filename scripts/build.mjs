@@ -55,6 +55,15 @@ export async function currentEntry(name) {
   return same.every(Boolean) ? pathToFileURL(entry) : undefined;
 }
 
+/**
+ * The file URL of the entry `name` of the build in `dir` (what `build` returns).
+ * @param {string} dir
+ * @param {keyof typeof ENTRIES} name
+ */
+export function entryOf(dir, name) {
+  return pathToFileURL(path.join(serverDir, dir, `${name}.js`));
+}
+
 /** Whether the source directory exists (a checkout, where the build can be made). */
 export function canBuild() {
   return exists(path.join(root, 'src/main.ts'));
