@@ -1,17 +1,46 @@
 #!/usr/bin/env node
-// The `vigil` command: loads the TypeScript sources through tsx's loader and runs the CLI.
-// `vigil engine …` runs from a bundle of its modules when one can be built (no tsx start-up);
-// VIGIL_NO_BUNDLE=1 always goes through tsx.
-const engineBundle =
-  process.argv[2] === 'engine' && process.env.VIGIL_NO_BUNDLE !== '1'
-    ? await (await import('../src/engine/bundle-cache.mjs')).bundleOf('engine-cli', 'src/cli/engine-main.ts')
-    : undefined;
-if (engineBundle) {
-  const { engineMain } = await import(engineBundle.href);
-  await engineMain(process.argv);
+// The `vigil` command: runs the compiled build in dist/server (scripts/build.mjs). In a source
+// checkout a build older than the sources is rebuilt first (about half a second), so what runs is
+// always what src/ says. VIGIL_NO_BUNDLE=1 runs the TypeScript sources through tsx instead.
+// `vigil engine …` loads only the engine commands' entry.
+const name = process.argv[2] === 'engine' ? 'engine-main' : 'main';
+if (process.argv.includes('--debug') || process.env.VIGIL_DEBUG === '1') process.setSourceMapsEnabled(true);
+
+/** The compiled entry, rebuilt when stale; `undefined` to run the sources through tsx. */
+async function compiled() {
+  if (process.env.VIGIL_NO_BUNDLE === '1') return undefined;
+  const { build, BuildError, canBuild, currentEntry, entryOf } = await import('../scripts/build.mjs');
+  const entry = await currentEntry(name);
+  if (entry) return entry;
+  if (!(await canBuild())) {
+    process.stderr.write(
+      'vigil: dist/server has no build and there are no sources to make one: run "npm run build"\n',
+    );
+    process.exit(1);
+  }
+  try {
+    // This build's entry, even if a concurrent build of other sources became current meanwhile.
+    return entryOf(await build(), name);
+  } catch (err) {
+    if (err instanceof BuildError) {
+      process.stderr.write(`${err.message}\nvigil: src/ does not compile (above)\n`);
+      process.exit(1);
+    }
+    // Cannot write dist/ (a read-only checkout): the sources still run, through tsx.
+    process.stderr.write(
+      `vigil: cannot build dist/server (${err.message}); running the sources through tsx\n`,
+    );
+    return undefined;
+  }
+}
+
+const entry = await compiled();
+if (entry) {
+  const module = await import(entry.href);
+  await (name === 'engine-main' ? module.engineMain : module.main)(process.argv);
 } else {
   const { register } = await import('tsx/esm/api');
   register();
-  const { main } = await import('../src/main.ts');
-  await main(process.argv);
+  if (name === 'engine-main') await (await import('../src/cli/engine-main.ts')).engineMain(process.argv);
+  else await (await import('../src/main.ts')).main(process.argv);
 }

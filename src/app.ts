@@ -11,6 +11,7 @@ import { registerAuth } from './http/auth.hook.ts';
 import { registerConsole } from './http/console.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import { handleClientError, handleFrameworkError, registerHostileInputChecks } from './http/hostile-input.ts';
+import { lazySerializers } from './http/lazy-serializers.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { registerRequestLog } from './http/request-log.ts';
 import { registerRuleDocs } from './http/rule-docs.ts';
@@ -34,6 +35,8 @@ export async function buildApp(container: Container): Promise<App> {
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
     },
+    // Response serializers compile on first use: start-up does not pay for every route's.
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
     return503OnClosing: true,
     forceCloseConnections: false,
     frameworkErrors: handleFrameworkError,
