@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ServiceActor } from '../../auth/actor.ts';
 import { type Database, isConnectionError, type Tx } from '../../db/client.ts';
+import type { SourceTree } from '../../engine/sources/tree.ts';
 import type { EngineVulnerability } from '../../engine/types.ts';
 import { AppError, isAppError } from '../../errors.ts';
 import { normalizeCommitId } from '../../integrations/sourcehost/repository-ref.ts';
@@ -18,6 +19,7 @@ import {
   type Workspace,
 } from '../workspaces/workspaces.service.ts';
 import { scanRunJob, scanThreatModelJob } from './scans.jobs.ts';
+import { createKeptTrees } from './scans.kept-trees.ts';
 import type { OpenScanSources, ScanEngine, ThreatModel } from './scans.ports.ts';
 import { type DraftFindingInput, type ScanRow, scansRepo } from './scans.repo.ts';
 import { buildSarifReport, buildSastReport, type ReportFinding, type ReportScan } from './scans.report.ts';
@@ -32,6 +34,10 @@ const CANCEL_POLL_MS = 500;
 const PROGRESS_WRITE_MS = 500;
 /** Findings written per transaction when a scan completes. */
 const FINDINGS_BATCH = 500;
+/** Source trees kept from the threat model for the scan run, at most (each a temporary repository). */
+const KEPT_TREES_MAX = 4;
+/** A kept tree not taken by its scan run within this time is closed. */
+const KEPT_TREE_TTL_MS = 10 * 60_000;
 
 export interface ScansServiceDeps {
   database: Database;
@@ -122,6 +128,7 @@ function failureOf(err: unknown, fallbackCode: string): { code: string; message:
  */
 export function createScansService(deps: ScansServiceDeps) {
   const { database, queue, credits, idempotency, engine, openSources } = deps;
+  const keptTrees = createKeptTrees({ max: KEPT_TREES_MAX, ttlMs: KEPT_TREE_TTL_MS });
 
   /** Enqueues in the transaction; a queue that cannot take the job is a retryable 503. */
   async function enqueueInTx(tx: Tx, definition: JobDefinition, scanId: string): Promise<void> {
@@ -250,6 +257,9 @@ export function createScansService(deps: ScansServiceDeps) {
   }
 
   const service = {
+    /** Closes the source trees kept for scan runs this process has not started (at shutdown). */
+    close: (): Promise<void> => keptTrees.closeAll(),
+
     /**
      * createScan: validates, resolves the workspace, checks local archives, reserves credits,
      * stores the scan `preparing` and enqueues the threat-model job — in one transaction with the
@@ -436,32 +446,38 @@ export function createScansService(deps: ScansServiceDeps) {
       const scan = await scansRepo(database.db).findById(scanId);
       if (scan?.status !== 'preparing') return;
       let threatModel: ThreatModel;
+      let tree: SourceTree | undefined;
       try {
-        const tree = await openSources({
+        tree = await openSources({
           companyId: scan.companyId,
           prefix: scan.prefix,
           sources: scan.sources as ScanSource[],
           signal: context.signal,
         });
-        try {
-          threatModel = await engine.buildThreatModel(tree);
-        } finally {
-          await tree.close();
-        }
+        threatModel = await engine.buildThreatModel(tree);
       } catch (err) {
+        await tree?.close();
         if (isTransient(err, context)) throw err;
         context.log.warn({ err, scanId }, 'threat model failed; the scan fails and its credits are returned');
         await failScan(scanId, ['preparing'], failureOf(err, 'THREAT_MODEL_FAILED'));
         return;
       }
-      await database.transaction(async (tx) => {
-        const repo = scansRepo(tx.db);
-        const locked = await repo.lock(scanId);
-        if (locked?.status !== 'preparing') return;
-        await credits.consumeInTx(tx, locked.companyId, scanId);
-        await repo.update(scanId, { threatModel, status: 'queued', startedAt: new Date() });
-        await enqueueInTx(tx, scanRunJob, scanId);
-      });
+      let started = false;
+      try {
+        started = await database.transaction(async (tx) => {
+          const repo = scansRepo(tx.db);
+          const locked = await repo.lock(scanId);
+          if (locked?.status !== 'preparing') return false;
+          await credits.consumeInTx(tx, locked.companyId, scanId);
+          await repo.update(scanId, { threatModel, status: 'queued', startedAt: new Date() });
+          await enqueueInTx(tx, scanRunJob, scanId);
+          return true;
+        });
+      } finally {
+        // The scan job reads the same tree when this process takes it: fetched once per scan.
+        if (started) keptTrees.keep(scanId, tree);
+        else await tree.close();
+      }
     },
 
     /**
@@ -506,12 +522,14 @@ export function createScansService(deps: ScansServiceDeps) {
 
       let result: Awaited<ReturnType<ScanEngine['scanTree']>>;
       try {
-        const tree = await openSources({
-          companyId: scan.companyId,
-          prefix: scan.prefix,
-          sources: scan.sources as ScanSource[],
-          signal: controller.signal,
-        });
+        const tree =
+          keptTrees.take(scanId) ??
+          (await openSources({
+            companyId: scan.companyId,
+            prefix: scan.prefix,
+            sources: scan.sources as ScanSource[],
+            signal: controller.signal,
+          }));
         try {
           result = await engine.scanTree(tree, {
             type: scan.type,
