@@ -13,7 +13,7 @@ import { validateLocalSources } from '../sources/scan-sources.ts';
 import {
   createLinked,
   getWorkspace,
-  listActiveLinked,
+  findActiveLinked,
   normalizePrefix,
   parseRepository,
   type Workspace,
@@ -213,12 +213,14 @@ export function createScansService(deps: ScansServiceDeps) {
       return workspace;
     }
     if (repository !== null) {
-      const matches = await listActiveLinked(tx.db, companyId, repository, body.prefix);
+      const matches = await findActiveLinked(tx.db, companyId, repository, body.prefix);
       if (matches.length > 1) {
-        throw new AppError('AMBIGUOUS_WORKSPACE', { details: { workspaces: matches } });
+        throw new AppError('AMBIGUOUS_WORKSPACE', {
+          details: { workspaces: matches.map((w) => ({ id: w.id, prefix: w.prefix, name: w.name })) },
+        });
       }
       const [only] = matches;
-      if (only) return getWorkspace(tx.db, companyId, only.id);
+      if (only) return only;
       // createLinked serializes concurrent creations for one repository and prefix.
       return createLinked(tx, companyId, {
         repository,
@@ -293,7 +295,6 @@ export function createScansService(deps: ScansServiceDeps) {
         async (claim) => {
           const { repository, hosted, local } = checkSources(body);
           const prefix = body.prefix === undefined ? undefined : normalizePrefix(body.prefix);
-          const mounts = local.map((s) => normalizePrefix(s.path));
           if (hosted.length > 0 && !(await scansRepo(database.db).hasSourcehostIntegration(companyId))) {
             throw new AppError('UNSUPPORTED_REPOSITORY_TYPE', {
               message: 'The sourcehost integration is not connected for this organization.',
@@ -312,13 +313,15 @@ export function createScansService(deps: ScansServiceDeps) {
               repository,
               archives.map((a) => a.workspaceId),
             );
+            // A scan's sources are all local or all sourcehost (checkSources), so for local
+            // sources `archives` is in the order of `body.scanSources`.
             const sources: ScanSource[] = body.scanSources.map((s, i) =>
               s.kind === 'local'
                 ? {
                     kind: 'local',
                     archiveId: s.archiveId,
                     sha256: s.sha256.toLowerCase(),
-                    path: mounts[i] ?? '',
+                    path: archives[i]?.mountPath ?? '',
                   }
                 : {
                     kind: 'sourcehost',
@@ -340,11 +343,11 @@ export function createScansService(deps: ScansServiceDeps) {
               createdByKey: origin.createdByKey,
             });
             await repo.insertArchives(
-              local.map((s, i) => ({
+              archives.map((archive, position) => ({
                 scanId,
-                archiveId: s.archiveId,
-                mountPath: mounts[i] ?? '',
-                position: i,
+                archiveId: archive.archiveId,
+                mountPath: archive.mountPath,
+                position,
               })),
             );
             // The balance check and the reservation are one statement (see credits.repo).
@@ -390,10 +393,9 @@ export function createScansService(deps: ScansServiceDeps) {
       const companyId = actor.organizationId;
       const row = await database.transaction(async (tx) => {
         const repo = scansRepo(tx.db);
-        const scan = await repo.findForCompany(companyId, scanId);
-        if (!scan) throw new AppError('NOT_FOUND', { message: 'Scan not found.', details: { scanId } });
         // The row lock orders this cancel against the job's start, completion and failure.
-        const locked = (await repo.lock(scanId))!;
+        const locked = await repo.lockForCompany(companyId, scanId);
+        if (!locked) throw new AppError('NOT_FOUND', { message: 'Scan not found.', details: { scanId } });
         switch (locked.status) {
           case 'cancelled':
             return locked;
@@ -403,10 +405,10 @@ export function createScansService(deps: ScansServiceDeps) {
           case 'preparing':
             throw new AppError('SCAN_NOT_STARTED');
         }
-        await repo.update(scanId, { status: 'cancelled', cancelledAt: new Date() });
+        const cancelled = (await repo.update(scanId, { status: 'cancelled', cancelledAt: new Date() }))!;
         if (locked.status === 'queued') await credits.returnInTx(tx, companyId, scanId);
         await deps.afterScanFinished?.(tx, scanId);
-        return (await repo.findById(scanId))!;
+        return cancelled;
       });
       return toScanStatus(row);
     },
