@@ -12,8 +12,8 @@ import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idemp
 import { validateLocalSources } from '../sources/scan-sources.ts';
 import {
   createLinked,
-  getWorkspace,
   findActiveLinked,
+  getWorkspace,
   normalizePrefix,
   parseRepository,
   type Workspace,
