@@ -14,6 +14,7 @@ import {
   repositories,
   safeHarbors,
 } from '../../db/schema/index.ts';
+import { escapeLike } from '../../strings.ts';
 import { readableLabelsCondition } from '../access/assistant-access.ts';
 import { visibleCommentsCondition } from '../access/comment-access.ts';
 import { type FindingAccess, visibleFindingsCondition } from '../access/repository-access.ts';
@@ -76,10 +77,6 @@ function tsQuery(terms: string[]): SQL | null {
   return sql`to_tsquery('english', ${terms.join(' | ')})`;
 }
 
-function escapeLike(value: string): string {
-  return value.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
 function anyContains(text: SQL, needles: string[]): SQL {
   if (needles.length === 0) return sql`false`;
   return sql`(${sql.join(
@@ -91,7 +88,7 @@ function anyContains(text: SQL, needles: string[]): SQL {
 function pathMatches(column: SQL, paths: string[]): SQL {
   if (paths.length === 0) return sql`false`;
   return sql`(${sql.join(
-    paths.map((p) => sql`lower(${column}) like ${`%${escapeLike(p)}%`} escape '\\'`),
+    paths.map((p) => sql`lower(${column}) like ${`%${escapeLike(p.toLowerCase())}%`} escape '\\'`),
     sql` or `,
   )})`;
 }

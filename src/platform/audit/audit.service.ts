@@ -1,8 +1,9 @@
 import type { Actor } from '../../auth/actor.ts';
 import type { Database } from '../../db/client.ts';
+import { isUuid } from '../../strings.ts';
 import { loadCompany, requireCompanyOverseer } from '../companies/company-access.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
-import { invalidParam, isIsoMicros, isUuid, splitListParam } from '../pagination/list-params.ts';
+import { invalidParam, isIsoMicros, splitListParam } from '../pagination/list-params.ts';
 import { usersRepo } from '../users/users.repo.ts';
 import { type AuditAction, auditActions, auditRepo } from './audit.repo.ts';
 import type { AuditLogEntry, AuditLogQuery } from './audit.schemas.ts';

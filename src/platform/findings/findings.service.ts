@@ -1,6 +1,7 @@
 import type { Actor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { isUuid } from '../../strings.ts';
 import {
   effectiveRole,
   type FindingAccess,
@@ -24,11 +25,9 @@ import { type AllFindingsQuery, type AllFindingsResult, listAllFindings } from '
 
 type Severity = Finding['severity'];
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** A `finding_ref` path parameter (uuid or number), parsed. */
 function parseRef(ref: string): FindingRef {
-  if (UUID_RE.test(ref)) return { id: ref.toLowerCase() };
+  if (isUuid(ref)) return { id: ref.toLowerCase() };
   if (/^[1-9][0-9]{0,8}$/.test(ref)) return { number: Number(ref) };
   throw new AppError('VALIDATION_FAILED', {
     message: "Invalid path parameter 'finding_ref': a finding id (uuid) or number is expected.",

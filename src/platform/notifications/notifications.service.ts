@@ -3,10 +3,11 @@ import { type Actor, requireUser } from '../../auth/actor.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { isUuid } from '../../strings.ts';
 import { canManageCompanyWebhook } from '../access/comment-access.ts';
 import { loadCompany, requireCompanyReader } from '../companies/company-access.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
-import { isIsoMicros, isUuid } from '../pagination/list-params.ts';
+import { isIsoMicros } from '../pagination/list-params.ts';
 import { notificationsRepo } from './notifications.repo.ts';
 import type { ListNotificationsQuery, Notification } from './notifications.schemas.ts';
 

@@ -4,8 +4,8 @@ import { createTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { buildCompany } from '../../../test/helpers/factories.ts';
 import { idempotencyRecords } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
+import { canonicalJson } from '../../strings.ts';
 import {
-  canonicalJson,
   createIdempotencyService,
   type IdempotencyClaim,
   parseIdempotencyKey,
