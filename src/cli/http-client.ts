@@ -65,19 +65,29 @@ export function printResult(value: unknown, json: boolean | undefined, columns?:
     return;
   }
   const records = rows as Array<Record<string, unknown>>;
-  const keys = columns ?? Object.keys(records[0] ?? {});
+  process.stdout.write(`${formatTable(records, columns ?? Object.keys(records[0] ?? {}))}\n`);
+}
+
+/**
+ * Rows as an aligned text table under a header line (objects shown as JSON, null as empty); with
+ * `rule` (the default) a line of dashes separates the header from the rows.
+ */
+export function formatTable(
+  records: ReadonlyArray<Record<string, unknown>>,
+  columns: readonly string[],
+  options: { rule?: boolean } = {},
+): string {
   const cell = (v: unknown) =>
     v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  const widths = keys.map((k) => Math.max(k.length, ...records.map((r) => cell(r[k]).length)));
+  const widths = columns.map((k) => Math.max(k.length, ...records.map((r) => cell(r[k]).length)));
   const line = (cells: string[]) =>
     cells
       .map((c, i) => c.padEnd(widths[i] ?? 0))
       .join('  ')
       .trimEnd();
-  const out = [
-    line(keys),
-    line(widths.map((w) => '-'.repeat(w))),
-    ...records.map((r) => line(keys.map((k) => cell(r[k])))),
-  ];
-  process.stdout.write(`${out.join('\n')}\n`);
+  return [
+    line([...columns]),
+    ...(options.rule === false ? [] : [line(widths.map((w) => '-'.repeat(w)))]),
+    ...records.map((r) => line(columns.map((k) => cell(r[k])))),
+  ].join('\n');
 }

@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import ignore, { type Ignore } from 'ignore';
 import tar from 'tar-stream';
 import type { Schemas } from '../sdk/index.ts';
-import { CliError } from './http-client.ts';
+import { CliError, formatTable } from './http-client.ts';
 import {
   cliClient,
   configDir,
@@ -273,15 +273,13 @@ function renderTable(vulnerabilities: Vulnerability[]): string {
   if (vulnerabilities.length === 0) return 'No findings.\n';
   const rows = [...vulnerabilities]
     .sort((a, b) => (SEVERITY_RANK[b.severity] ?? 0) - (SEVERITY_RANK[a.severity] ?? 0))
-    .map((v) => [v.severity, v.name, `${v.location.file ?? '?'}:${v.location.start_line ?? '?'}`, v.id]);
-  const header = ['SEVERITY', 'FINDING', 'LOCATION', 'ID'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd();
-  return `${[line(header), ...rows.map((r) => line(r.map(String)))].join('\n')}\n`;
+    .map((v) => ({
+      SEVERITY: v.severity,
+      FINDING: v.name,
+      LOCATION: `${v.location.file ?? '?'}:${v.location.start_line ?? '?'}`,
+      ID: v.id,
+    }));
+  return `${formatTable(rows, ['SEVERITY', 'FINDING', 'LOCATION', 'ID'], { rule: false })}\n`;
 }
 
 /**
