@@ -316,6 +316,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     /** Closes the queue, the rate limiter and (when it opened it) the database. */
     async close() {
       await queue.stop({ timeoutMs: config.shutdownTimeoutMs });
+      await scanServices.scans.close();
       await rateLimiter.close();
       await aiRateLimiter.close();
       await objectStore.close();

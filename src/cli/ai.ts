@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
+import { isUuid } from '../strings.ts';
 import { CliError, callApi, printResult, type ServerOptions } from './http-client.ts';
 
 type Env = Record<string, string | undefined>;
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * `vigil ai …`: asks the repository assistant of a running server (`POST …/ai/ask`), shows its
@@ -18,7 +17,7 @@ export function registerAiCommands(program: Command, env: Env): Command {
     .option('--json', 'print JSON');
   const opts = (cmd: Command): ServerOptions => cmd.optsWithGlobals() as ServerOptions;
   const repoPath = (repo: string) => {
-    if (!UUID_RE.test(repo)) throw new CliError(`The repository must be a UUID; got "${repo}".`);
+    if (!isUuid(repo)) throw new CliError(`The repository must be a UUID; got "${repo}".`);
     return `/api/v0/repositories/${repo}/ai`;
   };
 
@@ -26,7 +25,7 @@ export function registerAiCommands(program: Command, env: Env): Command {
     .description('ask a question about a repository; the answer cites findings (#12) and files')
     .option('--conversation <uuid>', 'continue (or start) this conversation')
     .action(async (repo: string, words: string[], o: { conversation?: string }, cmd: Command) => {
-      if (o.conversation !== undefined && !UUID_RE.test(o.conversation)) {
+      if (o.conversation !== undefined && !isUuid(o.conversation)) {
         throw new CliError(`--conversation must be a UUID; got "${o.conversation}".`);
       }
       const answer = await callApi(opts(cmd), env, 'POST', `${repoPath(repo)}/ask`, {

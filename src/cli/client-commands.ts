@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { isUuid } from '../strings.ts';
 import { printResult } from './http-client.ts';
 import { UsageError } from './scan.ts';
 import { cliClient, expectOk, readStoredLogin, resolveConnection, writeStoredLogin } from './settings.ts';
@@ -12,12 +13,11 @@ interface ClientOptions {
   json?: boolean;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PROVIDERS = ['tracker_a', 'tracker_b'] as const;
 const SCAN_STATUSES = ['preparing', 'queued', 'running', 'completed', 'failed', 'cancelled'] as const;
 
 function requireUuid(what: string, value: string): string {
-  if (!UUID.test(value)) throw new UsageError(`${what} must be a UUID (got "${value}").`);
+  if (!isUuid(value)) throw new UsageError(`${what} must be a UUID (got "${value}").`);
   return value;
 }
 

@@ -1,3 +1,4 @@
+import { errorMessage } from '../sdk/index.ts';
 import { CliError } from './cli-error.ts';
 
 export { CliError };
@@ -9,7 +10,11 @@ export interface ServerOptions {
   json?: boolean;
 }
 
-/** Calls the API and returns the parsed body; throws a CliError saying what went wrong and what to do. */
+/**
+ * Calls the API with the user token and returns the parsed body; throws a CliError saying what went
+ * wrong and what to do. The same client as every other command (`cliClient`: retries, the SDK's
+ * error messages), for paths built at run time.
+ */
 export async function callApi(
   options: ServerOptions,
   env: Record<string, string | undefined>,
@@ -17,40 +22,30 @@ export async function callApi(
   path: string,
   body?: unknown,
 ): Promise<unknown> {
-  const { resolveConnection, retryingFetch, DEFAULT_RETRY } = await import('./settings.ts');
+  const { cliClient, resolveConnection } = await import('./settings.ts');
   const connection = await resolveConnection({ url: options.url, token: options.token }, env);
-  const base = connection.url;
   const token = connection.token;
   if (!token)
     throw new CliError(
       'No token: pass --token, set VIGIL_TOKEN or run "vigil login --token …" (the admin token printed at first start).',
     );
-  const send = retryingFetch((request) => globalThis.fetch(request), DEFAULT_RETRY);
-  const response = await send(
-    new Request(base + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }),
-  );
-  const text = await response.text();
-  let parsed: unknown = null;
+  const api = cliClient({ url: connection.url, credential: token });
+  // The typed methods take the API's path templates; a path built at run time goes through as is.
+  const send = api[method.toUpperCase() as 'GET'] as unknown as (
+    path: string,
+    init: { body?: unknown; parseAs: 'text' },
+  ) => Promise<{ data?: string; error?: unknown; response: Response }>;
+  const result = await send(path, { ...(body === undefined ? {} : { body }), parseAs: 'text' });
+  if (!result.response.ok) {
+    const message = errorMessage(result.error) ?? result.response.statusText;
+    throw new CliError(`${method} ${path} failed with ${result.response.status}: ${message}`);
+  }
+  const text = result.data ?? '';
   try {
-    parsed = text ? JSON.parse(text) : null;
+    return text ? JSON.parse(text) : null;
   } catch {
-    parsed = text;
+    return text;
   }
-  if (!response.ok) {
-    const message =
-      (parsed as { msg?: string; error?: string } | null)?.msg ??
-      (parsed as { error?: string } | null)?.error ??
-      text;
-    throw new CliError(`${method} ${path} failed with ${response.status}: ${message}`);
-  }
-  return parsed;
 }
 
 /** Prints rows as an aligned table (people) or JSON (scripts). */
@@ -65,19 +60,29 @@ export function printResult(value: unknown, json: boolean | undefined, columns?:
     return;
   }
   const records = rows as Array<Record<string, unknown>>;
-  const keys = columns ?? Object.keys(records[0] ?? {});
+  process.stdout.write(`${formatTable(records, columns ?? Object.keys(records[0] ?? {}))}\n`);
+}
+
+/**
+ * Rows as an aligned text table under a header line (objects shown as JSON, null as empty); with
+ * `rule` (the default) a line of dashes separates the header from the rows.
+ */
+export function formatTable(
+  records: ReadonlyArray<Record<string, unknown>>,
+  columns: readonly string[],
+  options: { rule?: boolean } = {},
+): string {
   const cell = (v: unknown) =>
     v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  const widths = keys.map((k) => Math.max(k.length, ...records.map((r) => cell(r[k]).length)));
+  const widths = columns.map((k) => Math.max(k.length, ...records.map((r) => cell(r[k]).length)));
   const line = (cells: string[]) =>
     cells
       .map((c, i) => c.padEnd(widths[i] ?? 0))
       .join('  ')
       .trimEnd();
-  const out = [
-    line(keys),
-    line(widths.map((w) => '-'.repeat(w))),
-    ...records.map((r) => line(keys.map((k) => cell(r[k])))),
-  ];
-  process.stdout.write(`${out.join('\n')}\n`);
+  return [
+    line([...columns]),
+    ...(options.rule === false ? [] : [line(widths.map((w) => '-'.repeat(w)))]),
+    ...records.map((r) => line(columns.map((k) => cell(r[k])))),
+  ].join('\n');
 }

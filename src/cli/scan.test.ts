@@ -106,6 +106,19 @@ describe('vigil scan: a full run', () => {
     );
     expect(code).toBe(0);
     expect(JSON.parse(await readFile(sarifFile, 'utf8')).version).toBe('2.1.0');
+    // The report is read once, as SARIF.
+    expect(sarif.requests.filter((r) => r.path.endsWith('/findings'))).toHaveLength(1);
+    expect(sarif.err.join('')).toMatch(/[1-9]\d* findings \(--fail-on never\)/);
+    const sarifHigh = harness();
+    expect(
+      await runScanCommand(
+        sample,
+        base(key, { format: 'sarif', output: sarifFile, failOn: 'high' }),
+        envFor(),
+        sarifHigh.deps,
+      ),
+    ).toBe(1);
+    expect(sarifHigh.err.join('')).toMatch(/\d+ findings; [1-9]\d* at or above High/);
 
     const table = harness();
     expect(

@@ -9,8 +9,9 @@ import { createGzip } from 'node:zlib';
 import type { Command } from 'commander';
 import ignore, { type Ignore } from 'ignore';
 import tar from 'tar-stream';
+import { REPORT_SEVERITY } from '../engine/report/common.ts';
 import type { Schemas } from '../sdk/index.ts';
-import { CliError } from './http-client.ts';
+import { CliError, formatTable } from './http-client.ts';
 import {
   cliClient,
   configDir,
@@ -269,19 +270,58 @@ interface Vulnerability {
   location: { file?: string; start_line?: number };
 }
 
+interface SarifRead {
+  runs?: Array<{
+    tool?: { driver?: { rules?: Array<{ shortDescription?: { text?: string } }> } };
+    results?: Array<{
+      ruleId?: string;
+      ruleIndex?: number;
+      locations?: Array<{
+        physicalLocation?: { artifactLocation?: { uri?: string }; region?: { startLine?: number } };
+      }>;
+      properties?: { findingId?: string; severity?: string };
+    }>;
+  }>;
+}
+
+/** The findings of a SARIF report as the exit code and the summary read them (SAST severities). */
+function vulnerabilitiesOfSarif(report: unknown): Vulnerability[] {
+  const run = (report as SarifRead).runs?.[0];
+  const rules = run?.tool?.driver?.rules ?? [];
+  return (run?.results ?? []).map((r) => {
+    const where = r.locations?.[0]?.physicalLocation;
+    const file = where?.artifactLocation?.uri;
+    const line = where?.region?.startLine;
+    const severity = r.properties?.severity;
+    return {
+      id: r.properties?.findingId ?? '',
+      name:
+        (r.ruleIndex === undefined ? undefined : rules[r.ruleIndex]?.shortDescription?.text) ??
+        r.ruleId ??
+        '?',
+      severity:
+        severity !== undefined && severity in REPORT_SEVERITY
+          ? REPORT_SEVERITY[severity as keyof typeof REPORT_SEVERITY]
+          : 'Unknown',
+      location: {
+        ...(file !== undefined ? { file } : {}),
+        ...(line !== undefined ? { start_line: line } : {}),
+      },
+    };
+  });
+}
+
 function renderTable(vulnerabilities: Vulnerability[]): string {
   if (vulnerabilities.length === 0) return 'No findings.\n';
   const rows = [...vulnerabilities]
     .sort((a, b) => (SEVERITY_RANK[b.severity] ?? 0) - (SEVERITY_RANK[a.severity] ?? 0))
-    .map((v) => [v.severity, v.name, `${v.location.file ?? '?'}:${v.location.start_line ?? '?'}`, v.id]);
-  const header = ['SEVERITY', 'FINDING', 'LOCATION', 'ID'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd();
-  return `${[line(header), ...rows.map((r) => line(r.map(String)))].join('\n')}\n`;
+    .map((v) => ({
+      SEVERITY: v.severity,
+      FINDING: v.name,
+      LOCATION: `${v.location.file ?? '?'}:${v.location.start_line ?? '?'}`,
+      ID: v.id,
+    }));
+  return `${formatTable(rows, ['SEVERITY', 'FINDING', 'LOCATION', 'ID'], { rule: false })}\n`;
 }
 
 /**
@@ -464,11 +504,9 @@ export async function runScanCommand(
     );
   }
 
-  const sast = expectOk(
-    await api.GET('/api/scanner/v1/scans/{scanId}/findings', params),
-    'Reading the findings',
-  ) as { vulnerabilities: Vulnerability[] };
+  // One report is read: the SARIF one for --format sarif (the exit code is read from it too).
   let text: string;
+  let vulnerabilities: Vulnerability[];
   if (valid.format === 'sarif') {
     const sarif = expectOk(
       await api.GET('/api/scanner/v1/scans/{scanId}/findings', {
@@ -476,23 +514,28 @@ export async function runScanCommand(
       }),
       'Reading the SARIF report',
     );
+    vulnerabilities = vulnerabilitiesOfSarif(sarif);
     text = `${JSON.stringify(sarif, null, 2)}\n`;
-  } else if (valid.format === 'sast') {
-    text = `${JSON.stringify(sast, null, 2)}\n`;
-  } else if (valid.format === 'json') {
-    text = `${JSON.stringify({ scan: current, failOn: valid.failOn, vulnerabilities: sast.vulnerabilities }, null, 2)}\n`;
   } else {
-    text = renderTable(sast.vulnerabilities);
+    const sast = expectOk(
+      await api.GET('/api/scanner/v1/scans/{scanId}/findings', params),
+      'Reading the findings',
+    ) as { vulnerabilities: Vulnerability[] };
+    vulnerabilities = sast.vulnerabilities;
+    if (valid.format === 'sast') text = `${JSON.stringify(sast, null, 2)}\n`;
+    else if (valid.format === 'json')
+      text = `${JSON.stringify({ scan: current, failOn: valid.failOn, vulnerabilities }, null, 2)}\n`;
+    else text = renderTable(vulnerabilities);
   }
   if (options.output) await writeFile(options.output, text);
   else stdout.write(text);
 
   const threshold = valid.failOn === 'never' ? Number.POSITIVE_INFINITY : SEVERITY_RANK[valid.failOn]!;
-  const failing = sast.vulnerabilities.filter((v) => (SEVERITY_RANK[v.severity] ?? 0) >= threshold);
+  const failing = vulnerabilities.filter((v) => (SEVERITY_RANK[v.severity] ?? 0) >= threshold);
   stderr.write(
     valid.failOn === 'never'
-      ? `${sast.vulnerabilities.length} findings (--fail-on never)\n`
-      : `${sast.vulnerabilities.length} findings; ${failing.length} at or above ${valid.failOn}\n`,
+      ? `${vulnerabilities.length} findings (--fail-on never)\n`
+      : `${vulnerabilities.length} findings; ${failing.length} at or above ${valid.failOn}\n`,
   );
   for (const v of failing.slice(0, 20))
     stderr.write(`  ${v.severity}: ${v.name} (${v.location.file ?? '?'}:${v.location.start_line ?? '?'})\n`);

@@ -1,20 +1,22 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
 import { and, eq, ne, sql } from 'drizzle-orm';
 import pino from 'pino';
-import tar from 'tar-stream';
 import type { FindingStatus } from '../access/rules.ts';
 import type { ServiceActor, UserActor } from '../auth/actor.ts';
+import { authRepo } from '../auth/auth.repo.ts';
 import { type Config, publicBaseUrl } from '../config.ts';
 import { type Container, type ContainerOptions, createContainer, createLogger } from '../container.ts';
-import { companies, findings, platformPermissions, users } from '../db/schema/index.ts';
+import { companies, findings, users } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { CreateFinding, Finding } from '../platform/findings/findings.schemas.ts';
 import type { RepositoryRole } from '../platform/repositories/repositories.repo.ts';
+import { formatTable } from './http-client.ts';
+import { packDirectory } from './scan.ts';
 
 /** The bundled project the demo scans (`examples/sample-project`). */
 export const SAMPLE_PROJECT_DIR = fileURLToPath(new URL('../../examples/sample-project/', import.meta.url));
@@ -210,11 +212,8 @@ async function loadAdminActor(container: Container): Promise<UserActor> {
   const db = container.database.db;
   const [admin] = await db.select().from(users).where(eq(users.username, 'admin'));
   if (!admin) throw new AppError('CONFLICT', { message: 'The platform admin "admin" does not exist.' });
-  const permissions = await db
-    .select({ permission: platformPermissions.permission })
-    .from(platformPermissions)
-    .where(eq(platformPermissions.userId, admin.id));
-  if (!permissions.some((p) => p.permission === 'admin')) {
+  const permissions = await authRepo(db).findPermissions(admin.id);
+  if (!permissions.includes('admin')) {
     throw new AppError('CONFLICT', { message: 'The user "admin" is not a platform admin.' });
   }
   return {
@@ -223,44 +222,20 @@ async function loadAdminActor(container: Container): Promise<UserActor> {
     userId: admin.id,
     username: admin.username,
     companies: new Map(),
-    permissions: new Set(permissions.map((p) => p.permission)),
+    permissions: new Set(permissions),
   };
 }
 
-/** Reads the files of a directory (relative paths, sorted) for packing. */
-async function readTree(root: string, relative = ''): Promise<Array<{ name: string; content: Buffer }>> {
-  const entries = await readdir(path.join(root, relative), { withFileTypes: true });
-  entries.sort((a, b) => a.name.localeCompare(b.name));
-  const files: Array<{ name: string; content: Buffer }> = [];
-  for (const entry of entries) {
-    const rel = relative ? `${relative}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) files.push(...(await readTree(root, rel)));
-    else if (entry.isFile()) files.push({ name: rel, content: await readFile(path.join(root, rel)) });
-  }
-  return files;
-}
-
-/** Packs a directory into a tar.gz in memory (the sample project is a few kilobytes). */
+/** Packs a directory into a tar.gz as `vigil scan` packs one, in memory (the sample project is a few kilobytes). */
 export async function packSampleProject(root: string = SAMPLE_PROJECT_DIR): Promise<Buffer> {
-  const pack = tar.pack();
-  const chunks: Buffer[] = [];
-  const collected = new Promise<void>((resolve, reject) => {
-    pack.on('data', (chunk) => {
-      chunks.push(chunk as Buffer);
-    });
-    pack.on('end', resolve);
-    pack.on('error', reject);
-  });
-  for (const file of await readTree(root)) {
-    await new Promise<void>((resolve, reject) => {
-      pack.entry({ name: file.name, size: file.content.length, mode: 0o644 }, file.content, (err) =>
-        err ? reject(err) : resolve(),
-      );
-    });
+  const work = await mkdtemp(path.join(os.tmpdir(), 'vigil-seed-'));
+  try {
+    const target = path.join(work, 'sample-project.tar.gz');
+    await packDirectory(root, target);
+    return await readFile(target);
+  } finally {
+    await rm(work, { recursive: true, force: true });
   }
-  pack.finalize();
-  await collected;
-  return gzipSync(Buffer.concat(chunks));
 }
 
 /** The demo itself: every step through the services, as the users who would take it. */
@@ -891,22 +866,6 @@ async function scanSampleProject(container: Container, actor: ServiceActor): Pro
   }
 }
 
-/** An aligned text table. */
-function table(rows: Array<Record<string, string | number>>, columns: string[]): string {
-  const cell = (v: string | number | undefined) => (v === undefined ? '' : String(v));
-  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd();
-  return [
-    line(columns),
-    line(widths.map((w) => '-'.repeat(w))),
-    ...rows.map((r) => line(columns.map((c) => cell(r[c])))),
-  ].join('\n');
-}
-
 /** The summary a person reads after the seed: ids, tokens, the service key, and what to try next. */
 export function formatDemoSummary(summary: DemoSummary, baseUrl: string): string {
   const lines: string[] = [];
@@ -925,13 +884,13 @@ export function formatDemoSummary(summary: DemoSummary, baseUrl: string): string
     `Demo company: ${summary.company.name} (handle ${summary.company.handle}, id ${summary.company.id})`,
     '',
     `Users (tokens expire in ${TOKEN_DAYS} days; demo only):`,
-    table(
+    formatTable(
       summary.users.map((u) => ({ username: u.username, name: u.name, roles: u.roles, token: u.token })),
       ['username', 'name', 'roles', 'token'],
     ),
     '',
     'Repositories:',
-    table(
+    formatTable(
       summary.repositories.map((r) => ({ id: r.id, name: r.name, access: r.access, findings: r.findings })),
       ['id', 'name', 'access', 'findings'],
     ),

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { drizzle as drizzlePg, type NodePgDatabase } from 'drizzle-orm/node-postgres';
@@ -127,7 +126,7 @@ export const PREPARED_STATEMENTS_PER_CONNECTION = 256;
 
 /**
  * Makes a pooled connection prepare every query Drizzle sends (a config object with a text and
- * no name) under a name derived from its text: PostgreSQL then parses each distinct statement
+ * no name) under a name of its own on that connection: PostgreSQL then parses each distinct statement
  * once per connection and, after a few executions, reuses a generic plan instead of planning
  * every request again (the all-findings queries spend more time planning than executing).
  * Plain-text queries (pg-boss, `executeSql`, transaction control) are left unnamed. A connection
@@ -135,7 +134,8 @@ export const PREPARED_STATEMENTS_PER_CONNECTION = 256;
  * (lists of ids of any length) cannot grow a session without bound.
  */
 function prepareStatementsOf(client: pg.PoolClient): void {
-  const prepared = new Set<string>();
+  // Statement text → its name on this connection: a map lookup per query, no hash of the text.
+  const prepared = new Map<string, string>();
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   // pg's `query` is a set of overloads (text, config, submittable; promise or callback): a wrapper
   // that forwards whatever it is given cannot be typed as every overload, so the assignment
@@ -152,11 +152,12 @@ function prepareStatementsOf(client: pg.PoolClient): void {
       c.name === undefined &&
       c.submit === undefined
     ) {
-      const name = `v_${createHash('sha1').update(c.text).digest('base64url')}`;
-      if (prepared.has(name) || prepared.size < PREPARED_STATEMENTS_PER_CONNECTION) {
-        prepared.add(name);
-        return query({ ...c, name }, ...rest);
+      let name = prepared.get(c.text);
+      if (name === undefined && prepared.size < PREPARED_STATEMENTS_PER_CONNECTION) {
+        name = `v_${prepared.size}`;
+        prepared.set(c.text, name);
       }
+      if (name !== undefined) return query({ ...c, name }, ...rest);
     }
     return query(config, ...rest);
   };

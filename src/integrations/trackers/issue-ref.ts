@@ -5,6 +5,7 @@
  * resolved on another site.
  */
 import { AppError } from '../../errors.ts';
+import { isUuid } from '../../strings.ts';
 import type { ParsedIssueRef, TrackerProvider } from './tracker.types.ts';
 
 /** What the parser needs to know about the company's connections. */
@@ -29,7 +30,6 @@ export type IssueRefParseResult =
 export const TRACKER_B_KEY_PATTERN = /^[A-Z][A-Z0-9_]+-[1-9][0-9]*$/;
 /** The tracker_a identifier pattern (team key, dash, number), applied after upper-casing. */
 export const TRACKER_A_IDENTIFIER_PATTERN = /^[A-Z][A-Z0-9_]*-[1-9][0-9]*$/;
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEFAULT_APP_URL = 'https://linear.app';
 const MAX_REF_LENGTH = 2048;
 
@@ -73,7 +73,7 @@ function parseTrackerBKey(raw: string): IssueRefParseResult {
 }
 
 function parseTrackerAKeyOrUuid(raw: string): IssueRefParseResult {
-  if (UUID_PATTERN.test(raw)) {
+  if (isUuid(raw)) {
     return { kind: 'ok', ref: { provider: 'tracker_a', form: 'uuid', lookup: raw.toLowerCase() } };
   }
   const identifier = raw.toUpperCase();

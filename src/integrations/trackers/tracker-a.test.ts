@@ -139,7 +139,12 @@ describe('tracker_a verifyIssue', () => {
   it('gives a retryable error when the provider does not answer in time', async () => {
     fake.setBehaviour({ holdNext: 1 });
     const outcome = await keyAdapter({ timeoutMs: 200 }).verifyIssue(keyRef('ENG-1'));
-    expect(outcome).toMatchObject({ kind: 'error', reason: 'unavailable', retryable: true });
+    expect(outcome).toEqual({
+      kind: 'error',
+      reason: 'unavailable',
+      retryable: true,
+      message: 'tracker_a did not answer the request to read the issue: no answer within 200 ms',
+    });
   });
 });
 
@@ -212,7 +217,10 @@ describe('tracker_a createIssue', () => {
       finding: buildFinding(),
       destination: destination(),
     });
-    expect(outcome.kind).toBe('ambiguous');
+    expect(outcome).toEqual({
+      kind: 'ambiguous',
+      message: expect.stringMatching(/^tracker_a did not answer the create \(.+\); the issue may exist$/),
+    });
   });
 
   it('reports an internal server error during create as ambiguous', async () => {

@@ -18,6 +18,8 @@ import type {
   TrackerIssue,
 } from './tracker.types.ts';
 import {
+  classifyLostCreate,
+  classifyNoAnswer,
   isRecord,
   readString,
   sanitizeProviderText,
@@ -154,25 +156,6 @@ function readGraphqlAnswer(
   };
 }
 
-function classifyNoAnswer(exchange: Exclude<TrackerExchange, TrackerAnswer>, action: string): ProviderError {
-  if (exchange.kind === 'rate_limited') {
-    return {
-      kind: 'error',
-      reason: 'rate_limited',
-      status: exchange.answer.status,
-      message: `tracker_a is rate limiting requests to ${action}`,
-      retryable: true,
-      ...(exchange.retryAfterSeconds !== undefined ? { retryAfterSeconds: exchange.retryAfterSeconds } : {}),
-    };
-  }
-  return {
-    kind: 'error',
-    reason: 'unavailable',
-    message: `tracker_a did not answer the request to ${action}: ${exchange.message}`,
-    retryable: true,
-  };
-}
-
 function toIssue(value: unknown): TrackerIssue | null {
   const id = readString(value, 'id');
   const identifier = readString(value, 'identifier');
@@ -212,7 +195,7 @@ export function createTrackerAAdapter(
 
   const readIssue = async (id: string): Promise<ProviderOutcome<TrackerIssue>> => {
     const exchange = await send(ISSUE_QUERY, { id });
-    if (exchange.kind !== 'answer') return classifyNoAnswer(exchange, 'read the issue');
+    if (exchange.kind !== 'answer') return classifyNoAnswer('tracker_a', exchange, 'read the issue');
     const reading = readGraphqlAnswer(exchange, secrets, 'read the issue');
     if (reading.kind === 'not_found') return { kind: 'not_found' };
     if (reading.kind !== 'data') return reading.error;
@@ -279,13 +262,7 @@ export function createTrackerAAdapter(
           : {}),
       },
     });
-    if (exchange.kind === 'rate_limited') return classifyNoAnswer(exchange, 'create the issue');
-    if (exchange.kind === 'transport') {
-      return {
-        kind: 'ambiguous',
-        message: `tracker_a did not answer the create (${exchange.message}); the issue may exist`,
-      };
-    }
+    if (exchange.kind !== 'answer') return classifyLostCreate('tracker_a', exchange);
     const reading = readGraphqlAnswer(exchange, secrets, 'create the issue');
     if (reading.kind === 'server_error') {
       return { kind: 'ambiguous', message: `${reading.error.message}; the issue may exist` };
@@ -344,7 +321,7 @@ export function createTrackerAAdapter(
 
   const fetchWorkspaceUrlKey = async (): Promise<ProviderOutcome<string>> => {
     const exchange = await send(ORGANIZATION_QUERY, {});
-    if (exchange.kind !== 'answer') return classifyNoAnswer(exchange, 'read the workspace');
+    if (exchange.kind !== 'answer') return classifyNoAnswer('tracker_a', exchange, 'read the workspace');
     const reading = readGraphqlAnswer(exchange, secrets, 'read the workspace');
     if (reading.kind === 'not_found') return { kind: 'not_found' };
     if (reading.kind !== 'data') return reading.error;

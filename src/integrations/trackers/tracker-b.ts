@@ -20,6 +20,8 @@ import type {
   TrackerIssue,
 } from './tracker.types.ts';
 import {
+  classifyLostCreate,
+  classifyNoAnswer,
   computeBackoffMs,
   isRecord,
   readString,
@@ -143,25 +145,6 @@ function classifyFailure(answer: TrackerAnswer, secrets: readonly string[], acti
   };
 }
 
-function classifyNoAnswer(exchange: Exclude<TrackerExchange, TrackerAnswer>, action: string): ProviderError {
-  if (exchange.kind === 'rate_limited') {
-    return {
-      kind: 'error',
-      reason: 'rate_limited',
-      status: 429,
-      message: `tracker_b is rate limiting requests to ${action}`,
-      retryable: true,
-      ...(exchange.retryAfterSeconds !== undefined ? { retryAfterSeconds: exchange.retryAfterSeconds } : {}),
-    };
-  }
-  return {
-    kind: 'error',
-    reason: 'unavailable',
-    message: `tracker_b did not answer the request to ${action}: ${exchange.message}`,
-    retryable: true,
-  };
-}
-
 function misconfigured(message: string): ProviderError {
   return { kind: 'error', reason: 'misconfigured', message, retryable: false };
 }
@@ -213,7 +196,7 @@ export function createTrackerBAdapter(
 
   const checkCredentials: TrackerBAdapter['checkCredentials'] = async () => {
     const exchange = await send('GET', '/rest/api/3/myself');
-    if (exchange.kind !== 'answer') return classifyNoAnswer(exchange, 'check the credentials');
+    if (exchange.kind !== 'answer') return classifyNoAnswer('tracker_b', exchange, 'check the credentials');
     if (exchange.status !== 200) {
       if (exchange.status === 404) {
         return {
@@ -252,7 +235,7 @@ export function createTrackerBAdapter(
       'GET',
       `/rest/api/3/issue/${encodeURIComponent(ref.key)}?fields=${VERIFY_FIELDS}`,
     );
-    if (exchange.kind !== 'answer') return classifyNoAnswer(exchange, 'read the issue');
+    if (exchange.kind !== 'answer') return classifyNoAnswer('tracker_b', exchange, 'read the issue');
     if (exchange.status === 200) {
       const issue = toIssue(exchange.json);
       if (!issue) {
@@ -299,13 +282,7 @@ export function createTrackerBAdapter(
         labels: ['security', buildFindingLabel(finding.id)],
       },
     });
-    if (exchange.kind === 'rate_limited') return classifyNoAnswer(exchange, 'create the issue');
-    if (exchange.kind === 'transport') {
-      return {
-        kind: 'ambiguous',
-        message: `tracker_b did not answer the create (${exchange.message}); the issue may exist`,
-      };
-    }
+    if (exchange.kind !== 'answer') return classifyLostCreate('tracker_b', exchange);
     if (exchange.status >= 200 && exchange.status < 300) {
       const id = readString(exchange.json, 'id');
       const key = readString(exchange.json, 'key');
@@ -345,7 +322,7 @@ export function createTrackerBAdapter(
       fields: ['summary', 'status'],
       maxResults: 50,
     });
-    if (exchange.kind !== 'answer') return classifyNoAnswer(exchange, 'search for the issue');
+    if (exchange.kind !== 'answer') return classifyNoAnswer('tracker_b', exchange, 'search for the issue');
     if (exchange.status !== 200) return classifyFailure(exchange, secrets, 'search for the issue');
     const issues = isRecord(exchange.json) ? exchange.json.issues : undefined;
     if (!Array.isArray(issues)) {

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../errors.ts';
 import { toTrackerAppError } from './tracker-errors.ts';
-import { computeBackoffMs, parseRetryAfter, sanitizeProviderText } from './tracker-http.ts';
+import {
+  classifyLostCreate,
+  classifyNoAnswer,
+  computeBackoffMs,
+  parseRetryAfter,
+  sanitizeProviderText,
+} from './tracker-http.ts';
 
 describe('parseRetryAfter', () => {
   const now = Date.parse('2025-01-01T00:00:00Z');
@@ -74,5 +80,44 @@ describe('toTrackerAppError', () => {
     expect(error).toBeInstanceOf(AppError);
     expect(error.headers).toEqual({ 'Retry-After': '30' });
     expect(error.details).toEqual({ provider: 'tracker_a', reason: 'rate_limited', providerStatus: 400 });
+  });
+});
+
+describe('classifyNoAnswer and classifyLostCreate', () => {
+  const lost = { kind: 'transport', timedOut: false, message: 'the connection was reset' } as const;
+  const limited = {
+    kind: 'rate_limited',
+    answer: { kind: 'answer', status: 429, headers: new Headers(), text: '', json: undefined },
+    retryAfterSeconds: 30,
+  } as const;
+
+  it('classifies a lost answer the same way for both trackers, but for the name', () => {
+    for (const provider of ['tracker_a', 'tracker_b'] as const) {
+      expect(classifyNoAnswer(provider, lost, 'read the issue')).toEqual({
+        kind: 'error',
+        reason: 'unavailable',
+        retryable: true,
+        message: `${provider} did not answer the request to read the issue: the connection was reset`,
+      });
+      expect(classifyLostCreate(provider, lost)).toEqual({
+        kind: 'ambiguous',
+        message: `${provider} did not answer the create (the connection was reset); the issue may exist`,
+      });
+    }
+  });
+
+  it('reports a rate-limited request (a create too) as retryable with the wait, never as ambiguous', () => {
+    for (const provider of ['tracker_a', 'tracker_b'] as const) {
+      const expected = {
+        kind: 'error',
+        reason: 'rate_limited',
+        status: 429,
+        retryable: true,
+        retryAfterSeconds: 30,
+        message: `${provider} is rate limiting requests to create the issue`,
+      };
+      expect(classifyNoAnswer(provider, limited, 'create the issue')).toEqual(expected);
+      expect(classifyLostCreate(provider, limited)).toEqual(expected);
+    }
   });
 });

@@ -2,9 +2,11 @@
  * The outbound HTTP step shared by the tracker adapters: one request with a timeout per attempt,
  * rate-limit retries (Retry-After honoured, exponential backoff with jitter when it is absent),
  * and a transport failure reported as such rather than thrown. What an answer means is decided
- * by each adapter; this module only says whether there was an answer.
+ * by each adapter; this module says whether there was an answer, and what no answer means (alike
+ * for both trackers).
  */
 import { isOutboundRefused, OUTBOUND_REFUSED_MESSAGE } from '../outbound/outbound-policy.ts';
+import type { ProviderError, ProviderOutcome, TrackerProvider } from './tracker.types.ts';
 
 /** Timing and retry options of the tracker HTTP clients. */
 export interface TrackerHttpOptions {
@@ -213,4 +215,50 @@ export function readString(value: unknown, key: string): string | undefined {
   if (!isRecord(value)) return undefined;
   const field = value[key];
   return typeof field === 'string' ? field : undefined;
+}
+
+/** An exchange that brought no answer to act on: rate limited to the end, or lost in transport. */
+export type TrackerNoAnswer = Exclude<TrackerExchange, TrackerAnswer>;
+
+/**
+ * A request that got no answer, as both adapters report it: still rate limited → `rate_limited`
+ * (with the provider's status and Retry-After); timed out, refused or reset → `unavailable`. Both
+ * are retryable, as nothing was done.
+ */
+export function classifyNoAnswer(
+  provider: TrackerProvider,
+  exchange: TrackerNoAnswer,
+  action: string,
+): ProviderError {
+  if (exchange.kind === 'rate_limited') {
+    return {
+      kind: 'error',
+      reason: 'rate_limited',
+      status: exchange.answer.status,
+      message: `${provider} is rate limiting requests to ${action}`,
+      retryable: true,
+      ...(exchange.retryAfterSeconds !== undefined ? { retryAfterSeconds: exchange.retryAfterSeconds } : {}),
+    };
+  }
+  return {
+    kind: 'error',
+    reason: 'unavailable',
+    message: `${provider} did not answer the request to ${action}: ${exchange.message}`,
+    retryable: true,
+  };
+}
+
+/**
+ * A create that got no answer: rate limited means it was not done (a retryable error); an answer
+ * lost after the request was sent (timeout, reset) means the issue may exist (`ambiguous`).
+ */
+export function classifyLostCreate(
+  provider: TrackerProvider,
+  exchange: TrackerNoAnswer,
+): ProviderOutcome<never> {
+  if (exchange.kind === 'rate_limited') return classifyNoAnswer(provider, exchange, 'create the issue');
+  return {
+    kind: 'ambiguous',
+    message: `${provider} did not answer the create (${exchange.message}); the issue may exist`,
+  };
 }

@@ -11,15 +11,16 @@ import {
   aiMessages,
   aiUsage,
   assetGroups,
-  assets,
   comments,
   findingLabels,
   findingRelatedFiles,
   findings,
   labels,
   repositories,
-  safeHarbors,
 } from '../../db/schema/index.ts';
+import { escapeLike } from '../../strings.ts';
+import { repositoriesRepo } from '../repositories/repositories.repo.ts';
+import type { AssetGroup } from '../repositories/repositories.schemas.ts';
 
 /** What a question asks for, in the forms retrieval matches. */
 export interface RetrievalQuery {
@@ -79,10 +80,6 @@ function tsQuery(terms: string[]): SQL | null {
   return sql`to_tsquery('english', ${terms.join(' | ')})`;
 }
 
-function escapeLike(value: string): string {
-  return value.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
 function anyContains(text: SQL, needles: string[]): SQL {
   if (needles.length === 0) return sql`false`;
   return sql`(${sql.join(
@@ -94,7 +91,7 @@ function anyContains(text: SQL, needles: string[]): SQL {
 function pathMatches(column: SQL, paths: string[]): SQL {
   if (paths.length === 0) return sql`false`;
   return sql`(${sql.join(
-    paths.map((p) => sql`lower(${column}) like ${`%${escapeLike(p)}%`} escape '\\'`),
+    paths.map((p) => sql`lower(${column}) like ${`%${escapeLike(p.toLowerCase())}%`} escape '\\'`),
     sql` or `,
   )})`;
 }
@@ -278,25 +275,10 @@ export function createAiRepo(database: Database) {
         .select({ instructions: repositories.instructions })
         .from(repositories)
         .where(eq(repositories.id, repositoryId));
-      const groups = await db
-        .select()
-        .from(assetGroups)
-        .where(eq(assetGroups.repositoryId, repositoryId))
-        .orderBy(asc(assetGroups.position), asc(assetGroups.name));
-      const assetRows =
-        groups.length === 0
-          ? []
-          : await db
-              .select()
-              .from(assets)
-              .where(
-                inArray(
-                  assets.assetGroupId,
-                  groups.map((g) => g.id),
-                ),
-              )
-              .orderBy(asc(assets.name));
-      const [harbor] = await db.select().from(safeHarbors).where(eq(safeHarbors.repositoryId, repositoryId));
+      // The same asset groups and safe harbor the repository's page shows.
+      const structures = await repositoriesRepo(db).loadStructures([repositoryId]);
+      const groups = structures.groups.get(repositoryId) ?? [];
+      const harbor = structures.harbors.get(repositoryId);
 
       const items: Array<Omit<RetrievedScopeItem, 'score'>> = [];
       if (repository?.instructions.trim()) {
@@ -307,24 +289,31 @@ export function createAiRepo(database: Database) {
           text: repository.instructions,
         });
       }
-      const groupName = new Map(groups.map((g) => [g.id, g.name]));
-      for (const g of groups) {
-        const parent = g.parentId ? groupName.get(g.parentId) : undefined;
-        const lines = [
-          g.outOfScope ? 'Out of scope.' : 'In scope.',
-          ...(parent ? [`Sub-group of "${parent}".`] : []),
-          ...(g.description ? [g.description] : []),
-          ...g.rewards.map((r) => `Reward: ${r.minReward} to ${r.maxReward}.`),
-          ...assetRows
-            .filter((a) => a.assetGroupId === g.id)
-            .map((a) => `Asset ${a.name}${a.reference ? ` (${a.reference})` : ''}: ${a.description}`),
-        ];
+      const assetLines = (list: AssetGroup['assets']) =>
+        list.map((a) => `Asset ${a.name}${a.reference ? ` (${a.reference})` : ''}: ${a.description}`);
+      const pushGroup = (name: string, lines: string[]) =>
         items.push({
           kind: 'asset_group',
-          ref: `asset group "${g.name}"`,
-          title: `Asset group ${g.name}`,
+          ref: `asset group "${name}"`,
+          title: `Asset group ${name}`,
           text: lines.join('\n'),
         });
+      for (const g of groups) {
+        pushGroup(g.name, [
+          g.outOfScope ? 'Out of scope.' : 'In scope.',
+          ...(g.description ? [g.description] : []),
+          ...g.rewards.map((r) => `Reward: ${r.minReward} to ${r.maxReward}.`),
+          ...assetLines(g.assets),
+        ]);
+        // A sub-group has no scope or rewards of its own: it is in scope when its group is.
+        for (const sub of g.subGroups) {
+          pushGroup(sub.name, [
+            g.outOfScope ? 'Out of scope.' : 'In scope.',
+            `Sub-group of "${g.name}".`,
+            ...(sub.description ? [sub.description] : []),
+            ...assetLines(sub.assets),
+          ]);
+        }
       }
       if (harbor) {
         const lines = [

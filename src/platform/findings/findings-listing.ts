@@ -36,7 +36,7 @@ import {
   users,
 } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
-import { badStringReason } from '../../strings.ts';
+import { badStringReason, escapeLike, isUuid } from '../../strings.ts';
 import {
   type CursorCodec,
   hashFilters,
@@ -44,6 +44,7 @@ import {
   isEpochMicrosText,
   isInt4Text,
 } from '../pagination/cursor.ts';
+import { splitListParam } from '../pagination/list-params.ts';
 import { hasUnreadComments, loadFindingPayloads } from './findings.repo.ts';
 import {
   FILTER_FOR_VALUES,
@@ -52,7 +53,7 @@ import {
   type Finding,
   type FindingOrder,
 } from './findings.schemas.ts';
-import { parseSearch, requireValues, splitList } from './search-syntax.ts';
+import { parseSearch, requireValues } from './search-syntax.ts';
 
 /** Query parameters of GET /api/v0/repositories/all-findings, as the HTTP schema parsed them. */
 export interface AllFindingsQuery {
@@ -85,8 +86,6 @@ export const DEFAULT_FINDINGS_LIMIT = 20;
 export const MAX_FINDINGS_LIMIT = 100;
 /** "Default order by number" (v0 §4.4): ascending, as SQL orders by a column by default. */
 export const DEFAULT_FINDINGS_ORDER: FindingOrder = 'number_asc';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Status in lifecycle order (v0 §3), severity from least to most severe: what `_asc` means. */
 const STATUS_ORDER = sql.raw(`array_position('{${findingStatuses.join(',')}}'::text[], "findings"."status")`);
@@ -202,10 +201,6 @@ function invalid(field: string, message: string): AppError {
   });
 }
 
-function escapeLike(value: string): string {
-  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
 /** A free-text term matches the finding number exactly, or the title or description (case-insensitive). */
 function textMatch(term: string): SQL {
   const pattern = `%${escapeLike(term)}%`;
@@ -270,7 +265,7 @@ function byPaths(paths: string[]): SQL {
 }
 
 function byRepositoryRefs(refs: string[]): SQL {
-  const ids = refs.filter((r) => UUID_RE.test(r)).map((r) => r.toLowerCase());
+  const ids = refs.filter(isUuid).map((r) => r.toLowerCase());
   const names = lowered(refs);
   const nameMatch = sql`${findings.repositoryId} in (select ${repositories.id} from ${repositories} where lower(${repositories.name}) in (${sql.join(
     names.map((n) => sql`${n}`),
@@ -347,28 +342,27 @@ function prepare(access: FindingAccess, query: AllFindingsQuery): Prepared {
   if (!FINDING_ORDERS.includes(order)) throw invalid('order_by', `unknown ordering '${order}'.`);
 
   const repositoryIds = [
-    ...new Set((query.repositories ?? []).flatMap(splitList).map((r) => r.toLowerCase())),
+    ...new Set((splitListParam('repositories', query.repositories) ?? []).map((r) => r.toLowerCase())),
   ].sort();
-  for (const id of repositoryIds)
-    if (!UUID_RE.test(id)) throw invalid('repositories', `'${id}' is not a uuid.`);
+  for (const id of repositoryIds) if (!isUuid(id)) throw invalid('repositories', `'${id}' is not a uuid.`);
   if (query.role !== undefined) requireValues('role', [query.role], repositoryRoles);
   const statuses =
     query.status !== undefined
-      ? requireValues('status', splitList(query.status), findingStatuses)
+      ? requireValues('status', splitListParam('status', query.status) ?? [], findingStatuses)
       : undefined;
   if (statuses?.length === 0) throw invalid('status', 'give at least one status.');
   const sevs =
     query.severity !== undefined
-      ? requireValues('severity', splitList(query.severity), severities)
+      ? requireValues('severity', splitListParam('severity', query.severity) ?? [], severities)
       : undefined;
   if (sevs?.length === 0) throw invalid('severity', 'give at least one severity.');
-  const labelNames = query.label !== undefined ? splitList(query.label) : undefined;
+  const labelNames = splitListParam('label', query.label);
   if (labelNames?.length === 0) throw invalid('label', 'give at least one label name.');
   if (labelNames && query.unlabeled === true) {
     throw invalid('unlabeled', "'label' and 'unlabeled' are mutually exclusive.");
   }
   if (query.filter_for !== undefined) requireValues('filter_for', [query.filter_for], FILTER_FOR_VALUES);
-  const createdBy = query.created_by !== undefined ? splitList(query.created_by) : undefined;
+  const createdBy = splitListParam('created_by', query.created_by);
   if (createdBy?.length === 0) throw invalid('created_by', 'give at least one username.');
   const assignedTo = query.assigned_to?.trim();
   if (assignedTo === '') throw invalid('assigned_to', 'give a username.');
@@ -456,7 +450,7 @@ function cursorCondition(
   const keys = cursors.decode(next, filterHash);
   if (keys.length === 0) return null;
   const [keyText, id] = keys;
-  if (keys.length !== 2 || typeof id !== 'string' || !UUID_RE.test(id)) throw invalidCursor();
+  if (keys.length !== 2 || typeof id !== 'string' || !isUuid(id)) throw invalidCursor();
   if (keyText === null) {
     if (!key.nullable) throw invalidCursor();
     return afterCursor(key, direction, null, id);

@@ -335,6 +335,14 @@ export type LabelRow = typeof labels.$inferSelect;
 /** A finding of a repository named by id or by its per-repository number. */
 export type FindingRef = { id: string } | { number: number };
 
+/** The columns a change of a finding may set (besides its last update time). */
+export type FindingChange = Partial<
+  Pick<
+    typeof findings.$inferInsert,
+    'status' | 'severity' | 'assignedTo' | 'duplicateOf' | 'duplicateGroupDescription'
+  >
+>;
+
 /** SQL of the finding writes: filing, status, severity, assignee, labels, duplicates. */
 export function findingsRepo(db: Db) {
   return {
@@ -410,21 +418,15 @@ export function findingsRepo(db: Db) {
       return id;
     },
 
-    async update(
-      findingId: string,
-      values: Partial<
-        Pick<
-          typeof findings.$inferInsert,
-          'status' | 'severity' | 'assignedTo' | 'duplicateOf' | 'duplicateGroupDescription'
-        >
-      >,
-    ): Promise<void> {
-      await db.update(findings).set(values).where(eq(findings.id, findingId));
-    },
-
-    /** Sets the finding's last update time to now. */
-    async touch(findingId: string): Promise<void> {
-      await db.update(findings).set({ lastUpdatedAt: sql`now()` }).where(eq(findings.id, findingId));
+    /**
+     * Writes one change of a finding — its new values (none for a change of its labels) and its
+     * last update time — in one statement. Every change of a finding's state goes through here.
+     */
+    async writeChange(findingId: string, values: FindingChange = {}): Promise<void> {
+      await db
+        .update(findings)
+        .set({ ...values, lastUpdatedAt: sql`now()` })
+        .where(eq(findings.id, findingId));
     },
 
     /** Moves the duplicates of one finding to another root (and marks them updated). */

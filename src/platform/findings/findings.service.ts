@@ -4,11 +4,13 @@ import type { FindingStatus, RepositoryRole } from '../../access/rules.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { isUuid } from '../../strings.ts';
 import { commentsRepo } from '../comments/comments.repo.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import type { RepositoryRow as Repository } from '../repositories/repositories.repo.ts';
 import {
   allocateFindingNumber,
+  type FindingChange,
   type FindingRef,
   type FindingRow,
   findingsRepo,
@@ -19,11 +21,9 @@ import { type AllFindingsQuery, type AllFindingsResult, listAllFindings } from '
 
 type Severity = Finding['severity'];
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** A `finding_ref` path parameter (uuid or number), parsed. */
 function parseRef(ref: string): FindingRef {
-  if (UUID_RE.test(ref)) return { id: ref.toLowerCase() };
+  if (isUuid(ref)) return { id: ref.toLowerCase() };
   if (/^[1-9][0-9]{0,8}$/.test(ref)) return { number: Number(ref) };
   throw new AppError('VALIDATION_FAILED', {
     message: "Invalid path parameter 'finding_ref': a finding id (uuid) or number is expected.",
@@ -93,7 +93,11 @@ function requireAllowedSeverity(repository: Repository, severity: Severity): voi
 export function createFindingsService(deps: { database: Database; cursors: CursorCodec }) {
   const { database } = deps;
 
-  /** Runs a change on one finding in a transaction, the finding locked; returns the fresh payload. */
+  /**
+   * Runs a change on one finding in a transaction, the finding locked: `apply` checks it and says
+   * what to write (null: nothing changed), which is written once with the last update time.
+   * Returns the fresh payload.
+   */
   async function change(
     actor: Actor,
     repositoryId: string,
@@ -104,17 +108,15 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
       repository: Repository;
       role: RepositoryRole | null;
       finding: FindingRow;
-    }) => Promise<boolean>,
+    }) => Promise<FindingChange | null>,
   ): Promise<Finding> {
     return database.transaction(async (tx) => {
       const access = await loadFindingAccess(tx.db, actor);
       const repository = await requireVisibleRepository(tx.db, access, repositoryId);
       const finding = await requireFinding(tx.db, access, repositoryId, ref, true);
       const role = effectiveRole(access, repository);
-      const changed = await apply({ db: tx.db, access, repository, role, finding });
-      if (changed) {
-        await findingsRepo(tx.db).touch(finding.id);
-      }
+      const values = await apply({ db: tx.db, access, repository, role, finding });
+      if (values) await findingsRepo(tx.db).writeChange(finding.id, values);
       const [payload] = await loadFindingPayloads(tx.db, access, [finding.id]);
       return payload as Finding;
     });
@@ -196,8 +198,8 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
       ref: string,
       status: FindingStatus,
     ): Promise<Finding> {
-      return change(actor, repositoryId, ref, async ({ db, access, repository, role, finding }) => {
-        if (finding.status === status) return false;
+      return change(actor, repositoryId, ref, async ({ access, repository, role, finding }) => {
+        if (finding.status === status) return null;
         if (role === null) throw forbidden('You may not change the status of this finding.');
         if (status === 'duplicate' || finding.status === 'duplicate') {
           throw new AppError('TRANSITION_NOT_ALLOWED', {
@@ -209,8 +211,7 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
             message: `A ${role} may not change a finding from ${finding.status} to ${status}.`,
           });
         }
-        await findingsRepo(db).update(finding.id, { status });
-        return true;
+        return { status };
       });
     },
 
@@ -221,13 +222,11 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
       ref: string,
       severity: Severity,
     ): Promise<Finding> {
-      return change(actor, repositoryId, ref, async ({ db, access, repository, finding }) => {
+      return change(actor, repositoryId, ref, async ({ access, repository, finding }) => {
         if (!can(access, 'finding.judge', { repository }))
           throw forbidden('Only judges, triagers and admins may change the severity.');
         requireAllowedSeverity(repository, severity);
-        if (finding.severity === severity) return false;
-        await findingsRepo(db).update(finding.id, { severity });
-        return true;
+        return finding.severity === severity ? null : { severity };
       });
     },
 
@@ -251,9 +250,7 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
           }
           assigneeId = user.id;
         }
-        if (finding.assignedTo === assigneeId) return false;
-        await findingsRepo(db).update(finding.id, { assignedTo: assigneeId });
-        return true;
+        return finding.assignedTo === assigneeId ? null : { assignedTo: assigneeId };
       });
     },
 
@@ -287,7 +284,7 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
         }
         const added = await repo.addLabels(finding.id, add);
         const removed = await repo.removeLabels(finding.id, remove);
-        return added + removed > 0;
+        return added + removed > 0 ? {} : null;
       });
     },
 
@@ -306,9 +303,7 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
         if (!can(access, 'finding.judge', { repository }))
           throw forbidden('Only judges, triagers and admins may mark duplicates.');
         if (input.duplicateOf === null) {
-          if (finding.duplicateOf === null) return false;
-          await findingsRepo(db).update(finding.id, { duplicateOf: null, status: 'new' });
-          return true;
+          return finding.duplicateOf === null ? null : { duplicateOf: null, status: 'new' };
         }
         const target = await requireFinding(db, access, repositoryId, input.duplicateOf, true).catch(
           (err: unknown) => {
@@ -330,14 +325,16 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
         const repo = findingsRepo(db);
         // Keep groups one level deep: this finding's duplicates follow it into the root's group.
         await repo.moveDuplicates(finding.id, rootId);
-        if (input.description !== undefined) {
-          await repo.update(rootId, { duplicateGroupDescription: input.description });
+        const joins = !(finding.duplicateOf === rootId && finding.status === 'duplicate');
+        // The root changes when its group's description does, or when the group grows.
+        if (input.description !== undefined || joins) {
+          await repo.writeChange(
+            rootId,
+            input.description !== undefined ? { duplicateGroupDescription: input.description } : {},
+          );
         }
-        if (finding.duplicateOf === rootId && finding.status === 'duplicate')
-          return input.description !== undefined;
-        await repo.update(finding.id, { duplicateOf: rootId, status: 'duplicate' });
-        await repo.touch(rootId);
-        return true;
+        if (!joins) return input.description !== undefined ? {} : null;
+        return { duplicateOf: rootId, status: 'duplicate' };
       });
     },
 

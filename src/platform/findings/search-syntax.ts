@@ -1,6 +1,7 @@
 import type { FindingStatus } from '../../access/rules.ts';
 import { findingStatuses, severities } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
+import { splitList } from '../pagination/list-params.ts';
 
 type Severity = (typeof severities)[number];
 
@@ -40,14 +41,6 @@ function invalid(field: string, message: string): AppError {
     message: `Invalid query parameter '${field}': ${message}`,
     details: { field },
   });
-}
-
-/** Splits a comma list, trims the items and drops empty ones. */
-export function splitList(value: string): string[] {
-  return value
-    .split(',')
-    .map((v) => v.trim())
-    .filter((v) => v.length > 0);
 }
 
 /** Validates each item of a list against the allowed values; the error names `field`. */

@@ -3,8 +3,8 @@ import { loadFindingAccess, requireVisibleRepository } from '../../access/access
 import type { Actor } from '../../auth/actor.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { isUuid } from '../../strings.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
-import { isUuid } from '../pagination/list-params.ts';
 import { usersRepo } from '../users/users.repo.ts';
 import type { ShortUserSummary } from '../users/users.schemas.ts';
 import { type LeaderboardAfter, leaderboardRepo } from './leaderboard.repo.ts';

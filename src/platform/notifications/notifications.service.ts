@@ -5,8 +5,9 @@ import type { Actor } from '../../auth/actor.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { isUuid } from '../../strings.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
-import { isIsoMicros, isUuid } from '../pagination/list-params.ts';
+import { isIsoMicros } from '../pagination/list-params.ts';
 import { notificationsRepo } from './notifications.repo.ts';
 import type { ListNotificationsQuery, Notification } from './notifications.schemas.ts';
 

@@ -1,5 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../errors.ts';
+import { canonicalJson } from '../../strings.ts';
 
 /**
  * Opaque, signed keyset cursors for v0 listings (`next` / `nextValue`).
@@ -23,18 +24,6 @@ interface CursorPayload {
 
 /** Largest cursor accepted; a real one is a few hundred characters. */
 const MAX_CURSOR_LENGTH = 2048;
-
-/** Canonical JSON: object keys sorted, `undefined` members dropped, so equal filters hash equally. */
-function canonicalJson(value: unknown): string {
-  if (value === undefined) return 'null';
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (value instanceof Date) return JSON.stringify(value.toISOString());
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v)).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-}
 
 /**
  * A short, stable hash of the filters and ordering of a listing. Normalise before hashing what

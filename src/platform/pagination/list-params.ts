@@ -3,6 +3,14 @@ import { AppError } from '../../errors.ts';
 /** Largest number of values one list parameter takes, after splitting. */
 export const MAX_LIST_VALUES = 100;
 
+/** Splits a comma list, trims the items and drops empty ones. */
+export function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v.length > 0);
+}
+
 /**
  * The values of an array query parameter that accepts both repeated parameters (`?a=x&a=y`) and
  * comma-separated lists (`?a=x,y`): split, trimmed, empty items dropped, duplicates removed.
@@ -14,14 +22,7 @@ export function splitListParam(
 ): string[] | undefined {
   if (values === undefined) return undefined;
   const raw = typeof values === 'string' ? [values] : values;
-  const out = [
-    ...new Set(
-      raw
-        .flatMap((v) => v.split(','))
-        .map((v) => v.trim())
-        .filter((v) => v.length > 0),
-    ),
-  ];
+  const out = [...new Set(raw.flatMap(splitList))];
   if (out.length > MAX_LIST_VALUES) {
     throw invalidParam(name, `at most ${MAX_LIST_VALUES} values are allowed`);
   }
@@ -34,18 +35,6 @@ export function invalidParam(name: string, reason: string): AppError {
     message: `Invalid query parameter '${name}': ${reason}.`,
     details: { field: name, location: 'querystring' },
   });
-}
-
-/** Escapes `%`, `_` and `\` so that user text matches literally inside an ILIKE pattern. */
-export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** True for a string in uuid format. */
-export function isUuid(value: string): boolean {
-  return UUID_PATTERN.test(value);
 }
 
 /** A timestamp as PostgreSQL text with microseconds: `to_char` output used as an exact cursor key. */

@@ -12,7 +12,8 @@ import {
   type severities,
   users,
 } from '../../db/schema/index.ts';
-import { escapeLike, ISO_MICROS_FORMAT } from '../pagination/list-params.ts';
+import { escapeLike } from '../../strings.ts';
+import { ISO_MICROS_FORMAT } from '../pagination/list-params.ts';
 import type { AuditorPublicProfile } from '../users/users.schemas.ts';
 import type { FindingStat, ReportFinding } from './reports.schemas.ts';
 

@@ -2,9 +2,10 @@ import { can, reportReadScope, requireCompanyManager, requireUser } from '../../
 import type { Actor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { isUuid } from '../../strings.ts';
 import { resolveGuild } from '../guilds/guilds.service.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
-import { isIsoMicros, isUuid } from '../pagination/list-params.ts';
+import { isIsoMicros } from '../pagination/list-params.ts';
 import { repositoriesRepo } from '../repositories/repositories.repo.ts';
 import { usersRepo } from '../users/users.repo.ts';
 import { toAuditorPublicProfile } from '../users/users.views.ts';

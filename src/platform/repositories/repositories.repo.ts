@@ -7,6 +7,7 @@ import {
   assetGroups,
   assets,
   companies,
+  findingCounts,
   findings,
   repositories,
   repositoryEvents,
@@ -158,12 +159,20 @@ export function repositoriesRepo(db: Db) {
         repositoryIds.map((id) => [id, { totalFindings: 0, reward: '0', rank: 0, rankTotal: 0 }]),
       );
       if (repositoryIds.length === 0) return stats;
+      // finding_counts keeps the published findings of each repository by status and severity
+      // (maintained by triggers), so a list of repositories sums a few rows instead of counting findings.
       const totals = await db
-        .select({ repositoryId: findings.repositoryId, count: sql<number>`count(*)::int` })
-        .from(findings)
-        .where(and(inArray(findings.repositoryId, repositoryIds), eq(findings.published, true)))
-        .groupBy(findings.repositoryId);
-      for (const t of totals) stats.get(t.repositoryId!)!.totalFindings = t.count;
+        .select({
+          repositoryId: findingCounts.repositoryId,
+          count: sql<number>`sum(${findingCounts.n})::int`,
+        })
+        .from(findingCounts)
+        .where(inArray(findingCounts.repositoryId, repositoryIds))
+        .groupBy(findingCounts.repositoryId);
+      for (const t of totals) {
+        const entry = stats.get(t.repositoryId);
+        if (entry) entry.totalFindings = t.count;
+      }
       if (viewerId) {
         const rewards = await db
           .select({

@@ -21,9 +21,9 @@ import {
   normalizePrefix,
   parseRepository,
 } from '../../scanner/workspaces/workspaces.service.ts';
-import { badStringReason } from '../../strings.ts';
+import { badStringReason, isUuid } from '../../strings.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
-import { isIsoMicros, isUuid } from '../pagination/list-params.ts';
+import { isIsoMicros } from '../pagination/list-params.ts';
 import { sourcehostCommitStatusJob } from './sourcehost.jobs.ts';
 import { type DeliveryRow, sourcehostRepo, type WorkspaceRow } from './sourcehost.repo.ts';
 

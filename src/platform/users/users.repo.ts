@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNotNull, isNull, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { companies, companyMembers, ssoEnforcementRules, users } from '../../db/schema/index.ts';
-import { escapeLike, isUuid } from '../pagination/list-params.ts';
+import { escapeLike, isUuid } from '../../strings.ts';
 import type { ShortUserSummary } from './users.schemas.ts';
 import { toShortUserSummary } from './users.views.ts';
 

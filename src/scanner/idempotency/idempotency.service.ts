@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Database, Tx } from '../../db/client.ts';
 import { AppError, ERROR_CODES, type ErrorCode, isAppError } from '../../errors.ts';
+import { canonicalJson } from '../../strings.ts';
 import { idempotencyRepo } from './idempotency.repo.ts';
 
 /** The Idempotency-Key header: 1 to 255 characters of `[A-Za-z0-9._:-]`. */
@@ -59,17 +60,6 @@ export interface IdempotencyOptions {
    * unreachable, blocks its retries at most this long.
    */
   lockSeconds?: number;
-}
-
-/** Canonical JSON: object keys sorted at every depth, so that key order does not change the fingerprint. */
-export function canonicalJson(value: unknown): string {
-  if (value === undefined) return 'null';
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v)).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
 }
 
 /** SHA-256 of method, path and the canonical JSON body. */

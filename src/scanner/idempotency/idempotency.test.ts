@@ -5,8 +5,8 @@ import { buildCompany } from '../../../test/helpers/factories.ts';
 import { waitFor } from '../../../test/helpers/wait.ts';
 import { idempotencyRecords } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
+import { canonicalJson } from '../../strings.ts';
 import {
-  canonicalJson,
   createIdempotencyService,
   type IdempotencyClaim,
   parseIdempotencyKey,

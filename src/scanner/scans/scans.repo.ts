@@ -111,11 +111,24 @@ export function scansRepo(db: Db) {
       return row;
     },
 
-    async update(id: string, values: Partial<typeof scans.$inferInsert>): Promise<void> {
-      await db
+    /** lock, for a scan of one company only (undefined for another company's scan). */
+    async lockForCompany(companyId: string, id: string): Promise<ScanRow | undefined> {
+      const [row] = await db
+        .select(scanColumns)
+        .from(scans)
+        .where(and(eq(scans.id, id), eq(scans.companyId, companyId)))
+        .for('update');
+      return row;
+    },
+
+    /** Updates the scan and returns it as it now is. */
+    async update(id: string, values: Partial<typeof scans.$inferInsert>): Promise<ScanRow | undefined> {
+      const [row] = await db
         .update(scans)
         .set({ ...values, updatedAt: new Date() })
-        .where(eq(scans.id, id));
+        .where(eq(scans.id, id))
+        .returning(scanColumns);
+      return row;
     },
 
     /** A status change that happens only from one of `from`; true when it happened. */

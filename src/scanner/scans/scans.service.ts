@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ServiceActor } from '../../auth/actor.ts';
 import { type Database, isConnectionError, type Tx } from '../../db/client.ts';
+import type { SourceTree } from '../../engine/sources/tree.ts';
 import type { EngineVulnerability } from '../../engine/types.ts';
 import { AppError, isAppError } from '../../errors.ts';
 import { normalizeCommitId } from '../../integrations/sourcehost/repository-ref.ts';
@@ -11,13 +12,14 @@ import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idemp
 import { validateLocalSources } from '../sources/scan-sources.ts';
 import {
   createLinked,
+  findActiveLinked,
   getWorkspace,
-  listActiveLinked,
   normalizePrefix,
   parseRepository,
   type Workspace,
 } from '../workspaces/workspaces.service.ts';
 import { scanRunJob, scanThreatModelJob } from './scans.jobs.ts';
+import { createKeptTrees } from './scans.kept-trees.ts';
 import type { OpenScanSources, ScanEngine, ThreatModel } from './scans.ports.ts';
 import { type DraftFindingInput, type ScanRow, scansRepo } from './scans.repo.ts';
 import { buildSarifReport, buildSastReport, type ReportFinding, type ReportScan } from './scans.report.ts';
@@ -32,6 +34,10 @@ const CANCEL_POLL_MS = 500;
 const PROGRESS_WRITE_MS = 500;
 /** Findings written per transaction when a scan completes. */
 const FINDINGS_BATCH = 500;
+/** Source trees kept from the threat model for the scan run, at most (each a temporary repository). */
+const KEPT_TREES_MAX = 4;
+/** A kept tree not taken by its scan run within this time is closed. */
+const KEPT_TREE_TTL_MS = 10 * 60_000;
 
 export interface ScansServiceDeps {
   database: Database;
@@ -122,6 +128,7 @@ function failureOf(err: unknown, fallbackCode: string): { code: string; message:
  */
 export function createScansService(deps: ScansServiceDeps) {
   const { database, queue, credits, idempotency, engine, openSources } = deps;
+  const keptTrees = createKeptTrees({ max: KEPT_TREES_MAX, ttlMs: KEPT_TREE_TTL_MS });
 
   /** Enqueues in the transaction; a queue that cannot take the job is a retryable 503. */
   async function enqueueInTx(
@@ -210,12 +217,14 @@ export function createScansService(deps: ScansServiceDeps) {
       return workspace;
     }
     if (repository !== null) {
-      const matches = await listActiveLinked(tx.db, companyId, repository, body.prefix);
+      const matches = await findActiveLinked(tx.db, companyId, repository, body.prefix);
       if (matches.length > 1) {
-        throw new AppError('AMBIGUOUS_WORKSPACE', { details: { workspaces: matches } });
+        throw new AppError('AMBIGUOUS_WORKSPACE', {
+          details: { workspaces: matches.map((w) => ({ id: w.id, prefix: w.prefix, name: w.name })) },
+        });
       }
       const [only] = matches;
-      if (only) return getWorkspace(tx.db, companyId, only.id);
+      if (only) return only;
       // createLinked serializes concurrent creations for one repository and prefix.
       return createLinked(tx, companyId, {
         repository,
@@ -254,6 +263,9 @@ export function createScansService(deps: ScansServiceDeps) {
   }
 
   const service = {
+    /** Closes the source trees kept for scan runs this process has not started (at shutdown). */
+    close: (): Promise<void> => keptTrees.closeAll(),
+
     /**
      * createScan: validates, resolves the workspace, checks local archives, reserves credits,
      * stores the scan `preparing` and enqueues the threat-model job — in one transaction with the
@@ -287,7 +299,6 @@ export function createScansService(deps: ScansServiceDeps) {
         async (claim) => {
           const { repository, hosted, local } = checkSources(body);
           const prefix = body.prefix === undefined ? undefined : normalizePrefix(body.prefix);
-          const mounts = local.map((s) => normalizePrefix(s.path));
           if (hosted.length > 0 && !(await scansRepo(database.db).hasSourcehostIntegration(companyId))) {
             throw new AppError('UNSUPPORTED_REPOSITORY_TYPE', {
               message: 'The sourcehost integration is not connected for this organization.',
@@ -306,13 +317,15 @@ export function createScansService(deps: ScansServiceDeps) {
               repository,
               archives.map((a) => a.workspaceId),
             );
+            // A scan's sources are all local or all sourcehost (checkSources), so for local
+            // sources `archives` is in the order of `body.scanSources`.
             const sources: ScanSource[] = body.scanSources.map((s, i) =>
               s.kind === 'local'
                 ? {
                     kind: 'local',
                     archiveId: s.archiveId,
                     sha256: s.sha256.toLowerCase(),
-                    path: mounts[i] ?? '',
+                    path: archives[i]?.mountPath ?? '',
                   }
                 : {
                     kind: 'sourcehost',
@@ -334,11 +347,11 @@ export function createScansService(deps: ScansServiceDeps) {
               createdByKey: origin.createdByKey,
             });
             await repo.insertArchives(
-              local.map((s, i) => ({
+              archives.map((archive, position) => ({
                 scanId,
-                archiveId: s.archiveId,
-                mountPath: mounts[i] ?? '',
-                position: i,
+                archiveId: archive.archiveId,
+                mountPath: archive.mountPath,
+                position,
               })),
             );
             // The balance check and the reservation are one statement (see credits.repo).
@@ -384,10 +397,9 @@ export function createScansService(deps: ScansServiceDeps) {
       const companyId = actor.organizationId;
       const row = await database.transaction(async (tx) => {
         const repo = scansRepo(tx.db);
-        const scan = await repo.findForCompany(companyId, scanId);
-        if (!scan) throw new AppError('NOT_FOUND', { message: 'Scan not found.', details: { scanId } });
         // The row lock orders this cancel against the job's start, completion and failure.
-        const locked = (await repo.lock(scanId))!;
+        const locked = await repo.lockForCompany(companyId, scanId);
+        if (!locked) throw new AppError('NOT_FOUND', { message: 'Scan not found.', details: { scanId } });
         switch (locked.status) {
           case 'cancelled':
             return locked;
@@ -397,10 +409,10 @@ export function createScansService(deps: ScansServiceDeps) {
           case 'preparing':
             throw new AppError('SCAN_NOT_STARTED');
         }
-        await repo.update(scanId, { status: 'cancelled', cancelledAt: new Date() });
+        const cancelled = (await repo.update(scanId, { status: 'cancelled', cancelledAt: new Date() }))!;
         if (locked.status === 'queued') await credits.returnInTx(tx, companyId, scanId);
         await deps.afterScanFinished?.(tx, scanId);
-        return (await repo.findById(scanId))!;
+        return cancelled;
       });
       return toScanStatus(row);
     },
@@ -439,32 +451,38 @@ export function createScansService(deps: ScansServiceDeps) {
       const scan = await scansRepo(database.db).findById(scanId);
       if (scan?.status !== 'preparing') return;
       let threatModel: ThreatModel;
+      let tree: SourceTree | undefined;
       try {
-        const tree = await openSources({
+        tree = await openSources({
           companyId: scan.companyId,
           prefix: scan.prefix,
           sources: scan.sources,
           signal: context.signal,
         });
-        try {
-          threatModel = await engine.buildThreatModel(tree);
-        } finally {
-          await tree.close();
-        }
+        threatModel = await engine.buildThreatModel(tree);
       } catch (err) {
+        await tree?.close();
         if (isTransient(err, context)) throw err;
         context.log.warn({ err, scanId }, 'threat model failed; the scan fails and its credits are returned');
         await failScan(scanId, ['preparing'], failureOf(err, 'THREAT_MODEL_FAILED'));
         return;
       }
-      await database.transaction(async (tx) => {
-        const repo = scansRepo(tx.db);
-        const locked = await repo.lock(scanId);
-        if (locked?.status !== 'preparing') return;
-        await credits.consumeInTx(tx, locked.companyId, scanId);
-        await repo.update(scanId, { threatModel, status: 'queued', startedAt: new Date() });
-        await enqueueInTx(tx, scanRunJob, scanId);
-      });
+      let started = false;
+      try {
+        started = await database.transaction(async (tx) => {
+          const repo = scansRepo(tx.db);
+          const locked = await repo.lock(scanId);
+          if (locked?.status !== 'preparing') return false;
+          await credits.consumeInTx(tx, locked.companyId, scanId);
+          await repo.update(scanId, { threatModel, status: 'queued', startedAt: new Date() });
+          await enqueueInTx(tx, scanRunJob, scanId);
+          return true;
+        });
+      } finally {
+        // The scan job reads the same tree when this process takes it: fetched once per scan.
+        if (started) keptTrees.keep(scanId, tree);
+        else await tree.close();
+      }
     },
 
     /**
@@ -509,12 +527,14 @@ export function createScansService(deps: ScansServiceDeps) {
 
       let result: Awaited<ReturnType<ScanEngine['scanTree']>>;
       try {
-        const tree = await openSources({
-          companyId: scan.companyId,
-          prefix: scan.prefix,
-          sources: scan.sources,
-          signal: controller.signal,
-        });
+        const tree =
+          keptTrees.take(scanId) ??
+          (await openSources({
+            companyId: scan.companyId,
+            prefix: scan.prefix,
+            sources: scan.sources,
+            signal: controller.signal,
+          }));
         try {
           const threatModel = (await repo.findThreatModel(scan.companyId, scanId))?.threatModel;
           result = await engine.scanTree(tree, {

@@ -299,6 +299,9 @@ describe('POST /api/scanner/v1/scans', () => {
         .where(eq(workspaces.id, scan.workspaceId));
       expect(ws).toMatchObject({ repository: 'acme/bank', prefix: 'contracts' });
       expect(git.requests.every((r) => !r.url.includes('git-token'))).toBe(true);
+      // The commit is fetched once per scan: the threat model and the scan read the same tree.
+      const fetches = git.requests.filter((r) => r.method === 'POST' && r.url.endsWith('/git-upload-pack'));
+      expect(fetches).toHaveLength(1);
     } finally {
       await git.close();
     }

@@ -137,13 +137,24 @@ export async function listActiveLinked(
   repository: string,
   prefix?: string,
 ): Promise<Array<{ id: string; prefix: string; name: string }>> {
+  const linked = await findActiveLinked(db, companyId, repository, prefix);
+  return linked.map((w) => ({ id: w.id, prefix: w.prefix, name: w.name }));
+}
+
+/** The active workspaces linked to `repository` (and `prefix`, when given), whole, oldest first. */
+export async function findActiveLinked(
+  db: Db,
+  companyId: string,
+  repository: string,
+  prefix?: string,
+): Promise<Workspace[]> {
   const fullName = parseRepository(repository).fullName;
   const rows = await workspacesRepo(db).listActiveLinked(
     companyId,
     fullName,
     prefix === undefined ? undefined : normalizePrefix(prefix),
   );
-  return rows.map((r) => ({ id: r.id, prefix: r.prefix, name: r.name }));
+  return rows.map(toWorkspace);
 }
 
 /**
