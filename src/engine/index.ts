@@ -16,13 +16,15 @@ import { parseSolidity } from './solidity/parser.ts';
 import { scanSolidityFile } from './solidity/scan-file.ts';
 import { SolidityScanPool } from './solidity/scan-pool.ts';
 import type { SourceTree } from './sources/tree.ts';
-import {
-  addFileToThreatModel,
-  emptyThreatModel,
-  finalizeThreatModel,
-  type ThreatModel,
-} from './threat-model/threat-model.ts';
-import type { EngineVulnerability, ScanMessage, ScanProgress, ScanResult, ScanType } from './types.ts';
+import { addFileToThreatModel, emptyThreatModel, finalizeThreatModel } from './threat-model/threat-model.ts';
+import type {
+  EngineVulnerability,
+  ScanMessage,
+  ScanProgress,
+  ScanResult,
+  ScanType,
+  ThreatModel,
+} from './types.ts';
 
 export type { LlmClient } from '../integrations/llm/llm-client.ts';
 export { toSarifReport } from './report/sarif.ts';
@@ -31,7 +33,6 @@ export { allRuleMetas } from './rules-catalogue.ts';
 export { openDirectoryTree } from './sources/directory-tree.ts';
 export type { SourceEntry, SourceTree } from './sources/tree.ts';
 export { renderThreatModelMarkdown } from './threat-model/markdown.ts';
-export type { CodeRef, Threat, ThreatModel } from './threat-model/threat-model.ts';
 export type * from './types.ts';
 
 /** Solidity files larger than this are skipped with a warning (generated flattenings of whole repos). */

@@ -101,3 +101,81 @@ export interface ScanProgress {
   filesDone: number;
   filesTotal: number;
 }
+
+export interface CodeRef {
+  file: string;
+  line: number;
+  endLine?: number;
+  contract?: string;
+  function?: string;
+}
+
+export interface ThreatModel {
+  version: 1;
+  generatedAt: string;
+  summary: {
+    files: number;
+    solidityFiles: number;
+    lines: number;
+    contracts: number;
+    entryPoints: number;
+    externalCalls: number;
+    threats: number;
+  };
+  contracts: Array<{ name: string; kind: string; bases: string[]; upgradeable: boolean; ref: CodeRef }>;
+  entryPoints: Array<{
+    contract: string;
+    function: string;
+    kind: string;
+    visibility: string;
+    payable: boolean;
+    guarded: boolean;
+    modifiers: string[];
+    ref: CodeRef;
+  }>;
+  roles: Array<{
+    contract: string;
+    name: string;
+    kind: 'modifier' | 'owner-variable' | 'role-map' | 'tx-origin';
+    guards: string[];
+    ref: CodeRef;
+  }>;
+  assets: Array<{
+    contract: string;
+    name: string;
+    kind: 'ether' | 'balance-map' | 'token-contract';
+    ref: CodeRef;
+  }>;
+  externalCalls: Array<{
+    contract: string;
+    function: string;
+    kind: string;
+    target: string;
+    sendsValue: boolean;
+    callerControlledTarget: boolean;
+    ref: CodeRef;
+  }>;
+  upgradeability: Array<{
+    contract: string;
+    pattern: 'delegatecall' | 'initializer' | 'selfdestruct';
+    detail: string;
+    ref: CodeRef;
+  }>;
+  oracles: Array<{
+    contract: string;
+    kind: 'price-feed' | 'block-randomness' | 'timestamp';
+    detail: string;
+    ref: CodeRef;
+  }>;
+  trustBoundaries: Array<{ from: string; to: string; description: string; ref: CodeRef }>;
+  threats: Threat[];
+}
+
+export interface Threat {
+  id: string;
+  title: string;
+  severity: Severity;
+  category: DaspCategory;
+  description: string;
+  refs: CodeRef[];
+}

@@ -12,8 +12,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
-import type { ThreatModel } from '../../engine/threat-model/threat-model.ts';
-import type { ScanMessage, ScanStats } from '../../engine/types.ts';
+import type { ScanMessage, ScanStats, ThreatModel } from '../../engine/types.ts';
 import { companies, serviceKeys } from './identity.ts';
 
 /**

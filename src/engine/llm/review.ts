@@ -7,7 +7,7 @@ import type { LlmClient } from '../../integrations/llm/llm-client.ts';
 import { FindingCollector } from '../findings.ts';
 import type { FileAnalysis } from '../solidity/analysis.ts';
 import type { FunctionInfo } from '../solidity/model.ts';
-import type { ThreatModel } from '../threat-model/threat-model.ts';
+import type { ThreatModel } from '../types.ts';
 import {
   type Confidence,
   DASP_CATEGORIES,

@@ -1,7 +1,6 @@
 /** Runs the Solidity rules of a scan type on one file. */
 import { FindingCollector } from '../findings.ts';
-import type { ThreatModel } from '../threat-model/threat-model.ts';
-import type { EngineVulnerability, ScanMessage, ScanType } from '../types.ts';
+import type { EngineVulnerability, ScanMessage, ScanType, ThreatModel } from '../types.ts';
 import { FileAnalysis } from './analysis.ts';
 import { SolFile } from './model.ts';
 import { parseSolidity } from './parser.ts';

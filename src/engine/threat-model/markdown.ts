@@ -1,5 +1,5 @@
 /** A readable Markdown rendering of the threat model. */
-import type { CodeRef, ThreatModel } from './threat-model.ts';
+import type { CodeRef, ThreatModel } from '../types.ts';
 
 const at = (r: CodeRef): string => `\`${r.file}:${r.line}${r.endLine ? `-${r.endLine}` : ''}\``;
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');

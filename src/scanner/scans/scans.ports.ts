@@ -1,6 +1,5 @@
 import type { SourceTree } from '../../engine/sources/tree.ts';
-import type { ThreatModel } from '../../engine/threat-model/threat-model.ts';
-import type { ScanProgress, ScanResult, ScanType } from '../../engine/types.ts';
+import type { ScanProgress, ScanResult, ScanType, ThreatModel } from '../../engine/types.ts';
 import type { ScanSource } from './scans.schemas.ts';
 
 /** A threat model as the engine builds it: JSON, stored on the scan. */

@@ -1,6 +1,5 @@
 /** The shape of a Solidity rule and the context it runs in. */
-import type { ThreatModel } from '../../threat-model/threat-model.ts';
-import type { RuleMeta, ScanType } from '../../types.ts';
+import type { RuleMeta, ScanType, ThreatModel } from '../../types.ts';
 import type { FileAnalysis } from '../analysis.ts';
 import type { ContractInfo, FunctionInfo, SolFile } from '../model.ts';
 import type { AstNode } from '../parser.ts';
