@@ -313,17 +313,33 @@ export async function createContainer(config: Config, options: ContainerOptions 
     objectStore,
     queue,
     services,
-    /** Closes the queue, the rate limiter and (when it opened it) the database. */
+    /**
+     * Closes the queue, the rate limiter and (when it opened it) the database. Every step runs even
+     * when an earlier one fails (a pool left open would keep the process from exiting); the first
+     * failure is thrown at the end.
+     */
     async close() {
-      await queue.stop({ timeoutMs: config.shutdownTimeoutMs });
-      await scanServices.scans.close();
-      await rateLimiter.close();
-      await aiRateLimiter.close();
-      await objectStore.close();
-      mailer?.close();
-      await outbound.close();
-      await credentialListener?.close();
-      if (!options.database) await database.close();
+      const steps: Array<[string, () => unknown]> = [
+        ['job queue', () => queue.stop({ timeoutMs: config.shutdownTimeoutMs })],
+        ['kept source trees', () => scanServices.scans.close()],
+        ['rate limiter', () => rateLimiter.close()],
+        ['assistant rate limiter', () => aiRateLimiter.close()],
+        ['object store', () => objectStore.close()],
+        ['mailer', () => mailer?.close()],
+        ['outbound policy', () => outbound.close()],
+        ['credential listener', () => credentialListener?.close()],
+        ['database', () => (options.database ? undefined : database.close())],
+      ];
+      let failure: unknown;
+      for (const [part, step] of steps) {
+        try {
+          await step();
+        } catch (err) {
+          failure ??= err;
+          log.warn({ err, part }, 'closing failed; closing the rest');
+        }
+      }
+      if (failure !== undefined) throw failure;
     },
   };
 }

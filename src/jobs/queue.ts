@@ -257,6 +257,16 @@ export function createJobQueue<D>({
   let boss: PgBoss | null = null;
   const shutdown = new AbortController();
   const running = new Set<Promise<unknown>>();
+  // pg-boss settles a job (complete or fail) after its handler's promise settles; `stop` waits
+  // for those statements so that the database is not closed under them.
+  const bossStatements = new Set<Promise<unknown>>();
+  const bossExecuteSql = ((text: string, values?: unknown[]) => {
+    const statement = database.executeSql(text, values);
+    bossStatements.add(statement);
+    const forget = () => bossStatements.delete(statement);
+    statement.then(forget, forget);
+    return statement;
+  }) as PgBoss.Db['executeSql'];
   const workerName = `${os.hostname()}:${process.pid}`;
   const beatEveryMs = heartbeatIntervalMs(heartbeatTimeoutSeconds);
   const timers: NodeJS.Timeout[] = [];
@@ -304,7 +314,7 @@ export function createJobQueue<D>({
       // collide on its CREATE SCHEMA / tables: the loser starts again once the winner is done.
       for (let attempt = 0; ; attempt++) {
         boss = new PgBoss({
-          db: { executeSql: database.executeSql as PgBoss.Db['executeSql'] },
+          db: { executeSql: bossExecuteSql },
           schema: 'pgboss',
           supervise,
           schedule: supervise,
@@ -428,6 +438,8 @@ export function createJobQueue<D>({
       try {
         await b.stop({ graceful: true, wait: true, close: false, timeout: Math.max(timeoutMs, 1000) + 5000 });
         await Promise.allSettled([...running]);
+        await new Promise((resolve) => setImmediate(resolve));
+        await Promise.allSettled([...bossStatements]);
       } finally {
         clearTimeout(timer);
       }
