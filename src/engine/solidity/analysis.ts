@@ -7,6 +7,7 @@ import { ancestor, callArgs, descendants, field, unwrap, walk } from './ast.ts';
 import { Cfg, type CfgNode } from './cfg.ts';
 import {
   baseIdentifier,
+  bodyNodes,
   type CallInfo,
   type ContractInfo,
   FileIndex,
@@ -353,7 +354,7 @@ export class FileAnalysis {
     if (!fn.body || !fn.returns.every((r) => /^bool$/.test(r.typeText)) || fn.returns.length !== 1)
       return false;
     const a = this.analyze(fn);
-    return descendants(fn.body, 'return_statement').some((r) => this.isCallerCheck(r, a));
+    return bodyNodes(fn, 'return_statement').some((r) => this.isCallerCheck(r, a));
   }
 
   /** A condition that compares the caller's identity (not a per-caller balance). */

@@ -3,7 +3,7 @@
  * functions and modifiers, with the helpers rules need (visibility defaults of old compilers,
  * pragma versions, call classification).
  */
-import { callArgs, childOfType, childrenOfType, descendants, field, fields, unwrap } from './ast.ts';
+import { callArgs, childOfType, childrenOfType, field, fields, unwrap } from './ast.ts';
 import type { AstNode, ParseError } from './parser.ts';
 
 export interface PragmaInfo {
@@ -49,6 +49,54 @@ export interface FunctionInfo {
   /** Line of the `function` keyword and of the header's end (before the body). */
   line: number;
   headerEndLine: number;
+  /** Cache of `bodyNodes`: the body's nodes of a `BodyNodeKind`, in pre-order. */
+  bodyIndex?: AstNode[];
+}
+
+/** Statement and declaration kinds that rules look up in function bodies, see `bodyNodes`. */
+export type BodyNodeKind =
+  | 'variable_declaration'
+  | 'variable_declaration_statement'
+  | 'expression_statement'
+  | 'return_statement'
+  | 'for_statement'
+  | 'while_statement';
+
+const BODY_NODE_KINDS: ReadonlySet<string> = new Set<BodyNodeKind>([
+  'variable_declaration',
+  'variable_declaration_statement',
+  'expression_statement',
+  'return_statement',
+  'for_statement',
+  'while_statement',
+]);
+
+function indexBody(n: AstNode, out: AstNode[]): void {
+  if (BODY_NODE_KINDS.has(n.type)) out.push(n);
+  for (const c of n.children) indexBody(c, out);
+}
+
+/**
+ * The nodes of the given kinds in a function's body, in pre-order — the same nodes, in the same
+ * order, as `descendants(fn.body, ...kinds)`. One walk per body records every kind of
+ * `BodyNodeKind`, so the ten or so rules and analyses that search each body for their own
+ * statements no longer walk the whole body each time.
+ */
+export function bodyNodes(fn: FunctionInfo, ...kinds: BodyNodeKind[]): AstNode[] {
+  const body = fn.body;
+  if (!body) return [];
+  let all = fn.bodyIndex;
+  if (!all) {
+    all = [];
+    indexBody(body, all);
+    // A field of the function rather than a WeakMap: ephemeron tables slow every scavenge.
+    fn.bodyIndex = all;
+  }
+  if (kinds.length === 1) {
+    const k = kinds[0];
+    return all.filter((n) => n.type === k);
+  }
+  return all.filter((n) => (kinds as string[]).includes(n.type));
 }
 
 export interface ContractInfo {
@@ -361,6 +409,7 @@ export class SolFile {
       legacyConstructor,
       line: n.line,
       headerEndLine: body ? body.line : n.endLine,
+      bodyIndex: undefined,
     };
   }
 
@@ -518,7 +567,7 @@ export class Scope {
       for (const p of fn.params) if (p.name) this.locals.set(p.name, p);
       for (const r of fn.returns) if (r.name) this.locals.set(r.name, r);
       if (fn.body) {
-        for (const d of descendants(fn.body, 'variable_declaration')) {
+        for (const d of bodyNodes(fn, 'variable_declaration')) {
           const v = file.readVar(d, 'local');
           if (v) {
             const stmt = d.parent?.type === 'variable_declaration_tuple' ? d.parent.parent : d.parent;

@@ -1,7 +1,7 @@
 /** Denial of service (SWC-113, 128): calls and payments that can block a loop or a function, unbounded loops. */
 import type { FileAnalysis } from '../analysis.ts';
 import { descendants, field, unwrap } from '../ast.ts';
-import { baseIdentifier } from '../model.ts';
+import { baseIdentifier, bodyNodes } from '../model.ts';
 import type { AstNode } from '../parser.ts';
 import {
   ancestorIs,
@@ -147,7 +147,7 @@ export const unboundedLoop = defineRule(
       for (const fn of c.functions) {
         if (!fn.body || fn.mutability === 'view' || fn.mutability === 'pure') continue;
         const a = fa.analyze(fn);
-        for (const loop of descendants(fn.body, 'for_statement', 'while_statement')) {
+        for (const loop of bodyNodes(fn, 'for_statement', 'while_statement')) {
           const cond = field(loop, 'condition');
           if (!cond) continue;
           const condNode = a.cfg.nodeOf(cond);

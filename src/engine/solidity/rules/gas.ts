@@ -1,6 +1,6 @@
 /** Gas: storage reads and variables that cost more than they need to (informational). */
 import { descendants, field } from '../ast.ts';
-import { baseIdentifier } from '../model.ts';
+import { baseIdentifier, bodyNodes } from '../model.ts';
 import { defineRule } from './rule.ts';
 
 export const lengthInLoop = defineRule(
@@ -20,7 +20,7 @@ export const lengthInLoop = defineRule(
     for (const fn of fa.ownFunctions()) {
       if (!fn.body) continue;
       const a = fa.analyze(fn);
-      for (const loop of descendants(fn.body, 'for_statement')) {
+      for (const loop of bodyNodes(fn, 'for_statement')) {
         const cond = field(loop, 'condition');
         if (!cond) continue;
         const len = descendants(cond, 'member_expression').find((m) => {

@@ -1,5 +1,6 @@
 /** Storage layout hazards (SWC-109, 119, 124): uninitialized pointers, shadowed state, writable array lengths. */
 import { descendants, field, unwrap } from '../ast.ts';
+import { bodyNodes } from '../model.ts';
 import { defineRule } from './rule.ts';
 
 export const arrayLengthWrite = defineRule(
@@ -65,7 +66,7 @@ export const uninitializedPointer = defineRule(
     const structs = new Set(file.contracts.flatMap((c) => [...c.structs]));
     for (const fn of fa.ownFunctions()) {
       if (!fn.body) continue;
-      for (const stmt of descendants(fn.body, 'variable_declaration_statement')) {
+      for (const stmt of bodyNodes(fn, 'variable_declaration_statement')) {
         if (field(stmt, 'value')) continue;
         for (const d of descendants(stmt, 'variable_declaration')) {
           const v = file.readVar(d, 'local');

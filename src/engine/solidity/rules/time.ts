@@ -1,5 +1,6 @@
 /** Time manipulation (SWC-116): decisions on `block.timestamp` within a proposer's reach. */
 import { descendants, field, unwrap } from '../ast.ts';
+import { bodyNodes } from '../model.ts';
 import type { AstNode } from '../parser.ts';
 import { stateVarsFrom } from './predicates.ts';
 import { defineRule } from './rule.ts';
@@ -82,7 +83,7 @@ export const timestampDependence = defineRule(
           }
         }
         // A function whose result is the timestamp, or a decision on it, for callers to act on.
-        for (const r of descendants(fn.body, 'return_statement')) {
+        for (const r of bodyNodes(fn, 'return_statement')) {
           if (
             !readsTime(r) ||
             fn.returns.length !== 1 ||

@@ -1,6 +1,7 @@
 /** Unchecked calls (SWC-104): results of low-level calls and ERC-20 transfers that are ignored or checked to no effect. */
 import type { CallSite, FileAnalysis, FunctionAnalysis } from '../analysis.ts';
 import { descendants, field, unwrap } from '../ast.ts';
+import { bodyNodes } from '../model.ts';
 import type { AstNode } from '../parser.ts';
 import { ancestorIs, mutatingFunctions, norm, resultUse, testedResult } from './predicates.ts';
 import { defineRule } from './rule.ts';
@@ -66,7 +67,7 @@ export const callNotInvoked = defineRule(
     const { fa } = ctx;
     for (const fn of fa.ownFunctions()) {
       if (!fn.body) continue;
-      for (const stmt of descendants(fn.body, 'expression_statement')) {
+      for (const stmt of bodyNodes(fn, 'expression_statement')) {
         const e = stmt.children[0] ? unwrap(stmt.children[0]) : undefined;
         if (e?.type !== 'call_expression') continue;
         const callee = field(e, 'function');
