@@ -144,12 +144,14 @@ describe('unread state per user and visibility', () => {
       .update(companyMembers)
       .set({ disabledAt: new Date() })
       .where(and(eq(companyMembers.userId, s.companyUser.id), eq(companyMembers.companyId, s.company.id)));
+    await t.settleCredentials();
     const afterLeaving = await getJson(t, s.companyUser.token, `${base}`);
     expect(afterLeaving.status).toBe(404);
     await t.container.database.db
       .update(companyMembers)
       .set({ disabledAt: null })
       .where(and(eq(companyMembers.userId, s.companyUser.id), eq(companyMembers.companyId, s.company.id)));
+    await t.settleCredentials();
     await check(s.companyUser, ['public', 'private', 'internal'], null);
 
     // Deleting the latest comments: counts and lastCommentAt fall back to what remains.
