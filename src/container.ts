@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { ServiceActor, UserActor } from './auth/actor.ts';
 import { createAuthService } from './auth/auth.service.ts';
@@ -168,7 +168,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     throw err;
   }
   const redis = config.redisUrl
-    ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 })
+    ? new (await import('ioredis')).Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 })
     : null;
   const rateLimiter: RateLimiter = redis
     ? createRedisRateLimiter(redis, config.rateLimit, `${config.redisPrefix}rl:`)

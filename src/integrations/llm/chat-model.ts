@@ -4,7 +4,7 @@
  * 429 (when the server asks for a short wait), 5xx and refused connections a bounded number of
  * times, and reports every failure as a {@link ChatModelError} of a known kind.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 
 export type ChatModelMessage = ChatCompletionMessageParam;
@@ -60,21 +60,35 @@ export interface ChatModelOptions {
   fetch: typeof fetch;
 }
 
+type OpenAIClass = typeof OpenAI;
+let openaiModule: Promise<OpenAIClass> | undefined;
+/** The `openai` package loads with the first question: most processes never ask one, and start faster. */
+function loadOpenAI(): Promise<OpenAIClass> {
+  openaiModule ??= import('openai').then((m) => m.default);
+  return openaiModule;
+}
+
 export function createChatModel(options: ChatModelOptions): ChatModel {
-  const client = new OpenAI({
-    baseURL: options.baseUrl,
-    // Local OpenAI-compatible servers need no key; the client insists on one.
-    apiKey: options.apiKey ?? 'unused',
-    timeout: options.timeoutMs,
-    maxRetries: 0,
-    fetch: options.fetch,
-  });
+  let client: Promise<OpenAI> | undefined;
+  const clientOf = () =>
+    (client ??= loadOpenAI().then(
+      (OpenAIClient) =>
+        new OpenAIClient({
+          baseURL: options.baseUrl,
+          // Local OpenAI-compatible servers need no key; the client insists on one.
+          apiKey: options.apiKey ?? 'unused',
+          timeout: options.timeoutMs,
+          maxRetries: 0,
+          fetch: options.fetch,
+        }),
+    ));
   const baseDelay = options.retryDelayMs ?? 500;
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 10_000;
 
   async function attempt(request: ChatModelRequest): Promise<ChatModelAnswer> {
+    const api = await clientOf();
     try {
-      const completion = await client.chat.completions.create({
+      const completion = await api.chat.completions.create({
         model: options.model,
         messages: request.messages,
         stream: false,
@@ -97,7 +111,7 @@ export function createChatModel(options: ChatModelOptions): ChatModel {
           : null,
       };
     } catch (err) {
-      throw toChatModelError(err);
+      throw toChatModelError(err, await loadOpenAI());
     }
   }
 
@@ -134,7 +148,7 @@ function retryAfterOf(headers: Headers | undefined): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, (at - Date.now()) / 1000);
 }
 
-function toChatModelError(err: unknown): ChatModelError {
+function toChatModelError(err: unknown, OpenAI: OpenAIClass): ChatModelError {
   if (err instanceof ChatModelError) return err;
   if (err instanceof OpenAI.APIConnectionTimeoutError) {
     return new ChatModelError('timeout', 'the model did not answer in time');

@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { neverConnected, SendRefusedError } from './send-errors.ts';
 
 /** One e-mail; `messageId` is stable per delivery so that a receiver can recognise it. */
@@ -17,15 +17,23 @@ export interface Mailer {
 
 /** A mailer over SMTP (`smtp://user:pass@host:port`, `smtps://…` for implicit TLS). */
 export function createSmtpMailer(options: { url: string; from: string; timeoutMs: number }): Mailer {
-  const transport = nodemailer.createTransport(options.url, {
-    connectionTimeout: options.timeoutMs,
-    greetingTimeout: options.timeoutMs,
-    socketTimeout: options.timeoutMs,
-  } as never);
+  // nodemailer loads with the first message: most processes never send one, and start faster.
+  let transport: Promise<Transporter> | undefined;
+  let opened: Transporter | undefined;
+  const transportOf = () =>
+    (transport ??= import('nodemailer').then(({ default: nodemailer }) => {
+      opened = nodemailer.createTransport(options.url, {
+        connectionTimeout: options.timeoutMs,
+        greetingTimeout: options.timeoutMs,
+        socketTimeout: options.timeoutMs,
+      } as never);
+      return opened;
+    }));
   return {
     async send(message) {
+      const smtp = await transportOf();
       try {
-        await transport.sendMail({
+        await smtp.sendMail({
           from: options.from,
           to: message.to,
           subject: message.subject,
@@ -48,7 +56,7 @@ export function createSmtpMailer(options: { url: string; from: string; timeoutMs
       }
     },
     close() {
-      transport.close();
+      opened?.close();
     },
   };
 }

@@ -16,16 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { AppError } from '../../errors.ts';
 import type { OutboundPolicy } from '../outbound/outbound-policy.ts';
 import { assertObjectKey, createByteLimiter, type ObjectStore } from './object-store.ts';
@@ -72,6 +63,18 @@ function checkedRequestHandler(
   };
 }
 
+type S3Sdk = typeof import('@aws-sdk/client-s3') & {
+  getSignedUrl: typeof import('@aws-sdk/s3-request-presigner').getSignedUrl;
+};
+let sdkModule: Promise<S3Sdk> | undefined;
+/** The AWS SDK loads with the first S3 call: a process on the file system store never loads it. */
+function loadS3Sdk(): Promise<S3Sdk> {
+  sdkModule ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/s3-request-presigner')]).then(
+    ([s3, presigner]) => ({ ...s3, getSignedUrl: presigner.getSignedUrl }),
+  );
+  return sdkModule;
+}
+
 /** S3 refuses presigned URLs valid for longer than 7 days. */
 const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 
@@ -91,7 +94,11 @@ export function createS3ObjectStore(options: S3ObjectStoreOptions): ObjectStore 
       ? { requestHandler: checkedRequestHandler(options.outbound, options.endpoint) }
       : {}),
   };
-  const client = new S3Client(config);
+  let opened: Promise<{ sdk: S3Sdk; client: S3Client }> | undefined;
+  const connect = () => {
+    opened ??= loadS3Sdk().then((sdk) => ({ sdk, client: new sdk.S3Client(config) }));
+    return opened;
+  };
   const bucket = options.bucket;
   const keyPrefix = options.keyPrefix ? `${options.keyPrefix.replace(/\/+$/, '')}/` : '';
   const spoolDir = options.spoolDir ?? tmpdir();
@@ -105,6 +112,7 @@ export function createS3ObjectStore(options: S3ObjectStoreOptions): ObjectStore 
     kind: 's3',
 
     async putStream(key, body, { maxBytes }) {
+      const { sdk, client } = await connect();
       const objectKey = s3Key(key);
       await mkdir(spoolDir, { recursive: true });
       const spool = join(spoolDir, `vigil-spool-${randomUUID()}.part`);
@@ -118,7 +126,7 @@ export function createS3ObjectStore(options: S3ObjectStoreOptions): ObjectStore 
           createWriteStream(spool, { flags: 'wx' }),
         );
         await client.send(
-          new PutObjectCommand({
+          new sdk.PutObjectCommand({
             Bucket: bucket,
             Key: objectKey,
             Body: createReadStream(spool),
@@ -132,8 +140,9 @@ export function createS3ObjectStore(options: S3ObjectStoreOptions): ObjectStore 
     },
 
     async getStream(key) {
+      const { sdk, client } = await connect();
       try {
-        const result = await client.send(new GetObjectCommand({ Bucket: bucket, Key: s3Key(key) }));
+        const result = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: s3Key(key) }));
         if (!(result.Body instanceof Readable)) {
           throw new Error(`The S3 response body for "${key}" is not a Node stream.`);
         }
@@ -147,8 +156,9 @@ export function createS3ObjectStore(options: S3ObjectStoreOptions): ObjectStore 
     },
 
     async head(key) {
+      const { sdk, client } = await connect();
       try {
-        const result = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: s3Key(key) }));
+        const result = await client.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: s3Key(key) }));
         return { sizeBytes: result.ContentLength ?? 0 };
       } catch (err) {
         if (isS3NotFound(err)) return null;
@@ -157,15 +167,17 @@ export function createS3ObjectStore(options: S3ObjectStoreOptions): ObjectStore 
     },
 
     async delete(key) {
-      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: s3Key(key) }));
+      const { sdk, client } = await connect();
+      await client.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: s3Key(key) }));
     },
 
     async deletePrefix(prefix) {
+      const { sdk, client } = await connect();
       const listPrefix = `${s3Key(prefix.replace(/\/+$/, ''))}/`;
       let continuationToken: string | undefined;
       do {
         const page = await client.send(
-          new ListObjectsV2Command({
+          new sdk.ListObjectsV2Command({
             Bucket: bucket,
             Prefix: listPrefix,
             ContinuationToken: continuationToken,
@@ -174,18 +186,19 @@ export function createS3ObjectStore(options: S3ObjectStoreOptions): ObjectStore 
         // One DELETE per object rather than DeleteObjects: that call needs a Content-MD5 or a
         // checksum header that not every S3-compatible server accepts, and prefixes here are small.
         for (const object of page.Contents ?? []) {
-          if (object.Key) await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: object.Key }));
+          if (object.Key) await client.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: object.Key }));
         }
         continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (continuationToken);
     },
 
     async *list(prefix) {
+      const { sdk, client } = await connect();
       const listPrefix = `${s3Key(prefix.replace(/\/+$/, ''))}/`;
       let continuationToken: string | undefined;
       do {
         const page = await client.send(
-          new ListObjectsV2Command({
+          new sdk.ListObjectsV2Command({
             Bucket: bucket,
             Prefix: listPrefix,
             ContinuationToken: continuationToken,
@@ -201,14 +214,15 @@ export function createS3ObjectStore(options: S3ObjectStoreOptions): ObjectStore 
     },
 
     async presignPut(key, { expiresAt, contentLength }) {
+      const { sdk, client } = await connect();
       const seconds = Math.ceil((expiresAt.getTime() - Date.now()) / 1000);
       const expiresIn = Math.min(Math.max(seconds, 1), MAX_PRESIGN_SECONDS);
-      const command = new PutObjectCommand({
+      const command = new sdk.PutObjectCommand({
         Bucket: bucket,
         Key: s3Key(key),
         ...(contentLength === undefined ? {} : { ContentLength: contentLength }),
       });
-      const url = await getSignedUrl(client, command, {
+      const url = await sdk.getSignedUrl(client, command, {
         expiresIn,
         // Signing the length makes the bucket refuse a body of any other size.
         ...(contentLength === undefined ? {} : { signableHeaders: new Set(['content-length']) }),
@@ -219,7 +233,7 @@ export function createS3ObjectStore(options: S3ObjectStoreOptions): ObjectStore 
     },
 
     async close() {
-      client.destroy();
+      if (opened) (await opened).client.destroy();
     },
   };
 }
