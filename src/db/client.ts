@@ -138,12 +138,9 @@ function prepareStatementsOf(client: pg.PoolClient): void {
   const prepared = new Map<string, string>();
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   // pg's `query` is a set of overloads (text, config, submittable; promise or callback): a wrapper
-  // that forwards whatever it is given cannot be typed as every overload, so the assignment
-  // goes through `unknown`.
-  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (
-    config: unknown,
-    ...rest: unknown[]
-  ) => {
+  // that forwards whatever it is given cannot be typed as every overload, so it is set with
+  // `Reflect.set` (the same assignment, without claiming a type it does not have).
+  const forward = (config: unknown, ...rest: unknown[]) => {
     const c = config as { text?: unknown; name?: unknown; submit?: unknown } | null;
     if (
       c &&
@@ -161,6 +158,7 @@ function prepareStatementsOf(client: pg.PoolClient): void {
     }
     return query(config, ...rest);
   };
+  Reflect.set(client, 'query', forward);
 }
 
 const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');

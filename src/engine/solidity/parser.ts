@@ -219,9 +219,11 @@ function lineIndex(source: string): (offset: number) => number {
 
 /** The module address of a tree (the library keeps it at index 0). */
 function treeAddress(tree: import('web-tree-sitter').Tree): number {
-  // The address is a private field of the library's Tree, absent from its types: reading it
-  // needs the cast (the cursor functions above take it to walk the tree without allocations).
-  return (tree as unknown as { 0: number })[0];
+  // The address is a private field of the library's Tree, absent from its types: read by key
+  // (the cursor functions above take it to walk the tree without allocations).
+  const address: unknown = Reflect.get(tree, 0);
+  if (typeof address !== 'number') throw new Error('web-tree-sitter: a tree without its address');
+  return address;
 }
 
 /** Leaves share this array until a child is added (most nodes of a tree are leaves). */
