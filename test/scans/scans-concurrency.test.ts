@@ -11,6 +11,7 @@ import {
   newIdempotencyKey,
   postScan,
   REENTRANT_BANK,
+  type ScanStatusBody,
   waitForScan,
 } from '../helpers/scan-helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -98,7 +99,8 @@ describe('createScan under concurrency', () => {
       while (sampling) {
         const a = await account(company.id);
         samples.push(a.purchased - a.used - a.reserved);
-        await new Promise((resolve) => setTimeout(resolve, 5));
+        // One sample after another; the query itself lets the scans' requests run in between.
+        await new Promise((resolve) => setImmediate(resolve));
       }
     })();
     const answers = await Promise.all(
@@ -145,8 +147,16 @@ describe('cancelScan racing the scan', () => {
       expect(created.statusCode).toBe(202);
       const id = created.json().id as string;
       await waitForScan(first, key, id, (s) => s.status !== 'preparing');
-      // Cancel at a different moment of the run each round, up to around its completion.
-      await new Promise((resolve) => setTimeout(resolve, round * 60));
+      // Cancel at a different moment of the run each round, named by the scan's state: at once,
+      // once it runs, after its first file, past half of its files, and after it completed.
+      const moments: Array<(s: ScanStatusBody) => boolean> = [
+        () => true,
+        (s) => s.status !== 'queued',
+        (s) => s.progress.filesDone >= 1 || isFinal(s),
+        (s) => s.progress.filesDone >= 4 || isFinal(s),
+        isFinal,
+      ];
+      await waitForScan(first, key, id, moments[round] ?? isFinal);
       const cancel = await replica(round).app.inject({
         method: 'POST',
         url: `/api/scanner/v1/scans/${id}/cancel`,
