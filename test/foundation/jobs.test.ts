@@ -10,6 +10,7 @@ import {
   type RegisteredJob,
 } from '../../src/jobs/queue.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const echo = defineJob({
   name: 'test.echo',
@@ -90,15 +91,6 @@ async function jobRow(id: string) {
 
 async function jobState(id: string): Promise<string | undefined> {
   return (await jobRow(id))?.state;
-}
-
-/** Polls `condition` every 100 ms until it holds. */
-async function waitFor(condition: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const started = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 beforeAll(async () => {
