@@ -225,7 +225,7 @@ export function scansRepo(db: Db) {
 
     /**
      * Removes what a run that did not complete stored: the scan's finding links, and the drafts
-     * no other scan found and nobody published.
+     * no other scan found, nobody published and nobody sent to a tracker.
      */
     async removeRunFindings(scanId: string): Promise<void> {
       await db.execute(sql`
@@ -233,7 +233,11 @@ export function scansRepo(db: Db) {
         delete from findings f
          where f.id in (select finding_id from gone)
            and f.published = false
-           and not exists (select 1 from scan_findings o where o.finding_id = f.id and o.scan_id <> ${scanId})`);
+           and not exists (select 1 from scan_findings o where o.finding_id = f.id and o.scan_id <> ${scanId})
+           -- A draft someone already sent to or linked with a tracker is kept: deleting it would
+           -- drop the ticket and the export with it.
+           and not exists (select 1 from finding_tickets k where k.finding_id = f.id)
+           and not exists (select 1 from finding_exports e where e.finding_id = f.id)`);
     },
 
     /** The scan's findings (drafts included), with the location the scan saw. */

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { startFakeGitServer } from '../../../test/fakes/git-server.ts';
 import { sharedTestApp } from '../../../test/helpers/app.ts';
@@ -6,6 +6,7 @@ import { itEnforcesServiceAuth } from '../../../test/helpers/auth-cases.ts';
 import {
   buildArchive,
   buildCompany,
+  buildScannerFinding,
   buildServiceKey,
   connectSourcehost,
   grantCredits,
@@ -19,8 +20,17 @@ import {
   REENTRANT_BANK,
   waitForScan,
 } from '../../../test/helpers/scan-helpers.ts';
-import { creditLedger, idempotencyRecords, scans, workspaces } from '../../db/schema/index.ts';
+import {
+  creditLedger,
+  findings,
+  findingTickets,
+  idempotencyRecords,
+  scanFindings,
+  scans,
+  workspaces,
+} from '../../db/schema/index.ts';
 import { emptyThreatModel } from '../../engine/threat-model/threat-model.ts';
+import { scansRepo } from './scans.repo.ts';
 
 const COMMIT = 'a'.repeat(40);
 
@@ -399,6 +409,41 @@ describe('POST /api/scanner/v1/scans/{scanId}/cancel', () => {
       url: `/api/scanner/v1/scans/${id}/cancel`,
       headers: { authorization: `Bearer ${key}` },
     });
+
+  it('a run stopped by a cancel removes its drafts but keeps the ones already sent to a tracker', async () => {
+    const { company } = await tenant();
+    const scan = await scanIn(company.id, 'running');
+    const db = t.container.database.db;
+    const base = { companyId: company.id, workspaceId: scan.workspaceId };
+    const ticketed = await buildScannerFinding(t, base);
+    const plain = await buildScannerFinding(t, base);
+    const location = { file: 'contracts/Vault.sol', startLine: 42, endLine: 57 };
+    await db.insert(scanFindings).values([
+      { scanId: scan.id, findingId: ticketed.id, location },
+      { scanId: scan.id, findingId: plain.id, location },
+    ]);
+    await db.insert(findingTickets).values({
+      companyId: company.id,
+      findingId: ticketed.id,
+      provider: 'tracker_a',
+      key: 'SEC-1',
+      externalId: 'issue-1',
+      url: 'https://tracker.example/SEC-1',
+      title: 'Reentrancy',
+      source: 'created',
+    });
+
+    await db.transaction((tx) => scansRepo(tx).removeRunFindings(scan.id));
+
+    const left = await db
+      .select({ id: findings.id })
+      .from(findings)
+      .where(inArray(findings.id, [ticketed.id, plain.id]));
+    expect(left.map((r) => r.id)).toEqual([ticketed.id]);
+    const tickets = await db.select().from(findingTickets).where(eq(findingTickets.findingId, ticketed.id));
+    expect(tickets).toHaveLength(1);
+    expect(await db.select().from(scanFindings).where(eq(scanFindings.scanId, scan.id))).toHaveLength(0);
+  });
 
   it('cancels a queued or running scan and is safe to repeat', async () => {
     const { company, key } = await tenant();
