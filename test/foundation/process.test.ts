@@ -78,7 +78,13 @@ describe('vigil processes', () => {
           port,
           method: 'POST',
           path: '/api/v0/admin/companies',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          // 100-continue: the server answers it when it has read the headers and taken the request,
+          // so the signal below cannot overtake the request itself.
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            expect: '100-continue',
+          },
         },
         (res) => {
           let body = '';
@@ -89,11 +95,15 @@ describe('vigil processes', () => {
         },
       );
       req.on('error', reject);
-      // SIGTERM once the first half is on the wire; the rest once the server is shutting down.
-      req.write('{"name": "Drain Co", ', () => {
-        first.child.kill('SIGTERM');
-        first.waitFor(/shutting down/).then(() => req.end('"handle": "drain-co"}'), reject);
+      // SIGTERM once the server has taken the request and the first half of the body is on the
+      // wire; the rest once the server is shutting down.
+      req.on('continue', () => {
+        req.write('{"name": "Drain Co", ', () => {
+          first.child.kill('SIGTERM');
+          first.waitFor(/shutting down/).then(() => req.end('"handle": "drain-co"}'), reject);
+        });
       });
+      req.flushHeaders();
     });
     const answered = await response;
     expect(answered.status).toBe(201);
