@@ -44,8 +44,10 @@ function harness(options: { fetch?: (request: Request) => Promise<Response> } = 
       return inner(request);
     },
     sleep: async (ms) => {
+      // The injected clock: each wait is recorded, and paced by 50 ms of real time so that the
+      // scan's worker runs meanwhile without the polls exhausting the key's rate limit.
       sleeps.push(ms);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 50));
     },
     pollIntervalMs: 1000,
     stdout: { write: (s: string) => out.push(s) },
