@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { api, apiOk, sharedTestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
@@ -119,6 +120,12 @@ describe('GET /api/v0/companies/{company_id}/audit-log', () => {
 
   it('orders by createdAt descending by default and ascending on request, ties broken by id, across pages', async () => {
     const { company } = await buildCompanyWorld(t); // writes two user_invited entries
+    // Their times can differ by less than the millisecond an entry shows: pin them to one
+    // millisecond (a tie broken by id), so that the expected order is computable from the payload.
+    await t.container.database.db
+      .update(auditLog)
+      .set({ createdAt: new Date('2026-05-01T10:00:00.000Z') })
+      .where(eq(auditLog.companyId, company.id));
     const tie = new Date('2026-05-01T12:00:00.000Z');
     await insertEntries(company.id, [
       { at: new Date('2026-05-01T11:00:00.000Z') },
