@@ -1,7 +1,7 @@
 /**
  * `vigil engine …` on its own: the same commands and configuration as `src/main.ts` registers,
- * without the other command modules. `bin/vigil.js` loads it as one bundle (see
- * `src/engine/bundle-cache.mjs`), so that a local scan starts without tsx.
+ * without the other command modules. `bin/vigil.js` loads its entry of the compiled build
+ * (`scripts/build.mjs`), so that a local scan loads nothing of the server.
  */
 import { Command } from 'commander';
 import { registerEngineCommandsFromEnv } from './engine.ts';
