@@ -51,7 +51,7 @@ const PROFILE = args.includes('--profile');
 /** Only the reads whose name contains this text (the two ceilings always run). */
 const ONLY = option('only', '');
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const DB_NAME = 'vigil_bench_api';
+const DB_NAME = process.env.BENCH_DB_NAME ?? 'vigil_bench_api';
 const RESULTS_FILE = process.env.BENCH_RESULTS ?? 'api.json';
 const TARGET_RATIO = 0.5;
 const TARGET_P99_MS = 20;
