@@ -14,8 +14,6 @@ import { registerCompanyRoutes } from './platform/companies/companies.routes.ts'
 import { CompanySummarySchema } from './platform/companies/companies.schemas.ts';
 import { registerFindingRoutes } from './platform/findings/findings.routes.ts';
 import {
-  AssetGroupSchema as FindingAssetGroupSchema,
-  AssetSchema as FindingAssetSchema,
   FindingRefSchema,
   FindingSchema,
   FullUserSummarySchema,
@@ -92,8 +90,6 @@ const SHARED_SCHEMAS: readonly TSchema[] = [
   CompanySchema,
   CompanySummarySchema,
   CompanyUserSchema,
-  FindingAssetGroupSchema,
-  FindingAssetSchema,
   FindingIssueExportSchema,
   FindingRefSchema,
   FindingSchema,

@@ -1520,32 +1520,6 @@ export interface components {
             joinedAt: string | null;
             deletedAt: string | null;
         };
-        FindingAssetGroup: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            description: string;
-            outOfScope: boolean;
-            rewards: {
-                minReward: string;
-                maxReward: string;
-            }[];
-            assets: components["schemas"]["FindingAsset"][];
-            subGroups: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                description: string;
-                assets: components["schemas"]["FindingAsset"][];
-            }[];
-        };
-        FindingAsset: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            description: string;
-            reference: string;
-        };
         FindingIssueExport: {
             /** Format: uuid */
             id: string;
@@ -1608,7 +1582,7 @@ export interface components {
             category: string | null;
             labels: components["schemas"]["Label"][];
             assignedTo: components["schemas"]["FullUserSummary"] | null;
-            assetGroup: components["schemas"]["FindingAssetGroup"] | null;
+            assetGroup: components["schemas"]["AssetGroup"] | null;
             lastCommentAt: string | null;
             safeHarborAssets: {
                 /** Format: uuid */

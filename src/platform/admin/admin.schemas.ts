@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { PLATFORM_PERMISSIONS } from '../../auth/actor.ts';
 import { DateTimeSchema, Nullable, UuidSchema } from '../../http/schemas.ts';
+import { CompanySummarySchema } from '../companies/companies.schemas.ts';
 
 export const CreateCompanyRequestSchema = Type.Object(
   {
@@ -18,18 +19,12 @@ export const CreateCompanyRequestSchema = Type.Object(
 );
 export type CreateCompanyRequest = Static<typeof CreateCompanyRequestSchema>;
 
-export const CompanySchema = Type.Object(
+/** A company as the platform admin sees it: its summary and when it was created. */
+export const CompanySchema = Type.Composite(
+  [CompanySummarySchema, Type.Object({ createdAt: DateTimeSchema })],
   {
-    id: UuidSchema,
-    name: Type.String(),
-    handle: Type.String(),
-    logo: Nullable(Type.String()),
-    website: Nullable(Type.String()),
-    sourcehost: Nullable(Type.String()),
-    microblog: Nullable(Type.String()),
-    createdAt: DateTimeSchema,
+    $id: 'Company',
   },
-  { $id: 'Company' },
 );
 
 export const CreateUserRequestSchema = Type.Object(

@@ -2,6 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { findingStatuses, repositoryRoles, severities } from '../../db/schema/index.ts';
 import { DateTimeSchema, Nullable, ref, UuidSchema } from '../../http/schemas.ts';
 import { LabelSchema } from '../labels/labels.schemas.ts';
+import { AssetGroupSchema } from '../repositories/repositories.schemas.ts';
 
 export const FindingStatusSchema = Type.Union(findingStatuses.map((s) => Type.Literal(s)));
 export const SeveritySchema = Type.Union(severities.map((s) => Type.Literal(s)));
@@ -42,36 +43,6 @@ export const RelatedFileSchema = Type.Object(
 export const FindingRefSchema = Type.Object(
   { id: UuidSchema, number: Type.Integer(), title: Type.String() },
   { $id: 'FindingRef' },
-);
-export const AssetSchema = Type.Object(
-  {
-    id: UuidSchema,
-    name: Type.String(),
-    description: Type.String(),
-    reference: Type.String(),
-  },
-  { $id: 'FindingAsset' },
-);
-
-/** Asset group (v0 §2.1) with its assets and sub-groups. */
-export const AssetGroupSchema = Type.Object(
-  {
-    id: UuidSchema,
-    name: Type.String(),
-    description: Type.String(),
-    outOfScope: Type.Boolean(),
-    rewards: Type.Array(Type.Object({ minReward: Type.String(), maxReward: Type.String() })),
-    assets: Type.Array(ref(AssetSchema)),
-    subGroups: Type.Array(
-      Type.Object({
-        id: UuidSchema,
-        name: Type.String(),
-        description: Type.String(),
-        assets: Type.Array(ref(AssetSchema)),
-      }),
-    ),
-  },
-  { $id: 'FindingAssetGroup' },
 );
 
 /**
