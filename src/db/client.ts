@@ -140,7 +140,7 @@ function prepareStatementsOf(client: pg.PoolClient): void {
   // pg's `query` is a set of overloads (text, config, submittable; promise or callback): a wrapper
   // that forwards whatever it is given cannot be typed as every overload, so it is set with
   // `Reflect.set` (the same assignment, without claiming a type it does not have).
-  const forward = (config: unknown, ...rest: unknown[]) => {
+  const named = (config: unknown, rest: unknown[]) => {
     const c = config as { text?: unknown; name?: unknown; submit?: unknown } | null;
     if (
       c &&
@@ -157,6 +157,18 @@ function prepareStatementsOf(client: pg.PoolClient): void {
       if (name !== undefined) return query({ ...c, name }, ...rest);
     }
     return query(config, ...rest);
+  };
+  // Queries given to one connection at once (a `Promise.all` of reads inside a transaction) run
+  // one after the other on the wire anyway: they are chained here, each sent when the one before
+  // it has settled, instead of being left to pg's internal queue, which pg@9 drops. Calls with a
+  // callback or a submittable (a cursor, a stream) return synchronously and go straight through.
+  let tail: Promise<unknown> = Promise.resolve();
+  const forward = (config: unknown, ...rest: unknown[]) => {
+    const submittable = typeof (config as { submit?: unknown } | null)?.submit === 'function';
+    if (submittable || rest.some((arg) => typeof arg === 'function')) return named(config, rest);
+    const run = tail.then(() => named(config, rest));
+    tail = run.catch(() => undefined);
+    return run;
   };
   Reflect.set(client, 'query', forward);
 }

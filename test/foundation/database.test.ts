@@ -94,3 +94,43 @@ describe('prepared statements', () => {
     }
   });
 });
+
+describe('queries given to one connection at once', () => {
+  it('run one after the other inside a transaction, each with its own answer, without pg queueing them', async () => {
+    const { config, drop } = await createTestDatabaseConfig();
+    const database = await openDatabase({ ...config, poolSize: 2 });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on('warning', onWarning);
+    try {
+      const { sql } = await import('drizzle-orm');
+      const answers = await database.transaction(async (tx) =>
+        Promise.all(
+          Array.from({ length: 12 }, async (_, i) => {
+            const rows = rowsOf<{ n: number; at: string }>(
+              await tx.db.execute(sql`select ${i}::int as n, clock_timestamp()::text as at, pg_sleep(0.01)`),
+            );
+            return rows[0]!;
+          }),
+        ),
+      );
+      expect(answers.map((a) => a.n)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+      // Sent in the order they were given: each started after the one before it.
+      const starts = answers.map((a) => a.at);
+      expect([...starts].sort()).toEqual(starts);
+      // A failing statement fails its own promise only; the chain goes on for the next ones.
+      const outcomes = await Promise.allSettled([
+        database.db.execute(sql`select 1/0`),
+        database.db.execute(sql`select 2::int as n`),
+      ]);
+      expect(outcomes[0]!.status).toBe('rejected');
+      expect(outcomes[1]).toMatchObject({ status: 'fulfilled' });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.includes('already executing a query'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      await database.close();
+      await drop();
+    }
+  });
+});
