@@ -130,6 +130,20 @@ function seesOnlyOwnFindings(access: FindingAccess, repository: RepositorySubjec
 }
 
 /**
+ * A name for what the user can read of a repository's findings: equal names, equal views
+ * (cross-company reader, effective role, reviewer label view, own findings only). Text produced
+ * under one view (an assistant's answer) is replayed only under the same one.
+ */
+export function readingView(access: FindingAccess, repository: RepositorySubject): string {
+  return [
+    access.readAll ? 'all' : 'scoped',
+    effectiveRole(access, repository) ?? 'none',
+    readsAsReviewer(access, repository) ? 'reviewer-labels' : 'all-labels',
+    seesOnlyOwnFindings(access, repository) ? 'own' : 'every',
+  ].join(':');
+}
+
+/**
  * The finding visibility rule (DESIGN §7) as sets, in two disjoint parts: whole repositories
  * (those of the user's companies, and those where the user's role sees everything: client, judge,
  * triager, admin, or reviewer with `showAllFindings`), and the repositories where the user sees

@@ -7,7 +7,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 export type FakeLlmReply =
-  | { kind: 'content'; content: string; usage?: { prompt_tokens: number; completion_tokens: number } }
+  | {
+      kind: 'content';
+      content: string;
+      usage?: { prompt_tokens: number; completion_tokens: number };
+      /** The answer is sent once this settles (a call held in flight). */
+      until?: Promise<unknown>;
+    }
   | { kind: 'status'; status: number; body?: string; retryAfter?: number; retryAfterMs?: number }
   | { kind: 'hang' };
 
@@ -90,21 +96,24 @@ export async function startFakeLlmServer(options: { apiKey?: string } = {}): Pro
           .end(reply.body ?? `{"error":{"message":"HTTP ${reply.status}"}}`);
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({
-          id: `chatcmpl-${state.requests.length}`,
-          object: 'chat.completion',
-          created: Math.floor(Date.now() / 1000),
-          model: body.model ?? 'fake-model',
-          choices: [
-            { index: 0, message: { role: 'assistant', content: reply.content }, finish_reason: 'stop' },
-          ],
-          usage: {
-            ...(reply.usage ?? { prompt_tokens: 1, completion_tokens: 1 }),
-            total_tokens: (reply.usage?.prompt_tokens ?? 1) + (reply.usage?.completion_tokens ?? 1),
-          },
-        }),
-      );
+      const answer = () =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            id: `chatcmpl-${state.requests.length}`,
+            object: 'chat.completion',
+            created: Math.floor(Date.now() / 1000),
+            model: body.model ?? 'fake-model',
+            choices: [
+              { index: 0, message: { role: 'assistant', content: reply.content }, finish_reason: 'stop' },
+            ],
+            usage: {
+              ...(reply.usage ?? { prompt_tokens: 1, completion_tokens: 1 }),
+              total_tokens: (reply.usage?.prompt_tokens ?? 1) + (reply.usage?.completion_tokens ?? 1),
+            },
+          }),
+        );
+      if (reply.until) void reply.until.then(answer, answer);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -410,23 +410,72 @@ export function createAiRepo(database: Database) {
       return Number(row?.total ?? 0);
     },
 
-    /** Adds one model call's tokens to the company's month (atomic under concurrency). */
-    async recordUsage(
+    /**
+     * Reserves `tokens` of the company's month before a model call, in one statement: granted
+     * while the month's total (answers and reservations in flight) is under `budget`, so that
+     * questions asked at once see each other's reservations instead of all passing one check.
+     * The reservation is counted as the call's prompt and completion tokens until
+     * {@link settleUsage} or {@link releaseReservation} replaces it.
+     */
+    async reserveTokens(
       companyId: string,
       month: string,
-      usage: { promptTokens: number; completionTokens: number },
-    ): Promise<void> {
-      await db
+      reserved: { promptTokens: number; completionTokens: number },
+      budget: number,
+    ): Promise<boolean> {
+      const rows = await db
         .insert(aiUsage)
-        .values({ companyId, month, ...usage, requests: 1 })
+        .values({ companyId, month, ...reserved, requests: 0 })
         .onConflictDoUpdate({
           target: [aiUsage.companyId, aiUsage.month],
           set: {
-            promptTokens: sql`${aiUsage.promptTokens} + ${usage.promptTokens}`,
-            completionTokens: sql`${aiUsage.completionTokens} + ${usage.completionTokens}`,
+            promptTokens: sql`${aiUsage.promptTokens} + ${reserved.promptTokens}`,
+            completionTokens: sql`${aiUsage.completionTokens} + ${reserved.completionTokens}`,
+          },
+          setWhere: sql`${aiUsage.promptTokens} + ${aiUsage.completionTokens} < ${budget}`,
+        })
+        .returning({ month: aiUsage.month });
+      return rows.length > 0;
+    },
+
+    /**
+     * Records one model call's tokens in the company's month (atomic under concurrency), in place
+     * of the reservation made for it (none: nothing reserved).
+     */
+    async settleUsage(
+      companyId: string,
+      month: string,
+      usage: { promptTokens: number; completionTokens: number },
+      reserved: { promptTokens: number; completionTokens: number } = { promptTokens: 0, completionTokens: 0 },
+    ): Promise<void> {
+      const prompt = usage.promptTokens - reserved.promptTokens;
+      const completion = usage.completionTokens - reserved.completionTokens;
+      await db
+        .insert(aiUsage)
+        .values({ companyId, month, promptTokens: prompt, completionTokens: completion, requests: 1 })
+        .onConflictDoUpdate({
+          target: [aiUsage.companyId, aiUsage.month],
+          set: {
+            promptTokens: sql`${aiUsage.promptTokens} + ${prompt}`,
+            completionTokens: sql`${aiUsage.completionTokens} + ${completion}`,
             requests: sql`${aiUsage.requests} + 1`,
           },
         });
+    },
+
+    /** Gives back a reservation whose model call did not answer. */
+    async releaseReservation(
+      companyId: string,
+      month: string,
+      reserved: { promptTokens: number; completionTokens: number },
+    ): Promise<void> {
+      await db
+        .update(aiUsage)
+        .set({
+          promptTokens: sql`greatest(${aiUsage.promptTokens} - ${reserved.promptTokens}, 0)`,
+          completionTokens: sql`greatest(${aiUsage.completionTokens} - ${reserved.completionTokens}, 0)`,
+        })
+        .where(and(eq(aiUsage.companyId, companyId), eq(aiUsage.month, month)));
     },
   };
 }

@@ -8,6 +8,7 @@ import {
 } from '../../../test/fakes/llm-server.ts';
 import { createTestApp, getJson, sendJson, type TestApp } from '../../../test/helpers/app.ts';
 import { buildFinding, buildRepositoryTeam, buildUser } from '../../../test/helpers/factories.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 import { aiUsage, assetGroups, assets, findingRelatedFiles, safeHarbors } from '../../db/schema/index.ts';
 import { SYSTEM_PROMPT } from './ai.prompt.ts';
 
@@ -520,5 +521,136 @@ describe('status, rate limit and token budget', () => {
     expect((await ask(limited, team.client.token, team.repository.id, { prompt: 'vault?' })).status).toBe(
       200,
     );
+  });
+});
+
+describe('the token budget under concurrency, and history after a role change', () => {
+  let budgeted: TestApp;
+
+  beforeAll(async () => {
+    budgeted = await createTestApp({
+      shareDatabaseWith: t,
+      env: {
+        VIGIL_OUTBOUND_ALLOW: '127.0.0.1/32',
+        VIGIL_LLM_BASE_URL: llm.baseUrl,
+        VIGIL_LLM_API_KEY: 'sk-test',
+        VIGIL_LLM_MODEL: 'fake-model',
+        VIGIL_LLM_TIMEOUT_MS: '10000',
+        VIGIL_LLM_MAX_RETRIES: '0',
+        VIGIL_AI_RATE_LIMIT_PER_MINUTE: '1000',
+        // Less than one call's reservation (its prompt and VIGIL_AI_MAX_ANSWER_TOKENS).
+        VIGIL_AI_MONTHLY_TOKEN_BUDGET: '500',
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await budgeted?.close();
+  });
+
+  const usageOf = async (companyId: string) =>
+    (await t.container.database.db.select().from(aiUsage).where(eq(aiUsage.companyId, companyId)))[0];
+
+  it('questions asked at once reserve their tokens first: one reaches the model, the rest get 429', async () => {
+    const other = await buildRepositoryTeam(t);
+    let release!: () => void;
+    llm.replies.push({
+      kind: 'content',
+      content: 'Held answer.',
+      usage: { prompt_tokens: 300, completion_tokens: 50 },
+      until: new Promise<void>((resolve) => {
+        release = resolve;
+      }),
+    });
+    const askers = [other.judge, other.triager, other.client, other.admin];
+    let settled = 0;
+    const asked = askers.map((u) =>
+      ask(budgeted, u.token, other.repository.id, { prompt: 'vault?' }).finally(() => {
+        settled++;
+      }),
+    );
+    // Every question has either reached the model or been answered.
+    await waitFor(() => llm.requests.length + settled >= askers.length, {
+      what: 'every question to reach the model or be answered',
+    });
+    release();
+    const results = await Promise.all(asked);
+    expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+    const refused = results.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(askers.length - 1);
+    for (const r of refused) expect((r.body as { msg: string }).msg).toMatch(/monthly AI token budget/);
+    expect(llm.requests).toHaveLength(1);
+    // The reservation was replaced by what the call used.
+    expect(await usageOf(other.company.id)).toMatchObject({
+      promptTokens: 300,
+      completionTokens: 50,
+      requests: 1,
+    });
+  });
+
+  it('gives a reservation back when the model fails, so the budget is not spent on nothing', async () => {
+    const other = await buildRepositoryTeam(t);
+    llm.replies.push({ kind: 'status', status: 500 });
+    const failed = await ask(budgeted, other.judge.token, other.repository.id, { prompt: 'vault?' });
+    expect(failed.status).toBe(502);
+    expect(await usageOf(other.company.id)).toMatchObject({
+      promptTokens: 0,
+      completionTokens: 0,
+      requests: 0,
+    });
+    llm.replies.push({
+      kind: 'content',
+      content: 'Now.',
+      usage: { prompt_tokens: 10, completion_tokens: 2 },
+    });
+    expect((await ask(budgeted, other.judge.token, other.repository.id, { prompt: 'vault?' })).status).toBe(
+      200,
+    );
+    expect(await usageOf(other.company.id)).toMatchObject({
+      promptTokens: 10,
+      completionTokens: 2,
+      requests: 1,
+    });
+  });
+
+  it('does not replay answers written under a role the user no longer has', async () => {
+    const other = await buildRepositoryTeam(t);
+    const conversationId = randomUUID();
+    const conversation = { prompt: 'What did the judges decide on the vault?', conversationId };
+    llm.replies.push({ kind: 'content', content: 'Judge-only answer.' });
+    expect((await ask(t, other.judge.token, other.repository.id, conversation)).status).toBe(200);
+    llm.replies.push({ kind: 'content', content: 'Second judge answer.' });
+    expect((await ask(t, other.judge.token, other.repository.id, conversation)).status).toBe(200);
+    // Under the same role the first turn is history.
+    expect(llm.requests[1]!.raw).toContain('Judge-only answer.');
+
+    // The judge becomes a reviewer: earlier answers are no longer sent to the model.
+    const lowered = await sendJson(
+      t,
+      other.admin.token,
+      'PUT',
+      `/api/v0/repositories/${other.repository.id}/members/${other.judge.id}`,
+      { role: 'reviewer' },
+    );
+    expect(lowered.status).toBeLessThan(300);
+    await t.settleCredentials();
+    llm.replies.push({ kind: 'content', content: 'Reviewer answer.' });
+    expect((await ask(t, other.judge.token, other.repository.id, conversation)).status).toBe(200);
+    const third = llm.requests[2]!;
+    expect(third.raw).not.toContain('Judge-only answer.');
+    expect(third.raw).not.toContain('Second judge answer.');
+    // The conversation itself still lists every turn to its owner.
+    const shown = await getJson<{ messages: Array<{ content: string }> }>(
+      t,
+      other.judge.token,
+      `/api/v0/repositories/${other.repository.id}/ai/conversations/${conversationId}`,
+    );
+    expect(shown.body.messages.map((m) => m.content)).toContain('Judge-only answer.');
+
+    // Answers written as a reviewer are replayed to the reviewer.
+    llm.replies.push({ kind: 'content', content: 'Fourth.' });
+    expect((await ask(t, other.judge.token, other.repository.id, conversation)).status).toBe(200);
+    expect(llm.requests[3]!.raw).toContain('Reviewer answer.');
+    expect(llm.requests[3]!.raw).not.toContain('Judge-only answer.');
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { loadFindingAccess, requireVisibleRepository } from '../../access/access.service.ts';
-import { can } from '../../access/policy.ts';
+import { can, readingView } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/client.ts';
@@ -76,6 +76,15 @@ export function createAiService(deps: AiServiceDeps) {
     if (ai.monthlyTokenBudget === 0) return { exhausted: false, next };
     const used = await repo.monthlyTokens(companyId, month);
     return { exhausted: used >= ai.monthlyTokenBudget, next };
+  }
+
+  function budgetExhausted(next: Date): AppError {
+    return new AppError('AI_BUDGET_EXHAUSTED', {
+      message: `The company's monthly AI token budget (${ai.monthlyTokenBudget} tokens) is used up; it renews on ${next.toISOString().slice(0, 10)}.`,
+      headers: {
+        'retry-after': String(Math.max(1, Math.ceil((next.getTime() - now().getTime()) / 1000))),
+      },
+    });
   }
 
   async function retrieve(
@@ -159,14 +168,7 @@ export function createAiService(deps: AiServiceDeps) {
 
       if (model) {
         const { exhausted, next } = await budgetLeft(repository.companyId);
-        if (exhausted) {
-          throw new AppError('AI_BUDGET_EXHAUSTED', {
-            message: `The company's monthly AI token budget (${ai.monthlyTokenBudget} tokens) is used up; it renews on ${next.toISOString().slice(0, 10)}.`,
-            headers: {
-              'retry-after': String(Math.max(1, Math.ceil((next.getTime() - now().getTime()) / 1000))),
-            },
-          });
-        }
+        if (exhausted) throw budgetExhausted(next);
       }
 
       const conversationId = input.conversationId ?? randomUUID();
@@ -178,8 +180,14 @@ export function createAiService(deps: AiServiceDeps) {
       // Another user may have created the same id concurrently: only its owner continues it.
       if (!can(access, 'conversation.read', { conversation, repositoryId })) throw conversationNotFound();
 
+      // Earlier answers are replayed only to the view they were written under: after a role
+      // change they may quote what the caller can no longer read.
+      const view = readingView(access, repository);
       const history = historyWithinBudget(
-        (await repo.recentMessages(conversation.id, 50)).map((m) => ({ role: m.role, content: m.content })),
+        sameViewTurns(await repo.recentMessages(conversation.id, 50), view).map((m) => ({
+          role: m.role,
+          content: m.content,
+        })),
         ai.historyTokens,
       );
       const items = await retrieve(access, repository, question);
@@ -190,22 +198,37 @@ export function createAiService(deps: AiServiceDeps) {
         await repo.addTurn(
           conversation.id,
           { content: question, metadata },
-          { content: answer, metadata: { mode: 'retrieval', model: null, retrieved: refs } },
+          { content: answer, metadata: { mode: 'retrieval', model: null, retrieved: refs, view } },
         );
         return answer;
       }
 
       const messages = buildMessages({ repositoryName: repository.name, history, question, items });
+      const { month, next } = monthOf(now());
+      // The call's tokens are reserved first (its prompt, and the longest answer it may get), so
+      // that questions asked at once cannot all pass the budget check and overshoot together.
+      const reserved = {
+        promptTokens: estimateTokens(JSON.stringify(messages)),
+        completionTokens: ai.maxAnswerTokens,
+      };
+      if (
+        ai.monthlyTokenBudget > 0 &&
+        !(await repo.reserveTokens(repository.companyId, month, reserved, ai.monthlyTokenBudget))
+      ) {
+        throw budgetExhausted(next);
+      }
+      const held = ai.monthlyTokenBudget > 0 ? reserved : undefined;
       const completion = await model
         .complete({ messages, tools: [SEARCH_TOOL], maxTokens: ai.maxAnswerTokens })
-        .catch((err: unknown) => {
+        .catch(async (err: unknown) => {
+          if (held) await repo.releaseReservation(repository.companyId, month, held);
           throw modelFailure(err);
         });
       const usage = completion.usage ?? {
-        promptTokens: estimateTokens(JSON.stringify(messages)),
+        promptTokens: reserved.promptTokens,
         completionTokens: estimateTokens(completion.content),
       };
-      await repo.recordUsage(repository.companyId, monthOf(now()).month, usage);
+      await repo.settleUsage(repository.companyId, month, usage, held);
       const checked = checkCitations(completion.content, items);
       await repo.addTurn(
         conversation.id,
@@ -217,6 +240,7 @@ export function createAiService(deps: AiServiceDeps) {
             model: completion.model,
             usage,
             retrieved: refs,
+            view,
             citations: { findings: checked.findings, paths: checked.paths, unverified: checked.unverified },
           },
         },
@@ -278,3 +302,25 @@ export function createAiService(deps: AiServiceDeps) {
 }
 
 export type AiService = ReturnType<typeof createAiService>;
+
+/**
+ * The turns of a conversation (newest first) whose answer was written under `view`: an answer of
+ * another view is left out with its question, and so are answers recorded without a view.
+ */
+function sameViewTurns<T extends { role: 'user' | 'assistant'; metadata: unknown }>(
+  newestFirst: T[],
+  view: string,
+): T[] {
+  const kept: T[] = [];
+  let keepQuestion = true;
+  for (const message of newestFirst) {
+    if (message.role === 'assistant') {
+      keepQuestion = (message.metadata as { view?: unknown } | null)?.view === view;
+      if (keepQuestion) kept.push(message);
+    } else {
+      if (keepQuestion) kept.push(message);
+      keepQuestion = true;
+    }
+  }
+  return kept;
+}

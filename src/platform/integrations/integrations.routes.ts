@@ -38,6 +38,7 @@ export function registerIntegrationRoutes(app: App, service: IntegrationsService
           '`tracker_a`: credentials `apiKey` (sent raw) or `accessToken` (Bearer); settings `baseUrl`, `workspaceUrlKey`, `appUrl`, `destination: {teamId, labelIds?, priority?}`.',
           '`tracker_b`: `site` (https://SITE); credentials `email` + `apiToken` (Basic) or `accessToken` (Bearer); settings `baseUrl` (gateway), `destination: {projectKey, issueType}`.',
           '`sourcehost`: credentials `token` and `webhookSecret` (signs inbound webhooks); settings `baseUrl` (git), `apiBaseUrl` (REST API; default baseUrl), `repositoryListing` (`installation` or `user`), `accountName`.',
+          'Settings are checked against the provider\'s: an unknown setting, a missing `teamId`/`projectKey` in a destination or a wrongly typed value answers 400 naming the setting.',
         ].join('\n\n'),
         params: Type.Object({ companyId: UuidSchema, provider: ProviderSchema }),
         body: Type.Object(
