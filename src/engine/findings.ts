@@ -1,5 +1,5 @@
 /** Turning a rule match into an `EngineVulnerability` with a stable fingerprint. */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Confidence, EngineVulnerability, RuleMeta, Severity } from './types.ts';
 
 export interface MatchInput {
@@ -35,8 +35,9 @@ export function fingerprintOf(parts: {
   snippet: string;
   occurrence: number;
 }): string {
-  const h = createHash('sha256');
-  h.update(
+  // One-shot `hash` (no Hash object per finding): the same digest as `createHash`.
+  return hash(
+    'sha256',
     [
       parts.ruleId,
       parts.file,
@@ -45,8 +46,8 @@ export function fingerprintOf(parts: {
       normalizeSnippet(parts.snippet),
       String(parts.occurrence),
     ].join('\u0000'),
+    'hex',
   );
-  return h.digest('hex');
 }
 
 /**

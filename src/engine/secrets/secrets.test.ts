@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BIP39_ENGLISH } from './bip39-english.ts';
-import { isProbablyText, maskSecret, scanSecretsInText, validateBip39Checksum } from './secrets.ts';
+import {
+  hasTwelveWordRun,
+  isProbablyText,
+  maskSecret,
+  scanSecretsInText,
+  validateBip39Checksum,
+} from './secrets.ts';
 
 /** Builds a valid 12-word mnemonic from 16 bytes of entropy (BIP-39). */
 function mnemonicFrom(entropy: Buffer): string {
@@ -114,5 +121,40 @@ describe('isProbablyText', () => {
   it('rejects binary content', () => {
     expect(isProbablyText(Buffer.from('pragma solidity ^0.8.0;\n'))).toBe(true);
     expect(isProbablyText(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]))).toBe(false);
+  });
+
+  it('finds twelve words in a row exactly where the regular expression does', () => {
+    const twelveWords = /(?:[a-z]{3,8}[ \t]+){11}[a-z]{3,8}/;
+    // Runs of letters of every length around 3–8, mostly single spaces between them, sometimes
+    // tabs, newlines, capitals or punctuation: about a quarter of the texts hold twelve words.
+    const word = fc
+      .oneof(
+        { weight: 20, arbitrary: fc.integer({ min: 3, max: 8 }) },
+        { weight: 1, arbitrary: fc.integer({ min: 0, max: 12 }) },
+      )
+      .map((n) => 'abcdefghijklmnopqrstuvwxyz'.slice(0, n));
+    const separator = fc.oneof(
+      { weight: 30, arbitrary: fc.constant(' ') },
+      { weight: 2, arbitrary: fc.constantFrom('\t', '  ', ' \t') },
+      { weight: 1, arbitrary: fc.constantFrom('\n', 'X', '.', ' X ', '') },
+    );
+    const text = fc
+      .tuple(
+        fc.constantFrom('', 'Xq', ' '),
+        fc.array(fc.tuple(word, separator), { minLength: 8, maxLength: 20 }),
+      )
+      .map(([head, parts]) => head + parts.map(([w, s]) => w + s).join(''));
+    let positives = 0;
+    fc.assert(
+      fc.property(text, (t) => {
+        const expected = twelveWords.test(t);
+        if (expected) positives++;
+        expect(hasTwelveWordRun(t)).toBe(expected);
+      }),
+      { numRuns: 3000, seed: 15 },
+    );
+    expect(positives).toBeGreaterThan(100);
+    expect(hasTwelveWordRun('abandon '.repeat(11) + 'about')).toBe(true);
+    expect(hasTwelveWordRun('abandon '.repeat(10) + 'about')).toBe(false);
   });
 });

@@ -193,6 +193,43 @@ const KEY_CONTEXT =
 const HASH_CONTEXT =
   /hash|keccak|sha\d|root|salt|topic|selector|codehash|init_?code|bytes32|digest|nonce|\btx\b|txid|signature|event|slot|magic|seed\s*=\s*0x|address\s*\(/i;
 
+/**
+ * Whether `text` matches `/(?:[a-z]{3,8}[ \t]+){11}[a-z]{3,8}/` (twelve lowercase words in a row:
+ * a mnemonic may be there), in one linear pass. The regular expression backtracks on every run of
+ * words in comments and took three times as long. Its first word may be the end of a longer run of
+ * letters and its last the start of one; the ten between must be whole runs of 3 to 8 letters.
+ */
+export function hasTwelveWordRun(text: string): boolean {
+  // Words in the chain that ends with the current run of letters (0: none).
+  let chain = 0;
+  // Whether the characters since the last run of letters are all spaces or tabs.
+  let spaced = false;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c >= 97 && c <= 122) {
+      const start = i;
+      while (i < n && text.charCodeAt(i) >= 97 && text.charCodeAt(i) <= 122) i++;
+      const len = i - start;
+      const before = spaced ? chain : 0;
+      if (len >= 3 && before >= 11) return true;
+      chain = len >= 3 && len <= 8 ? before + 1 : len >= 3 ? 1 : 0;
+      spaced = false;
+      continue;
+    }
+    if (c === 32 || c === 9) {
+      // Spaces and tabs after a run of letters keep its chain (any other character has reset it).
+      spaced = chain > 0;
+    } else {
+      chain = 0;
+      spaced = false;
+    }
+    i++;
+  }
+  return false;
+}
+
 /** Scans one text file; `.sol` files only yield keys their own text calls private keys. */
 export function scanSecretsInText(path: string, text: string): SecretMatch[] {
   const out: SecretMatch[] = [];
@@ -215,7 +252,7 @@ export function scanSecretsInText(path: string, text: string): SecretMatch[] {
   const patterns = PATTERNS.filter((p) => new RegExp(p.re.source, p.re.flags.replace('g', '')).test(text));
   const mayHoldHex = /[0-9a-fA-F]{64}/.test(text);
   const mayHoldExplorerKey = /(scan|apiKey)/i.test(text) && /[A-Z0-9]{34}/.test(text);
-  const mayHoldWords = /(?:[a-z]{3,8}[ \t]+){11}[a-z]{3,8}/.test(text);
+  const mayHoldWords = hasTwelveWordRun(text);
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (line.length > 5000) continue; // minified bundles

@@ -34,8 +34,9 @@ export class Cfg {
   readonly entry: number;
   readonly exit: number;
   private reachCache = new Map<number, Set<number>>();
-  /** Reaching definitions at the entry of each node (indices into `defs`). */
-  private reachingIn: Array<Set<number>> = [];
+  /** Reaching definitions at the entry of each node: `words` words of bits per node (bit i: `defs[i]`). */
+  private reachingIn = new Uint32Array(0);
+  private words = 0;
   readonly defs: Def[] = [];
 
   constructor(
@@ -89,7 +90,7 @@ export class Cfg {
   /** Definitions of `name` that reach node `id`. */
   reachingDefs(id: number, name: string): Def[] {
     const out: Def[] = [];
-    for (const d of this.reachingIn[id] ?? []) {
+    for (const d of this.reachingAt(id)) {
       const def = this.defs[d]!;
       if (def.name === name) out.push(def);
     }
@@ -100,7 +101,7 @@ export class Cfg {
   usesOf(def: Def): CfgNode[] {
     const idx = this.defs.indexOf(def);
     if (idx < 0) return [];
-    return this.nodes.filter((n) => n.uses.has(def.name) && this.reachingIn[n.id]?.has(idx));
+    return this.nodes.filter((n) => n.uses.has(def.name) && this.reaches(n.id, idx));
   }
 
   /**
@@ -139,7 +140,7 @@ export class Cfg {
 
   private reachingDefIdx(id: number, name: string): number[] {
     const out: number[] = [];
-    for (const d of this.reachingIn[id] ?? []) if (this.defs[d]!.name === name) out.push(d);
+    for (const d of this.reachingAt(id)) if (this.defs[d]!.name === name) out.push(d);
     return out;
   }
 
@@ -317,37 +318,83 @@ export class Cfg {
     });
   }
 
+  /**
+   * Reaching definitions as bit sets (one bit per definition, 32 to a word): the classic
+   * iteration to a fixed point, without a `Set` per node and round (which most of the time went to
+   * allocating and collecting).
+   */
   private computeReachingDefinitions(): void {
+    const n = this.nodes.length;
     const gen: Array<number[]> = [];
-    for (const n of this.nodes) {
-      gen[n.id] = [];
-      for (const d of n.defs) {
-        gen[n.id]!.push(this.defs.length);
-        this.defs.push({ node: n.id, name: d.name, rhs: d.rhs });
+    for (const node of this.nodes) {
+      gen[node.id] = [];
+      for (const d of node.defs) {
+        gen[node.id]!.push(this.defs.length);
+        this.defs.push({ node: node.id, name: d.name, rhs: d.rhs });
       }
     }
-    const killNames = this.nodes.map((n) => new Set(n.defs.map((d) => d.name)));
-    const inSets: Array<Set<number>> = this.nodes.map(() => new Set());
-    const outSets: Array<Set<number>> = this.nodes.map(() => new Set());
+    const words = (this.defs.length + 31) >>> 5;
+    this.words = words;
+    // The definitions of each name; a node kills every definition of the names it defines.
+    const byName = new Map<string, Uint32Array>();
+    for (const [i, d] of this.defs.entries()) {
+      let mask = byName.get(d.name);
+      if (!mask) {
+        mask = new Uint32Array(words);
+        byName.set(d.name, mask);
+      }
+      mask[i >>> 5]! |= 1 << (i & 31);
+    }
+    const keep = new Uint32Array(n * words).fill(0xffffffff);
+    const genBits = new Uint32Array(n * words);
+    for (const node of this.nodes) {
+      const base = node.id * words;
+      for (const d of node.defs) {
+        const mask = byName.get(d.name)!;
+        for (let w = 0; w < words; w++) keep[base + w]! &= ~mask[w]!;
+      }
+      for (const i of gen[node.id]!) genBits[base + (i >>> 5)]! |= 1 << (i & 31);
+    }
+    const inBits = new Uint32Array(n * words);
+    const outBits = new Uint32Array(n * words);
     let changed = true;
-    const order = this.nodes.map((n) => n.id);
     while (changed) {
       changed = false;
-      for (const id of order) {
-        const node = this.nodes[id]!;
-        const inS = new Set<number>();
-        for (const p of node.pred) for (const d of outSets[p]!) inS.add(d);
-        const outS = new Set<number>();
-        for (const d of inS) if (!killNames[id]!.has(this.defs[d]!.name)) outS.add(d);
-        for (const d of gen[id]!) outS.add(d);
-        if (outS.size !== outSets[id]!.size) {
-          outSets[id] = outS;
-          changed = true;
+      for (const node of this.nodes) {
+        const base = node.id * words;
+        for (let w = 0; w < words; w++) {
+          let x = 0;
+          for (const p of node.pred) x |= outBits[p * words + w]!;
+          inBits[base + w] = x;
+          const out = (x & keep[base + w]!) | genBits[base + w]!;
+          if (out !== outBits[base + w]) {
+            outBits[base + w] = out;
+            changed = true;
+          }
         }
-        inSets[id] = inS;
       }
     }
-    this.reachingIn = inSets;
+    this.reachingIn = inBits;
+  }
+
+  /** Whether definition `d` reaches the entry of node `id`. */
+  private reaches(id: number, d: number): boolean {
+    if (!(id >= 0 && id < this.nodes.length)) return false;
+    return (this.reachingIn[id * this.words + (d >>> 5)]! & (1 << (d & 31))) !== 0;
+  }
+
+  /** Indices of the definitions reaching the entry of node `id`, in ascending order. */
+  private *reachingAt(id: number): Generator<number> {
+    if (!(id >= 0 && id < this.nodes.length)) return;
+    const base = id * this.words;
+    for (let w = 0; w < this.words; w++) {
+      let x = this.reachingIn[base + w]!;
+      while (x !== 0) {
+        const bit = 31 - Math.clz32(x & -x);
+        yield (w << 5) | bit;
+        x &= x - 1;
+      }
+    }
   }
 }
 
