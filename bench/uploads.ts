@@ -1,12 +1,14 @@
 /**
  * Upload benchmark: a real tar.gz of source files (the project's node_modules, packed as many
- * times as needed) is PUT to the embedded store of the real app listening on 127.0.0.1, then
- * completed (verified and stored). Measures MB/s of each step and the process's peak RSS
- * (sampled every 50 ms), and, on the same file, the practical limit: `sha256sum` plus
- * `tar -tzf`, whose combined speed is size / (t_sha + t_tar). Two sizes are run so that memory
- * can be compared against archive size.
+ * times as needed) is PUT by curl (a process of its own, so that only the server's memory is
+ * counted) to the embedded store of the real app listening on 127.0.0.1, then completed
+ * (verified and stored). Measures MB/s and CPU seconds of each step and the process's peak RSS,
+ * V8 heap and ArrayBuffer memory (sampled every 20 ms), and, on the same file, the practical
+ * limit: `sha256sum` plus `tar -tzf`, whose combined speed is size / (t_sha + t_tar), with their
+ * CPU seconds (gzip included). Two sizes are run so that memory can be compared against archive
+ * size. The wall-clock ratio moves with the machine's load; the CPU ratio much less.
  *
- * Run: `npm run bench:uploads [-- --sizes 50,200 --repeats 3]` (medians of the rounds). Writes bench/results/uploads.json.
+ * Run: `npm run bench:uploads [-- --sizes 50,200 --repeats 3 --client curl|fetch]` (medians of the rounds). Writes bench/results/uploads.json.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -101,7 +103,12 @@ async function buildArchive(
 interface Measured<T = unknown> {
   result: T;
   seconds: number;
+  /** CPU seconds (user + system) of this process, its thread pool included, during the step. */
+  cpuSeconds: number;
   peakRssMB: number;
+  /** Peaks of process.memoryUsage(): V8 heap in use, and Buffers/ArrayBuffers outside the heap. */
+  peakHeapUsedMB: number;
+  peakArrayBuffersMB: number;
 }
 
 function median(values: number[]): number {
@@ -109,33 +116,115 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
-/** Peak RSS while `run` runs, sampled every 50 ms. */
+/** Peak memory while `run` runs, sampled every 20 ms, and the CPU time it took. */
 async function withPeakRss<T>(run: () => Promise<T>): Promise<Measured<T>> {
-  let peak = process.memoryUsage().rss;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 50);
+  const peak = { rss: 0, heapUsed: 0, arrayBuffers: 0 };
+  const sample = () => {
+    const m = process.memoryUsage();
+    peak.rss = Math.max(peak.rss, m.rss);
+    peak.heapUsed = Math.max(peak.heapUsed, m.heapUsed);
+    peak.arrayBuffers = Math.max(peak.arrayBuffers, m.arrayBuffers);
+  };
+  sample();
+  const timer = setInterval(sample, 20);
+  const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
   try {
     const result = await run();
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    peak = Math.max(peak, process.memoryUsage().rss);
-    return { result, seconds, peakRssMB: peak / MB };
+    const cpu = process.cpuUsage(cpuBefore);
+    sample();
+    return {
+      result,
+      seconds,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      peakRssMB: peak.rss / MB,
+      peakHeapUsedMB: peak.heapUsed / MB,
+      peakArrayBuffersMB: peak.arrayBuffers / MB,
+    };
   } finally {
     clearInterval(timer);
   }
 }
 
-async function timeCommand(command: string, args: string[]): Promise<number> {
+/** Runs a command; wall seconds, and CPU seconds of it and its children (`tar -z` runs gzip). */
+async function timeCommand(
+  command: string,
+  args: string[],
+): Promise<{ seconds: number; cpuSeconds: number }> {
   const started = process.hrtime.bigint();
+  let report = '';
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+    // GNU time writes "user system" of the command and everything it waited for to stderr.
+    const child = spawn('/usr/bin/time', ['-f', '%U %S', command, ...args], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      report += chunk.toString();
+    });
     child.on('error', reject);
     child.on('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${command} exited with ${code}`)),
+      code === 0 ? resolve() : reject(new Error(`${command} exited with ${code}: ${report}`)),
     );
   });
-  return Number(process.hrtime.bigint() - started) / 1e9;
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const [user, system] = report.trim().split('\n').at(-1)!.split(' ').map(Number);
+  return { seconds, cpuSeconds: (user ?? Number.NaN) + (system ?? Number.NaN) };
+}
+
+/**
+ * PUTs `file` with curl, in its own process, so that the client's buffers are not counted in
+ * the server's memory.
+ */
+async function curlPut(url: string, headers: Record<string, string>, file: string): Promise<unknown> {
+  let out = '';
+  let err = '';
+  const args = ['-sS', '--fail-with-body', '-T', file, '-H', 'expect:'];
+  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
+  args.push(url);
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn('curl', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`curl PUT exited with ${code}: ${err} ${out}`)),
+    );
+  });
+  return JSON.parse(out);
+}
+
+/**
+ * PUTs `file` with this process's fetch (`--client fetch`): what the benchmark did before curl,
+ * kept to show how much of the measured memory such a client adds.
+ */
+async function fetchPut(
+  url: string,
+  headers: Record<string, string>,
+  file: string,
+  sizeBytes: number,
+): Promise<unknown> {
+  const res = await fetch(url, {
+    method: 'PUT',
+    headers: { ...headers, 'content-length': String(sizeBytes) },
+    body: Readable.toWeb(createReadStream(file)) as ReadableStream,
+    duplex: 'half',
+  } as RequestInit);
+  if (res.status !== 200) throw new Error(`PUT → ${res.status}: ${await res.text()}`);
+  return res.json();
+}
+
+interface StepResult {
+  seconds: number;
+  mbPerSecond: number;
+  cpuSeconds: number;
+  peakRssMB: number;
+  peakHeapUsedMB: number;
+  peakArrayBuffersMB: number;
 }
 
 interface SizeResult {
@@ -143,17 +232,31 @@ interface SizeResult {
   sizeBytes: number;
   files: number;
   rounds: number;
-  put: { seconds: number; mbPerSecond: number; peakRssMB: number };
-  complete: {
-    seconds: number;
-    mbPerSecond: number;
-    peakRssMB: number;
-    fileCount: number;
-    expandedBytes: number;
+  put: StepResult;
+  complete: StepResult & { fileCount: number; expandedBytes: number };
+  reference: {
+    sha256sumSeconds: number;
+    tarListSeconds: number;
+    combinedMbPerSecond: number;
+    sha256sumCpuSeconds: number;
+    tarListCpuSeconds: number;
   };
-  reference: { sha256sumSeconds: number; tarListSeconds: number; combinedMbPerSecond: number };
+  /** Wall-clock speed of completion over the reference's, medians of the rounds. */
   completeVsReference: number;
+  /** The same ratio per round (each round's completion against that round's reference). */
+  completeVsReferenceRounds: number[];
+  /** Reference CPU seconds over completion CPU seconds: the ratio without the machine's load. */
+  completeVsReferenceCpu: number;
+  /** RSS before the first round's PUT (the lowest of the rounds). */
   baselineRssMB: number;
+  /**
+   * The largest rise of RSS above the RSS just before the PUT of the same round, during the PUT
+   * and during the completion. Each round against its own start: a process's RSS also falls
+   * between rounds (start-up garbage collected, memory returned), and a peak of one round
+   * measured against a lower start of another would count that fall as growth.
+   */
+  rssGrowthMB: { put: number; complete: number };
+  loadAverageAtStart: number[];
 }
 
 /**
@@ -195,6 +298,8 @@ async function main(): Promise<void> {
   }
   const sizes = arg('sizes', '50,200').split(',').map(Number);
   const repeats = Number(arg('repeats', '3'));
+  const client = arg('client', 'curl');
+  if (client !== 'curl' && client !== 'fetch') throw new Error('--client is curl or fetch');
   const work = await mkdtemp(join(tmpdir(), 'vigil-bench-uploads-'));
   const dataDir = join(work, 'data');
   await mkdir(dataDir, { recursive: true });
@@ -244,11 +349,12 @@ async function main(): Promise<void> {
       console.log(`[${targetMB} MB] ${(built.sizeBytes / MB).toFixed(1)} MB, ${built.files} files`);
 
       const mb = built.sizeBytes / MB;
+      const loadAverageAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
       const runs: Array<{
         put: Measured;
         complete: Measured<{ fileCount: number; expandedBytes: number }>;
-        sha: number;
-        tar: number;
+        sha: { seconds: number; cpuSeconds: number };
+        tar: { seconds: number; cpuSeconds: number };
         baseline: number;
       }> = [];
       for (let round = 1; round <= repeats; round += 1) {
@@ -266,18 +372,15 @@ async function main(): Promise<void> {
           uploads: Array<{ uploadId: string; uploadUrl: string; headers: Record<string, string> }>;
         };
         const session = created.uploads[0]!;
+        // No forced collection here: a gc() call leaves V8 running a full mark-compact every few
+        // hundred milliseconds for the rest of the round (see docs/performance.md, "Uploads").
         const baseline = process.memoryUsage().rss / MB;
         console.log(`[${targetMB} MB] round ${round}/${repeats}: PUT`);
-        const put = await withPeakRss(async () => {
-          const res = await fetch(session.uploadUrl, {
-            method: 'PUT',
-            headers: { ...session.headers, 'content-length': String(built.sizeBytes) },
-            body: Readable.toWeb(createReadStream(file)) as ReadableStream,
-            duplex: 'half',
-          } as RequestInit);
-          if (res.status !== 200) throw new Error(`PUT → ${res.status}: ${await res.text()}`);
-          return res.json();
-        });
+        const put = await withPeakRss(() =>
+          client === 'curl'
+            ? curlPut(session.uploadUrl, session.headers, file)
+            : fetchPut(session.uploadUrl, session.headers, file, built.sizeBytes),
+        );
         console.log(`[${targetMB} MB] round ${round}/${repeats}: complete`);
         const complete = await withPeakRss(async () => {
           const res = await fetch(`${base}/api/scanner/v1/source-uploads/${session.uploadId}/complete`, {
@@ -292,14 +395,29 @@ async function main(): Promise<void> {
         const sha = await timeCommand('sha256sum', [file]);
         const tar = await timeCommand('tar', ['-tzf', file]);
         runs.push({ put, complete, sha, tar, baseline });
+        console.log(
+          `[${targetMB} MB] round ${round}/${repeats}: complete ${complete.seconds.toFixed(2)} s (cpu ${complete.cpuSeconds.toFixed(2)} s), sha256sum ${sha.seconds.toFixed(2)} s + tar -tzf ${tar.seconds.toFixed(2)} s (cpu ${(sha.cpuSeconds + tar.cpuSeconds).toFixed(2)} s), load ${loadavg()[0]!.toFixed(2)}`,
+        );
       }
       // Medians: the machine may be shared, and one disturbed round should not decide.
-      const putSeconds = median(runs.map((r) => r.put.seconds));
-      const completeSeconds = median(runs.map((r) => r.complete.seconds));
-      const sha = median(runs.map((r) => r.sha));
-      const tarList = median(runs.map((r) => r.tar));
+      const step = (m: Measured[]): StepResult => {
+        const seconds = median(m.map((r) => r.seconds));
+        return {
+          seconds,
+          mbPerSecond: mb / seconds,
+          cpuSeconds: median(m.map((r) => r.cpuSeconds)),
+          peakRssMB: Math.max(...m.map((r) => r.peakRssMB)),
+          peakHeapUsedMB: Math.max(...m.map((r) => r.peakHeapUsedMB)),
+          peakArrayBuffersMB: Math.max(...m.map((r) => r.peakArrayBuffersMB)),
+        };
+      };
+      const put = step(runs.map((r) => r.put));
+      const complete = step(runs.map((r) => r.complete));
+      const sha = median(runs.map((r) => r.sha.seconds));
+      const tarList = median(runs.map((r) => r.tar.seconds));
+      const shaCpu = median(runs.map((r) => r.sha.cpuSeconds));
+      const tarCpu = median(runs.map((r) => r.tar.cpuSeconds));
       const combined = mb / (sha + tarList);
-      const completeSpeed = mb / completeSeconds;
       const baselineRssMB = Math.min(...runs.map((r) => r.baseline));
       const last = runs[runs.length - 1]!;
       results.push({
@@ -307,21 +425,28 @@ async function main(): Promise<void> {
         sizeBytes: built.sizeBytes,
         files: built.files,
         rounds: repeats,
-        put: {
-          seconds: putSeconds,
-          mbPerSecond: mb / putSeconds,
-          peakRssMB: Math.max(...runs.map((r) => r.put.peakRssMB)),
-        },
+        put,
         complete: {
-          seconds: completeSeconds,
-          mbPerSecond: completeSpeed,
-          peakRssMB: Math.max(...runs.map((r) => r.complete.peakRssMB)),
+          ...complete,
           fileCount: last.complete.result.fileCount,
           expandedBytes: last.complete.result.expandedBytes,
         },
-        reference: { sha256sumSeconds: sha, tarListSeconds: tarList, combinedMbPerSecond: combined },
-        completeVsReference: completeSpeed / combined,
+        reference: {
+          sha256sumSeconds: sha,
+          tarListSeconds: tarList,
+          combinedMbPerSecond: combined,
+          sha256sumCpuSeconds: shaCpu,
+          tarListCpuSeconds: tarCpu,
+        },
+        completeVsReference: complete.mbPerSecond / combined,
+        completeVsReferenceRounds: runs.map((r) => (r.sha.seconds + r.tar.seconds) / r.complete.seconds),
+        completeVsReferenceCpu: (shaCpu + tarCpu) / complete.cpuSeconds,
         baselineRssMB,
+        rssGrowthMB: {
+          put: Math.max(...runs.map((r) => r.put.peakRssMB - r.baseline)),
+          complete: Math.max(...runs.map((r) => r.complete.peakRssMB - r.baseline)),
+        },
+        loadAverageAtStart,
       });
     }
   } finally {
@@ -333,18 +458,18 @@ async function main(): Promise<void> {
   const fmt = (n: number, d = 1) => n.toFixed(d);
   console.log('');
   console.log(
-    '| archive | PUT MB/s | complete MB/s | sha256sum+tar -tzf MB/s | complete / reference | baseline RSS | peak RSS PUT (growth) | peak RSS complete (growth) |',
+    '| archive | PUT MB/s | complete MB/s | sha256sum+tar -tzf MB/s | complete / reference (rounds) | CPU s: complete / reference | baseline RSS | peak RSS PUT (growth in its round) | peak RSS complete (growth in its round) | peak arrayBuffers PUT / complete | load at start |',
   );
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     console.log(
-      `| ${fmt(r.sizeBytes / MB)} MB (${r.files} files) | ${fmt(r.put.mbPerSecond)} | ${fmt(r.complete.mbPerSecond)} | ${fmt(r.reference.combinedMbPerSecond)} | ${fmt(r.completeVsReference, 2)}× | ${fmt(r.baselineRssMB, 0)} MB | ${fmt(r.put.peakRssMB, 0)} MB (+${fmt(r.put.peakRssMB - r.baselineRssMB, 0)}) | ${fmt(r.complete.peakRssMB, 0)} MB (+${fmt(r.complete.peakRssMB - r.baselineRssMB, 0)}) |`,
+      `| ${fmt(r.sizeBytes / MB)} MB (${r.files} files) | ${fmt(r.put.mbPerSecond)} | ${fmt(r.complete.mbPerSecond)} | ${fmt(r.reference.combinedMbPerSecond)} | ${fmt(r.completeVsReference, 2)}× (${r.completeVsReferenceRounds.map((x) => fmt(x, 2)).join(', ')}) | ${fmt(r.complete.cpuSeconds, 2)} / ${fmt(r.reference.sha256sumCpuSeconds + r.reference.tarListCpuSeconds, 2)} | ${fmt(r.baselineRssMB, 0)} MB | ${fmt(r.put.peakRssMB, 0)} MB (+${fmt(r.rssGrowthMB.put, 0)}) | ${fmt(r.complete.peakRssMB, 0)} MB (+${fmt(r.rssGrowthMB.complete, 0)}) | ${fmt(r.put.peakArrayBuffersMB, 0)} / ${fmt(r.complete.peakArrayBuffersMB, 0)} MB | ${r.loadAverageAtStart.join(' ')} |`,
     );
   }
   const out = join(root, 'bench', 'results', 'uploads.json');
   await writeFile(
     out,
-    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, store: 'fs', database: config.database.kind, target: 'complete ≥ 0.8 × (size / (t_sha256sum + t_tar_tzf)); a 50 MB PUT raises peak RSS by ≤ 64 MB; peak RSS independent of archive size', loadAverageBefore, loadAverageAfter: loadavg().map((l) => Math.round(l * 100) / 100), results }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, client, store: 'fs', database: config.database.kind, target: 'complete ≥ 0.8 × (size / (t_sha256sum + t_tar_tzf)); a 50 MB PUT raises peak RSS by ≤ 64 MB (above the RSS at the start of its round); peak RSS independent of archive size', loadAverageBefore, loadAverageAfter: loadavg().map((l) => Math.round(l * 100) / 100), results }, null, 2)}\n`,
   );
   console.log(`wrote ${relative(process.cwd(), out)}`);
 }

@@ -1,12 +1,14 @@
 /**
  * The local file system object store: one file per key under a root directory. Bodies are
  * written to `<root>/.tmp/<uuid>.part`, flushed to disk, then renamed over the target, so readers
- * see either the old object or the complete new one, never a partial file.
+ * see either the old object or the complete new one, never a partial file. A stored file is never
+ * written again (a new body is a new file renamed over the name), so a hard link to it is a
+ * snapshot: that is how `copy` works without copying bytes.
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../../errors.ts';
@@ -76,6 +78,40 @@ export function createFsObjectStore(options: FsObjectStoreOptions = {}): ObjectS
         throw err;
       }
       return { sizeBytes };
+    },
+
+    async copy(sourceKey, targetKey) {
+      const source = pathOf(sourceKey);
+      const target = pathOf(targetKey);
+      const staging = join(stagingDir, `${randomUUID()}.part`);
+      await mkdir(stagingDir, { recursive: true });
+      try {
+        try {
+          await link(source, staging);
+        } catch (err) {
+          if (isMissing(err)) throw notFound(sourceKey);
+          // A file system without hard links (or the store spread over two): copy the bytes.
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EMLINK') throw err;
+          await copyFile(source, staging).catch((copyErr: unknown) => {
+            throw isMissing(copyErr) ? notFound(sourceKey) : copyErr;
+          });
+          const handle = await open(staging, 'r');
+          try {
+            await handle.sync();
+          } finally {
+            await handle.close();
+          }
+        }
+        const info = await stat(staging);
+        if (!info.isFile()) throw notFound(sourceKey);
+        await mkdir(dirname(target), { recursive: true });
+        await rename(staging, target);
+        return { sizeBytes: info.size };
+      } catch (err) {
+        await rm(staging, { force: true });
+        throw err;
+      }
     },
 
     async getStream(key) {

@@ -137,6 +137,36 @@ function describeObjectStoreContract(name: string, open: () => ObjectStore): voi
       expect((await readAll(await store.getStream('uploads/org1/broken.tar.gz'))).toString()).toBe('good');
     });
 
+    it('copies an object into a snapshot that a later put to the source does not change', async () => {
+      const first = Buffer.from('verified bytes');
+      await store.putStream('uploads/org1/c.tar.gz', Readable.from([first]), { maxBytes: 1024 });
+
+      const copied = await store.copy('uploads/org1/c.tar.gz', 'archives/org1/c.tar.gz');
+      await store.putStream('uploads/org1/c.tar.gz', Readable.from([Buffer.from('replaced later')]), {
+        maxBytes: 1024,
+      });
+
+      expect(copied).toEqual({ sizeBytes: first.length });
+      expect(await readAll(await store.getStream('archives/org1/c.tar.gz'))).toEqual(first);
+      expect((await readAll(await store.getStream('uploads/org1/c.tar.gz'))).toString()).toBe(
+        'replaced later',
+      );
+      // Removing the source keeps the copy, and removing the copy keeps the source.
+      await store.delete('uploads/org1/c.tar.gz');
+      expect(await readAll(await store.getStream('archives/org1/c.tar.gz'))).toEqual(first);
+      await store.delete('archives/org1/c.tar.gz');
+      expect(await store.head('archives/org1/c.tar.gz')).toBeNull();
+    });
+
+    it('answers NOT_FOUND for copying a missing object and creates nothing', async () => {
+      await expect(store.copy('uploads/org1/none.tar.gz', 'archives/org1/none.tar.gz')).rejects.toMatchObject(
+        {
+          code: 'NOT_FOUND',
+        },
+      );
+      expect(await store.head('archives/org1/none.tar.gz')).toBeNull();
+    });
+
     it('answers NOT_FOUND for reading a missing object and null for its head', async () => {
       await rejectionOf(store.getStream('uploads/org1/missing.tar.gz'), 'NOT_FOUND');
       expect(await store.head('uploads/org1/missing.tar.gz')).toBeNull();
@@ -186,6 +216,8 @@ function describeObjectStoreContract(name: string, open: () => ObjectStore): voi
           'VALIDATION_FAILED',
         );
         await rejectionOf(store.getStream(key), 'VALIDATION_FAILED');
+        await rejectionOf(store.copy(key, 'archives/org1/k.tar.gz'), 'VALIDATION_FAILED');
+        await rejectionOf(store.copy('uploads/org1/a.tar.gz', key), 'VALIDATION_FAILED');
       },
     );
   });

@@ -52,6 +52,13 @@ export interface ObjectStore {
    * destroyed). Errors of the body stream are rethrown.
    */
   putStream(key: string, body: Readable, options: PutStreamOptions): Promise<{ sizeBytes: number }>;
+  /**
+   * Stores under `targetKey` a copy of the object now under `sourceKey`, replacing any object
+   * there: a snapshot that later writes to `sourceKey` do not change. NOT_FOUND when there is no
+   * such object. The bytes do not pass through this process (a hard link on the file system, a
+   * server-side copy on S3).
+   */
+  copy(sourceKey: string, targetKey: string): Promise<{ sizeBytes: number }>;
   /** A stream of the object's bytes; NOT_FOUND when there is no such object. */
   getStream(key: string): Promise<Readable>;
   /** The object's size, or null when there is no such object. */

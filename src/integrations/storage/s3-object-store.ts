@@ -139,6 +139,33 @@ export function createS3ObjectStore(options: S3ObjectStoreOptions): ObjectStore 
       return { sizeBytes };
     },
 
+    async copy(sourceKey, targetKey) {
+      const { sdk, client } = await connect();
+      const from = s3Key(sourceKey);
+      try {
+        // Keys are made of URL-safe characters only (assertObjectKey), but encode them anyway.
+        await client.send(
+          new sdk.CopyObjectCommand({
+            Bucket: bucket,
+            Key: s3Key(targetKey),
+            CopySource: `${bucket}/${from.split('/').map(encodeURIComponent).join('/')}`,
+          }),
+        );
+        const copied = await client.send(
+          new sdk.HeadObjectCommand({ Bucket: bucket, Key: s3Key(targetKey) }),
+        );
+        return { sizeBytes: copied.ContentLength ?? 0 };
+      } catch (err) {
+        if (isS3NotFound(err)) {
+          throw new AppError('NOT_FOUND', {
+            message: `No object with key "${sourceKey}".`,
+            details: { key: sourceKey },
+          });
+        }
+        throw err;
+      }
+    },
+
     async getStream(key) {
       const { sdk, client } = await connect();
       try {

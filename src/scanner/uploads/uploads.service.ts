@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
@@ -33,9 +33,6 @@ const ARCHIVE_REJECTIONS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'UPLOAD_TOO_LARGE',
 ]);
 
-/** Buffer between the stored upload and its two readers (verification and the archive copy). */
-const TEE_HIGH_WATER_MARK = 1024 * 1024;
-
 /** Dependencies of {@link createUploadsService}. */
 export interface UploadsServiceDeps {
   database: Database;
@@ -58,7 +55,7 @@ export interface UploadsServiceDeps {
  * own `/uploads/…` route, or a presigned S3 PUT), and completion, which verifies the stored
  * archive and turns it into an immutable archive a scan can name.
  *
- * Completion copies the verified bytes to a key of their own while verifying them, so what a
+ * Completion snapshots the upload under a key of its own and verifies the snapshot, so what a
  * scan reads is exactly what was verified, even if the upload URL is used again afterwards
  * (a presigned S3 URL cannot be revoked before it expires).
  */
@@ -94,8 +91,10 @@ export function createUploadsService(deps: UploadsServiceDeps) {
   }
 
   /**
-   * Streams the upload once into verification and into a copy under `archiveKey`. The first
-   * failure stops both; nothing is left under `archiveKey` unless verification passed.
+   * Takes a snapshot of the upload under `archiveKey` (a copy inside the store: a hard link on
+   * the file system, a server-side copy on S3), then verifies the snapshot in one streamed pass.
+   * What a scan later reads is exactly what was verified, even if the upload URL is used again.
+   * Nothing is left under `archiveKey` unless verification passed.
    */
   async function verifyAndCopy(
     uploadKey: string,
@@ -103,41 +102,23 @@ export function createUploadsService(deps: UploadsServiceDeps) {
     maxBytes: number,
     expectedSha256: string | undefined,
   ): Promise<VerifiedArchive> {
-    const source: Readable = await objectStore.getStream(uploadKey);
-    const toVerify = new PassThrough({ highWaterMark: TEE_HIGH_WATER_MARK });
-    const toStore = new PassThrough({ highWaterMark: TEE_HIGH_WATER_MARK });
-    // Each branch's consumer reports its own failure; these listeners only keep a branch that is
-    // torn down after its consumer already finished from crashing the process.
-    toVerify.on('error', () => {});
-    toStore.on('error', () => {});
-    let firstError: unknown;
-    const stopAll = (err: unknown) => {
-      firstError ??= err;
-      const reason = err instanceof Error ? err : new Error(String(err));
-      source.unpipe();
-      source.destroy();
-      toVerify.destroy(reason);
-      toStore.destroy(reason);
-    };
-    source.on('error', stopAll);
-    source.pipe(toVerify);
-    source.pipe(toStore);
-    const verifying = verifyArchive(toVerify, {
-      limits: { ...deps.archiveLimits, maxCompressedBytes: maxBytes },
-      ...(expectedSha256 === undefined ? {} : { expectedSha256 }),
-    });
-    const storing = objectStore.putStream(archiveKey, toStore, { maxBytes });
-    verifying.catch(stopAll);
-    storing.catch(stopAll);
-    const [verified, stored] = await Promise.allSettled([verifying, storing]);
-    if (verified.status === 'rejected' || stored.status === 'rejected') {
+    const copied = await objectStore.copy(uploadKey, archiveKey);
+    try {
+      // Replaced by a larger body between the size check and the copy.
+      if (copied.sizeBytes > maxBytes) {
+        throw new AppError('UPLOAD_TOO_LARGE', {
+          message: `The upload is larger than ${maxBytes} bytes.`,
+          details: { maxBytes, sizeBytes: copied.sizeBytes },
+        });
+      }
+      return await verifyArchive(await objectStore.getStream(archiveKey), {
+        limits: { ...deps.archiveLimits, maxCompressedBytes: maxBytes },
+        ...(expectedSha256 === undefined ? {} : { expectedSha256 }),
+      });
+    } catch (err) {
       await deleteQuietly(archiveKey);
-      throw (
-        firstError ??
-        (verified.status === 'rejected' ? verified.reason : (stored as PromiseRejectedResult).reason)
-      );
+      throw err;
     }
-    return verified.value;
   }
 
   return {
