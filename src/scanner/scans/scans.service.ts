@@ -17,7 +17,7 @@ import {
   normalizePrefix,
   parseRepository,
   type Workspace,
-} from '../workspaces/workspaces.service.ts';
+} from '../../organization/workspaces/workspaces.service.ts';
 import { scanRunJob, scanThreatModelJob } from './scans.jobs.ts';
 import { createKeptTrees } from './scans.kept-trees.ts';
 import type { OpenScanSources, ScanEngine, ThreatModel } from './scans.ports.ts';
