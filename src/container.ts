@@ -320,7 +320,6 @@ export async function createContainer(config: Config, options: ContainerOptions 
     async close() {
       const steps: Array<[string, () => unknown]> = [
         ['job queue', () => queue.stop({ timeoutMs: config.shutdownTimeoutMs })],
-        ['kept source trees', () => scanServices.scans.close()],
         ['rate limiter', () => rateLimiter.close()],
         ['assistant rate limiter', () => aiRateLimiter.close()],
         ['object store', () => objectStore.close()],

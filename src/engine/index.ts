@@ -7,13 +7,26 @@
 import { availableParallelism } from 'node:os';
 import type { LlmClient } from '../integrations/llm/llm-client.ts';
 import { FindingCollector } from './findings.ts';
-import { RiskiestFunctions, reviewWithLlm } from './llm/review.ts';
+import {
+  LLM_REVIEW_LIMIT,
+  type PendingCandidate,
+  pendingCandidates,
+  type ReviewCandidate,
+  RiskiestFunctions,
+  reviewWithLlm,
+} from './llm/review.ts';
 import { triageWithLlm } from './llm/triage.ts';
 import { isProbablyText, MAX_SECRET_FILE_BYTES, scanSecretsInText } from './secrets/secrets.ts';
 import { FileAnalysis } from './solidity/analysis.ts';
 import { SolFile } from './solidity/model.ts';
 import { parseSolidity } from './solidity/parser.ts';
-import { scanSolidityFile } from './solidity/scan-file.ts';
+import { rulesFor } from './solidity/rules/index.ts';
+import {
+  type ParsedSolidityFile,
+  parseSolidityFile,
+  runSolidityRules,
+  scanSolidityFile,
+} from './solidity/scan-file.ts';
 import { SolidityScanPool } from './solidity/scan-pool.ts';
 import type { SourceTree } from './sources/tree.ts';
 import { addFileToThreatModel, emptyThreatModel, finalizeThreatModel } from './threat-model/threat-model.ts';
@@ -37,8 +50,7 @@ export type * from './types.ts';
 
 /** Solidity files larger than this are skipped with a warning (generated flattenings of whole repos). */
 export const MAX_SOLIDITY_FILE_BYTES = 4 * 1024 * 1024;
-/** How many functions an `audit` scan sends to the LLM. */
-export const LLM_REVIEW_LIMIT = 8;
+export { LLM_REVIEW_LIMIT } from './llm/review.ts';
 
 export interface ScanOptions {
   type: ScanType;
@@ -50,6 +62,14 @@ export interface ScanOptions {
   signal?: AbortSignal;
   /** Called after each file. */
   onProgress?: (p: ScanProgress) => void | Promise<void>;
+  /**
+   * What {@link analyzeTree} produced for this tree and scan type: its Solidity files are not
+   * parsed again (their rule results and the review candidates are taken from it). Pass the
+   * threat model of the same pass as `threatModel`.
+   */
+  prepared?: PreparedScan;
+  /** Called each time a Solidity file is handed to the parser (in this thread or a worker). */
+  onParse?: (path: string) => void;
   /**
    * Worker threads for Solidity analysis: by default one per core (at most 4) when the tree has at
    * least `PARALLEL_MIN_FILES` Solidity files totalling `PARALLEL_MIN_BYTES`, and the scan is not
@@ -97,6 +117,106 @@ export async function buildThreatModel(
   return finalizeThreatModel(model, { files: entries.length, solidityFiles, lines });
 }
 
+/** The rule results of one Solidity file, from {@link analyzeTree}. */
+export interface PreparedFile {
+  path: string;
+  vulnerabilities: EngineVulnerability[];
+  messages: ScanMessage[];
+}
+
+/**
+ * What the one pass of {@link analyzeTree} leaves for {@link scanTree} (JSON: it is stored
+ * between the two, which may run on different workers).
+ */
+export interface PreparedScan {
+  version: 1;
+  type: ScanType;
+  /** Every Solidity file the pass parsed, in tree order, with its rule findings and messages. */
+  files: PreparedFile[];
+  /** `audit`: the functions for the LLM review, scored with the whole threat model. */
+  reviewCandidates?: ReviewCandidate[];
+}
+
+/** Options of {@link analyzeTree}. */
+export interface AnalyzeOptions {
+  type: ScanType;
+  signal?: AbortSignal;
+  /** Called each time a Solidity file is handed to the parser. */
+  onParse?: (path: string) => void;
+}
+
+/**
+ * One pass over the tree that parses each Solidity file once and produces both the threat model
+ * (as {@link buildThreatModel}) and the Solidity rule results of the scan type (as
+ * {@link scanTree} given that model), for `scanTree` to take over with `prepared`.
+ *
+ * The rules that read the threat model need the model of the whole tree: they run on a file once
+ * the pass is over. Without a model they report a superset of what they report with one, so a
+ * file on which they report nothing without it is done when the pass leaves it; only the (rare)
+ * files on which they do report are kept parsed until the end. `audit` review candidates are
+ * scored the same way: their share of the threat model is added at the end.
+ */
+export async function analyzeTree(
+  tree: SourceTree,
+  options: AnalyzeOptions,
+): Promise<{ threatModel: ThreatModel; prepared: PreparedScan }> {
+  const model = emptyThreatModel();
+  const entries = await tree.list();
+  const rules = rulesFor(options.type);
+  const fileRules = rules.filter((r) => !r.readsThreatModel);
+  const modelRules = rules.filter((r) => r.readsThreatModel);
+  const audit = options.type === 'audit';
+  const files: PreparedFile[] = [];
+  // Per Solidity file, in tree order: its review candidates before the threat model's share.
+  const pending: PendingCandidate[][] = [];
+  const deferred: Array<{ index: number; parsed: ParsedSolidityFile }> = [];
+  let solidityFiles = 0;
+  let lines = 0;
+  for (const e of entries) {
+    options.signal?.throwIfAborted();
+    if (!isSolidity(e.path) || e.size > MAX_SOLIDITY_FILE_BYTES) continue;
+    const buf = await tree.read(e.path);
+    if (!isProbablyText(buf)) continue;
+    const source = buf.toString('utf8');
+    solidityFiles++;
+    lines += countLines(source);
+    options.onParse?.(e.path);
+    const parsed = await parseSolidityFile(e.path, source);
+    addFileToThreatModel(model, parsed.analysis);
+    const r = runSolidityRules(parsed, fileRules, options.type);
+    const file: PreparedFile = {
+      path: e.path,
+      vulnerabilities: r.vulnerabilities,
+      messages: [...parsed.messages, ...r.messages],
+    };
+    const index = files.push(file) - 1;
+    if (modelRules.length > 0) {
+      const probe = runSolidityRules(parsed, modelRules, options.type);
+      if (probe.vulnerabilities.length > 0 || probe.messages.length > 0) {
+        deferred.push({ index, parsed });
+        continue;
+      }
+    }
+    if (audit) pending[index] = pendingCandidates(parsed.analysis, file.vulnerabilities);
+  }
+  const threatModel = finalizeThreatModel(model, { files: entries.length, solidityFiles, lines });
+  for (const { index, parsed } of deferred) {
+    const file = files[index]!;
+    // The rules reading the model come last in every profile: their results go last too.
+    const r = runSolidityRules(parsed, modelRules, options.type, threatModel);
+    file.vulnerabilities.push(...r.vulnerabilities);
+    file.messages.push(...r.messages);
+    if (audit) pending[index] = pendingCandidates(parsed.analysis, file.vulnerabilities);
+  }
+  const prepared: PreparedScan = { version: 1, type: options.type, files };
+  if (audit) {
+    const riskiest = new RiskiestFunctions(LLM_REVIEW_LIMIT);
+    for (const candidates of pending) for (const c of candidates ?? []) riskiest.addPending(c, threatModel);
+    prepared.reviewCandidates = [...riskiest.candidates];
+  }
+  return { threatModel, prepared };
+}
+
 /** Runs the rules of the scan type on every file of the tree. */
 export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<ScanResult> {
   const started = performance.now();
@@ -110,12 +230,18 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
   // `audit` without a given model builds one file by file (per-file threats only).
   const ownModel = audit && !options.threatModel ? emptyThreatModel() : undefined;
   const threatModel = options.threatModel ?? ownModel;
-  const riskiest = audit && options.llm ? new RiskiestFunctions(LLM_REVIEW_LIMIT) : undefined;
+  // Rule results and review candidates of analyzeTree's pass, for the same scan type.
+  const prepared = options.prepared?.type === options.type ? options.prepared : undefined;
+  const preparedFiles = prepared ? new Map(prepared.files.map((f) => [f.path, f])) : undefined;
+  const riskiest =
+    audit && options.llm && !prepared?.reviewCandidates ? new RiskiestFunctions(LLM_REVIEW_LIMIT) : undefined;
   let files = 0;
   let lines = 0;
   let done = 0;
   let skipped = 0;
-  const solEntries = entries.filter((e) => isSolidity(e.path) && e.size <= MAX_SOLIDITY_FILE_BYTES);
+  const solEntries = entries.filter(
+    (e) => isSolidity(e.path) && e.size <= MAX_SOLIDITY_FILE_BYTES && !preparedFiles?.has(e.path),
+  );
   const solBytes = solEntries.reduce((n, e) => n + e.size, 0);
   // `audit` keeps each file's analysis for the threat model and the LLM review: one thread.
   const workerCount = audit
@@ -159,9 +285,14 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
             lines += countLines(text);
             vulnerabilities.push(...secretFindings(entry.path, text));
             if (sol && options.llmTriage && options.llm) triageSources.set(entry.path, text);
-            if (sol && pool) {
+            const ready = sol ? preparedFiles?.get(entry.path) : undefined;
+            if (ready) {
+              vulnerabilities.push(...ready.vulnerabilities);
+              own.push(...ready.messages);
+            } else if (sol && pool) {
               const worker = await pool.acquire();
               deferred = true;
+              options.onParse?.(entry.path);
               const job = pool
                 .run(worker, entry.path, text, options.type)
                 .then(
@@ -171,6 +302,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
                   },
                   // A worker that cannot run: analyse the file in this thread instead.
                   async () => {
+                    options.onParse?.(entry.path);
                     const r = await scanSolidityFile(entry.path, text, options.type);
                     vulnerabilities.push(...r.vulnerabilities);
                     own.push(...r.messages);
@@ -181,6 +313,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
               const forget = (): boolean => inFlight.delete(job);
               job.then(forget, forget);
             } else if (sol) {
+              options.onParse?.(entry.path);
               const r = await scanSolidityFile(entry.path, text, options.type, threatModel);
               vulnerabilities.push(...r.vulnerabilities);
               own.push(...r.messages);
@@ -211,8 +344,9 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
       value: `${skipped} binary or very large file(s) were not scanned for secrets.`,
     });
   }
-  if (riskiest && options.llm && riskiest.candidates.length > 0) {
-    const review = await reviewWithLlm(options.llm, riskiest.candidates, {
+  const reviewCandidates = prepared?.reviewCandidates ?? riskiest?.candidates;
+  if (audit && reviewCandidates && options.llm && reviewCandidates.length > 0) {
+    const review = await reviewWithLlm(options.llm, reviewCandidates, {
       ...(options.signal ? { signal: options.signal } : {}),
       ...(threatModel ? { threatModel } : {}),
     });
@@ -220,7 +354,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
     messages.push(...review.messages);
     messages.push({
       level: 'info',
-      value: `LLM review (${options.llm.model}) of ${riskiest.candidates.length} function(s): ${review.vulnerabilities.length} finding(s).`,
+      value: `LLM review (${options.llm.model}) of ${reviewCandidates.length} function(s): ${review.vulnerabilities.length} finding(s).`,
     });
   }
   if (options.llmTriage && options.llm) {

@@ -10,6 +10,7 @@ import { createEngineAdapter } from '../../src/scanner/scans/scans.engine-adapte
 import type { ScanEngine } from '../../src/scanner/scans/scans.ports.ts';
 import { createScansService, type JobRunContext } from '../../src/scanner/scans/scans.service.ts';
 import { openScanSources } from '../../src/scanner/sources/scan-sources.ts';
+import { createScanWork } from '../../src/scanner/sources/scan-work.ts';
 import { sharedTestApp } from '../helpers/app.ts';
 import { buildArchive, buildCompany, buildServiceKey, grantCredits } from '../helpers/factories.ts';
 import { localScanBody, newIdempotencyKey, REENTRANT_BANK } from '../helpers/scan-helpers.ts';
@@ -46,6 +47,7 @@ function servicesWith(engine: ScanEngine) {
         },
         input,
       ),
+    scanWork: createScanWork(t.container.objectStore),
     log,
   });
 }
@@ -151,7 +153,7 @@ describe('scan lifecycle jobs', () => {
   it('a source failure in the threat-model job fails the scan at once and releases the reservation', async () => {
     const failing: ScanEngine = {
       ...createEngineAdapter(),
-      buildThreatModel: async () => {
+      analyzeTree: async () => {
         throw new AppError('INVALID_ARCHIVE', { message: 'The archive is not a well-formed tar.gz.' });
       },
     };

@@ -30,9 +30,48 @@ export interface ReviewCandidate {
   reasons: string[];
 }
 
+/** How many functions an `audit` scan sends to the LLM. */
+export const LLM_REVIEW_LIMIT = 8;
+
 const MAX_CODE_CHARS = 8000;
 const CATEGORIES: readonly DaspCategory[] = DASP_CATEGORIES;
 const SEVERITIES: Severity[] = ['critical', 'high', 'medium', 'low', 'informational'];
+
+/**
+ * A function worth reviewing with the part of its score that needs no threat model: the threat
+ * model's share is added by {@link RiskiestFunctions.addPending}, so that a pass that builds the
+ * model while it reads the files can score them once the model is complete.
+ */
+export interface PendingCandidate extends Omit<ReviewCandidate, 'score' | 'reasons'> {
+  baseScore: number;
+  baseReasons: string[];
+}
+
+/** The file's reviewable functions (entry points with a body that may change state), in order. */
+export function pendingCandidates(fa: FileAnalysis, findings: EngineVulnerability[]): PendingCandidate[] {
+  const out: PendingCandidate[] = [];
+  for (const c of fa.file.contracts) {
+    for (const fn of c.functions) {
+      if (!fn.body || !fa.isEntryPoint(fn) || fn.mutability === 'view' || fn.mutability === 'pure') continue;
+      const { score, reasons } = scoreFunction(fa, fn, findings);
+      const lines: string[] = [];
+      for (let l = fn.line; l <= fn.node.endLine; l++) lines.push(`${l}: ${fa.file.lineText(l)}`);
+      let code = lines.join('\n');
+      if (code.length > MAX_CODE_CHARS) code = `${code.slice(0, MAX_CODE_CHARS)}\n…`;
+      out.push({
+        file: fa.file.path,
+        contract: c.name,
+        function: fn.name,
+        startLine: fn.line,
+        endLine: fn.node.endLine,
+        code,
+        baseScore: score,
+        baseReasons: reasons,
+      });
+    }
+  }
+  return out;
+}
 
 /** Keeps the N riskiest functions seen so far (files are analysed one at a time). */
 export class RiskiestFunctions {
@@ -42,28 +81,24 @@ export class RiskiestFunctions {
 
   /** Scores the file's functions: value moved, delegatecall, re-entrant calls, missing guards, threats and findings. */
   addFile(fa: FileAnalysis, findings: EngineVulnerability[], threatModel?: ThreatModel): void {
-    for (const c of fa.file.contracts) {
-      for (const fn of c.functions) {
-        if (!fn.body || !fa.isEntryPoint(fn) || fn.mutability === 'view' || fn.mutability === 'pure')
-          continue;
-        const { score, reasons } = scoreFunction(fa, fn, findings, threatModel);
-        if (score <= 0) continue;
-        const lines: string[] = [];
-        for (let l = fn.line; l <= fn.node.endLine; l++) lines.push(`${l}: ${fa.file.lineText(l)}`);
-        let code = lines.join('\n');
-        if (code.length > MAX_CODE_CHARS) code = `${code.slice(0, MAX_CODE_CHARS)}\n…`;
-        this.offer({
-          file: fa.file.path,
-          contract: c.name,
-          function: fn.name,
-          startLine: fn.line,
-          endLine: fn.node.endLine,
-          code,
-          score,
-          reasons,
-        });
-      }
+    for (const pending of pendingCandidates(fa, findings)) this.addPending(pending, threatModel);
+  }
+
+  /** Adds the threat model's share to a function's score and keeps it if it is among the riskiest. */
+  addPending(pending: PendingCandidate, threatModel?: ThreatModel): void {
+    const { baseScore, baseReasons, ...candidate } = pending;
+    let score = baseScore;
+    const reasons = [...baseReasons];
+    const threats =
+      threatModel?.threats.filter((t) =>
+        t.refs.some((r) => r.file === pending.file && r.function === pending.function),
+      ) ?? [];
+    if (threats.length) {
+      score += 2 * threats.length;
+      reasons.push(`threats ${threats.map((t) => t.id).join(', ')}`);
     }
+    if (score <= 0) return;
+    this.offer({ ...candidate, score, reasons });
   }
 
   private offer(c: ReviewCandidate): void {
@@ -77,11 +112,11 @@ export class RiskiestFunctions {
   }
 }
 
+/** The part of a function's score that needs no threat model. */
 function scoreFunction(
   fa: FileAnalysis,
   fn: FunctionInfo,
   findings: EngineVulnerability[],
-  threatModel?: ThreatModel,
 ): { score: number; reasons: string[] } {
   const a = fa.analyze(fn);
   let score = 0;
@@ -100,11 +135,6 @@ function scoreFunction(
     (v) => v.function === fn.name && v.contract === fn.contract.name && v.severity !== 'informational',
   );
   if (own.length) add(own.length, `${own.length} rule finding(s)`);
-  const threats =
-    threatModel?.threats.filter((t) =>
-      t.refs.some((r) => r.file === fa.file.path && r.function === fn.name),
-    ) ?? [];
-  if (threats.length) add(2 * threats.length, `threats ${threats.map((t) => t.id).join(', ')}`);
   return { score, reasons };
 }
 

@@ -5,7 +5,7 @@ import { FileAnalysis } from './analysis.ts';
 import { SolFile } from './model.ts';
 import { parseSolidity } from './parser.ts';
 import { rulesFor } from './rules/index.ts';
-import type { RuleContext } from './rules/rule.ts';
+import type { RuleContext, SolidityRule } from './rules/rule.ts';
 
 export interface SolidityFileResult {
   vulnerabilities: EngineVulnerability[];
@@ -14,13 +14,16 @@ export interface SolidityFileResult {
   analysis: FileAnalysis | undefined;
 }
 
-/** Parses the file and runs every rule of `type`; a rule that throws becomes a scan message. */
-export async function scanSolidityFile(
-  path: string,
-  source: string,
-  type: ScanType,
-  threatModel?: ThreatModel,
-): Promise<SolidityFileResult> {
+/** A parsed Solidity file, ready for the threat model and the rules. */
+export interface ParsedSolidityFile {
+  file: SolFile;
+  analysis: FileAnalysis;
+  /** The syntax-error warning, when the file does not parse cleanly. */
+  messages: ScanMessage[];
+}
+
+/** Parses one Solidity file (once: the threat model and every rule read the result). */
+export async function parseSolidityFile(path: string, source: string): Promise<ParsedSolidityFile> {
   const messages: ScanMessage[] = [];
   const parsed = await parseSolidity(source);
   if (parsed.errors.length > 0) {
@@ -31,7 +34,19 @@ export async function scanSolidityFile(
     });
   }
   const file = new SolFile(path, source, parsed.root, parsed.errors);
-  const analysis = new FileAnalysis(file);
+  return { file, analysis: new FileAnalysis(file), messages };
+}
+
+/** Runs `rules` on a parsed file; a rule that throws becomes a scan message. */
+export function runSolidityRules(
+  parsed: Pick<ParsedSolidityFile, 'file' | 'analysis'>,
+  rules: readonly SolidityRule[],
+  type: ScanType,
+  threatModel?: ThreatModel,
+): { vulnerabilities: EngineVulnerability[]; messages: ScanMessage[] } {
+  const { file, analysis } = parsed;
+  const path = file.path;
+  const messages: ScanMessage[] = [];
   const collector = new FindingCollector();
   const ctx: RuleContext = {
     fa: analysis,
@@ -62,7 +77,7 @@ export async function scanSolidityFile(
       });
     },
   };
-  for (const rule of rulesFor(type)) {
+  for (const rule of rules) {
     try {
       rule.run(ctx);
     } catch (err) {
@@ -72,7 +87,24 @@ export async function scanSolidityFile(
       });
     }
   }
-  return { vulnerabilities: collector.vulnerabilities, messages, file, analysis };
+  return { vulnerabilities: collector.vulnerabilities, messages };
+}
+
+/** Parses the file and runs every rule of `type`; a rule that throws becomes a scan message. */
+export async function scanSolidityFile(
+  path: string,
+  source: string,
+  type: ScanType,
+  threatModel?: ThreatModel,
+): Promise<SolidityFileResult> {
+  const parsed = await parseSolidityFile(path, source);
+  const r = runSolidityRules(parsed, rulesFor(type), type, threatModel);
+  return {
+    vulnerabilities: r.vulnerabilities,
+    messages: [...parsed.messages, ...r.messages],
+    file: parsed.file,
+    analysis: parsed.analysis,
+  };
 }
 
 function linesText(file: SolFile, start: number, end: number): string {

@@ -14,13 +14,12 @@ import {
 } from '../../integrations/sourcehost/github-rest.ts';
 import { normalizeCommitId } from '../../integrations/sourcehost/repository-ref.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
-import type { AcceptedScan, CreateScanRequest } from '../../scanner/scans/scans.schemas.ts';
-import { workspacesRepo } from '../../scanner/workspaces/workspaces.repo.ts';
+import { workspacesRepo } from '../../organization/workspaces/workspaces.repo.ts';
 import {
   createLinked,
   normalizePrefix,
   parseRepository,
-} from '../../scanner/workspaces/workspaces.service.ts';
+} from '../../organization/workspaces/workspaces.service.ts';
 import { badStringReason, isUuid } from '../../strings.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { isIsoMicros } from '../pagination/list-params.ts';
@@ -38,7 +37,14 @@ const CLAIM_SECONDS = 300;
 
 const SEVERITY_ORDER = ['informational', 'low', 'medium', 'high', 'critical'] as const;
 export type FailOn = (typeof SEVERITY_ORDER)[number];
-type ScanType = CreateScanRequest['type'];
+type ScanType = 'lite' | 'standard' | 'audit';
+
+/** The scan a push starts: one commit of a linked workspace's repository (a createScan request). */
+export interface PushScanRequest {
+  type: ScanType;
+  workspaceId: string;
+  scanSources: Array<{ kind: 'sourcehost'; repository: string; commit: string }>;
+}
 
 /** What the webhook route hands over: the raw body exactly as received, and the headers. */
 export interface WebhookDelivery {
@@ -253,8 +259,8 @@ export interface SourcehostServiceDeps {
   createScanFor: (
     origin: { companyId: string; createdByKey: string | null },
     key: string,
-    body: CreateScanRequest,
-  ) => Promise<{ body: AcceptedScan }>;
+    body: PushScanRequest,
+  ) => Promise<{ body: { id: string } }>;
   /** Base of links in commit statuses (the service's public URL). */
   publicUrl: string;
   log: Logger;

@@ -1,22 +1,33 @@
 /** Binds the scan lifecycle's engine port to the engine (src/engine). */
-import { buildThreatModel, type LlmClient, renderThreatModelMarkdown, scanTree } from '../../engine/index.ts';
+import { analyzeTree, type LlmClient, renderThreatModelMarkdown, scanTree } from '../../engine/index.ts';
 import type { ScanEngine } from './scans.ports.ts';
 
-/** The engine port over src/engine; `llm` is used by `audit` scans when configured. */
+/**
+ * The engine port over src/engine; `llm` is used by `audit` scans when configured. `onParse` is
+ * told each time the engine hands a Solidity file to the parser.
+ */
 export function createEngineAdapter(
-  deps: { llm?: LlmClient | undefined; threadNice?: number } = {},
+  deps: { llm?: LlmClient | undefined; threadNice?: number; onParse?: (path: string) => void } = {},
 ): ScanEngine {
+  const onParse = deps.onParse ? { onParse: deps.onParse } : {};
   return {
-    buildThreatModel: (tree) => buildThreatModel(tree),
+    analyzeTree: (tree, options) =>
+      analyzeTree(tree, {
+        type: options.type,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...onParse,
+      }),
     renderThreatModelMarkdown: (model) => renderThreatModelMarkdown(model),
     scanTree: (tree, options) =>
       scanTree(tree, {
         type: options.type,
         ...(options.threatModel ? { threatModel: options.threatModel } : {}),
+        ...(options.prepared ? { prepared: options.prepared } : {}),
         ...(deps.llm ? { llm: deps.llm } : {}),
         ...(deps.threadNice ? { threadNice: deps.threadNice } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        ...onParse,
       }),
   };
 }

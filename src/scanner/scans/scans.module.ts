@@ -9,6 +9,7 @@ import type { CreditsService } from '../../organization/credits/credits.service.
 import type { IntegrationsService } from '../../organization/integrations/integrations.service.ts';
 import { createIdempotencyService } from '../idempotency/idempotency.service.ts';
 import { openScanSources } from '../sources/scan-sources.ts';
+import { createScanWork } from '../sources/scan-work.ts';
 import { createEngineAdapter } from './scans.engine-adapter.ts';
 import { createScansService } from './scans.service.ts';
 
@@ -59,6 +60,7 @@ export function createScanServices(deps: {
         },
         input,
       ),
+    scanWork: createScanWork(deps.objectStore),
     log: deps.log,
     rulesUrl: `${publicBaseUrl(deps.config)}/docs/rules`,
     ...(deps.afterScanFinished ? { afterScanFinished: deps.afterScanFinished } : {}),

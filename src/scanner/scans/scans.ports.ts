@@ -1,3 +1,4 @@
+import type { PreparedScan } from '../../engine/index.ts';
 import type { SourceTree } from '../../engine/sources/tree.ts';
 import type { ScanProgress, ScanResult, ScanType, ThreatModel } from '../../engine/types.ts';
 import type { ScanSource } from './scans.schemas.ts';
@@ -7,7 +8,14 @@ export type { ThreatModel };
 
 /** What the scan lifecycle needs of the scan engine (src/engine): pure functions over a source tree. */
 export interface ScanEngine {
-  buildThreatModel(tree: SourceTree): Promise<ThreatModel>;
+  /**
+   * The one pass over the sources (each Solidity file parsed once): the threat model, and the
+   * rule results of the scan type that `scanTree` takes over with `prepared`.
+   */
+  analyzeTree(
+    tree: SourceTree,
+    options: { type: ScanType; signal?: AbortSignal },
+  ): Promise<{ threatModel: ThreatModel; prepared: PreparedScan }>;
   renderThreatModelMarkdown(model: ThreatModel): string;
   scanTree(
     tree: SourceTree,
@@ -15,6 +23,8 @@ export interface ScanEngine {
       type: ScanType;
       /** Absent for a scan without one stored (the engine then builds an empty one if it needs it). */
       threatModel?: ThreatModel;
+      /** The pass of `analyzeTree` over the same sources, when it was kept: nothing is parsed again. */
+      prepared?: PreparedScan;
       signal?: AbortSignal;
       onProgress?: (progress: ScanProgress) => void;
     },

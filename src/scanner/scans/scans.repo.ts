@@ -153,6 +153,16 @@ export function scansRepo(db: Db) {
         .where(and(eq(scans.id, id), eq(scans.status, 'running')));
     },
 
+    /** Which of `ids` are scans still `preparing`, `queued` or `running`. */
+    async activeIds(ids: readonly string[]): Promise<Set<string>> {
+      if (ids.length === 0) return new Set();
+      const rows = await db
+        .select({ id: scans.id })
+        .from(scans)
+        .where(and(inArray(scans.id, [...ids]), inArray(scans.status, ['preparing', 'queued', 'running'])));
+      return new Set(rows.map((r) => r.id));
+    },
+
     async statusOf(id: string): Promise<ScanStatusValue | undefined> {
       const [row] = await db.select({ status: scans.status }).from(scans).where(eq(scans.id, id));
       return row?.status;

@@ -8,8 +8,6 @@ import { AppError, isAppError } from '../../errors.ts';
 import { normalizeCommitId } from '../../integrations/sourcehost/repository-ref.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { CreditsService } from '../../organization/credits/credits.service.ts';
-import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.ts';
-import { validateLocalSources } from '../sources/scan-sources.ts';
 import {
   createLinked,
   findActiveLinked,
@@ -17,9 +15,11 @@ import {
   normalizePrefix,
   parseRepository,
   type Workspace,
-} from '../workspaces/workspaces.service.ts';
+} from '../../organization/workspaces/workspaces.service.ts';
+import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.ts';
+import { validateLocalSources } from '../sources/scan-sources.ts';
+import type { ScanWork } from '../sources/scan-work.ts';
 import { scanRunJob, scanThreatModelJob } from './scans.jobs.ts';
-import { createKeptTrees } from './scans.kept-trees.ts';
 import type { OpenScanSources, ScanEngine, ThreatModel } from './scans.ports.ts';
 import { type DraftFindingInput, type ScanRow, scansRepo } from './scans.repo.ts';
 import { buildSarifReport, buildSastReport, type ReportFinding, type ReportScan } from './scans.report.ts';
@@ -34,10 +34,6 @@ const CANCEL_POLL_MS = 500;
 const PROGRESS_WRITE_MS = 500;
 /** Findings written per transaction when a scan completes. */
 const FINDINGS_BATCH = 500;
-/** Source trees kept from the threat model for the scan run, at most (each a temporary repository). */
-const KEPT_TREES_MAX = 4;
-/** A kept tree not taken by its scan run within this time is closed. */
-const KEPT_TREE_TTL_MS = 10 * 60_000;
 
 export interface ScansServiceDeps {
   database: Database;
@@ -47,6 +43,14 @@ export interface ScansServiceDeps {
   idempotency: Pick<IdempotencyService, 'execute'>;
   engine: ScanEngine;
   openSources: OpenScanSources;
+  /**
+   * What a scan's first job keeps for its later jobs on any worker: a sourcehost scan's fetched
+   * sources (fetched once per scan) and the engine's pass (each file parsed once per scan).
+   */
+  scanWork: Pick<
+    ScanWork,
+    'saveSources' | 'openSources' | 'saveAnalysis' | 'openAnalysis' | 'remove' | 'scanIds'
+  >;
   log: Logger;
   /** Base of the rule pages linked from reports (`…/docs/rules` of this server). */
   rulesUrl: string;
@@ -128,7 +132,47 @@ function failureOf(err: unknown, fallbackCode: string): { code: string; message:
  */
 export function createScansService(deps: ScansServiceDeps) {
   const { database, queue, credits, idempotency, engine, openSources } = deps;
-  const keptTrees = createKeptTrees({ max: KEPT_TREES_MAX, ttlMs: KEPT_TREE_TTL_MS });
+  const { scanWork, log } = deps;
+
+  const fetchesSources = (scan: Pick<ScanRow, 'sources'>): boolean =>
+    scan.sources.some((s) => s.kind === 'sourcehost');
+
+  /**
+   * The scan's sources as a tree (the caller closes it). Local archives are read from the object
+   * store. A sourcehost commit is fetched by the first job of the scan that needs it and kept in
+   * the scan's work (src/scanner/sources/scan-work.ts); later jobs, on any worker, read it from
+   * there. Sources that cannot be kept are not an error: the next job fetches them again.
+   */
+  async function openScanTree(scan: ScanRow, signal: AbortSignal): Promise<SourceTree> {
+    if (!fetchesSources(scan)) {
+      return openSources({ companyId: scan.companyId, prefix: scan.prefix, sources: scan.sources, signal });
+    }
+    const kept = await scanWork.openSources(scan.id, signal);
+    if (kept) return kept;
+    const tree = await openSources({
+      companyId: scan.companyId,
+      prefix: scan.prefix,
+      sources: scan.sources,
+      signal,
+    });
+    try {
+      await scanWork.saveSources(scan.id, tree, signal);
+    } catch (err) {
+      if (signal.aborted) {
+        await tree.close();
+        throw signal.reason;
+      }
+      log.warn({ err, scanId: scan.id }, 'sources not kept; a later job fetches them again');
+    }
+    return tree;
+  }
+
+  /** Removes what was kept for a finished scan; anything left behind is removed by the sweep. */
+  async function dropScanWork(scanId: string): Promise<void> {
+    await scanWork
+      .remove(scanId)
+      .catch((err: unknown) => log.warn({ err, scanId }, 'scan work not removed; the sweep removes it'));
+  }
 
   /** Enqueues in the transaction; a queue that cannot take the job is a retryable 503. */
   async function enqueueInTx(
@@ -246,14 +290,16 @@ export function createScansService(deps: ScansServiceDeps) {
     from: ScanRow['status'][],
     failure: { code: string; message: string },
   ) {
-    await database.transaction(async (tx) => {
+    const failed = await database.transaction(async (tx) => {
       const repo = scansRepo(tx.db);
       const scan = await repo.lock(scanId);
-      if (!scan || !from.includes(scan.status)) return;
+      if (!scan || !from.includes(scan.status)) return undefined;
       await repo.update(scanId, { status: 'failed', errorCode: failure.code, errorMessage: failure.message });
       await credits.returnInTx(tx, scan.companyId, scanId);
       await deps.afterScanFinished?.(tx, scanId);
+      return scan;
     });
+    if (failed) await dropScanWork(scanId);
   }
 
   async function requireScan(companyId: string, scanId: string): Promise<ScanRow> {
@@ -263,8 +309,30 @@ export function createScansService(deps: ScansServiceDeps) {
   }
 
   const service = {
-    /** Closes the source trees kept for scan runs this process has not started (at shutdown). */
-    close: (): Promise<void> => keptTrees.closeAll(),
+    /**
+     * Removes what was kept for scans that are no longer active (completed, failed, cancelled,
+     * abandoned or gone): what a process could not remove itself because it died. Returns how
+     * many scans' work it removed.
+     */
+    async sweepScanWork(): Promise<number> {
+      let removed = 0;
+      let batch: string[] = [];
+      const flush = async () => {
+        const active = await scansRepo(database.db).activeIds(batch);
+        for (const scanId of batch) {
+          if (active.has(scanId)) continue;
+          await scanWork.remove(scanId);
+          removed++;
+        }
+        batch = [];
+      };
+      for await (const scanId of scanWork.scanIds()) {
+        batch.push(scanId);
+        if (batch.length >= 500) await flush();
+      }
+      if (batch.length > 0) await flush();
+      return removed;
+    },
 
     /**
      * createScan: validates, resolves the workspace, checks local archives, reserves credits,
@@ -414,6 +482,8 @@ export function createScansService(deps: ScansServiceDeps) {
         await deps.afterScanFinished?.(tx, scanId);
         return cancelled;
       });
+      // A running job has its own copy of the sources by now (or stops at its next check).
+      await dropScanWork(scanId);
       return toScanStatus(row);
     },
 
@@ -453,36 +523,30 @@ export function createScansService(deps: ScansServiceDeps) {
       let threatModel: ThreatModel;
       let tree: SourceTree | undefined;
       try {
-        tree = await openSources({
-          companyId: scan.companyId,
-          prefix: scan.prefix,
-          sources: scan.sources,
-          signal: context.signal,
+        tree = await openScanTree(scan, context.signal);
+        // One pass: the threat model, and the rule results the scan job takes over.
+        const pass = await engine.analyzeTree(tree, { type: scan.type, signal: context.signal });
+        threatModel = pass.threatModel;
+        await scanWork.saveAnalysis(scanId, pass.prepared).catch((err: unknown) => {
+          context.signal.throwIfAborted();
+          context.log.warn({ err, scanId }, 'analysis not kept; the scan job analyses the sources again');
         });
-        threatModel = await engine.buildThreatModel(tree);
       } catch (err) {
-        await tree?.close();
         if (isTransient(err, context)) throw err;
         context.log.warn({ err, scanId }, 'threat model failed; the scan fails and its credits are returned');
         await failScan(scanId, ['preparing'], failureOf(err, 'THREAT_MODEL_FAILED'));
         return;
-      }
-      let started = false;
-      try {
-        started = await database.transaction(async (tx) => {
-          const repo = scansRepo(tx.db);
-          const locked = await repo.lock(scanId);
-          if (locked?.status !== 'preparing') return false;
-          await credits.consumeInTx(tx, locked.companyId, scanId);
-          await repo.update(scanId, { threatModel, status: 'queued', startedAt: new Date() });
-          await enqueueInTx(tx, scanRunJob, scanId);
-          return true;
-        });
       } finally {
-        // The scan job reads the same tree when this process takes it: fetched once per scan.
-        if (started) keptTrees.keep(scanId, tree);
-        else await tree.close();
+        await tree?.close();
       }
+      await database.transaction(async (tx) => {
+        const repo = scansRepo(tx.db);
+        const locked = await repo.lock(scanId);
+        if (locked?.status !== 'preparing') return;
+        await credits.consumeInTx(tx, locked.companyId, scanId);
+        await repo.update(scanId, { threatModel, status: 'queued', startedAt: new Date() });
+        await enqueueInTx(tx, scanRunJob, scanId);
+      });
     },
 
     /**
@@ -527,19 +591,20 @@ export function createScansService(deps: ScansServiceDeps) {
 
       let result: Awaited<ReturnType<ScanEngine['scanTree']>>;
       try {
-        const tree =
-          keptTrees.take(scanId) ??
-          (await openSources({
-            companyId: scan.companyId,
-            prefix: scan.prefix,
-            sources: scan.sources,
-            signal: controller.signal,
-          }));
+        const tree = await openScanTree(scan, controller.signal);
         try {
           const threatModel = (await repo.findThreatModel(scan.companyId, scanId))?.threatModel;
+          // The threat-model job's pass over the same sources: its files are not parsed again.
+          const prepared = threatModel
+            ? await scanWork.openAnalysis(scanId).catch((err: unknown) => {
+                context.log.warn({ err, scanId }, 'kept analysis unreadable; the sources are analysed again');
+                return null;
+              })
+            : null;
           result = await engine.scanTree(tree, {
             type: scan.type,
             ...(threatModel ? { threatModel } : {}),
+            ...(prepared ? { prepared } : {}),
             signal: controller.signal,
             onProgress,
           });
@@ -596,6 +661,7 @@ export function createScansService(deps: ScansServiceDeps) {
         });
         await deps.afterScanFinished?.(tx, scanId);
       });
+      await dropScanWork(scanId);
     },
   };
   return service;

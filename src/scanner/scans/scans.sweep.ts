@@ -17,7 +17,8 @@ const SWEEP_BATCH = 100;
 
 /**
  * Every minute: fails the scans whose job gave up, so that no scan stays `preparing`, `queued`
- * or `running` forever with its credits held. Idempotent; overlapping runs on two workers only
+ * or `running` forever with its credits held, and removes what was kept in the object store for
+ * scans that are no longer active (see src/scanner/sources/scan-work.ts). Idempotent; overlapping runs on two workers only
  * share the work.
  */
 export const scanSweepJob = defineJob({
@@ -34,6 +35,10 @@ export const scanSweepJob = defineJob({
       log: context.log,
     });
     if (swept.length > 0) context.log.info({ swept: swept.length }, 'abandoned scans failed');
+    // What was kept for scans no longer active: the scans just failed, and any a worker killed
+    // before the end of its scan could not clean up.
+    const removed = await deps.services.scans.sweepScanWork();
+    if (removed > 0) context.log.info({ scans: removed }, 'work of finished scans removed');
   },
 });
 
@@ -41,7 +46,10 @@ export const scanSweepJob = defineJob({
 export interface ScanSweepJobDeps {
   database: Database;
   config: { jobs: { leaseSeconds: number } };
-  services: { credits: Pick<CreditsService, 'returnInTx'> };
+  services: {
+    credits: Pick<CreditsService, 'returnInTx'>;
+    scans: { sweepScanWork(): Promise<number> };
+  };
 }
 
 /*

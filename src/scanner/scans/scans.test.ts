@@ -309,9 +309,14 @@ describe('POST /api/scanner/v1/scans', () => {
         .where(eq(workspaces.id, scan.workspaceId));
       expect(ws).toMatchObject({ repository: 'acme/bank', prefix: 'contracts' });
       expect(git.requests.every((r) => !r.url.includes('git-token'))).toBe(true);
-      // The commit is fetched once per scan: the threat model and the scan read the same tree.
+      // The commit is fetched once per scan: the scan job reads what the threat-model job kept
+      // in the object store (test/scans/scans-work.test.ts runs the two jobs on two workers).
       const fetches = git.requests.filter((r) => r.method === 'POST' && r.url.endsWith('/git-upload-pack'));
       expect(fetches).toHaveLength(1);
+      // What was kept for the scan is gone once it completed.
+      const kept: string[] = [];
+      for await (const object of t.container.objectStore.list(`scan-work/${scan.id}`)) kept.push(object.key);
+      expect(kept).toEqual([]);
     } finally {
       await git.close();
     }

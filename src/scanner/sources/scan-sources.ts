@@ -13,8 +13,8 @@ import type { OutboundPolicy } from '../../integrations/outbound/outbound-policy
 import { openGitCommitTree } from '../../integrations/sourcehost/git-source.ts';
 import type { ObjectStore } from '../../integrations/storage/object-store.ts';
 import type { IntegrationsService } from '../../organization/integrations/integrations.service.ts';
+import { normalizePrefix } from '../../organization/workspaces/workspaces.service.ts';
 import { uploadsRepo } from '../uploads/uploads.repo.ts';
-import { normalizePrefix } from '../workspaces/workspaces.service.ts';
 
 /** A completed upload, optionally mounted at a repository folder. */
 export interface LocalScanSource {

@@ -11,7 +11,7 @@ import {
 import { AppError, type ErrorCode, isAppError } from '../../errors.ts';
 import type { ObjectStore } from '../../integrations/storage/object-store.ts';
 import { signUploadUrl, verifyUploadSignature } from '../../integrations/storage/upload-signature.ts';
-import { findOrCreateForUpload } from '../workspaces/workspaces.service.ts';
+import { findOrCreateForUpload } from '../../organization/workspaces/workspaces.service.ts';
 import { type ArchiveRow, uploadsRepo } from './uploads.repo.ts';
 import type {
   CompletedSourceUpload,

@@ -471,4 +471,5 @@ export const unprotectedCallTarget = defineRule(
       }
     }
   },
+  { readsThreatModel: true },
 );

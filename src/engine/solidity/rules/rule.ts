@@ -26,6 +26,12 @@ export interface RuleContext {
 
 export interface SolidityRule {
   readonly meta: RuleMeta;
+  /**
+   * The rule reads `ctx.threatModel`, the model of the whole tree: a pass that builds the model
+   * while it goes through the files runs this rule once the model is complete. Without a model
+   * it reports a superset of what it reports with one.
+   */
+  readonly readsThreatModel?: boolean;
   run(ctx: RuleContext): void;
 }
 
@@ -35,6 +41,14 @@ export function headerLines(fn: FunctionInfo): [number, number] {
 }
 
 /** Helper to declare a rule with its metadata next to its check. */
-export function defineRule(meta: RuleMeta, run: (ctx: RuleContext, meta: RuleMeta) => void): SolidityRule {
-  return { meta, run: (ctx) => run(ctx, meta) };
+export function defineRule(
+  meta: RuleMeta,
+  run: (ctx: RuleContext, meta: RuleMeta) => void,
+  options: { readsThreatModel?: boolean } = {},
+): SolidityRule {
+  return {
+    meta,
+    run: (ctx) => run(ctx, meta),
+    ...(options.readsThreatModel ? { readsThreatModel: true } : {}),
+  };
 }
