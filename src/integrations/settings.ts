@@ -74,14 +74,16 @@ export const SourcehostSettingsSchema = Type.Object(
 );
 export type SourcehostSettings = Static<typeof SourcehostSettingsSchema>;
 
+/** The services a company can connect to. */
+export const INTEGRATION_PROVIDERS = ['tracker_a', 'tracker_b', 'sourcehost'] as const;
+export type IntegrationProvider = (typeof INTEGRATION_PROVIDERS)[number];
+
 /** The settings schema of each provider. */
 export const INTEGRATION_SETTINGS_SCHEMAS = {
   tracker_a: TrackerASettingsSchema,
   tracker_b: TrackerBSettingsSchema,
   sourcehost: SourcehostSettingsSchema,
-} satisfies Record<string, TSchema>;
-
-export type IntegrationProvider = keyof typeof INTEGRATION_SETTINGS_SCHEMAS;
+} satisfies Record<IntegrationProvider, TSchema>;
 /** The settings of one provider. */
 export type IntegrationSettingsOf<P extends IntegrationProvider> = Static<
   (typeof INTEGRATION_SETTINGS_SCHEMAS)[P]

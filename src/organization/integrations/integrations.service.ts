@@ -10,6 +10,7 @@ import {
 } from '../../integrations/outbound/outbound-policy.ts';
 import {
   checkIntegrationSettings,
+  INTEGRATION_PROVIDERS,
   type IntegrationProvider,
   type IntegrationSettings,
   type IntegrationSettingsOf,
@@ -17,12 +18,7 @@ import {
 import { appendAuditEntry } from '../audit/audit.repo.ts';
 import { type IntegrationRow, integrationsRepo } from './integrations.repo.ts';
 
-export type { IntegrationProvider };
-export const INTEGRATION_PROVIDERS = [
-  'tracker_a',
-  'tracker_b',
-  'sourcehost',
-] as const satisfies readonly IntegrationProvider[];
+export { INTEGRATION_PROVIDERS, type IntegrationProvider };
 
 /** Which credential fields each provider takes; at least one must be given. */
 const CREDENTIAL_FIELDS: Record<IntegrationProvider, string[]> = {
