@@ -292,7 +292,7 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
   // the data set comes after it.
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   const run = (text: string, values?: unknown[]) => pool.query(text, values);
-  const db = drizzle({ client: pool, schema }) as unknown as Db;
+  const db: Db = drizzle({ client: pool, schema });
   await generateFindingsDataSet({ run, db, findings: FINDINGS, repositories: REPOSITORIES, log, timed });
   await addReadFixtures(run, REPOSITORIES);
   const ids = (

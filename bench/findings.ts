@@ -57,7 +57,7 @@ await migrating.close();
 const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
 const captured: Array<{ query: string; params: unknown[] }> = [];
 let capture = false;
-const db = drizzle({
+const db: Db = drizzle({
   client: pool,
   schema,
   logger: {
@@ -65,7 +65,7 @@ const db = drizzle({
       if (capture) captured.push({ query, params });
     },
   },
-}) as unknown as Db;
+});
 const run = (text: string, values?: unknown[]) => pool.query(text, values);
 
 // --- data set ---------------------------------------------------------------------------------

@@ -1,3 +1,5 @@
+import type { JsonObject } from './json.ts';
+
 /**
  * The one error type of the service and the table of its codes.
  *
@@ -188,7 +190,7 @@ export interface AppErrorOptions {
   /** Replaces the default message of the code. */
   message?: string;
   /** Extra fields rendered into the v1 error body (for example `workspaces`). */
-  details?: Record<string, unknown>;
+  details?: JsonObject;
   /** Extra response headers (for example `Retry-After`). */
   headers?: Record<string, string>;
   cause?: unknown;
@@ -198,7 +200,7 @@ export interface AppErrorOptions {
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
-  readonly details: Record<string, unknown> | undefined;
+  readonly details: JsonObject | undefined;
   readonly headers: Record<string, string> | undefined;
 
   constructor(code: ErrorCode, options: AppErrorOptions = {}) {

@@ -10,6 +10,21 @@ export interface ServerOptions {
   json?: boolean;
 }
 
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+type HttpMethod = (typeof HTTP_METHODS)[number];
+const isHttpMethod = (value: string): value is HttpMethod =>
+  (HTTP_METHODS as readonly string[]).includes(value);
+
+/** An operation on a path built at run time: an optional JSON body, the answer read as text. */
+interface RuntimeOperation {
+  parameters: { query?: never; header?: never; path?: never; cookie?: never };
+  requestBody?: { content: { 'application/json': unknown } };
+  responses: { default: { headers: Record<string, unknown>; content: { 'text/plain': string } } };
+}
+
+/** Every path, every method: the shape of calls whose path is only known at run time. */
+type RuntimePaths = Record<string, Record<HttpMethod, RuntimeOperation>>;
+
 /**
  * Calls the API with the user token and returns the parsed body; throws a CliError saying what went
  * wrong and what to do. The same client as every other command (`cliClient`: retries, the SDK's
@@ -29,13 +44,13 @@ export async function callApi(
     throw new CliError(
       'No token: pass --token, set VIGIL_TOKEN or run "vigil login --token …" (the admin token printed at first start).',
     );
-  const api = cliClient({ url: connection.url, credential: token });
-  // The typed methods take the API's path templates; a path built at run time goes through as is.
-  const send = api[method.toUpperCase() as 'GET'] as unknown as (
-    path: string,
-    init: { body?: unknown; parseAs: 'text' },
-  ) => Promise<{ data?: string; error?: unknown; response: Response }>;
-  const result = await send(path, { ...(body === undefined ? {} : { body }), parseAs: 'text' });
+  const verb = method.toLowerCase();
+  if (!isHttpMethod(verb)) throw new CliError(`Unknown HTTP method ${method}.`);
+  const api = cliClient<RuntimePaths>({ url: connection.url, credential: token });
+  const result = await api.request(verb, path, {
+    ...(body === undefined ? {} : { body }),
+    parseAs: 'text',
+  });
   if (!result.response.ok) {
     const message = errorMessage(result.error) ?? result.response.statusText;
     throw new CliError(`${method} ${path} failed with ${result.response.status}: ${message}`);

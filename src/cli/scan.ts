@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import ignore, { type Ignore } from 'ignore';
 import tar from 'tar-stream';
 import { REPORT_SEVERITY } from '../engine/report/common.ts';
-import type { Schemas } from '../sdk/index.ts';
+import type { Schemas, VigilClient } from '../sdk/index.ts';
 import { CliError, formatTable } from './http-client.ts';
 import {
   cliClient,
@@ -544,7 +544,7 @@ export async function runScanCommand(
 
 /** Declares the archive, PUTs it with a progress bar (TTY) or plain lines, and completes the upload. */
 async function upload(
-  api: ReturnType<typeof cliClient>,
+  api: VigilClient,
   deps: ScanDeps,
   status: ReturnType<typeof statusReporter>,
   stderr: NonNullable<ScanDeps['stderr']>,

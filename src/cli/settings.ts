@@ -1,7 +1,8 @@
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createVigilClient, errorMessage, type VigilClient } from '../sdk/index.ts';
+import type { Client } from 'openapi-fetch';
+import { createVigilClient, errorMessage, type paths } from '../sdk/index.ts';
 import { CliError } from './cli-error.ts';
 
 type Env = Record<string, string | undefined>;
@@ -134,12 +135,12 @@ export function retryingFetch(
 }
 
 /** An SDK client for the CLI: retries as above, errors as CliErrors. */
-export function cliClient(
+export function cliClient<Paths extends {} = paths>(
   connection: { url: string; credential: string },
   deps: { fetch?: (request: Request) => Promise<Response>; retry?: Partial<RetryPolicy> } = {},
-): VigilClient {
+): Client<Paths> {
   const base = deps.fetch ?? ((request: Request) => globalThis.fetch(request));
-  return createVigilClient({
+  return createVigilClient<Paths>({
     baseUrl: connection.url,
     token: connection.credential,
     fetch: retryingFetch(base, { ...DEFAULT_RETRY, ...deps.retry }),

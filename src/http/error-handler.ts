@@ -38,7 +38,10 @@ export function toAppError(err: unknown, request: FastifyRequest): AppError {
   const e = err as FastifyError;
   if (e.validation) {
     const { message, field } = describeValidation(e);
-    return new AppError('VALIDATION_FAILED', { message, details: { field, location: e.validationContext } });
+    return new AppError('VALIDATION_FAILED', {
+      message,
+      details: { field, ...(e.validationContext ? { location: e.validationContext } : {}) },
+    });
   }
   const byFastifyCode: Record<string, ErrorCode> = {
     FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',

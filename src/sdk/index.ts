@@ -25,9 +25,12 @@ export interface VigilClientOptions {
   fetch?: (request: Request) => Promise<Response>;
 }
 
-/** A client whose methods (`GET`, `POST`, …) take the API's paths and return its typed bodies. */
-export function createVigilClient(options: VigilClientOptions): VigilClient {
-  return createClient<paths>({
+/**
+ * A client whose methods (`GET`, `POST`, …) take the API's paths and return its typed bodies.
+ * `Paths` is the API's `paths` unless a caller describes its own (paths built at run time).
+ */
+export function createVigilClient<Paths extends {} = paths>(options: VigilClientOptions): Client<Paths> {
+  return createClient<Paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     headers: {
       ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),

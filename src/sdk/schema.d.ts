@@ -199,9 +199,11 @@ export interface paths {
          * Connect or update an integration (credentials are stored encrypted and never returned)
          * @description `tracker_a`: credentials `apiKey` (sent raw) or `accessToken` (Bearer); settings `baseUrl`, `workspaceUrlKey`, `appUrl`, `destination: {teamId, labelIds?, priority?}`.
          *
-         *     `tracker_b`: `site` (https://SITE); credentials `email` + `apiToken` (Basic) or `accessToken` (Bearer); settings `baseUrl` (gateway), `destination: {projectKey, issueType}`.
+         *     `tracker_b`: `site` (https://SITE); credentials `email` + `apiToken` (Basic) or `accessToken` (Bearer); settings `baseUrl` (gateway), `destination: {projectKey, issueType?}`, `default` (this site's destination wins when several have one).
          *
          *     `sourcehost`: credentials `token` and `webhookSecret` (signs inbound webhooks); settings `baseUrl` (git), `apiBaseUrl` (REST API; default baseUrl), `repositoryListing` (`installation` or `user`), `accountName`.
+         *
+         *     Settings are checked against the provider's: an unknown setting, a destination without its `teamId` or `projectKey`, or a value of the wrong type answers 400 naming the setting.
          */
         put: operations["putIntegration"];
         post?: never;

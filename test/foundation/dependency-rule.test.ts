@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,9 +7,10 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * The dependency rule of docs/architecture.md, as `npm run deps:check` checks it. The known
- * exceptions of `.dependency-cruiser.cjs` must be exact: without them the rules report precisely
- * the listed imports (so every rule fires, and no listed import has gone without its entry).
+ * The dependency rule of docs/architecture.md, as `npm run deps:check` checks it: it holds on
+ * src/, and each of its rules fires on a small tree that breaks it (so no rule is a check that
+ * cannot fail). Known exceptions, when there are any, must be exact: without them the rules report
+ * precisely the listed imports.
  */
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -33,13 +34,13 @@ const list = (value: string | string[] | undefined) =>
   value === undefined ? [] : Array.isArray(value) ? value : [value];
 
 /** Runs the checker on src/ with a config; its violations as `rule from -> to`. */
-async function cruise(config: string): Promise<string[]> {
+async function cruise(config: string, cwd = root): Promise<string[]> {
   const run = promisify(execFile);
   const output = await run(
     process.execPath,
     [depcruise, 'src', '--config', config, '--output-type', 'json'],
     {
-      cwd: root,
+      cwd,
       maxBuffer: 64 * 1024 * 1024,
     },
   ).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
@@ -70,7 +71,6 @@ describe('dependency rule', () => {
         list(r.to.pathNot).map((to) => `${r.name} ${pathOf(r.from.path as string)} -> ${pathOf(to)}`),
       )
       .sort();
-    expect(known.length).toBeGreaterThan(0);
 
     const strict = path.join(dir, 'strict.cjs');
     await writeFile(
@@ -99,5 +99,38 @@ module.exports = {
         `${edge} is no longer a cycle: remove its exception`,
       ).toBe(true);
     }
+  });
+
+  it('fires each of its rules on a tree that breaks it', async () => {
+    const tree = path.join(dir, 'tree');
+    // file → its content; each import breaks the rule named beside it.
+    const files: Record<string, string> = {
+      'src/cycle-a.ts': "import { b } from './cycle-b.ts';\nexport const a = () => b;\n", // no-circular
+      'src/cycle-b.ts': "import { a } from './cycle-a.ts';\nexport const b = () => a;\n",
+      'src/platform/p.service.ts':
+        "import { s } from '../db/schema/s.ts';\nimport { h } from '../http/h.ts';\nexport const p = [s, h];\n", // service-no-sql, service-no-http
+      'src/platform/p.repo.ts': "import { p } from './p.service.ts';\nexport const r = p;\n", // repo-not-upwards
+      'src/platform/p.routes.ts': "import { r } from './p.repo.ts';\nexport const routes = r;\n", // routes-no-sql
+      'src/platform/x.ts': "import { y } from '../scanner/y.ts';\nexport const x = y;\n", // platform-not-scanner
+      'src/scanner/y.ts': 'export const y = 1;\n',
+      'src/scanner/z.ts': "import { x } from '../platform/x.ts';\nexport const z = x;\n", // scanner-not-platform
+      'src/engine/e.ts': "import { x } from '../platform/x.ts';\nexport const e = x;\n", // engine-integrations-no-api
+      'src/engine/t.ts': 'export const format = 1;\n',
+      'src/auth/a.ts': "import { x } from '../platform/x.ts';\nexport const a = x;\n", // infrastructure-no-api
+      'src/db/schema/s.ts': "import { j } from '../../jobs/j.ts';\nexport const s = j;\n", // db-not-upwards
+      'src/db/d.ts': "import { format } from '../engine/t.ts';\nexport const d = format;\n", // db-formats-types-only
+      'src/jobs/j.ts': 'export const j = 1;\n',
+      'src/http/h.ts': 'export const h = 1;\n',
+      'src/organization/o.ts': "import { x } from '../platform/x.ts';\nexport const o = x;\n", // organization-no-api
+      'tsconfig.json': JSON.stringify({
+        compilerOptions: { module: 'nodenext', allowImportingTsExtensions: true, noEmit: true },
+      }),
+    };
+    for (const [name, content] of Object.entries(files)) {
+      await mkdir(path.dirname(path.join(tree, name)), { recursive: true });
+      await writeFile(path.join(tree, name), content);
+    }
+    const fired = new Set((await cruise(configPath, tree)).map((v) => v.split(' ')[0]));
+    expect([...fired].sort()).toEqual(rules.map((r) => r.name).sort());
   });
 });

@@ -1,5 +1,4 @@
 import { Writable } from 'node:stream';
-import type pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createLogger, REDACTED_LOG_PATHS } from '../../src/container.ts';
 import { sharedTestApp } from '../helpers/app.ts';
@@ -135,7 +134,7 @@ describe('logs', () => {
         done();
       },
     });
-    const log = createLogger({ logLevel: 'info' }, sink as unknown as pino.DestinationStream);
+    const log = createLogger({ logLevel: 'info' }, sink);
     log.info(
       { req: { headers: { authorization: 'Bearer vgl_u_SECRET', 'x-api-key': 'vgl_sk_SECRET' } } },
       'request',

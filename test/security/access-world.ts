@@ -383,13 +383,13 @@ let fingerprintSql: string | undefined;
 export async function databaseFingerprint(t: TestApp): Promise<Record<string, string>> {
   const db = t.container.database.db;
   if (!fingerprintSql) {
-    const res = (await db.execute(
+    const res = await db.execute<{ table_name: string; cols: string }>(
       sql.raw(`select c.table_name, string_agg(quote_ident(c.column_name), ', ' order by c.ordinal_position) as cols
         from information_schema.columns c join information_schema.tables tb
           on tb.table_schema = c.table_schema and tb.table_name = c.table_name
         where c.table_schema = 'public' and tb.table_type = 'BASE TABLE' and c.column_name <> 'last_used_at'
         group by c.table_name order by c.table_name`),
-    )) as unknown as { rows: Array<{ table_name: string; cols: string }> };
+    );
     fingerprintSql = `select ${res.rows
       .map(
         (r) =>
@@ -397,9 +397,7 @@ export async function databaseFingerprint(t: TestApp): Promise<Record<string, st
       )
       .join(', ')}`;
   }
-  const res = (await db.execute(sql.raw(fingerprintSql))) as unknown as {
-    rows: Array<Record<string, string>>;
-  };
+  const res = await db.execute<Record<string, string>>(sql.raw(fingerprintSql));
   return res.rows[0] ?? {};
 }
 

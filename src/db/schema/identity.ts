@@ -11,6 +11,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+import type { IntegrationSettings } from '../../integrations/settings.ts';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
 
@@ -25,6 +26,15 @@ export const companies = pgTable('companies', {
   microblog: text('microblog'),
   createdAt: createdAt(),
 });
+
+/** A badge on a user's auditor public profile (`issuedAt` an ISO date-time). */
+export interface UserBadge {
+  id: string;
+  name: string;
+  image: string;
+  description: string;
+  issuedAt: string;
+}
 
 export const users = pgTable(
   'users',
@@ -51,10 +61,7 @@ export const users = pgTable(
     microblog: text('microblog'),
     guildId: uuid('guild_id'),
     /** Badges shown on the auditor public profile, awarded by platform admins. */
-    badges: jsonb('badges')
-      .$type<Array<{ id: string; name: string; image: string; description: string; issuedAt: string }>>()
-      .notNull()
-      .default([]),
+    badges: jsonb('badges').$type<UserBadge[]>().notNull().default([]),
     disabledAt: timestamp('disabled_at', { withTimezone: true }),
     deletedAt: timestamp('deleted_at', { withTimezone: true }),
     createdAt: createdAt(),
@@ -147,7 +154,8 @@ export const integrations = pgTable(
     provider: text('provider', { enum: ['tracker_a', 'tracker_b', 'sourcehost'] }).notNull(),
     site: text('site').notNull().default(''),
     credentialsEnc: text('credentials_enc').notNull(),
-    settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
+    /** The provider's settings (`src/integrations/settings.ts`), checked against its schema when saved. */
+    settings: jsonb('settings').$type<IntegrationSettings>().notNull().default({}),
     createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),

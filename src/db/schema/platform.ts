@@ -13,7 +13,8 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
-import { companies, users } from './identity.ts';
+import type { JsonObject } from '../../json.ts';
+import { companies, type UserBadge, users } from './identity.ts';
 import { scans, workspaces } from './scanner.ts';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
@@ -412,6 +413,26 @@ export const commentReads = pgTable(
   (t) => [primaryKey({ columns: [t.userId, t.findingId] })],
 );
 
+/**
+ * What a `comment_ping` notification carries (the only kind): the comment, its finding and
+ * repository as they were when the comment was written. Written by the comment service only.
+ */
+export interface CommentPingPayload {
+  commentId: string;
+  findingId: string;
+  findingNumber: number | null;
+  findingTitle: string;
+  repositoryId: string;
+  repositoryName: string;
+  companyId: string;
+  authorId: string;
+  /** Null when a service key wrote the comment. */
+  authorUsername: string | null;
+  visibility: 'public' | 'private' | 'internal' | 'hidden';
+  /** The comment's first characters. */
+  excerpt: string;
+}
+
 export const notifications = pgTable(
   'notifications',
   {
@@ -419,10 +440,10 @@ export const notifications = pgTable(
     userId: uuid('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
-    kind: text('kind').notNull(),
+    kind: text('kind', { enum: ['comment_ping'] }).notNull(),
     /** The comment whose ping caused it: one notification per user per comment. */
     commentId: uuid('comment_id').references(() => comments.id, { onDelete: 'cascade' }),
-    payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+    payload: jsonb('payload').$type<CommentPingPayload>().notNull(),
     readAt: timestamp('read_at', { withTimezone: true }),
     createdAt: createdAt(),
   },
@@ -458,8 +479,9 @@ export const repositoryEvents = pgTable(
     repositoryId: uuid('repository_id')
       .notNull()
       .references(() => repositories.id, { onDelete: 'cascade' }),
-    oldValue: jsonb('old_value').$type<Record<string, unknown>>().notNull(),
-    newValue: jsonb('new_value').$type<Record<string, unknown>>().notNull(),
+    /** The changed fields (API naming) before and after, JSON as the API shows them. */
+    oldValue: jsonb('old_value').$type<JsonObject>().notNull(),
+    newValue: jsonb('new_value').$type<JsonObject>().notNull(),
     updatedBy: uuid('updated_by').references(() => users.id, { onDelete: 'set null' }),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -487,7 +509,7 @@ export const auditLog = pgTable(
     targetUserId: uuid('target_user_id').references(() => users.id, { onDelete: 'set null' }),
     performedBy: uuid('performed_by').references(() => users.id, { onDelete: 'set null' }),
     sourcehostAccountName: text('sourcehost_account_name'),
-    details: jsonb('details').$type<Record<string, unknown>>().notNull().default({}),
+    details: jsonb('details').$type<JsonObject>().notNull().default({}),
     createdAt: createdAt(),
   },
   (t) => [index('audit_log_company_created_idx').on(t.companyId, t.createdAt, t.id)],
@@ -506,6 +528,82 @@ export const ssoEnforcementRules = pgTable(
   },
   (t) => [uniqueIndex('sso_rules_domain_key').on(sql`lower(${t.domain})`)],
 );
+
+/**
+ * What a report keeps of its engagement as it was when the report was made, in the shapes API v0
+ * shows (`AuditorPublicProfile`, `ReportFinding`, `FindingStat` of the reports schemas; the
+ * reports service writes these and renders them, so the compiler holds the two together). Dates
+ * are ISO date-time strings.
+ */
+export interface StoredReportSnapshot {
+  teamMembers: StoredReportTeamMember[];
+  findings: StoredReportFinding[];
+  findingStats: StoredReportFindingStat[];
+}
+
+/** A team member's public profile in a report snapshot. */
+export interface StoredReportTeamMember {
+  id: string;
+  name: string;
+  username: string;
+  avatar: string | null;
+  isBot: boolean;
+  verifiedProfile: boolean;
+  isNdaSigned: boolean;
+  reputation: number;
+  skills: string[];
+  badges: UserBadge[];
+  createdAt: string;
+  sourcehost: string | null;
+  microblog: string | null;
+  tagline: string | null;
+  bio: string | null;
+  website: string | null;
+  guildAffiliation: string | null;
+}
+
+/** A valid finding in a report snapshot, with its files and its author's short summary. */
+export interface StoredReportFinding {
+  id: string;
+  number: number | null;
+  attributedTo: string | null;
+  title: string;
+  description: string;
+  createdBy: {
+    userId: string;
+    name: string;
+    username: string;
+    avatar: string | null;
+    disabledAt: string | null;
+  } | null;
+  createdAt: string;
+  fixedBy: string[];
+  relatedFiles: Array<{
+    id: string;
+    path: string;
+    lines: { start: number | null; end: number | null };
+    language: string | null;
+    relevantContent: string | null;
+  }>;
+  companyName: string;
+  companyLogo: string | null;
+  severity: (typeof severities)[number];
+  status: (typeof findingStatuses)[number];
+}
+
+/** The counts of one severity in a report snapshot. */
+export interface StoredReportFindingStat {
+  totalCount: number;
+  fixedCount: number;
+  severity: (typeof severities)[number];
+}
+
+/** A report's snapshot before anything is in it (no team, no findings). */
+export const EMPTY_REPORT_SNAPSHOT: StoredReportSnapshot = {
+  teamMembers: [],
+  findings: [],
+  findingStats: [],
+};
 
 export const reports = pgTable(
   'reports',
@@ -532,7 +630,7 @@ export const reports = pgTable(
     engagementStartDate: timestamp('engagement_start_date', { withTimezone: true }),
     engagementEndDate: timestamp('engagement_end_date', { withTimezone: true }),
     /** Team, findings and statistics as they were when the report was made. */
-    snapshot: jsonb('snapshot').$type<Record<string, unknown>>().notNull().default({}),
+    snapshot: jsonb('snapshot').$type<StoredReportSnapshot>().notNull().default(EMPTY_REPORT_SNAPSHOT),
     createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
     createdAt: createdAt(),
     publishedAt: timestamp('published_at', { withTimezone: true }),

@@ -13,6 +13,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import type { ScanMessage, ScanStats, ThreatModel } from '../../engine/types.ts';
+import type { JsonValue } from '../../json.ts';
 import { companies, serviceKeys } from './identity.ts';
 
 /**
@@ -176,7 +177,8 @@ export const idempotencyRecords = pgTable(
     /** Identifies the request holding an `in_progress` claim; a taken-over claim gets a new one. */
     claimId: uuid('claim_id'),
     responseStatus: integer('response_status'),
-    responseBody: jsonb('response_body'),
+    /** The answer replayed for the key: the operation's body, or `{ error }` for a stored 4xx. */
+    responseBody: jsonb('response_body').$type<JsonValue>(),
     lockedUntil: timestamp('locked_until', { withTimezone: true }),
     createdAt: createdAt(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),

@@ -1,4 +1,5 @@
 import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import type { JsonObject } from '../../json.ts';
 import { companies, integrations } from './identity.ts';
 import { scans } from './scanner.ts';
 
@@ -81,7 +82,8 @@ export const sourcehostCommitStatuses = pgTable(
     description: text('description'),
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
-    details: jsonb('details').$type<Record<string, unknown>>().notNull().default({}),
+    /** Free-form JSON about the status; nothing writes it today, so it is `{}`. */
+    details: jsonb('details').$type<JsonObject>().notNull().default({}),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     postedAt: timestamp('posted_at', { withTimezone: true }),
   },

@@ -22,7 +22,29 @@ import { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import ipaddr from 'ipaddr.js';
-import { Agent, buildConnector, type Dispatcher, fetch as undiciFetch } from 'undici';
+import {
+  Agent,
+  buildConnector,
+  type Dispatcher,
+  type Response as UndiciResponse,
+  fetch as undiciFetch,
+} from 'undici';
+
+/** Statuses whose response has no body (the Fetch standard's null body statuses). */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * undici's answer as the global `Response` the callers are typed against: the same status, status
+ * text, headers and body stream (not read here). The package's `Response` and Node's global one
+ * are separate classes with separate declarations, so it is handed out as a new global `Response`.
+ */
+function toGlobalResponse(response: UndiciResponse): Response {
+  return new Response(NULL_BODY_STATUSES.has(response.status) ? null : response.body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: [...response.headers],
+  });
+}
 
 /** `VIGIL_OUTBOUND_ALLOW`, parsed: host names and address ranges the operator trusts. */
 export interface OutboundAllowList {
@@ -245,17 +267,16 @@ export function createOutboundPolicy(options: OutboundPolicyOptions): OutboundPo
       if (url.protocol !== 'https:' && url.protocol !== 'http:') {
         throw new TypeError('fetch failed', { cause: new OutboundRefusedError('scheme', url.hostname) });
       }
-      // undici's Response is the class Node's global fetch returns, but @types/node and undici
-      // declare it twice (two nominally different types with private fields): going through
-      // `unknown` is the only way to hand undici's answer out as the global Response.
-      const response = (await undiciFetch(url, {
-        ...(init as Record<string, unknown>),
-        method,
-        headers,
-        body: body as never,
-        redirect: 'manual',
-        dispatcher,
-      } as never)) as unknown as Response;
+      const response = toGlobalResponse(
+        await undiciFetch(url, {
+          ...(init as Record<string, unknown>),
+          method,
+          headers,
+          body: body as never,
+          redirect: 'manual',
+          dispatcher,
+        } as never),
+      );
       const location = response.headers.get('location');
       if (mode === 'manual' || response.status < 300 || response.status > 399 || location === null) {
         return response;

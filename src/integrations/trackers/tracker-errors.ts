@@ -22,7 +22,7 @@ export function toTrackerAppError(provider: TrackerProvider, outcome: FailedOutc
     case 'ambiguous_key':
       return new AppError('AMBIGUOUS_TICKET', {
         message: outcome.message,
-        details: { sites: outcome.siteUrls },
+        details: { sites: [...outcome.siteUrls] },
       });
     case 'not_connected':
       return new AppError('INTEGRATION_NOT_CONNECTED', { message: outcome.message });

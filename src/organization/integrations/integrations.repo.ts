@@ -1,6 +1,7 @@
 import { and, asc, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { integrations } from '../../db/schema/index.ts';
+import type { IntegrationSettings } from '../../integrations/settings.ts';
 
 export type IntegrationRow = typeof integrations.$inferSelect;
 type Provider = IntegrationRow['provider'];
@@ -29,7 +30,7 @@ export function integrationsRepo(db: Db) {
       provider: Provider;
       site: string;
       credentialsEnc: string;
-      settings: Record<string, unknown>;
+      settings: IntegrationSettings;
       createdBy: string;
     }): Promise<IntegrationRow> {
       const [row] = await db

@@ -8,11 +8,17 @@ import {
   type OutboundPolicy,
   OutboundRefusedError,
 } from '../../integrations/outbound/outbound-policy.ts';
-import { appendAuditEntry } from '../../platform/audit/audit.repo.ts';
+import {
+  checkIntegrationSettings,
+  INTEGRATION_PROVIDERS,
+  type IntegrationProvider,
+  type IntegrationSettings,
+  type IntegrationSettingsOf,
+} from '../../integrations/settings.ts';
+import { appendAuditEntry } from '../audit/audit.repo.ts';
 import { type IntegrationRow, integrationsRepo } from './integrations.repo.ts';
 
-export const INTEGRATION_PROVIDERS = ['tracker_a', 'tracker_b', 'sourcehost'] as const;
-export type IntegrationProvider = (typeof INTEGRATION_PROVIDERS)[number];
+export { INTEGRATION_PROVIDERS, type IntegrationProvider };
 
 /** Which credential fields each provider takes; at least one must be given. */
 const CREDENTIAL_FIELDS: Record<IntegrationProvider, string[]> = {
@@ -25,30 +31,62 @@ export interface IntegrationInput {
   /** Several connections of one provider are told apart by site (tracker_b: the site URL). */
   site?: string;
   credentials: Record<string, string>;
-  settings?: Record<string, unknown>;
+  /** Checked against the provider's settings schema. */
+  settings?: unknown;
 }
 
 export interface IntegrationView {
   id: string;
   provider: IntegrationProvider;
   site: string;
-  settings: Record<string, unknown>;
+  settings: IntegrationSettings;
   credentialFields: string[];
   createdAt: string;
   updatedAt: string;
 }
 
-/** A connection with its secrets opened, for the adapters; never rendered to a client. */
-export interface ConnectedIntegration extends IntegrationView {
+/** A connection of one provider with its settings and secrets opened, for the adapters; never rendered to a client. */
+export interface ConnectedIntegration<P extends IntegrationProvider = IntegrationProvider> {
+  id: string;
+  provider: P;
+  site: string;
+  settings: IntegrationSettingsOf<P>;
   credentials: Record<string, string>;
 }
 
-function normalizeSite(
-  provider: IntegrationProvider,
-  site: string | undefined,
-  settings: Record<string, unknown>,
-): string {
-  const raw = site ?? (provider === 'tracker_b' ? (settings.siteUrl as string | undefined) : undefined) ?? '';
+/** The settings as the provider's; 400 naming the setting that does not fit. */
+function validateSettings<P extends IntegrationProvider>(
+  provider: P,
+  value: unknown,
+): IntegrationSettingsOf<P> {
+  const checked = checkIntegrationSettings(provider, value);
+  if ('settings' in checked) return checked.settings;
+  const { field, message } = checked.problem;
+  throw new AppError('VALIDATION_FAILED', {
+    message: `${field}: ${message} (see the ${provider} settings of putIntegration).`,
+    details: { field },
+  });
+}
+
+/**
+ * A connection's stored settings as the provider's. Settings saved before they were checked that
+ * do not fit answer INTEGRATION_NOT_CONNECTED, naming the setting to fix.
+ */
+export function storedSettingsOf<P extends IntegrationProvider>(
+  provider: P,
+  stored: IntegrationSettings,
+): IntegrationSettingsOf<P> {
+  const checked = checkIntegrationSettings(provider, stored);
+  if ('settings' in checked) return checked.settings;
+  const { field, message } = checked.problem;
+  throw new AppError('INTEGRATION_NOT_CONNECTED', {
+    message: `The ${provider} integration's saved ${field} does not fit (${message}); save its settings again.`,
+    details: { provider, field },
+  });
+}
+
+function normalizeSite(provider: IntegrationProvider, site: string | undefined, siteUrl?: string): string {
+  const raw = site ?? (provider === 'tracker_b' ? siteUrl : undefined) ?? '';
   if (!raw) return '';
   try {
     const url = new URL(raw);
@@ -85,12 +123,23 @@ function validateCredentials(provider: IntegrationProvider, credentials: Record<
   }
 }
 
-/** The settings of each provider that name a host the service connects to (links are not). */
-const CONNECTED_URL_SETTINGS: Record<IntegrationProvider, string[]> = {
-  tracker_a: ['baseUrl'],
-  tracker_b: ['baseUrl', 'siteUrl'],
-  sourcehost: ['baseUrl', 'apiBaseUrl'],
-};
+/** The account a sourcehost connection names (for the audit log), or null. */
+function accountNameOf(settings: IntegrationSettings): string | null {
+  return 'accountName' in settings ? (settings.accountName ?? null) : null;
+}
+
+/** The settings that name a host the service connects to (links are not), by field. */
+function connectedUrls(settings: IntegrationSettings): Array<[field: string, value: string | undefined]> {
+  return [
+    ['settings.baseUrl', settings.baseUrl],
+    ...('siteUrl' in settings
+      ? [['settings.siteUrl', settings.siteUrl] as [string, string | undefined]]
+      : []),
+    ...('apiBaseUrl' in settings
+      ? [['settings.apiBaseUrl', settings.apiBaseUrl] as [string, string | undefined]]
+      : []),
+  ];
+}
 
 /**
  * Checks every URL the service will connect to for this integration against the outbound policy:
@@ -98,18 +147,14 @@ const CONNECTED_URL_SETTINGS: Record<IntegrationProvider, string[]> = {
  */
 async function checkDestinations(
   outbound: Pick<OutboundPolicy, 'checkUrl'>,
-  provider: IntegrationProvider,
   site: string,
-  settings: Record<string, unknown>,
+  settings: IntegrationSettings,
 ): Promise<void> {
-  const targets: Array<[field: string, value: unknown]> = CONNECTED_URL_SETTINGS[provider].map((name) => [
-    `settings.${name}`,
-    settings[name],
-  ]);
+  const targets = connectedUrls(settings);
   if (site !== '') targets.unshift(['site', site]);
   for (const [field, value] of targets) {
     if (value === undefined) continue;
-    if (typeof value !== 'string' || !/^https?:\/\//i.test(value) || !URL.canParse(value)) {
+    if (!/^https?:\/\//i.test(value) || !URL.canParse(value)) {
       throw new AppError('VALIDATION_FAILED', {
         message: `${field} must be an http(s) URL.`,
         details: { field },
@@ -170,9 +215,9 @@ export function createIntegrationsService(deps: {
     ) {
       const user = await requireCompany(actor, companyId);
       validateCredentials(provider, input.credentials);
-      const settings = input.settings ?? {};
-      const site = normalizeSite(provider, input.site, settings);
-      await checkDestinations(deps.outbound, provider, site, settings);
+      const settings: IntegrationSettings = validateSettings(provider, input.settings ?? {});
+      const site = normalizeSite(provider, input.site, 'siteUrl' in settings ? settings.siteUrl : undefined);
+      await checkDestinations(deps.outbound, site, settings);
       const credentialsEnc = secretBox.seal(JSON.stringify(input.credentials));
       return database.transaction(async (tx) => {
         const repo = integrationsRepo(tx.db);
@@ -190,7 +235,7 @@ export function createIntegrationsService(deps: {
             companyId,
             action: 'sourcehost_integration_added',
             performedBy: user.userId,
-            sourcehostAccountName: typeof settings.accountName === 'string' ? settings.accountName : null,
+            sourcehostAccountName: accountNameOf(settings),
           });
         }
         return { view: toView(row), created: !existing };
@@ -210,7 +255,7 @@ export function createIntegrationsService(deps: {
         const rows = await integrationsRepo(tx.db).delete(
           companyId,
           provider,
-          site === undefined ? undefined : normalizeSite(provider, site, {}),
+          site === undefined ? undefined : normalizeSite(provider, site),
         );
         if (rows.length === 0)
           throw new AppError('NOT_FOUND', { message: `No ${provider} integration is connected.` });
@@ -219,21 +264,27 @@ export function createIntegrationsService(deps: {
             companyId,
             action: 'sourcehost_integration_removed',
             performedBy: user.userId,
-            sourcehostAccountName:
-              typeof rows[0]!.settings.accountName === 'string'
-                ? (rows[0]!.settings.accountName as string)
-                : null,
+            sourcehostAccountName: accountNameOf(rows[0]!.settings),
           });
         }
         return rows.length;
       });
     },
 
-    /** Every connection of a provider with its secrets opened (for outbound adapters only). */
-    async getConnections(companyId: string, provider: IntegrationProvider): Promise<ConnectedIntegration[]> {
+    /**
+     * Every connection of a provider with its settings and secrets opened (for outbound adapters
+     * only); see {@link storedSettingsOf} for settings that do not fit.
+     */
+    async getConnections<P extends IntegrationProvider>(
+      companyId: string,
+      provider: P,
+    ): Promise<ConnectedIntegration<P>[]> {
       const rows = await integrationsRepo(database.db).listByCompany(companyId, provider);
       return rows.map((row) => ({
-        ...toView(row),
+        id: row.id,
+        provider,
+        site: row.site,
+        settings: storedSettingsOf(provider, row.settings),
         credentials: JSON.parse(secretBox.open(row.credentialsEnc)) as Record<string, string>,
       }));
     },

@@ -3,8 +3,8 @@ import type { Actor } from '../../auth/actor.ts';
 import { hashSecret, issueSecret, isValidUserTokenFormat } from '../../auth/credentials.ts';
 import { type Database, isUniqueViolation } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { appendAuditEntry } from '../../organization/audit/audit.repo.ts';
 import type { CreditsService } from '../../organization/credits/credits.service.ts';
-import { appendAuditEntry } from '../audit/audit.repo.ts';
 import { companiesRepo } from '../companies/companies.repo.ts';
 import { adminRepo } from './admin.repo.ts';
 

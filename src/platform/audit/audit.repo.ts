@@ -1,33 +1,8 @@
 import { and, asc, type Column, desc, eq, gte, inArray, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { auditActions, auditLog } from '../../db/schema/index.ts';
+import { auditLog } from '../../db/schema/index.ts';
+import type { AuditAction } from '../../organization/audit/audit.repo.ts';
 import { ISO_MICROS_FORMAT } from '../pagination/list-params.ts';
-
-/** The actions an audit entry records. */
-export { auditActions };
-export type AuditAction = (typeof auditActions)[number];
-
-/** Appends one company audit-log entry (inside the caller's transaction). */
-export async function appendAuditEntry(
-  db: Db,
-  entry: {
-    companyId: string;
-    action: AuditAction;
-    targetUserId?: string | null;
-    performedBy?: string | null;
-    sourcehostAccountName?: string | null;
-    details?: Record<string, unknown>;
-  },
-): Promise<void> {
-  await db.insert(auditLog).values({
-    companyId: entry.companyId,
-    action: entry.action,
-    targetUserId: entry.targetUserId ?? null,
-    performedBy: entry.performedBy ?? null,
-    sourcehostAccountName: entry.sourcehostAccountName ?? null,
-    details: entry.details ?? {},
-  });
-}
 
 /** Filters of a company audit-log page; user lists are ids, already resolved. */
 export interface AuditLogQuery {

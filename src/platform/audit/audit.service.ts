@@ -2,11 +2,12 @@ import { requireCompany } from '../../access/access.service.ts';
 import { requireCompanyOverseer } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { Database } from '../../db/client.ts';
+import { type AuditAction, auditActions } from '../../organization/audit/audit.repo.ts';
 import { isUuid } from '../../strings.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { invalidParam, isIsoMicros, splitListParam } from '../pagination/list-params.ts';
 import { usersRepo } from '../users/users.repo.ts';
-import { type AuditAction, auditActions, auditRepo } from './audit.repo.ts';
+import { auditRepo } from './audit.repo.ts';
 import type { AuditLogEntry, AuditLogQuery } from './audit.schemas.ts';
 
 /** The audit log's page size when `limit` is not given. */

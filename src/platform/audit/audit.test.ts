@@ -4,8 +4,8 @@ import { api, apiOk, sharedTestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
 import { buildCompanyWorld, buildUser, type TestUser } from '../../../test/helpers/factories.ts';
 import { auditLog } from '../../db/schema/index.ts';
+import type { AuditAction } from '../../organization/audit/audit.repo.ts';
 import { createCursorCodec } from '../pagination/cursor.ts';
-import type { AuditAction } from './audit.repo.ts';
 
 const t = sharedTestApp();
 

@@ -3,6 +3,7 @@ import { visibleCommentsCondition } from '../../access/access.repo.ts';
 import type { FindingAccess, PingCandidate } from '../../access/policy.ts';
 import type { CommentVisibility } from '../../access/rules.ts';
 import type { Db } from '../../db/client.ts';
+import type { CommentPingPayload } from '../../db/schema/index.ts';
 import {
   commentReads,
   comments,
@@ -274,12 +275,12 @@ export function commentsRepo(db: Db) {
 
     /** Inserts the notifications; one per user per comment (a repeated pair is skipped). */
     async insertNotifications(
-      rows: Array<{ userId: string; commentId: string; payload: Record<string, unknown> }>,
+      rows: Array<{ userId: string; commentId: string; payload: CommentPingPayload }>,
     ) {
       if (rows.length === 0) return [];
       return db
         .insert(notifications)
-        .values(rows.map((r) => ({ ...r, kind: 'comment_ping' })))
+        .values(rows.map((r) => ({ ...r, kind: 'comment_ping' as const })))
         .onConflictDoNothing()
         .returning({ id: notifications.id, userId: notifications.userId });
     },

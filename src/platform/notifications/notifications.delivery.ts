@@ -6,7 +6,7 @@ import type { Mailer } from '../../integrations/notify/smtp-mailer.ts';
 import { type Fetch, sendWebhook } from '../../integrations/notify/webhook-sender.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { deliverNotificationJob } from './notifications.jobs.ts';
-import { notificationsRepo } from './notifications.repo.ts';
+import { type CommentPingPayload, notificationsRepo } from './notifications.repo.ts';
 
 /** Attempts after which a refused delivery is given up (the job's retries plus the first run). */
 export const MAX_DELIVERY_ATTEMPTS = 7;
@@ -56,10 +56,10 @@ export function createNotificationDelivery(deps: NotificationDeliveryDeps) {
   const { database, log } = deps;
   const leaseSeconds = deps.claimLeaseSeconds ?? Math.ceil(deps.webhookTimeoutMs / 1000) + 60;
 
-  function message(payload: Record<string, unknown>) {
-    const author = typeof payload.authorUsername === 'string' ? `@${payload.authorUsername}` : 'Someone';
-    const finding = `#${payload.findingNumber ?? '?'} ${String(payload.findingTitle ?? '')}`.trim();
-    const repository = String(payload.repositoryName ?? 'a repository');
+  function message(payload: CommentPingPayload) {
+    const author = payload.authorUsername === null ? 'Someone' : `@${payload.authorUsername}`;
+    const finding = `#${payload.findingNumber ?? '?'} ${payload.findingTitle}`.trim();
+    const repository = payload.repositoryName;
     const link = deps.publicUrl
       ? `${deps.publicUrl}/api/v0/repositories/${payload.repositoryId}/findings/${payload.findingId}/comments`
       : null;
@@ -68,7 +68,7 @@ export function createNotificationDelivery(deps: NotificationDeliveryDeps) {
       text: [
         `${author} mentioned you in a comment on ${repository}, finding ${finding}:`,
         '',
-        String(payload.excerpt ?? ''),
+        payload.excerpt,
         ...(link ? ['', link] : []),
       ].join('\n'),
     };

@@ -1,7 +1,15 @@
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { companyWebhooks, notificationDeliveries, notifications, users } from '../../db/schema/index.ts';
+import {
+  type CommentPingPayload,
+  companyWebhooks,
+  notificationDeliveries,
+  notifications,
+  users,
+} from '../../db/schema/index.ts';
 import { ISO_MICROS_FORMAT } from '../pagination/list-params.ts';
+
+export type { CommentPingPayload };
 
 export type NotificationRow = typeof notifications.$inferSelect;
 export type DeliveryRow = typeof notificationDeliveries.$inferSelect;
@@ -128,14 +136,15 @@ export function notificationsRepo(db: Db) {
         .innerJoin(users, eq(users.id, notifications.userId))
         .where(eq(notifications.id, notificationId));
       if (!row) return null;
-      const companyId = row.notification.payload.companyId;
-      const [webhook] =
-        typeof companyId === 'string'
-          ? await db
-              .select()
-              .from(companyWebhooks)
-              .where(and(eq(companyWebhooks.companyId, companyId), eq(companyWebhooks.active, true)))
-          : [];
+      const [webhook] = await db
+        .select()
+        .from(companyWebhooks)
+        .where(
+          and(
+            eq(companyWebhooks.companyId, row.notification.payload.companyId),
+            eq(companyWebhooks.active, true),
+          ),
+        );
       return { ...row, webhook: webhook ?? null };
     },
 

@@ -9,13 +9,12 @@ import {
   guilds,
   reports,
   repositoryMembers,
+  type StoredReportSnapshot,
   type severities,
   users,
 } from '../../db/schema/index.ts';
 import { escapeLike } from '../../strings.ts';
 import { ISO_MICROS_FORMAT } from '../pagination/list-params.ts';
-import type { AuditorPublicProfile } from '../users/users.schemas.ts';
-import type { FindingStat, ReportFinding } from './reports.schemas.ts';
 
 export type ReportRow = typeof reports.$inferSelect;
 export type Severity = (typeof severities)[number];
@@ -24,11 +23,7 @@ export type Severity = (typeof severities)[number];
 export const REPORTED_STATUSES = ['confirmed', 'acknowledged', 'fixed'] as const;
 
 /** What a report keeps of its engagement as it was when the report was made. */
-export interface ReportSnapshot {
-  teamMembers: AuditorPublicProfile[];
-  findings: ReportFinding[];
-  findingStats: FindingStat[];
-}
+export type ReportSnapshot = StoredReportSnapshot;
 
 export interface ReportPageQuery {
   visibility: ReportReadScope;

@@ -38,7 +38,7 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
   async function render(db: Db, rows: ReportRow[]): Promise<Report[]> {
     const companies = await reportsRepo(db).companiesById(rows.map((r) => r.companyId));
     return rows.map((row) => {
-      const snapshot = row.snapshot as Partial<ReportSnapshot>;
+      const { snapshot } = row;
       return {
         id: row.id,
         isPrivate: row.isPrivate,
@@ -63,9 +63,9 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
         repositoryLinks: row.repositoryLinks,
         commitHashes: row.commitHashes,
         typeOfProject: row.typeOfProject,
-        teamMembers: (snapshot.teamMembers ?? []).map((p) => ({ reportId: row.id, auditorPublicProfile: p })),
-        findingStats: snapshot.findingStats ?? [],
-        findings: snapshot.findings ?? [],
+        teamMembers: snapshot.teamMembers.map((p) => ({ reportId: row.id, auditorPublicProfile: p })),
+        findingStats: snapshot.findingStats,
+        findings: snapshot.findings,
       };
     });
   }
@@ -233,7 +233,7 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
           engagementStartDate: repository.timeframeStart,
           engagementEndDate: repository.timeframeEnd,
           ...(await columnsOf(tx.db, user, fields)),
-          snapshot: { ...(await takeSnapshot(tx.db, repository)) },
+          snapshot: await takeSnapshot(tx.db, repository),
           createdBy: user.userId,
         });
         const [report] = await render(tx.db, [row]);

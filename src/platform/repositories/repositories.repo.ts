@@ -17,6 +17,7 @@ import {
   users,
 } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
+import type { JsonObject } from '../../json.ts';
 import type { AssetGroup, AssetGroupInput, SafeHarbor, SafeHarborInput } from './repositories.schemas.ts';
 
 export type RepositoryRow = typeof repositories.$inferSelect;
@@ -406,8 +407,8 @@ export function repositoriesRepo(db: Db) {
 
     async insertEvent(event: {
       repositoryId: string;
-      oldValue: Record<string, unknown>;
-      newValue: Record<string, unknown>;
+      oldValue: JsonObject;
+      newValue: JsonObject;
       updatedBy: string;
     }) {
       await db.insert(repositoryEvents).values(event);

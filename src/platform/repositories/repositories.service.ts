@@ -3,6 +3,7 @@ import { can, type FindingAccess, requireCompanyManager, requireUser } from '../
 import type { Actor, UserActor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import type { JsonObject } from '../../json.ts';
 import { toCompanySummary } from '../companies/companies.service.ts';
 import { usersRepo } from '../users/users.repo.ts';
 import { toShortUserSummary } from '../users/users.views.ts';
@@ -62,13 +63,14 @@ async function editableState(db: Db, row: RepositoryRow) {
 }
 
 /** Old and new values of the fields that differ; empty objects when nothing changed. */
-function diffState<T extends Record<string, unknown>>(before: T, after: T) {
-  const oldValue: Record<string, unknown> = {};
-  const newValue: Record<string, unknown> = {};
-  for (const key of Object.keys(after)) {
-    if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) {
-      oldValue[key] = before[key];
-      newValue[key] = after[key];
+function diffState<T extends JsonObject>(before: T, after: T) {
+  const oldValue: JsonObject = {};
+  const newValue: JsonObject = {};
+  for (const [key, value] of Object.entries(after)) {
+    const previous = before[key] ?? null;
+    if (JSON.stringify(previous) !== JSON.stringify(value)) {
+      oldValue[key] = previous;
+      newValue[key] = value;
     }
   }
   return { oldValue, newValue };

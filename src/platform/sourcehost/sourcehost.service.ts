@@ -4,6 +4,7 @@ import type { Actor } from '../../auth/actor.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database, Tx } from '../../db/client.ts';
 import { AppError, isAppError } from '../../errors.ts';
+import type { IntegrationSettings } from '../../integrations/settings.ts';
 import {
   type FetchLike,
   type HostedRepository,
@@ -14,6 +15,7 @@ import {
 } from '../../integrations/sourcehost/github-rest.ts';
 import { normalizeCommitId } from '../../integrations/sourcehost/repository-ref.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
+import { storedSettingsOf } from '../../organization/integrations/integrations.service.ts';
 import { workspacesRepo } from '../../organization/workspaces/workspaces.repo.ts';
 import {
   createLinked,
@@ -284,8 +286,8 @@ export function createSourcehostService(deps: SourcehostServiceDeps) {
     return JSON.parse(secretBox.open(row.credentialsEnc)) as Record<string, string>;
   }
 
-  function apiOf(integration: { settings: Record<string, unknown>; credentialsEnc: string }) {
-    const settings = integration.settings;
+  function apiOf(integration: { settings: IntegrationSettings; credentialsEnc: string }) {
+    const settings = storedSettingsOf('sourcehost', integration.settings);
     const apiBaseUrl = str(settings.apiBaseUrl) ?? str(settings.baseUrl);
     const token = openCredentials(integration).token;
     if (!apiBaseUrl || !token) {
@@ -293,7 +295,7 @@ export function createSourcehostService(deps: SourcehostServiceDeps) {
         message: 'The sourcehost integration needs settings.apiBaseUrl (or baseUrl) and a token.',
       });
     }
-    const listing: RepositoryListing = settings.repositoryListing === 'user' ? 'user' : 'installation';
+    const listing: RepositoryListing = settings.repositoryListing ?? 'installation';
     return { apiBaseUrl, token, listing, fetch: deps.fetch };
   }
 

@@ -11,7 +11,7 @@ import {
 import type { Actor } from '../../auth/actor.ts';
 import { type Database, type Db, isUniqueViolation } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import { appendAuditEntry } from '../audit/audit.repo.ts';
+import { appendAuditEntry } from '../../organization/audit/audit.repo.ts';
 import { resolveGuild } from '../guilds/guilds.service.ts';
 import { type MemberRow, type UserRow, usersRepo } from './users.repo.ts';
 import type {

@@ -1,6 +1,7 @@
 import { and, eq, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { idempotencyRecords } from '../../db/schema/index.ts';
+import type { JsonValue } from '../../json.ts';
 
 export type IdempotencyRecordRow = typeof idempotencyRecords.$inferSelect;
 
@@ -119,7 +120,7 @@ export function idempotencyRepo(db: Db) {
       k: string,
       claimId: string,
       status: number,
-      body: unknown,
+      body: JsonValue,
     ): Promise<boolean> {
       const rows = await db
         .update(idempotencyRecords)

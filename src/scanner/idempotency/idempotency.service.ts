@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Database, Tx } from '../../db/client.ts';
 import { AppError, ERROR_CODES, type ErrorCode, isAppError } from '../../errors.ts';
+import type { JsonObject, JsonValue } from '../../json.ts';
 import { canonicalJson } from '../../strings.ts';
 import { idempotencyRepo } from './idempotency.repo.ts';
 
@@ -42,12 +43,13 @@ export interface IdempotencyClaim {
    * Marks the record completed with `response` inside `tx`, so that the operation's writes and
    * the stored response commit together (or not at all).
    */
-  completeInTx<T>(tx: Tx, response: IdempotentResponse<T>): Promise<IdempotentResponse<T>>;
+  completeInTx<T extends JsonValue>(tx: Tx, response: IdempotentResponse<T>): Promise<IdempotentResponse<T>>;
 }
 
 /** The stored form of a definitive 4xx answer, replayed by throwing the same AppError. */
 interface StoredError {
-  error: { code: ErrorCode; message: string; details?: Record<string, unknown> };
+  [key: string]: JsonValue;
+  error: { code: ErrorCode; message: string; details?: JsonObject };
 }
 
 export interface IdempotencyOptions {
@@ -102,13 +104,17 @@ function isDefinitiveClientError(err: unknown): err is AppError {
   );
 }
 
-function replay<T>(status: number, body: unknown): IdempotentOutcome<T> {
-  const stored = body as Partial<StoredError> | null;
-  if (status >= 400 && stored?.error && stored.error.code in ERROR_CODES) {
-    throw new AppError(stored.error.code, {
-      message: stored.error.message,
-      ...(stored.error.details ? { details: stored.error.details } : {}),
-    });
+function replay<T extends JsonValue>(status: number, body: JsonValue | null): IdempotentOutcome<T> {
+  if (status >= 400) {
+    // A 4xx record is written by `execute` only, always as a StoredError; a code this version
+    // does not know is replayed as stored.
+    const { error } = body as StoredError;
+    if (error.code in ERROR_CODES) {
+      throw new AppError(error.code, {
+        message: error.message,
+        ...(error.details ? { details: error.details } : {}),
+      });
+    }
   }
   return { status, body: body as T, replayed: true };
 }
@@ -179,7 +185,7 @@ export function createIdempotencyService(options: IdempotencyOptions) {
      * transaction that makes its writes. Replayed responses come back with `replayed: true`;
      * a replayed definitive 4xx is thrown again as the same AppError.
      */
-    async execute<T>(
+    async execute<T extends JsonValue>(
       request: IdempotentRequest,
       operation: (claim: IdempotencyClaim) => Promise<IdempotentResponse<T>>,
     ): Promise<IdempotentOutcome<T>> {

@@ -134,7 +134,7 @@ export async function openScanSources(
   }
   const baseUrl = connection.settings.baseUrl;
   const token = connection.credentials.token;
-  if (typeof baseUrl !== 'string' || baseUrl === '' || token === undefined || token === '') {
+  if (!baseUrl || !token) {
     throw new AppError('INTEGRATION_NOT_CONNECTED', {
       message: 'The sourcehost integration needs settings.baseUrl and credentials.token.',
       details: { provider: 'sourcehost' },

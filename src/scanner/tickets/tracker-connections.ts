@@ -3,6 +3,7 @@
  * authentication, where the API lives, and where new tickets go (the saved destination).
  */
 import { AppError } from '../../errors.ts';
+import type { TrackerASettings, TrackerBSettings } from '../../integrations/settings.ts';
 import type { TrackerADestination, TrackerBDestination } from '../../integrations/trackers/tracker.types.ts';
 import { createTrackerAAdapter, type TrackerAAdapter } from '../../integrations/trackers/tracker-a.ts';
 import {
@@ -61,51 +62,37 @@ export type TrackerTarget =
 
 const DEFAULT_TRACKER_A_URL = 'https://api.linear.app/graphql';
 
-function readString(record: Record<string, unknown>, key: string): string | undefined {
-  const value = record[key];
-  return typeof value === 'string' && value.length > 0 ? value : undefined;
-}
+/** A saved text setting, or undefined when absent or empty. */
+const nonEmpty = (value: string | undefined) => (value === undefined || value === '' ? undefined : value);
 
-function asRecord(value: unknown): Record<string, unknown> | null {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : null;
-}
-
-function readTrackerADestination(settings: Record<string, unknown>): TrackerADestination | null {
-  const raw = asRecord(settings.destination);
-  const teamId = raw ? readString(raw, 'teamId') : undefined;
-  if (!raw || teamId === undefined) return null;
-  const labelIds = Array.isArray(raw.labelIds)
-    ? raw.labelIds.filter((l): l is string => typeof l === 'string')
-    : undefined;
-  const priority = raw.priority;
-  const validPriority =
-    priority === 0 || priority === 1 || priority === 2 || priority === 3 || priority === 4
-      ? priority
-      : undefined;
+function trackerADestination(settings: TrackerASettings): TrackerADestination | null {
+  const saved = settings.destination;
+  if (!saved) return null;
   return {
     provider: 'tracker_a',
-    teamId,
-    ...(labelIds && labelIds.length > 0 ? { labelIds } : {}),
-    ...(validPriority !== undefined ? { priority: validPriority } : {}),
+    teamId: saved.teamId,
+    ...(saved.labelIds && saved.labelIds.length > 0 ? { labelIds: saved.labelIds } : {}),
+    ...(saved.priority !== undefined ? { priority: saved.priority } : {}),
   };
 }
 
-function readTrackerBDestination(
-  siteUrl: string,
-  settings: Record<string, unknown>,
-): TrackerBDestination | null {
-  const raw = asRecord(settings.destination);
-  const projectKey = raw ? readString(raw, 'projectKey') : undefined;
-  if (!raw || projectKey === undefined) return null;
-  const issueType = readString(raw, 'issueType');
-  return { provider: 'tracker_b', siteUrl, projectKey, ...(issueType ? { issueType } : {}) };
+function trackerBDestination(siteUrl: string, settings: TrackerBSettings): TrackerBDestination | null {
+  const saved = settings.destination;
+  if (!saved) return null;
+  return {
+    provider: 'tracker_b',
+    siteUrl,
+    projectKey: saved.projectKey,
+    ...(saved.issueType ? { issueType: saved.issueType } : {}),
+  };
 }
 
-function buildTrackerA(connection: ConnectedIntegration, options: TrackerAdapterOptions): TrackerAConnection {
+function buildTrackerA(
+  connection: ConnectedIntegration<'tracker_a'>,
+  options: TrackerAdapterOptions,
+): TrackerAConnection {
   const { credentials, settings } = connection;
-  const apiUrl = readString(settings, 'baseUrl') ?? DEFAULT_TRACKER_A_URL;
+  const apiUrl = nonEmpty(settings.baseUrl) ?? DEFAULT_TRACKER_A_URL;
   const apiKey = credentials.apiKey;
   const accessToken = credentials.accessToken;
   const auth = apiKey
@@ -121,18 +108,18 @@ function buildTrackerA(connection: ConnectedIntegration, options: TrackerAdapter
   return {
     integrationId: connection.id,
     adapter: createTrackerAAdapter({ apiUrl, auth }, options),
-    workspaceUrlKey: readString(settings, 'workspaceUrlKey') ?? null,
-    appUrl: readString(settings, 'appUrl'),
-    destination: readTrackerADestination(settings),
+    workspaceUrlKey: nonEmpty(settings.workspaceUrlKey) ?? null,
+    appUrl: nonEmpty(settings.appUrl),
+    destination: trackerADestination(settings),
   };
 }
 
 function buildTrackerB(
-  connection: ConnectedIntegration,
+  connection: ConnectedIntegration<'tracker_b'>,
   options: TrackerAdapterOptions,
 ): TrackerBConnection | null {
   const { credentials, settings } = connection;
-  const site = connection.site || readString(settings, 'siteUrl');
+  const site = connection.site || nonEmpty(settings.siteUrl);
   // A connection without a site cannot be told apart from the others nor linked to.
   if (!site) return null;
   const siteUrl = normalizeSiteUrl(site);
@@ -145,12 +132,12 @@ function buildTrackerB(
         : null;
   if (!auth) return null;
   // OAuth tokens are only accepted by the gateway (`…/ex/jira/{cloudId}`), kept in settings.baseUrl.
-  const apiBaseUrl = readString(settings, 'baseUrl');
+  const apiBaseUrl = nonEmpty(settings.baseUrl);
   return {
     integrationId: connection.id,
     siteUrl,
     adapter: createTrackerBAdapter({ siteUrl, ...(apiBaseUrl ? { apiBaseUrl } : {}), auth }, options),
-    destination: readTrackerBDestination(siteUrl, settings),
+    destination: trackerBDestination(siteUrl, settings),
     isDefault: settings.default === true,
   };
 }
