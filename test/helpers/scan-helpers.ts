@@ -90,14 +90,14 @@ export async function waitForScan(
   t: TestApp,
   serviceKey: string,
   scanId: string,
-  done: (scan: ScanStatusBody) => boolean,
+  done: (scan: ScanStatusBody) => boolean | Promise<boolean>,
   timeoutMs = 30_000,
 ): Promise<ScanStatusBody> {
   let last: ScanStatusBody | undefined;
   return waitFor(
     async () => {
       last = await getScanStatus(t, serviceKey, scanId);
-      return done(last) && last;
+      return (await done(last)) && last;
     },
     {
       timeoutMs,
