@@ -1,6 +1,6 @@
 /**
  * API throughput: `npm run bench:api [-- --findings N] [--duration S] [--backends postgres,embedded]
- * [--profile] [--only <read name part>]`.
+ * [--profile] [--only <read name part>[,<another>]] [--keep]`.
  *
  * For each backend — a database `vigil_bench_api` created (and dropped) on the PostgreSQL server
  * of BENCH_DATABASE_URL (default the local one), and the embedded default in a temporary
@@ -17,7 +17,9 @@
  * Samples VmRSS of `vigil serve` during the runs (peak) and, on the embedded backend, the idle RSS
  * of `vigil start`. `--profile` runs `vigil serve` under `node --cpu-prof` (profiles in
  * bench/results/profiles/; summarise with `npx tsx bench/cpuprofile-summary.ts <file>`).
- * Writes bench/results/api.json (BENCH_RESULTS: another name) with the load average before/after:
+ * `--keep` leaves the PostgreSQL server's database in place and prints how to start `vigil serve` on
+ * it with the run's credentials (to profile or EXPLAIN one read by hand).
+ * Writes bench/results/api.json (BENCH_RESULTS: another name or an absolute path) with the load average before/after:
  * other processes share the CPUs, so the ratio to (b), measured in the same run, is the figure
  * that compares.
  */
@@ -48,8 +50,9 @@ const DURATION = Number(option('duration', '10'));
 const CONNECTIONS = 20;
 const BACKENDS = option('backends', 'postgres,embedded').split(',') as Array<'postgres' | 'embedded'>;
 const PROFILE = args.includes('--profile');
-/** Only the reads whose name contains this text (the two ceilings always run). */
+/** Only the reads whose name contains this text, or one of these comma-separated texts (the two ceilings always run). */
 const ONLY = option('only', '');
+const KEEP = args.includes('--keep');
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB_NAME = process.env.BENCH_DB_NAME ?? 'vigil_bench_api';
 const RESULTS_FILE = process.env.BENCH_RESULTS ?? 'api.json';
@@ -360,7 +363,9 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       token: managerToken,
     },
   ];
-  const selected = targets.filter((t) => t.kind === 'ceiling' || t.name.includes(ONLY));
+  const selected = targets.filter(
+    (t) => t.kind === 'ceiling' || ONLY.split(',').some((part) => t.name.includes(part)),
+  );
   // Every read must answer 200 before it is measured: a fast error is not a result.
   for (const target of selected) {
     const res = await fetch(target.url, {
@@ -436,7 +441,15 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
   }
 
   await pool.end();
-  if (backend === 'postgres') {
+  if (backend === 'postgres' && KEEP) {
+    log(`kept database ${DB_NAME}; serve it with:`);
+    log(
+      `  DATABASE_URL=${databaseUrl} VIGIL_SECRET_KEY=${env.VIGIL_SECRET_KEY} VIGIL_RATE_LIMIT_PER_MINUTE=100000000 VIGIL_RATE_LIMIT_BURST=100000000 LOG_LEVEL=warn node bin/vigil.js serve`,
+    );
+    for (const target of targets)
+      if (target.kind === 'read')
+        log(`  ${target.name}: ${new URL(target.url).pathname}${new URL(target.url).search} ${target.token}`);
+  } else if (backend === 'postgres') {
     const admin = new pg.Client({ connectionString: serverUrl });
     await admin.connect();
     await admin.query(`drop database if exists ${DB_NAME} with (force)`);
@@ -486,7 +499,7 @@ process.stdout.write(
 );
 
 await writeFile(
-  path.join(root, 'bench', 'results', RESULTS_FILE),
+  path.resolve(root, 'bench', 'results', RESULTS_FILE),
   `${JSON.stringify(
     {
       date: new Date().toISOString(),

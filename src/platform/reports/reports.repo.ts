@@ -13,6 +13,7 @@ import {
   type severities,
   users,
 } from '../../db/schema/index.ts';
+import { isoMillis, plainRows } from '../../db/sql.ts';
 import { escapeLike } from '../../strings.ts';
 import { ISO_MICROS_FORMAT } from '../pagination/list-params.ts';
 
@@ -33,6 +34,41 @@ export interface ReportPageQuery {
   after?: { publishedAt: string | null; id: string };
   limit: number;
 }
+
+/**
+ * A listed report: the columns of the `Report` shape, with its company's handle and timestamps as
+ * the API writes them (a page holds up to a hundred reports: it skips parsing and re-formatting
+ * every timestamp), the snapshot, and `publishedAtKey` for the next cursor.
+ */
+const reportListColumns = {
+  id: reports.id,
+  isPrivate: reports.isPrivate,
+  projectTitle: reports.projectTitle,
+  companyHandle: companies.handle,
+  clientName: reports.clientName,
+  clientLogo: reports.clientLogo,
+  clientWebsite: reports.clientWebsite,
+  seoTitle: reports.seoTitle,
+  seoDescription: reports.seoDescription,
+  description: reports.description,
+  reportPdfLink: reports.reportPdfLink,
+  companyId: reports.companyId,
+  engagementId: reports.engagementId,
+  repositoryId: reports.repositoryId,
+  guildId: reports.guildId,
+  createdBy: reports.createdBy,
+  engagementStartDate: isoMillis(reports.engagementStartDate),
+  engagementEndDate: isoMillis(reports.engagementEndDate),
+  createdAt: isoMillis<string>(reports.createdAt),
+  publishedAt: isoMillis(reports.publishedAt),
+  repositoryLinks: reports.repositoryLinks,
+  commitHashes: reports.commitHashes,
+  typeOfProject: reports.typeOfProject,
+  snapshot: reports.snapshot,
+  publishedAtKey: sql<
+    string | null
+  >`to_char(${reports.publishedAt} at time zone 'UTC', ${ISO_MICROS_FORMAT})`,
+};
 
 /** SQL of reports. */
 export function reportsRepo(db: Db) {
@@ -83,17 +119,17 @@ export function reportsRepo(db: Db) {
             : sql`(${reports.publishedAt}, ${reports.id}) < (${publishedAt}::timestamptz, ${id}::uuid)`,
         );
       }
-      return db
-        .select({
-          report: reports,
-          publishedAtKey: sql<
-            string | null
-          >`to_char(${reports.publishedAt} at time zone 'UTC', ${ISO_MICROS_FORMAT})`,
-        })
-        .from(reports)
-        .where(and(...conditions))
-        .orderBy(sql`${reports.publishedAt} desc nulls first`, desc(reports.id))
-        .limit(query.limit + 1);
+      return plainRows(
+        db,
+        reportListColumns,
+        db
+          .select(reportListColumns)
+          .from(reports)
+          .innerJoin(companies, eq(companies.id, reports.companyId))
+          .where(and(...conditions))
+          .orderBy(sql`${reports.publishedAt} desc nulls first`, desc(reports.id))
+          .limit(query.limit + 1),
+      );
     },
 
     /** Handles, names and logos of companies, by id. */

@@ -30,6 +30,42 @@ function dateOrNull(value: string | null | undefined): Date | null | undefined {
   return value === undefined ? undefined : value === null ? null : new Date(value);
 }
 
+/** The fields of a report, its timestamps formatted, and its snapshot. */
+type ReportFields = Omit<Report, 'teamMembers' | 'findingStats' | 'findings'> & { snapshot: ReportSnapshot };
+
+/** The `Report` of its fields: the team, findings and statistics come from the snapshot. */
+function withSnapshot(fields: ReportFields): Report {
+  const { snapshot } = fields;
+  return {
+    id: fields.id,
+    isPrivate: fields.isPrivate,
+    projectTitle: fields.projectTitle,
+    companyHandle: fields.companyHandle,
+    clientName: fields.clientName,
+    clientLogo: fields.clientLogo,
+    clientWebsite: fields.clientWebsite,
+    seoTitle: fields.seoTitle,
+    seoDescription: fields.seoDescription,
+    description: fields.description,
+    reportPdfLink: fields.reportPdfLink,
+    companyId: fields.companyId,
+    engagementId: fields.engagementId,
+    repositoryId: fields.repositoryId,
+    guildId: fields.guildId,
+    createdBy: fields.createdBy,
+    engagementStartDate: fields.engagementStartDate,
+    engagementEndDate: fields.engagementEndDate,
+    createdAt: fields.createdAt,
+    publishedAt: fields.publishedAt,
+    repositoryLinks: fields.repositoryLinks,
+    commitHashes: fields.commitHashes,
+    typeOfProject: fields.typeOfProject,
+    teamMembers: snapshot.teamMembers.map((p) => ({ reportId: fields.id, auditorPublicProfile: p })),
+    findingStats: snapshot.findingStats,
+    findings: snapshot.findings,
+  };
+}
+
 /** Reports of finished engagements: the public/private listing, creation from a repository, publishing. */
 export function createReportsService(deps: { database: Database; cursors: CursorCodec; now?: () => Date }) {
   const { database } = deps;
@@ -37,37 +73,16 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
 
   async function render(db: Db, rows: ReportRow[]): Promise<Report[]> {
     const companies = await reportsRepo(db).companiesById(rows.map((r) => r.companyId));
-    return rows.map((row) => {
-      const { snapshot } = row;
-      return {
-        id: row.id,
-        isPrivate: row.isPrivate,
-        projectTitle: row.projectTitle,
+    return rows.map((row) =>
+      withSnapshot({
+        ...row,
         companyHandle: companies.get(row.companyId)?.handle ?? '',
-        clientName: row.clientName,
-        clientLogo: row.clientLogo,
-        clientWebsite: row.clientWebsite,
-        seoTitle: row.seoTitle,
-        seoDescription: row.seoDescription,
-        description: row.description,
-        reportPdfLink: row.reportPdfLink,
-        companyId: row.companyId,
-        engagementId: row.engagementId,
-        repositoryId: row.repositoryId,
-        guildId: row.guildId,
-        createdBy: row.createdBy,
         engagementStartDate: row.engagementStartDate?.toISOString() ?? null,
         engagementEndDate: row.engagementEndDate?.toISOString() ?? null,
         createdAt: row.createdAt.toISOString(),
         publishedAt: row.publishedAt?.toISOString() ?? null,
-        repositoryLinks: row.repositoryLinks,
-        commitHashes: row.commitHashes,
-        typeOfProject: row.typeOfProject,
-        teamMembers: snapshot.teamMembers.map((p) => ({ reportId: row.id, auditorPublicProfile: p })),
-        findingStats: snapshot.findingStats,
-        findings: snapshot.findings,
-      };
-    });
+      }),
+    );
   }
 
   /**
@@ -185,13 +200,11 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
         limit: query.limit ?? DEFAULT_LIMIT,
         filterHash,
         given: query.next,
-        keyOf: (r) => [r.publishedAtKey, r.report.id],
+        keyOf: (r) => [r.publishedAtKey, r.id],
       });
       return {
-        reports: await render(
-          database.db,
-          page.items.map((r) => r.report),
-        ),
+        // The page's rows carry their company's handle (one statement for the page).
+        reports: page.items.map(withSnapshot),
         nextValue: page.nextValue,
       };
     },

@@ -1,12 +1,68 @@
 import { and, asc, eq, inArray, isNotNull, isNull, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { companies, companyMembers, ssoEnforcementRules, users } from '../../db/schema/index.ts';
+import { isoMillis, plainRows } from '../../db/sql.ts';
 import { escapeLike, isUuid } from '../../strings.ts';
 import type { ShortUserSummary } from './users.schemas.ts';
 import { toShortUserSummary } from './users.views.ts';
 
 export type UserRow = typeof users.$inferSelect;
 export type MemberRow = typeof companyMembers.$inferSelect;
+
+/**
+ * The columns of a company user (`CompanyUser`), timestamps as the API writes them: the list
+ * returns every user of a company at once, so it skips parsing and re-formatting them.
+ */
+const companyUserColumns = {
+  userId: users.id,
+  name: users.name,
+  username: users.username,
+  email: users.email,
+  isActivated: users.isActivated,
+  createdAt: isoMillis<string>(users.createdAt),
+  isBot: users.isBot,
+  companyId: companyMembers.companyId,
+  avatar: users.avatar,
+  isGeneratedAvatar: users.isGeneratedAvatar,
+  chat_a: users.chatA,
+  chat_b: users.chatB,
+  timezone: users.timezone,
+  memberDisabledAt: isoMillis(companyMembers.disabledAt),
+  userDisabledAt: isoMillis(users.disabledAt),
+  companyRole: companyMembers.role,
+  invitedAt: isoMillis<string>(companyMembers.invitedAt),
+  joinedAt: isoMillis(companyMembers.joinedAt),
+  deletedAt: isoMillis(users.deletedAt),
+};
+
+/**
+ * The company's users, built once per database handle and filter variant (prepared on each
+ * connection, run by {@link plainRows}):
+ * without `includeAll`, joined, enabled memberships of accounts that are neither disabled nor
+ * deleted; with `q`, the name or username matches `pattern`, case-insensitively.
+ */
+function prepareCompanyUserList(db: Db, includeAll: boolean, withPattern: boolean) {
+  const conditions: SQL[] = [eq(companyMembers.companyId, sql.placeholder('companyId'))];
+  if (!includeAll) {
+    conditions.push(
+      isNotNull(companyMembers.joinedAt),
+      isNull(companyMembers.disabledAt),
+      isNull(users.disabledAt),
+      isNull(users.deletedAt),
+    );
+  }
+  if (withPattern) {
+    const pattern = sql.placeholder('pattern');
+    conditions.push(sql`(${users.name} ilike ${pattern} or ${users.username} ilike ${pattern})`);
+  }
+  return db
+    .select(companyUserColumns)
+    .from(companyMembers)
+    .innerJoin(users, eq(users.id, companyMembers.userId))
+    .where(and(...conditions))
+    .orderBy(asc(sql`lower(${users.username})`), asc(users.id));
+}
+const companyUserLists = new WeakMap<Db, Map<string, ReturnType<typeof prepareCompanyUserList>>>();
 
 /** SQL of users and their company memberships. */
 export function usersRepo(db: Db) {
@@ -16,25 +72,15 @@ export function usersRepo(db: Db) {
      * neither disabled nor deleted. `q` matches name or username, case-insensitively.
      */
     async listCompanyUsers(companyId: string, options: { includeAll: boolean; q?: string }) {
-      const conditions: SQL[] = [eq(companyMembers.companyId, companyId)];
-      if (!options.includeAll) {
-        conditions.push(
-          isNotNull(companyMembers.joinedAt),
-          isNull(companyMembers.disabledAt),
-          isNull(users.disabledAt),
-          isNull(users.deletedAt),
-        );
-      }
-      if (options.q) {
-        const pattern = `%${escapeLike(options.q)}%`;
-        conditions.push(sql`(${users.name} ilike ${pattern} or ${users.username} ilike ${pattern})`);
-      }
-      return db
-        .select({ user: users, member: companyMembers })
-        .from(companyMembers)
-        .innerJoin(users, eq(users.id, companyMembers.userId))
-        .where(and(...conditions))
-        .orderBy(asc(sql`lower(${users.username})`), asc(users.id));
+      const variant = `${options.includeAll ? 'all' : 'active'}${options.q ? '_q' : ''}`;
+      const byVariant = companyUserLists.get(db) ?? new Map();
+      companyUserLists.set(db, byVariant);
+      const query = byVariant.get(variant) ?? prepareCompanyUserList(db, options.includeAll, !!options.q);
+      byVariant.set(variant, query);
+      return plainRows(db, companyUserColumns, query, {
+        companyId,
+        pattern: options.q ? `%${escapeLike(options.q)}%` : undefined,
+      });
     },
 
     async findMember(companyId: string, userId: string) {

@@ -22,7 +22,7 @@ import type {
   ListCompanyUsersQuery,
   UpdateProfileRequest,
 } from './users.schemas.ts';
-import { toAuditorPublicProfile, toCompanyUser } from './users.views.ts';
+import { toAuditorPublicProfile, toCompanyUser, toListedCompanyUser } from './users.views.ts';
 
 type CompanyRole = 'manager' | 'member';
 
@@ -104,13 +104,15 @@ export function createUsersService(deps: { database: Database; now?: () => Date 
       query: ListCompanyUsersQuery,
     ): Promise<CompanyUser[]> {
       requireCompanyReader(actor, companyId);
-      await requireCompany(database.db, companyId);
       const q = query.q?.trim();
       const rows = await usersRepo(database.db).listCompanyUsers(companyId, {
         includeAll: query.include_all ?? false,
         q: q ? q : undefined,
       });
-      return rows.map((r) => toCompanyUser(r.user, r.member));
+      // A membership row exists only while its company does (the foreign key cascades): only an
+      // empty list needs the company looked up, for its 404.
+      if (rows.length === 0) await requireCompany(database.db, companyId);
+      return rows.map(toListedCompanyUser);
     },
 
     /**

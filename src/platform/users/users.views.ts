@@ -44,6 +44,36 @@ export function toCompanyUser(user: UserRow, member: MemberRow): CompanyUser {
   };
 }
 
+/**
+ * A company user of the company user list (timestamps already formatted by the query), by the
+ * same rule as {@link toCompanyUser}.
+ */
+export function toListedCompanyUser(
+  row: Omit<CompanyUser, 'disabledAt'> & { memberDisabledAt: string | null; userDisabledAt: string | null },
+): CompanyUser {
+  // Field by field: a rest-and-spread copy of each row was a visible share of the list's CPU.
+  return {
+    userId: row.userId,
+    name: row.name,
+    username: row.username,
+    email: row.email,
+    isActivated: row.isActivated,
+    createdAt: row.createdAt,
+    isBot: row.isBot,
+    companyId: row.companyId,
+    avatar: row.avatar,
+    isGeneratedAvatar: row.isGeneratedAvatar,
+    chat_a: row.chat_a,
+    chat_b: row.chat_b,
+    timezone: row.timezone,
+    disabledAt: row.memberDisabledAt ?? row.userDisabledAt,
+    companyRole: row.companyRole,
+    invitedAt: row.invitedAt,
+    joinedAt: row.joinedAt,
+    deletedAt: row.deletedAt,
+  };
+}
+
 /** The auditor public profile of a user row. */
 export function toAuditorPublicProfile(user: UserRow): AuditorPublicProfile {
   return {
