@@ -11,6 +11,7 @@ import {
 import { useEffect, useState } from 'react';
 import { findingsQuery } from './findings-query.ts';
 import { NotificationsLink, useUnreadNotifications } from './notifications-badge.tsx';
+import { queryClient } from './query-client.ts';
 import { SessionGate, signOut, useSession } from './session.tsx';
 
 type Theme = 'light' | 'dark';
@@ -217,7 +218,7 @@ const routes = [
 export const router = createRouter({
   routeTree: rootRoute.addChildren(routes),
   basepath: '/app',
-  context: { queryClient: undefined as unknown as QueryClient },
+  context: { queryClient },
   defaultPreload: 'intent',
   defaultNotFoundComponent: NotFound,
 });

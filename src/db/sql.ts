@@ -62,7 +62,7 @@ export async function plainRows<
   const text = built.sql;
   const params = values ? fillPlaceholders(built.params, values) : built.params;
   // The pool, or in a transaction its connection (`drizzle()` keeps its client as `$client`).
-  const client = (db as unknown as { $client: pg.Pool | pg.PoolClient }).$client;
+  const client: pg.Pool | pg.PoolClient = Reflect.get(db, '$client');
   const result = await client.query<unknown[]>({ text, values: params, rowMode: 'array' });
   return result.rows.map((values) => {
     const row: Record<string, unknown> = {};

@@ -1,10 +1,14 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
+import type { components } from '../../../src/sdk/schema';
 import { ApiError, api, sessionHeaders, sessionState, unwrap } from '../api.ts';
 import { NotFound } from '../router.tsx';
 import { sha256Hex, tarGzip } from '../tar.ts';
 import { Async, Chip, ErrorMessage, formatDate } from '../ui.tsx';
+
+type FindingsReport = components['schemas']['FindingsReport'];
+type Vulnerability = components['schemas']['Vulnerability'];
 
 type ScanType = 'lite' | 'standard' | 'audit';
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
@@ -256,15 +260,43 @@ export function NewScan({ companyId }: { companyId: string }) {
   );
 }
 
-interface SastReport {
-  vulnerabilities: Array<{
-    id: string;
-    name: string;
-    description?: string;
-    severity: string;
-    location: { file?: string; start_line?: number; end_line?: number };
-    identifiers?: Array<{ name: string; value: string }>;
-  }>;
+interface SastVulnerability {
+  id: string;
+  name: string;
+  description: string | null;
+  severity: string;
+  location: { file: string | null; startLine: number | null; endLine: number | null };
+  identifiers: string[];
+}
+
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+const lineOf = (value: unknown): number | null => (typeof value === 'number' ? value : null);
+
+/**
+ * The findings of a scan's SAST report as the page shows them. The contract leaves a
+ * vulnerability's location and identifiers open (GitLab's format), so they are read defensively.
+ */
+function sastVulnerabilities(report: FindingsReport): SastVulnerability[] {
+  // A SARIF report (`version` 2.1.0 with `runs`) has no `vulnerabilities`.
+  const list: unknown = report.vulnerabilities;
+  if (!Array.isArray(list)) return [];
+  return list.map((v: Vulnerability) => {
+    const identifiers = Array.isArray(v.identifiers) ? (v.identifiers as unknown[]) : [];
+    return {
+      id: v.id,
+      name: v.name,
+      description: v.description ?? null,
+      severity: v.severity,
+      location: {
+        file: text(v.location.file),
+        startLine: lineOf(v.location.start_line),
+        endLine: lineOf(v.location.end_line),
+      },
+      identifiers: identifiers
+        .map((i) => (i && typeof i === 'object' ? text((i as { value?: unknown }).value) : null))
+        .filter((i): i is string => i !== null),
+    };
+  });
 }
 
 /** A scan: live status, threat model, findings with their code, report downloads. */
@@ -297,9 +329,9 @@ export function ScanPage() {
     queryKey: ['scan-findings', scanId],
     enabled: completed,
     queryFn: async () =>
-      (await unwrap(
-        api.GET('/api/scanner/v1/scans/{scanId}/findings', { params: { path: { scanId } } }),
-      )) as unknown as SastReport,
+      sastVulnerabilities(
+        await unwrap(api.GET('/api/scanner/v1/scans/{scanId}/findings', { params: { path: { scanId } } })),
+      ),
   });
   const [downloadError, setDownloadError] = useState<unknown>(null);
   const download = async (format: 'sast' | 'sarif') => {
@@ -400,24 +432,24 @@ export function ScanPage() {
         <p className="muted">Shown when the scan has completed.</p>
       ) : (
         <Async query={report}>
-          {(r) =>
-            r.vulnerabilities.length === 0 ? (
+          {(vulnerabilities) =>
+            vulnerabilities.length === 0 ? (
               <p>No findings.</p>
             ) : (
               <ol className="scan-findings">
-                {r.vulnerabilities.map((v) => (
+                {vulnerabilities.map((v) => (
                   <li key={v.id}>
                     <h3>
                       <Chip kind="severity" value={v.severity.toLowerCase()} /> {v.name}
                     </h3>
                     <p className="muted">
                       <code>
-                        {v.location.file}:{v.location.start_line}
-                        {v.location.end_line && v.location.end_line !== v.location.start_line
-                          ? `–${v.location.end_line}`
+                        {v.location.file}:{v.location.startLine}
+                        {v.location.endLine && v.location.endLine !== v.location.startLine
+                          ? `–${v.location.endLine}`
                           : ''}
                       </code>{' '}
-                      {v.identifiers?.map((i) => i.value).join(' · ')}
+                      {v.identifiers.join(' · ')}
                     </p>
                     {v.description && <pre className="description">{v.description}</pre>}
                     <ScanFindingTickets findingId={v.id} companyId={companyId} />
