@@ -17,6 +17,7 @@ import {
   effectiveRoleCondition,
   FINDING_HAS_COMMENTS,
   readableLabelCondition,
+  readsEveryLabel,
   visibleFindingsCondition,
   visibleLastCommentAt,
 } from '../../access/access.repo.ts';
@@ -45,7 +46,7 @@ import {
   isInt4Text,
 } from '../pagination/cursor.ts';
 import { splitListParam } from '../pagination/list-params.ts';
-import { hasUnreadComments, loadFindingPayloads } from './findings.repo.ts';
+import { hasUnreadComments, loadFindingPage, loadFindingPayloads } from './findings.repo.ts';
 import {
   FILTER_FOR_VALUES,
   FINDING_ORDERS,
@@ -241,17 +242,27 @@ function byLabelNames(names: string[], scope: VisibilityScope, access: FindingAc
   // The label ids are computed once (an init plan) and limited to the user's scope, so that the
   // planner hashes only the findings of those few labels instead of every finding with that name.
   // A label the user may not read on the finding (reviewers, `reviewerRead` off) never matches.
+  // When the user reads every label, `labels` is not joined: the planner would otherwise hash the
+  // whole table for a condition that is always true.
+  const labelIds = sql`array(select ${labels.id} from ${labels} where lower(${labels.name}) in (${sql.join(
+    lowered(names).map((n) => sql`${n}`),
+    sql`, `,
+  )}) and ${labelScope(scope)})`;
+  if (readsEveryLabel(access)) {
+    return sql`exists (select 1 from ${findingLabels} where ${findingLabels.findingId} = ${findings.id}
+      and ${findingLabels.labelId} = any(${labelIds}))`;
+  }
   return sql`exists (select 1 from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
     where ${findingLabels.findingId} = ${findings.id}
-    and ${findingLabels.labelId} = any(array(select ${labels.id} from ${labels} where lower(${labels.name}) in (${sql.join(
-      lowered(names).map((n) => sql`${n}`),
-      sql`, `,
-    )}) and ${labelScope(scope)}))
+    and ${findingLabels.labelId} = any(${labelIds})
     and ${readableLabelCondition(access)})`;
 }
 
 /** Findings that carry no label the user may read (what their payload shows as `labels: []`). */
 function unlabeled(access: FindingAccess): SQL {
+  if (readsEveryLabel(access)) {
+    return sql`not exists (select 1 from ${findingLabels} where ${findingLabels.findingId} = ${findings.id})`;
+  }
   return sql`not exists (select 1 from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
     where ${findingLabels.findingId} = ${findings.id} and ${readableLabelCondition(access)})`;
 }
@@ -511,20 +522,33 @@ export async function listAllFindings(
     : db.select({ n: sql<number>`count(*)::int` }).from(findings).where(where);
   const dir = direction === 'asc' ? sql`asc` : sql`desc`;
   const byId = direction === 'asc' ? asc(findings.id) : desc(findings.id);
-  const pageQuery = async () => {
-    if (order.startsWith('last_comment_')) return lastCommentPage();
-    const base = db.select({ id: findings.id, key: cursorText(key) }).from(findings);
+  const orderBy = [
+    // Nulls last in both directions. A key that is never null is sorted without the clause,
+    // so that a descending order can read an ascending index backwards.
+    key.nullable ? sql`${key.expression} ${dir} nulls last` : sql`${key.expression} ${dir}`,
+    byId,
+  ];
+  /**
+   * The page and its payloads in one statement: the keyset page is a subquery (the payload
+   * statement joins it and sorts its few rows again by the same key), and the total rides along
+   * as a scalar subquery that PostgreSQL evaluates once. An empty page has no row to carry the
+   * total, which is then counted on its own.
+   */
+  if (!order.startsWith('last_comment_')) {
+    const base = db.select({ id: findings.id, key: cursorText(key).as('key') }).from(findings);
     const joined = key.joinsCreator ? base.leftJoin(creator, eq(creator.id, findings.createdBy)) : base;
-    return joined
-      .where(after ? and(where, after) : where)
-      .orderBy(
-        // Nulls last in both directions. A key that is never null is sorted without the clause,
-        // so that a descending order can read an ascending index backwards.
-        key.nullable ? sql`${key.expression} ${dir} nulls last` : sql`${key.expression} ${dir}`,
-        byId,
-      )
-      .limit(limit + 1);
-  };
+    const ordered = joined.where(after ? and(where, after) : where).orderBy(...orderBy);
+    // The limit is written into the text (a validated integer, at most 101 texts): as a parameter,
+    // the cached generic plan would not know the page is small and join whole tables.
+    const page = sql`${ordered} limit ${sql.raw(String(limit + 1))}`;
+    const rows = await loadFindingPage(db, access, page, orderBy, sql<number>`(${countQuery})`);
+    const [count] = rows.length > 0 ? [{ n: rows[0]?.total ?? 0 }] : await countQuery;
+    return pageResult(
+      rows.map((r) => ({ id: r.payload.id, key: r.key })),
+      count?.n ?? 0,
+      rows.slice(0, limit).map((r) => r.payload),
+    );
+  }
   /**
    * The user's lastCommentAt orders in two parts: the findings with a comment the user reads
    * (only commented findings, read through the `findings_commented_*` partial indexes and sorted),
@@ -568,21 +592,28 @@ export async function listAllFindings(
     const keys = cursors.decode(next, filterHash);
     return keys.length === 2 && keys[0] === null && typeof keys[1] === 'string' ? keys[1] : undefined;
   };
-  const [[count], rows] = await Promise.all([countQuery, pageQuery()]);
-  const filteredTotal = count?.n ?? 0;
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  let nextValue: string | null = null;
-  if (rows.length > limit && last) nextValue = cursors.encode([last.key, last.id], filterHash);
-  // A zero-size page reads one row to know whether anything follows; if so, it hands back a
-  // cursor at the current position, so the client can go on.
-  else if (limit === 0 && rows.length > 0) {
-    nextValue = query.next ? query.next : cursors.encode([], filterHash);
-  }
+  const [[count], rows] = await Promise.all([countQuery, lastCommentPage()]);
   const payloads = await loadFindingPayloads(
     db,
     access,
-    page.map((r) => r.id),
+    rows.slice(0, limit).map((r) => r.id),
   );
-  return { findings: payloads, filteredTotal, nextValue };
+  return pageResult(rows, count?.n ?? 0, payloads);
+
+  /** The result of a page of `limit + 1` rows (the last only tells that more follow). */
+  function pageResult(
+    rows: Array<{ id: string; key: string | null }>,
+    filteredTotal: number,
+    payloads: Finding[],
+  ): AllFindingsResult {
+    const last = rows[Math.min(rows.length, limit) - 1];
+    let nextValue: string | null = null;
+    if (rows.length > limit && last) nextValue = cursors.encode([last.key, last.id], filterHash);
+    // A zero-size page reads one row to know whether anything follows; if so, it hands back a
+    // cursor at the current position, so the client can go on.
+    else if (limit === 0 && rows.length > 0) {
+      nextValue = query.next ? query.next : cursors.encode([], filterHash);
+    }
+    return { findings: payloads, filteredTotal, nextValue };
+  }
 }
