@@ -1,16 +1,4 @@
-import {
-  type AnyColumn,
-  and,
-  asc,
-  eq,
-  inArray,
-  isNotNull,
-  isNull,
-  or,
-  type SQL,
-  type Subquery,
-  sql,
-} from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import {
   FINDING_HAS_COMMENTS,
@@ -245,18 +233,10 @@ function payloadFields(access: FindingAccess) {
   };
 }
 
-/**
- * The payload statement: `findings` with its repository, company, author and assignee rows, and
- * two more columns of a listing page (its cursor key and total; null otherwise).
- */
-function payloadSelect(
-  db: Db,
-  access: FindingAccess,
-  pageKey: SQL<string | null>,
-  total: SQL<number | null>,
-) {
+/** The payload statement: `findings` with its repository, company, author and assignee rows. */
+function payloadSelect(db: Db, access: FindingAccess) {
   return db
-    .select({ ...payloadFields(access), pageKey, total })
+    .select(payloadFields(access))
     .from(findings)
     .innerJoin(repositories, eq(repositories.id, findings.repositoryId))
     .innerJoin(companies, eq(companies.id, findings.companyId))
@@ -291,29 +271,10 @@ type PayloadRow = Awaited<ReturnType<ReturnType<typeof payloadSelect>['execute']
  */
 export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: string[]): Promise<Finding[]> {
   if (ids.length === 0) return [];
-  const rows = await payloadSelect(db, access, sql`null`, sql`null`).where(inArray(findings.id, ids));
+  const rows = await payloadSelect(db, access).where(inArray(findings.id, ids));
   const payloads = await toPayloads(db, access, rows);
   const byId = new Map(payloads.map((p) => [p.id, p]));
   return ids.map((id) => byId.get(id)).filter((f): f is Finding => f !== undefined);
-}
-
-/**
- * A listing page in one statement: the rows of `page` (a statement selecting finding ids `id` and
- * their cursor keys `key`, already ordered and limited) with their payloads, in `orderBy` order,
- * and `total` (a scalar subquery, evaluated once) on every row.
- */
-export async function loadFindingPage(
-  db: Db,
-  access: FindingAccess,
-  page: SQL,
-  orderBy: SQL[],
-  total: SQL<number>,
-): Promise<Array<{ payload: Finding; key: string | null; total: number }>> {
-  const rows = await payloadSelect(db, access, sql<string | null>`"listing_page"."key"`, total)
-    .innerJoin(sql`(${page}) as "listing_page"`, sql`"listing_page"."id" = ${findings.id}`)
-    .orderBy(...orderBy);
-  const payloads = await toPayloads(db, access, rows);
-  return rows.map((row, i) => ({ payload: payloads[i] as Finding, key: row.pageKey, total: row.total ?? 0 }));
 }
 
 /** Maps payload rows to their API shape, in the order of the rows. */
