@@ -121,6 +121,14 @@ export function readableLabelCondition(access: FindingAccess, finding: FindingCo
   return sql`(${labels.reviewerRead} or not (${asReviewer}))`;
 }
 
+/**
+ * True when {@link readableLabelCondition} holds for every label (the user reads no repository as
+ * a reviewer): a label filter then needs only `finding_labels`, not the `labels` rows.
+ */
+export function readsEveryLabel(access: FindingAccess): boolean {
+  return reviewerReadRepositoryIds(access).length === 0;
+}
+
 /** `label.read` on one repository, as a condition on `labels` (the repository assistant, label lists). */
 export function readableLabelsCondition(access: FindingAccess, repository: RepositorySubject): SQL {
   return can(access, 'label.read', { repository, label: { reviewerRead: false } })

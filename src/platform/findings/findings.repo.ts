@@ -64,11 +64,25 @@ const creatorMember = alias(repositoryMembers, 'creator_member');
 const assignee = alias(users, 'assignee');
 const assigneeMember = alias(repositoryMembers, 'assignee_member');
 
+type UserColumns = Pick<
+  typeof users.$inferSelect,
+  'id' | 'name' | 'username' | 'avatar' | 'isBot' | 'createdAt' | 'reputation' | 'disabledAt'
+>;
+type MemberColumns = Pick<
+  typeof repositoryMembers.$inferSelect,
+  'userId' | 'teamId' | 'pingsLeft' | 'deletedAt'
+>;
+/** Columns of a left-joined row: Drizzle types each as nullable. */
+type Joined<T> = { [K in keyof T]: T[K] | null };
+
 function userSummary(
-  user: typeof users.$inferSelect | null,
-  member: typeof repositoryMembers.$inferSelect | null,
+  joinedUser: Joined<UserColumns> | null,
+  joinedMember: Joined<MemberColumns> | null,
 ): FullUserSummary | null {
-  if (!user) return null;
+  if (!joinedUser?.id) return null;
+  // A left-joined row that has its id is a whole row: its not-null columns are set.
+  const user = joinedUser as UserColumns;
+  const member = joinedMember as MemberColumns | null;
   return {
     userId: user.id,
     name: user.name,
@@ -97,30 +111,132 @@ export function toLabel(row: typeof labels.$inferSelect): Label {
   };
 }
 
-/**
- * Builds the API payloads of the given findings as the user sees them, in the order of `ids`.
- * A fixed number of queries whatever the page size. The caller has already checked visibility of
- * the findings themselves; related data (duplicates, labels, comments) is filtered here.
- */
-export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: string[]): Promise<Finding[]> {
-  if (ids.length === 0) return [];
-  const rows = await db
-    .select({
-      finding: findings,
-      repository: {
-        id: repositories.id,
-        name: repositories.name,
-        allowedSeverities: repositories.allowedSeverities,
-      },
-      company: { id: companies.id, handle: companies.handle },
-      creator,
-      creatorMember,
-      assignee,
-      assigneeMember,
-      hasUnread: hasUnreadComments(access),
-      unread: unreadCommentsCount(access),
-      lastCommentAt: visibleLastCommentAt(access),
-    })
+/** A related file of a finding as the hydration statement aggregates it. */
+interface RelatedFileJson {
+  id: string;
+  path: string;
+  startLine: number | null;
+  endLine: number | null;
+  language: string | null;
+  relevantContent: string | null;
+}
+
+/** A label of a finding as the hydration statement aggregates it (`archivedAt` as JSON text). */
+interface LabelJson {
+  id: string;
+  name: string;
+  isSystem: boolean;
+  reviewerRead: boolean;
+  reviewerUse: boolean;
+  description: string;
+  archivedAt: string | null;
+}
+
+/** A visible member (root or duplicate) of a finding's duplicate group. */
+interface GroupMemberJson {
+  id: string;
+  number: number | null;
+  title: string;
+  duplicateOf: string | null;
+  description: string | null;
+}
+
+type SafeHarborAsset = (typeof safeHarbors.$inferSelect)['assets'][number];
+
+/** Finding rows of the duplicate group of the outer one: looked up, then tested for visibility. */
+const groupRow = alias(findings, 'group_row');
+const groupMember = alias(findings, 'group_member');
+
+/** The columns of a user summary (author or assignee) and of their repository membership. */
+const userColumns = <T extends typeof creator | typeof assignee>(user: T) => ({
+  id: user.id,
+  name: user.name,
+  username: user.username,
+  avatar: user.avatar,
+  isBot: user.isBot,
+  createdAt: user.createdAt,
+  reputation: user.reputation,
+  disabledAt: user.disabledAt,
+});
+// Drizzle makes a left-joined object null when its first column is null: a key column comes first.
+const memberColumns = <T extends typeof creatorMember | typeof assigneeMember>(member: T) => ({
+  userId: member.userId,
+  teamId: member.teamId,
+  pingsLeft: member.pingsLeft,
+  deletedAt: member.deletedAt,
+});
+
+/** The columns of a finding payload, as the user sees it (see {@link loadFindingPayloads}). */
+function payloadFields(access: FindingAccess) {
+  const root = sql`coalesce(${findings.duplicateOf}, ${findings.id})`;
+  return {
+    finding: {
+      id: findings.id,
+      number: findings.number,
+      attributedTo: findings.attributedTo,
+      title: findings.title,
+      description: findings.description,
+      createdAt: findings.createdAt,
+      lastUpdatedAt: findings.lastUpdatedAt,
+      locked: findings.locked,
+      reward: findings.reward,
+      fixedBy: findings.fixedBy,
+      duplicateOf: findings.duplicateOf,
+      category: findings.category,
+      assetGroupId: findings.assetGroupId,
+      safeHarborAssetIds: findings.safeHarborAssetIds,
+      note: findings.note,
+      paymentId: findings.paymentId,
+      status: findings.status,
+      severity: findings.severity,
+    },
+    repository: {
+      id: repositories.id,
+      name: repositories.name,
+      allowedSeverities: repositories.allowedSeverities,
+    },
+    company: { id: companies.id, handle: companies.handle },
+    creator: userColumns(creator),
+    creatorMember: memberColumns(creatorMember),
+    assignee: userColumns(assignee),
+    assigneeMember: memberColumns(assigneeMember),
+    hasUnread: hasUnreadComments(access),
+    unread: unreadCommentsCount(access),
+    lastCommentAt: visibleLastCommentAt(access),
+    files: sql<RelatedFileJson[] | null>`(select json_agg(json_build_object('id', ${findingRelatedFiles.id},
+        'path', ${findingRelatedFiles.path}, 'startLine', ${findingRelatedFiles.startLine},
+        'endLine', ${findingRelatedFiles.endLine}, 'language', ${findingRelatedFiles.language},
+        'relevantContent', ${findingRelatedFiles.relevantContent})
+        order by ${findingRelatedFiles.path}, ${findingRelatedFiles.startLine}, ${findingRelatedFiles.id})
+        from ${findingRelatedFiles} where ${findingRelatedFiles.findingId} = ${findings.id})`,
+    labels: sql<
+      LabelJson[] | null
+    >`(select json_agg(json_build_object('id', ${labels.id}, 'name', ${labels.name},
+        'isSystem', ${labels.isSystem}, 'reviewerRead', ${labels.reviewerRead}, 'reviewerUse', ${labels.reviewerUse},
+        'description', ${labels.description}, 'archivedAt', ${labels.archivedAt}) order by ${labels.name})
+        from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
+        where ${findingLabels.findingId} = ${findings.id})`,
+    // The root and the duplicates of the row's group, limited to what the user may see. The
+    // group is looked up first (`offset 0` keeps the visibility test out of that lookup): the
+    // planner would otherwise intersect it with every visible finding of the company.
+    group: sql<GroupMemberJson[] | null>`(select json_agg(json_build_object('id', ${groupMember.id},
+        'number', ${groupMember.number}, 'title', ${groupMember.title}, 'duplicateOf', ${groupMember.duplicateOf},
+        'description', ${groupMember.duplicateGroupDescription}) order by ${groupMember.number})
+        from (select ${groupRow.id}, ${groupRow.number}, ${groupRow.title}, ${groupRow.duplicateOf},
+            ${groupRow.duplicateGroupDescription}, ${groupRow.published}, ${groupRow.repositoryId},
+            ${groupRow.companyId}, ${groupRow.createdBy}
+          from ${findings} as "group_row" where ${groupRow.id} = ${root} or ${groupRow.duplicateOf} = ${root} offset 0)
+          as "group_member"
+        where ${visibleFindingsCondition(access, groupMember)})`,
+    harborAssets: sql<SafeHarborAsset[] | null>`(select ${safeHarbors.assets} from ${safeHarbors}
+        where ${safeHarbors.repositoryId} = ${findings.repositoryId})`,
+  };
+}
+
+/** The payload statement: `findings` with its repository, company, author and assignee rows. */
+function payloadSelect(db: Db, access: FindingAccess) {
+  return db
+    .select(payloadFields(access))
     .from(findings)
     .innerJoin(repositories, eq(repositories.id, findings.repositoryId))
     .innerJoin(companies, eq(companies.id, findings.companyId))
@@ -140,129 +256,111 @@ export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: st
         eq(assigneeMember.repositoryId, findings.repositoryId),
       ),
     )
-    .where(inArray(findings.id, ids));
+    .$dynamic();
+}
 
-  const repositoryIds = [...new Set(rows.map((r) => r.repository.id))];
-  const rootIds = [...new Set(rows.map((r) => r.finding.duplicateOf ?? r.finding.id))];
+type PayloadRow = Awaited<ReturnType<ReturnType<typeof payloadSelect>['execute']>>[number];
+
+/**
+ * Builds the API payloads of the given findings as the user sees them, in the order of `ids`.
+ * One statement whatever the page size: the finding rows with their repository, company, author
+ * and assignee, and per row its related files, labels, visible duplicate group and safe-harbor
+ * assets as JSON aggregates (asset groups, rare, take three more). The caller has already
+ * checked visibility of the findings themselves; related data (duplicates, labels, comments) is
+ * filtered here.
+ */
+export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: string[]): Promise<Finding[]> {
+  if (ids.length === 0) return [];
+  const rows = await payloadSelect(db, access).where(inArray(findings.id, ids));
+  const payloads = await toPayloads(db, access, rows);
+  const byId = new Map(payloads.map((p) => [p.id, p]));
+  return ids.map((id) => byId.get(id)).filter((f): f is Finding => f !== undefined);
+}
+
+/** Maps payload rows to their API shape, in the order of the rows. */
+async function toPayloads(db: Db, access: FindingAccess, rows: PayloadRow[]): Promise<Finding[]> {
   const groupIds = [
     ...new Set(rows.map((r) => r.finding.assetGroupId).filter((id): id is string => id !== null)),
   ];
-
-  const [files, labelRows, groupMembers, groups, harbors] = await Promise.all([
-    db
-      .select()
-      .from(findingRelatedFiles)
-      .where(inArray(findingRelatedFiles.findingId, ids))
-      .orderBy(
-        asc(findingRelatedFiles.path),
-        asc(findingRelatedFiles.startLine),
-        asc(findingRelatedFiles.id),
-      ),
-    db
-      .select({ findingId: findingLabels.findingId, label: labels })
-      .from(findingLabels)
-      .innerJoin(labels, eq(labels.id, findingLabels.labelId))
-      .where(inArray(findingLabels.findingId, ids))
-      .orderBy(asc(labels.name)),
-    // Roots and duplicates of every group the page touches, limited to what the user may see.
-    db
-      .select({
-        id: findings.id,
-        number: findings.number,
-        title: findings.title,
-        duplicateOf: findings.duplicateOf,
-        description: findings.duplicateGroupDescription,
-      })
-      .from(findings)
-      .where(
-        and(
-          or(inArray(findings.id, rootIds), inArray(findings.duplicateOf, rootIds)),
-          visibleFindingsCondition(access),
-        ),
-      )
-      .orderBy(asc(findings.number)),
-    loadAssetGroups(db, groupIds),
-    db.select().from(safeHarbors).where(inArray(safeHarbors.repositoryId, repositoryIds)),
-  ]);
-
-  const filesBy = groupBy(files, (f) => f.findingId);
-  const labelsBy = groupBy(labelRows, (l) => l.findingId);
+  const groups = await loadAssetGroups(db, groupIds);
   const groupsBy = new Map(groups.map((g) => [g.id, g]));
-  const harborBy = new Map(harbors.map((h) => [h.repositoryId, h]));
-  const refsById = new Map(groupMembers.map((m) => [m.id, m]));
-  const duplicatesBy = groupBy(
-    groupMembers.filter((m) => m.duplicateOf !== null),
-    (m) => m.duplicateOf as string,
-  );
   const ref = (m: { id: string; number: number | null; title: string }) => ({
     id: m.id,
     number: m.number ?? 0,
     title: m.title,
   });
 
-  const byId = new Map(
-    rows.map((row): [string, Finding] => {
-      const f = row.finding;
-      const repo = { id: row.repository.id, companyId: row.company.id };
-      const rootId = f.duplicateOf ?? f.id;
-      const root = refsById.get(rootId);
-      const groupDuplicates = duplicatesBy.get(rootId) ?? [];
-      const harborAssets = harborBy.get(f.repositoryId ?? '')?.assets ?? [];
-      return [
-        f.id,
-        {
-          id: f.id,
-          number: f.number ?? 0,
-          attributedTo: f.attributedTo,
-          title: f.title,
-          description: f.description,
-          relatedFiles: (filesBy.get(f.id) ?? []).map((file) => ({
-            id: file.id,
-            path: file.path,
-            lines:
-              file.startLine !== null && file.endLine !== null
-                ? { start: file.startLine, end: file.endLine }
-                : null,
-            language: file.language,
-            relevantContent: file.relevantContent,
-          })),
-          createdBy: userSummary(row.creator, row.creatorMember),
-          createdAt: f.createdAt.toISOString(),
-          lastUpdatedAt: f.lastUpdatedAt.toISOString(),
-          locked: f.locked,
-          hasUnreadComments: row.hasUnread,
-          unreadCommentsNumber: row.unread,
-          repository: {
-            id: row.repository.id,
-            name: row.repository.name,
-            allowedSeverities: row.repository.allowedSeverities as Severity[],
-          },
-          company: row.company,
-          reward: f.reward,
-          fixedBy: f.fixedBy,
-          duplicateOf: f.duplicateOf && root ? ref(root) : null,
-          duplicates: f.duplicateOf ? [] : groupDuplicates.map(ref),
-          duplicateGroup:
-            groupDuplicates.length > 0 && root
-              ? { description: root.description, findings: [root, ...groupDuplicates].map(ref) }
-              : null,
-          category: f.category,
-          labels: (labelsBy.get(f.id) ?? [])
-            .filter((l) => can(access, 'label.read', { repository: repo, label: l.label }))
-            .map((l) => toLabel(l.label)),
-          assignedTo: userSummary(row.assignee, row.assigneeMember),
-          assetGroup: f.assetGroupId ? (groupsBy.get(f.assetGroupId) ?? null) : null,
-          lastCommentAt: row.lastCommentAt === null ? null : new Date(row.lastCommentAt).toISOString(),
-          safeHarborAssets: harborAssets.filter((a) => f.safeHarborAssetIds.includes(a.id)),
-          note: can(access, 'finding.read_note', { repository: repo }) ? f.note : null,
-          paymentId: f.paymentId,
-          status: f.status,
-          severity: f.severity,
-        },
-      ];
-    }),
-  );
-  return ids.map((id) => byId.get(id)).filter((f): f is Finding => f !== undefined);
+  return rows.map((row): Finding => {
+    const f = row.finding;
+    const repo = { id: row.repository.id, companyId: row.company.id };
+    const rootId = f.duplicateOf ?? f.id;
+    const members = row.group ?? [];
+    const root = members.find((m) => m.id === rootId);
+    const groupDuplicates = members.filter((m) => m.duplicateOf === rootId);
+    const harborAssets = row.harborAssets ?? [];
+    return {
+      id: f.id,
+      number: f.number ?? 0,
+      attributedTo: f.attributedTo,
+      title: f.title,
+      description: f.description,
+      relatedFiles: (row.files ?? []).map((file) => ({
+        id: file.id,
+        path: file.path,
+        lines:
+          file.startLine !== null && file.endLine !== null
+            ? { start: file.startLine, end: file.endLine }
+            : null,
+        language: file.language,
+        relevantContent: file.relevantContent,
+      })),
+      createdBy: userSummary(row.creator, row.creatorMember),
+      createdAt: f.createdAt.toISOString(),
+      lastUpdatedAt: f.lastUpdatedAt.toISOString(),
+      locked: f.locked,
+      hasUnreadComments: row.hasUnread,
+      unreadCommentsNumber: row.unread,
+      repository: {
+        id: row.repository.id,
+        name: row.repository.name,
+        allowedSeverities: row.repository.allowedSeverities as Severity[],
+      },
+      company: row.company,
+      reward: f.reward,
+      fixedBy: f.fixedBy,
+      duplicateOf: f.duplicateOf && root ? ref(root) : null,
+      duplicates: f.duplicateOf ? [] : groupDuplicates.map(ref),
+      duplicateGroup:
+        groupDuplicates.length > 0 && root
+          ? { description: root.description, findings: [root, ...groupDuplicates].map(ref) }
+          : null,
+      category: f.category,
+      labels: (row.labels ?? [])
+        .filter((label) => can(access, 'label.read', { repository: repo, label }))
+        .map(labelOfJson),
+      assignedTo: userSummary(row.assignee, row.assigneeMember),
+      assetGroup: f.assetGroupId ? (groupsBy.get(f.assetGroupId) ?? null) : null,
+      lastCommentAt: row.lastCommentAt === null ? null : new Date(row.lastCommentAt).toISOString(),
+      safeHarborAssets: harborAssets.filter((a) => f.safeHarborAssetIds.includes(a.id)),
+      note: can(access, 'finding.read_note', { repository: repo }) ? f.note : null,
+      paymentId: f.paymentId,
+      status: f.status,
+      severity: f.severity,
+    };
+  });
+}
+
+/** A label aggregated as JSON, in its API shape (the time as `toISOString`, like {@link toLabel}). */
+function labelOfJson(label: LabelJson): Label {
+  return {
+    id: label.id,
+    name: label.name,
+    isSystem: label.isSystem,
+    reviewerRead: label.reviewerRead,
+    reviewerUse: label.reviewerUse,
+    description: label.description,
+    archivedAt: label.archivedAt === null ? null : new Date(label.archivedAt).toISOString(),
+  };
 }
 
 async function loadAssetGroups(db: Db, ids: string[]): Promise<Array<NonNullable<Finding['assetGroup']>>> {

@@ -1,0 +1,127 @@
+/**
+ * Where one all-findings request spends its time, statement by statement. Run against a database
+ * that `npm run bench:findings` generated and kept (BENCH_DB_NAME, default vigil_bench_findings):
+ *
+ *   npx tsx bench/findings-explain.ts [plans]
+ *
+ * For the member persona of bench/findings-data.ts (a company member seeing its 10 repositories)
+ * and the two reads of `npm run bench:api` (`limit=20`; status, severity and label filters), it
+ * captures the statements `listAllFindings` sends (after the memberships query) and prints for
+ * each: planning and execution time of `EXPLAIN (ANALYZE, BUFFERS)` with the custom plan, and of
+ * the generic plan that a prepared statement reuses after five executions (`plan_cache_mode =
+ * force_generic_plan`), with the median round trip of 15 executions of that prepared statement.
+ * Then it runs 200 requests one after another and reports the wall time and the Node CPU time per
+ * request (`process.cpuUsage`): the rest of the wall time is PostgreSQL and the network. With
+ * `plans`, the plans themselves are printed. Prints only; nothing is written.
+ */
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import { loadFindingAccess } from '../src/access/access.service.ts';
+import type { UserActor } from '../src/auth/actor.ts';
+import { type Db, openDatabase } from '../src/db/client.ts';
+import * as schema from '../src/db/schema/index.ts';
+import { type AllFindingsQuery, listAllFindings } from '../src/platform/findings/findings-listing.ts';
+import { createCursorCodec } from '../src/platform/pagination/cursor.ts';
+
+const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const url = new URL(serverUrl);
+url.pathname = `/${process.env.BENCH_DB_NAME ?? 'vigil_bench_findings'}`;
+const showPlans = process.argv.includes('plans');
+const LOOP = 200;
+
+const captured: Array<{ query: string; params: unknown[] }> = [];
+let capture = false;
+const pool = new pg.Pool({ connectionString: url.toString(), max: 1 });
+const db = drizzle({
+  client: pool,
+  schema,
+  logger: {
+    logQuery(query, params) {
+      if (capture) captured.push({ query, params });
+    },
+  },
+}) as unknown as Db;
+
+const ids = (await pool.query(`select md5('persona-member')::uuid as member, md5('c1')::uuid as company`))
+  .rows[0] as { member: string; company: string };
+const member: UserActor = {
+  kind: 'user',
+  credentialId: 'bench-member',
+  userId: ids.member,
+  username: 'bench_member',
+  companies: new Map([[ids.company, 'member']]),
+  permissions: new Set(),
+};
+const cursors = createCursorCodec(Buffer.alloc(32, 1));
+const reads: Array<[string, AllFindingsQuery]> = [
+  ['limit=20', { limit: 20 }],
+  [
+    'limit=20, 3 filters',
+    { limit: 20, status: 'confirmed,acknowledged', severity: 'high,critical', label: 'label-1' },
+  ],
+];
+
+const timesOf = (lines: string[]) =>
+  lines
+    .filter((l) => /^(Planning|Execution) Time/.test(l))
+    .map((l) => l.replace(' Time', ''))
+    .join(', ');
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+const client = new pg.Client({ connectionString: url.toString() });
+await client.connect();
+let statementNo = 0;
+for (const [name, query] of reads) {
+  const access = await loadFindingAccess(db, member);
+  captured.length = 0;
+  capture = true;
+  const result = await listAllFindings(db, access, query, cursors);
+  capture = false;
+  process.stdout.write(
+    `\n=== ${name}: ${captured.length} statements after the memberships query, ${result.findings.length} findings, filteredTotal ${result.filteredTotal}\n`,
+  );
+  for (const [i, statement] of captured.entries()) {
+    const custom = (
+      await pool.query(`explain (analyze, buffers) ${statement.query}`, statement.params)
+    ).rows.map((r) => r['QUERY PLAN'] as string);
+    const prepared = `explain_${statementNo++}`;
+    await client.query('set plan_cache_mode = force_generic_plan');
+    const roundTrips: number[] = [];
+    for (let k = 0; k < 16; k++) {
+      const start = performance.now();
+      await client.query({ name: prepared, text: statement.query, values: statement.params });
+      if (k > 0) roundTrips.push(performance.now() - start);
+    }
+    const literals = statement.params
+      .map((v) => (typeof v === 'number' ? String(v) : client.escapeLiteral(String(v))))
+      .join(', ');
+    const generic = (
+      await client.query(`explain (analyze, buffers) execute ${prepared}${literals ? `(${literals})` : ''}`)
+    ).rows.map((r) => r['QUERY PLAN'] as string);
+    await client.query('reset plan_cache_mode');
+    process.stdout.write(
+      `\n[${i}] ${statement.query.replace(/\s+/g, ' ').slice(0, 110)}…\n    custom plan: ${timesOf(custom)}; generic plan: ${timesOf(generic)}; prepared round trip median ${median(roundTrips).toFixed(2)} ms\n`,
+    );
+    if (showPlans) process.stdout.write(`${generic.join('\n')}\n`);
+  }
+}
+await client.end();
+await pool.end();
+
+// Requests one after another through the pool the server uses (prepared statements included).
+const database = await openDatabase({ kind: 'postgres', url: url.toString(), poolSize: 4 });
+process.stdout.write('\n');
+for (const [name, query] of reads) {
+  const run = async () =>
+    listAllFindings(database.db, await loadFindingAccess(database.db, member), query, cursors);
+  for (let i = 0; i < 20; i++) await run();
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  for (let i = 0; i < LOOP; i++) await run();
+  const wall = (performance.now() - start) / LOOP;
+  const used = process.cpuUsage(cpu);
+  process.stdout.write(
+    `${name}: ${LOOP} requests in sequence, ${wall.toFixed(2)} ms wall and ${((used.user + used.system) / 1000 / LOOP).toFixed(2)} ms Node CPU per request\n`,
+  );
+}
+await database.close();

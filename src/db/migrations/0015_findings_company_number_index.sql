@@ -1,0 +1,1 @@
+CREATE INDEX "findings_visible_company_number_idx" ON "findings" USING btree ("company_id","number","id","status","severity") WHERE "findings"."published" and "findings"."repository_id" is not null;
