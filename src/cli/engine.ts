@@ -71,7 +71,7 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
     .option('--prefix <path>', 'scan only this sub-path of the directory')
     .option(
       '--workers <n>',
-      'worker threads for Solidity analysis (0: this thread; default: one per core, at most 4, for large trees)',
+      'worker threads for Solidity analysis (0: this thread; default: one per core but one, at most 4, for large trees)',
       parseWorkers,
     )
     .option('--llm-base-url <url>', 'OpenAI-compatible API base URL for the audit review')

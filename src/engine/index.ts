@@ -71,9 +71,10 @@ export interface ScanOptions {
   /** Called each time a Solidity file is handed to the parser (in this thread or a worker). */
   onParse?: (path: string) => void;
   /**
-   * Worker threads for Solidity analysis: by default one per core (at most 4) when the tree has at
-   * least `PARALLEL_MIN_FILES` Solidity files totalling `PARALLEL_MIN_BYTES`, and the scan is not
-   * `audit`; 0 analyses in this thread.
+   * Worker threads for Solidity analysis: by default one per core but one (at most 4), since this
+   * thread reads the files, runs the secret rules and writes the report meanwhile, when the tree
+   * has at least `PARALLEL_MIN_FILES` Solidity files totalling `PARALLEL_MIN_BYTES`, and the scan
+   * is not `audit`; 0 analyses in this thread.
    */
   workers?: number;
   /** Nice value the analysis threads lower themselves to (never raise); 0 leaves them alone. */
@@ -248,7 +249,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
     ? 0
     : (options.workers ??
       (solEntries.length >= PARALLEL_MIN_FILES && solBytes >= PARALLEL_MIN_BYTES && availableParallelism() > 1
-        ? Math.min(4, availableParallelism())
+        ? Math.min(4, availableParallelism() - 1)
         : 0));
   const pool =
     workerCount > 0 ? await SolidityScanPool.start(workerCount, options.threadNice ?? 0) : undefined;
