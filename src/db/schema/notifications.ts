@@ -33,6 +33,12 @@ export const notificationDeliveries = pgTable(
     claimedUntil: timestamp('claimed_until', { withTimezone: true }),
     deliveredAt: timestamp('delivered_at', { withTimezone: true }),
     lastError: text('last_error'),
+    /**
+     * When a delivery job was last queued for it: at creation, and when a sweep queues one again.
+     * A delivery `pending` with neither a claim nor a queued job for an hour has lost its job (its
+     * retries ran out while it was not claimed) and is queued again.
+     */
+    enqueuedAt: timestamp('enqueued_at', { withTimezone: true }).notNull().defaultNow(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

@@ -1,12 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { eq, inArray } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type FakeSmtpServer, startFakeSmtpServer } from '../../../test/fakes/smtp-server.ts';
 import { type FakeWebhookReceiver, startWebhookReceiver } from '../../../test/fakes/webhook-receiver.ts';
 import { createTestApp, sendJson, type TestApp } from '../../../test/helpers/app.ts';
 import { buildRepositoryTeam, buildUser, fileFinding } from '../../../test/helpers/factories.ts';
+import { rowsOf } from '../../db/client.ts';
 import { notificationDeliveries, notifications } from '../../db/schema/index.ts';
 import { DeliveryRetryError } from './notifications.delivery.ts';
 import { notificationsRepo } from './notifications.repo.ts';
@@ -142,6 +143,52 @@ describe('notification delivery', () => {
     expect(outcomes.filter((o) => o === 'delivered')).toHaveLength(1);
     expect(outcomes.filter((o) => o === 'skipped')).toHaveLength(7);
     expect(mailsFor(d.email!.id)).toHaveLength(1);
+  });
+
+  it('queues a job again for a delivery left pending without one, once, and that job delivers it', async () => {
+    const s = await setup();
+    const id = await s.post('@project');
+    const d = await deliveriesOf(id, s.manager.id);
+    const delivery = t.container.services.notificationDelivery;
+    const db = t.container.database.db;
+    const jobsOf = async (deliveryId: string) =>
+      rowsOf<{ n: number }>(
+        await db.execute(
+          sql`select count(*)::int as n from pgboss.job where name = 'notification.deliver' and data->>'deliveryId' = ${deliveryId}`,
+        ),
+      )[0]!.n;
+    expect(await jobsOf(d.webhook!.id)).toBe(1);
+    // Fresh and pending with its job queued: not an orphan.
+    expect(await delivery.requeueOrphans()).not.toContain(d.webhook!.id);
+
+    // Its job is gone (its retries ran out before it could claim) and nothing happened for two
+    // hours; the e-mail delivery of the same comment was claimed a minute ago and stays alone.
+    await db.execute(
+      sql`delete from pgboss.job where name = 'notification.deliver' and data->>'deliveryId' = ${d.webhook!.id}`,
+    );
+    await db
+      .update(notificationDeliveries)
+      .set({ enqueuedAt: sql`now() - interval '2 hours'` })
+      .where(inArray(notificationDeliveries.id, [d.webhook!.id, d.email!.id]));
+    await db
+      .update(notificationDeliveries)
+      .set({ claimedAt: sql`now() - interval '1 minute'` })
+      .where(eq(notificationDeliveries.id, d.email!.id));
+
+    const requeued = await delivery.requeueOrphans();
+    expect(requeued).toContain(d.webhook!.id);
+    expect(requeued).not.toContain(d.email!.id);
+    expect(await jobsOf(d.webhook!.id)).toBe(1);
+    const [row] = await db
+      .select()
+      .from(notificationDeliveries)
+      .where(eq(notificationDeliveries.id, d.webhook!.id));
+    expect(row).toMatchObject({ status: 'pending', lastError: expect.stringContaining('queued again') });
+    expect(row!.enqueuedAt.getTime()).toBeGreaterThan(Date.now() - 60_000);
+    // Queued again once: the next sweep leaves it to its new job.
+    expect(await delivery.requeueOrphans()).not.toContain(d.webhook!.id);
+    expect(await delivery.deliver(d.webhook!.id)).toBe('delivered');
+    expect(hooksFor(d.webhook!.id)).toHaveLength(1);
   });
 
   it('reports an e-mail whose sender died after its claim as unknown once the claim expires, never sending it', async () => {

@@ -14,6 +14,12 @@ export const MAX_DELIVERY_ATTEMPTS = 7;
 /** Stale claims settled per sweep run; the next run takes the rest. */
 const SWEEP_BATCH = 100;
 
+/**
+ * A pending delivery idle this long (no claim, no job queued) has lost its job: longer than the
+ * delivery job's whole retry schedule (6 retries from 15 s, doubling: about 16 minutes).
+ */
+export const ORPHANED_AFTER_SECONDS = 3600;
+
 /** Time kept between the end of a webhook call and the end of its claim. */
 const LEASE_MARGIN_MS = 2000;
 
@@ -184,6 +190,33 @@ export function createNotificationDelivery(deps: NotificationDeliveryDeps) {
         if (unknown.length > 0)
           log.warn({ deliveries: unknown }, 'notification deliveries of a stopped sender: outcome unknown');
         return { resent, unknown };
+      });
+    },
+
+    /**
+     * Queues a delivery job again for pending deliveries that have had neither a claim nor a
+     * queued job for {@link ORPHANED_AFTER_SECONDS} (a job whose retries ran out before it could
+     * claim, or a job lost): without it they would stay pending for ever. The job and the mark
+     * are written in one transaction; a second job for a delivery that still has one sends
+     * nothing, since a delivery is sent only by the run that claims it.
+     */
+    async requeueOrphans(): Promise<string[]> {
+      if (!deps.queue) return [];
+      const queue = deps.queue;
+      return database.transaction(async (tx) => {
+        const repo = notificationsRepo(tx.db);
+        const requeued: string[] = [];
+        for (const row of await repo.orphanedPending(ORPHANED_AFTER_SECONDS, SWEEP_BATCH)) {
+          await queue().enqueue(deliverNotificationJob, { deliveryId: row.id }, { tx });
+          await repo.markEnqueued(
+            row.id,
+            `${row.lastError ? `${row.lastError}; ` : ''}no delivery job was left for it: queued again`,
+          );
+          requeued.push(row.id);
+        }
+        if (requeued.length > 0)
+          log.warn({ deliveries: requeued }, 'pending deliveries without a job queued again');
+        return requeued;
       });
     },
   };

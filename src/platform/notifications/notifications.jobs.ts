@@ -10,6 +10,7 @@ export interface NotificationJobDeps {
     notificationDelivery: {
       deliver(deliveryId: string): Promise<string>;
       sweepStaleClaims(): Promise<{ resent: string[]; unknown: string[] }>;
+      requeueOrphans(): Promise<string[]>;
     };
   };
 }
@@ -36,7 +37,8 @@ export const deliverNotificationJob = defineJob({
 
 /**
  * Every minute: settles deliveries whose claim expired because their sender stopped (see
- * `sweepStaleClaims`), so that none stays `sending` forever.
+ * `sweepStaleClaims`), so that none stays `sending` forever, and queues a job again for pending
+ * deliveries that lost theirs (`requeueOrphans`), so that none stays `pending` forever.
  */
 export const deliverySweepJob = defineJob({
   name: 'notification.delivery-sweep',
@@ -50,5 +52,8 @@ export const deliverySweepJob = defineJob({
       const { resent, unknown } = await services.notificationDelivery.sweepStaleClaims();
       if (resent.length + unknown.length > 0)
         context.log.info({ resent: resent.length, unknown: unknown.length }, 'stale delivery claims settled');
+      const requeued = await services.notificationDelivery.requeueOrphans();
+      if (requeued.length > 0)
+        context.log.info({ requeued: requeued.length }, 'pending deliveries queued again');
     },
 });

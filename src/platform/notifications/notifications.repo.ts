@@ -100,6 +100,36 @@ export function notificationsRepo(db: Db) {
         .for('update', { skipLocked: true });
     },
 
+    /**
+     * Pending deliveries with neither a claim nor a queued job for `idleSeconds` (their job's
+     * retries ran out, or its job was lost), locked for the caller's transaction (skipping those
+     * another sweeper holds), oldest first.
+     */
+    async orphanedPending(idleSeconds: number, limit: number): Promise<DeliveryRow[]> {
+      const idleSince = sql`now() - make_interval(secs => ${idleSeconds})`;
+      return db
+        .select()
+        .from(notificationDeliveries)
+        .where(
+          and(
+            eq(notificationDeliveries.status, 'pending'),
+            sql`${notificationDeliveries.enqueuedAt} < ${idleSince}`,
+            sql`coalesce(${notificationDeliveries.claimedAt}, ${notificationDeliveries.enqueuedAt}) < ${idleSince}`,
+          ),
+        )
+        .orderBy(notificationDeliveries.enqueuedAt)
+        .limit(limit)
+        .for('update', { skipLocked: true });
+    },
+
+    /** Records that a delivery job was queued for a pending delivery now. */
+    async markEnqueued(id: string, note: string): Promise<void> {
+      await db
+        .update(notificationDeliveries)
+        .set({ enqueuedAt: sql`now()`, lastError: note })
+        .where(and(eq(notificationDeliveries.id, id), eq(notificationDeliveries.status, 'pending')));
+    },
+
     /** Settles a stale claim of the given attempt: back to pending (resend) or `unknown`. */
     async settleStale(
       id: string,
@@ -108,7 +138,13 @@ export function notificationsRepo(db: Db) {
     ): Promise<boolean> {
       const rows = await db
         .update(notificationDeliveries)
-        .set({ status: outcome.status, lastError: outcome.error, claimedUntil: null })
+        .set({
+          status: outcome.status,
+          lastError: outcome.error,
+          claimedUntil: null,
+          // Back to pending goes with a new job (the sweep queues it in the same transaction).
+          ...(outcome.status === 'pending' ? { enqueuedAt: sql`now()` } : {}),
+        })
         .where(
           and(
             eq(notificationDeliveries.id, id),

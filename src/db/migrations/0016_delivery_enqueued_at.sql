@@ -1,0 +1,1 @@
+ALTER TABLE "notification_deliveries" ADD COLUMN "enqueued_at" timestamp with time zone DEFAULT now() NOT NULL;
