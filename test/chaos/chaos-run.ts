@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -13,6 +12,7 @@ import { createCreditsService } from '../../src/organization/credits/credits.ser
 import { createUploadsService } from '../../src/scanner/uploads/uploads.service.ts';
 import { type FakeTrackerB, startFakeTrackerB } from '../fakes/tracker-b-server.ts';
 import { buildTarGz } from '../fixtures/archives.ts';
+import { freePort } from '../helpers/net.ts';
 
 /**
  * Chaos: a mixed workload against real `vigil serve` and `vigil worker` processes while they are
@@ -70,17 +70,6 @@ function random(seed: number) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   return { next, int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)) };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

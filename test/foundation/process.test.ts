@@ -2,11 +2,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabaseConfig } from '../helpers/database.ts';
+import { freePort } from '../helpers/net.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -17,17 +17,6 @@ afterEach(async () => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function runVigil(args: string[], env: Record<string, string>) {
   const child = spawn(process.execPath, [path.join(root, 'bin/vigil.js'), ...args], {

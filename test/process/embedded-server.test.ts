@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/net.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /**
@@ -25,17 +25,6 @@ afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
   }
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function dataDir(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'vigil-embedded-'));

@@ -7,6 +7,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabaseConfig } from '../helpers/database.ts';
+import { freePort } from '../helpers/net.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const children: ChildProcess[] = [];
@@ -22,17 +23,6 @@ async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'vigil-startfail-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   return dir;
-}
-
-async function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Runs `vigil start` and resolves with its exit code and outputs once it exits by itself. */
@@ -97,7 +87,7 @@ describe('vigil start exits with one clear line when it cannot start', () => {
   it('a data folder that is a file', async () => {
     const file = path.join(await tempDir(), 'data');
     await writeFile(file, 'not a folder');
-    const result = await startFails({ VIGIL_DATA_DIR: file, PORT: String(await closedPort()) });
+    const result = await startFails({ VIGIL_DATA_DIR: file, PORT: String(await freePort()) });
     expectOneClearLine(result, /data folder .* cannot be used.*VIGIL_DATA_DIR/);
   });
 
@@ -105,12 +95,12 @@ describe('vigil start exits with one clear line when it cannot start', () => {
     const dir = await tempDir();
     await mkdir(path.join(dir, 'postgres'));
     await writeFile(path.join(dir, 'postgres', 'notes.txt'), 'something else');
-    const result = await startFails({ VIGIL_DATA_DIR: dir, PORT: String(await closedPort()) });
+    const result = await startFails({ VIGIL_DATA_DIR: dir, PORT: String(await freePort()) });
     expectOneClearLine(result, /is not a PostgreSQL data folder; move it away/);
   });
 
   it('an unreachable DATABASE_URL', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const result = await startFails({
       VIGIL_DATA_DIR: await tempDir(),
       DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/vigil`,
@@ -144,7 +134,7 @@ describe('vigil start exits with one clear line when it cannot start', () => {
     cleanups.push(drop);
     const result = await startFails({
       VIGIL_DATA_DIR: await tempDir(),
-      PORT: String(await closedPort()),
+      PORT: String(await freePort()),
       DATABASE_URL: (config as { url: string }).url,
       VIGIL_SECRET_KEY: secret(),
       VIGIL_ADMIN_TOKEN: 'letmein',
