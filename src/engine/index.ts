@@ -95,6 +95,25 @@ export const PARALLEL_MIN_BYTES = 1024 * 1024;
 
 const isSolidity = (p: string): boolean => p.endsWith('.sol');
 
+/**
+ * The Solidity files of a tree that the engine parses (within the size limit, text), in tree order,
+ * with their sources and line counts.
+ */
+async function* soliditySources(
+  tree: SourceTree,
+  entries: Awaited<ReturnType<SourceTree['list']>>,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<{ path: string; source: string; lineCount: number }> {
+  for (const e of entries) {
+    signal?.throwIfAborted();
+    if (!isSolidity(e.path) || e.size > MAX_SOLIDITY_FILE_BYTES) continue;
+    const buf = await tree.read(e.path);
+    if (!isProbablyText(buf)) continue;
+    const source = buf.toString('utf8');
+    yield { path: e.path, source, lineCount: countLines(source) };
+  }
+}
+
 /** Builds the threat model of every Solidity file in the tree. */
 export async function buildThreatModel(
   tree: SourceTree,
@@ -104,16 +123,11 @@ export async function buildThreatModel(
   const entries = await tree.list();
   let solidityFiles = 0;
   let lines = 0;
-  for (const e of entries) {
-    options.signal?.throwIfAborted();
-    if (!isSolidity(e.path) || e.size > MAX_SOLIDITY_FILE_BYTES) continue;
-    const buf = await tree.read(e.path);
-    if (!isProbablyText(buf)) continue;
-    const source = buf.toString('utf8');
+  for await (const { path, source, lineCount } of soliditySources(tree, entries, options.signal)) {
     solidityFiles++;
-    lines += countLines(source);
+    lines += lineCount;
     const parsed = await parseSolidity(source);
-    addFileToThreatModel(model, new FileAnalysis(new SolFile(e.path, source, parsed.root, parsed.errors)));
+    addFileToThreatModel(model, new FileAnalysis(new SolFile(path, source, parsed.root, parsed.errors)));
   }
   return finalizeThreatModel(model, { files: entries.length, solidityFiles, lines });
 }
@@ -173,20 +187,15 @@ export async function analyzeTree(
   const deferred: Array<{ index: number; parsed: ParsedSolidityFile }> = [];
   let solidityFiles = 0;
   let lines = 0;
-  for (const e of entries) {
-    options.signal?.throwIfAborted();
-    if (!isSolidity(e.path) || e.size > MAX_SOLIDITY_FILE_BYTES) continue;
-    const buf = await tree.read(e.path);
-    if (!isProbablyText(buf)) continue;
-    const source = buf.toString('utf8');
+  for await (const { path, source, lineCount } of soliditySources(tree, entries, options.signal)) {
     solidityFiles++;
-    lines += countLines(source);
-    options.onParse?.(e.path);
-    const parsed = await parseSolidityFile(e.path, source);
+    lines += lineCount;
+    options.onParse?.(path);
+    const parsed = await parseSolidityFile(path, source);
     addFileToThreatModel(model, parsed.analysis);
     const r = runSolidityRules(parsed, fileRules, options.type);
     const file: PreparedFile = {
-      path: e.path,
+      path,
       vulnerabilities: r.vulnerabilities,
       messages: [...parsed.messages, ...r.messages],
     };
