@@ -3,11 +3,32 @@
  * without the other command modules. `bin/vigil.js` loads its entry of the compiled build
  * (`scripts/build.mjs`), so that a local scan loads nothing of the server.
  */
+import { availableParallelism } from 'node:os';
 import { Command } from 'commander';
-import { registerEngineCommandsFromEnv } from './engine.ts';
+import { defaultWorkerCount, SolidityScanPool } from '../engine/solidity/scan-pool.ts';
 import { describeError, settleCommanderExit } from './errors.ts';
 
+/**
+ * Whether `argv` is a scan that will analyse in parallel if its tree is large: not `audit` (one
+ * thread), not `--workers` given, not a help request.
+ */
+function mayScanInParallel(argv: string[]): boolean {
+  const args = argv.slice(2);
+  if (args[0] !== 'engine' || args[1] !== 'scan' || availableParallelism() < 2) return false;
+  return !args.some(
+    (a, i) =>
+      a === '--help' ||
+      a === '-h' ||
+      a.startsWith('--workers') ||
+      a === '--type=audit' ||
+      (a === '--type' && args[i + 1] === 'audit'),
+  );
+}
+
 export async function engineMain(argv: string[]): Promise<void> {
+  // The workers load the parser and the rules while this thread loads the engine commands.
+  if (mayScanInParallel(argv)) SolidityScanPool.startEarly(defaultWorkerCount());
+  const { registerEngineCommandsFromEnv } = await import('./engine.ts');
   const env = process.env;
   const program = new Command()
     .name('vigil')

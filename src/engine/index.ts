@@ -27,7 +27,7 @@ import {
   runSolidityRules,
   scanSolidityFile,
 } from './solidity/scan-file.ts';
-import { SolidityScanPool } from './solidity/scan-pool.ts';
+import { defaultWorkerCount, SolidityScanPool } from './solidity/scan-pool.ts';
 import type { SourceTree } from './sources/tree.ts';
 import { addFileToThreatModel, emptyThreatModel, finalizeThreatModel } from './threat-model/threat-model.ts';
 import type {
@@ -258,7 +258,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
     ? 0
     : (options.workers ??
       (solEntries.length >= PARALLEL_MIN_FILES && solBytes >= PARALLEL_MIN_BYTES && availableParallelism() > 1
-        ? Math.min(4, availableParallelism() - 1)
+        ? defaultWorkerCount()
         : 0));
   const pool =
     workerCount > 0 ? await SolidityScanPool.start(workerCount, options.threadNice ?? 0) : undefined;

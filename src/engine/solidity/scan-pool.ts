@@ -3,6 +3,7 @@
  * each worker at most `FILES_PER_WORKER` files at a time (so memory stays bounded by the number of
  * workers); each worker parses, analyses and drops a file before the next.
  */
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { EngineVulnerability, ScanMessage, ScanType } from '../types.ts';
 import { bundledWorker } from './worker-bundle.ts';
@@ -32,6 +33,17 @@ const runsFromSource = import.meta.url.endsWith('.ts');
  */
 const FILES_PER_WORKER = 2;
 
+/**
+ * Workers for a tree large enough to be analysed in parallel: one per core but one (this thread
+ * reads the files, runs the secret rules and writes the report meanwhile), at most 4.
+ */
+export function defaultWorkerCount(): number {
+  return Math.min(4, availableParallelism() - 1);
+}
+
+/** A pool started before the scan asked for it (see {@link SolidityScanPool.startEarly}). */
+let early: { size: number; nice: number; pool: Promise<SolidityScanPool> } | undefined;
+
 export class SolidityScanPool {
   /** Free slots (a worker appears once per free slot). */
   private readonly idle: Worker[] = [];
@@ -48,8 +60,31 @@ export class SolidityScanPool {
    * built, and boot through tsx otherwise.
    */
   static async start(size: number, nice = 0): Promise<SolidityScanPool> {
+    if (early && early.size === size && early.nice === nice) {
+      const taken = await early.pool;
+      early = undefined;
+      for (const w of taken.all) w.ref();
+      return taken;
+    }
     const bundle = runsFromSource ? await bundledWorker() : undefined;
     return new SolidityScanPool(size, bundle, nice);
+  }
+
+  /**
+   * Starts the workers a coming scan will likely ask for, so that they load while the process is
+   * still starting (a worker takes about as long to load the parser and the rules as the command
+   * takes to reach the scan). `start` with the same size and nice value takes them over. Until
+   * then they do not keep the process alive, so a scan that needs none (a small tree) exits as
+   * before. Returns the pool started early (the one already started, if any).
+   */
+  static startEarly(size: number, nice = 0): Promise<SolidityScanPool> | undefined {
+    if (early || size < 1) return early?.pool;
+    const pool = SolidityScanPool.start(size, nice).then((p) => {
+      for (const w of p.all) w.unref();
+      return p;
+    });
+    early = { size, nice, pool };
+    return pool;
   }
 
   constructor(size: number, bundle?: URL, nice = 0) {
