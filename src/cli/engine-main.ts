@@ -27,7 +27,7 @@ function mayScanInParallel(argv: string[]): boolean {
 
 export async function engineMain(argv: string[]): Promise<void> {
   // The workers load the parser and the rules while this thread loads the engine commands.
-  if (mayScanInParallel(argv)) SolidityScanPool.startEarly(defaultWorkerCount());
+  if (mayScanInParallel(argv)) void SolidityScanPool.startEarly(defaultWorkerCount());
   const { registerEngineCommandsFromEnv } = await import('./engine.ts');
   const env = process.env;
   const program = new Command()

@@ -61,10 +61,14 @@ export class SolidityScanPool {
    */
   static async start(size: number, nice = 0): Promise<SolidityScanPool> {
     if (early && early.size === size && early.nice === nice) {
-      const taken = await early.pool;
+      const { pool } = early;
       early = undefined;
-      for (const w of taken.all) w.ref();
-      return taken;
+      // An early start that failed is left behind: this start tries again.
+      const taken = await pool.catch(() => undefined);
+      if (taken) {
+        for (const w of taken.all) w.ref();
+        return taken;
+      }
     }
     const bundle = runsFromSource ? await bundledWorker() : undefined;
     return new SolidityScanPool(size, bundle, nice);
@@ -84,6 +88,9 @@ export class SolidityScanPool {
       return p;
     });
     early = { size, nice, pool };
+    pool.catch(() => {
+      if (early?.pool === pool) early = undefined;
+    });
     return pool;
   }
 
