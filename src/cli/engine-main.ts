@@ -3,7 +3,6 @@
  * without the other command modules. `bin/vigil.js` loads its entry of the compiled build
  * (`scripts/build.mjs`), so that a local scan loads nothing of the server.
  */
-import { availableParallelism } from 'node:os';
 import { Command } from 'commander';
 import { defaultWorkerCount, SolidityScanPool } from '../engine/solidity/scan-pool.ts';
 import { describeError, settleCommanderExit } from './errors.ts';
@@ -14,7 +13,7 @@ import { describeError, settleCommanderExit } from './errors.ts';
  */
 function mayScanInParallel(argv: string[]): boolean {
   const args = argv.slice(2);
-  if (args[0] !== 'engine' || args[1] !== 'scan' || availableParallelism() < 2) return false;
+  if (args[0] !== 'engine' || args[1] !== 'scan' || defaultWorkerCount() < 1) return false;
   return !args.some(
     (a, i) =>
       a === '--help' ||

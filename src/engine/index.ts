@@ -4,7 +4,6 @@
  * at a time and their syntax trees dropped after analysis, so memory stays bounded.
  */
 
-import { availableParallelism } from 'node:os';
 import type { LlmClient } from '../integrations/llm/llm-client.ts';
 import { FindingCollector } from './findings.ts';
 import {
@@ -257,9 +256,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
   const workerCount = audit
     ? 0
     : (options.workers ??
-      (solEntries.length >= PARALLEL_MIN_FILES && solBytes >= PARALLEL_MIN_BYTES && availableParallelism() > 1
-        ? defaultWorkerCount()
-        : 0));
+      (solEntries.length >= PARALLEL_MIN_FILES && solBytes >= PARALLEL_MIN_BYTES ? defaultWorkerCount() : 0));
   const pool =
     workerCount > 0 ? await SolidityScanPool.start(workerCount, options.threadNice ?? 0) : undefined;
   // Per-file messages keep the order of the tree whatever order workers finish in.
