@@ -35,7 +35,8 @@ import { createRepositoriesService } from './platform/repositories/repositories.
 import { createSessionService } from './platform/session/session.service.ts';
 import { createSourcehostService, type SourcehostService } from './platform/sourcehost/sourcehost.service.ts';
 import { createSsoService } from './platform/sso/sso.service.ts';
-import { createUsersService } from './platform/users/users.service.ts';
+import type { CompanyUser } from './platform/users/users.schemas.ts';
+import { COMPANY_USER_LISTS_KEPT, createUsersService } from './platform/users/users.service.ts';
 import { createFindingViewsService } from './platform/views/finding-views.service.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './rate-limit.ts';
 import { createScanServices } from './scanner/scans/scans.module.ts';
@@ -218,14 +219,24 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const credentialCache = createCredentialCache<ServiceActor | UserActor>({
     maxEntries: config.credentialCacheSize,
   });
+  // Company user lists come from the users and memberships the credential notifications cover:
+  // the same notifications (and the same forgetting after a write request) keep them right.
+  const companyUserLists = createCredentialCache<CompanyUser[]>({
+    maxEntries: config.credentialCacheSize > 0 ? COMPANY_USER_LISTS_KEPT : 0,
+  });
+  const notifiedCaches = [credentialCache, companyUserLists];
   const credentialListener =
     config.credentialCacheSize > 0
       ? database.listen(CREDENTIALS_CHANNEL, {
-          onNotify: (payload) => credentialCache.invalidate(payload),
-          onState: (listening) => credentialCache.setEnabled(listening),
+          onNotify: (payload) => {
+            for (const cache of notifiedCaches) cache.invalidate(payload);
+          },
+          onState: (listening) => {
+            for (const cache of notifiedCaches) cache.setEnabled(listening);
+          },
         })
       : null;
-  const auth = createAuthService({ db, cache: credentialCache });
+  const auth = createAuthService({ db, cache: credentialCache, dependentCaches: [companyUserLists] });
   const sessionCodec = createSessionCodec(secretBox);
   const services = {
     auth,
@@ -262,7 +273,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     labels: createLabelsService({ database }),
     findingViews: createFindingViewsService({ database }),
     companies: createCompaniesService({ database }),
-    users: createUsersService({ database }),
+    users: createUsersService({ database, lists: companyUserLists }),
     audit: createAuditService({ database, cursors }),
     sso: createSsoService({ database }),
     repositories: createRepositoriesService({ database }),
@@ -307,6 +318,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     rateLimiter,
     /** Resolved credentials of this process (see credential-cache.ts). */
     credentialCache,
+    companyUserLists,
     /** The outbound policy: every outbound connection's `fetch`, dispatcher and address checks. */
     outbound,
     objectStore,

@@ -172,3 +172,68 @@ describe('credential cache across two replicas', () => {
     await expect(auth.authenticateUserToken(user.token)).rejects.toThrow(/expired/);
   });
 });
+
+describe('company user lists across two replicas', () => {
+  const usernames = (res: { json(): unknown }) =>
+    (res.json() as { users: Array<{ username: string }> }).users.map((u) => u.username).sort();
+
+  it('are kept in memory: a change that sends no notification is not seen, one that does is seen on both replicas', async () => {
+    const company = await buildCompany(a);
+    const manager = await buildUser(a, { companyId: company.id, companyRole: 'manager' });
+    const member = await buildUser(a, { companyId: company.id, companyRole: 'member' });
+    await settle();
+    const url = `/api/v0/companies/${company.id}/users`;
+    const before = await get(b, url, manager.token);
+    expect(usernames(before)).toEqual([manager.username, member.username].sort());
+    expect(b.container.companyUserLists.size).toBeGreaterThan(0);
+    await silently('update users set name = $2 where id = $1', [member.id, 'Renamed quietly']);
+    // Nothing told replica b: it answers the list it kept.
+    const kept = (await get(b, url, manager.token)).json() as { users: Array<{ id: string; name: string }> };
+    expect(kept.users.find((u) => u.id === member.id)?.name).not.toBe('Renamed quietly');
+
+    // A change through replica a: a's next list has it at once, b's once the notification arrives.
+    const disable = await a.app.inject({
+      method: 'POST',
+      url: `${url}/${member.id}/disable`,
+      headers: { authorization: `Bearer ${manager.token}` },
+    });
+    expect(disable.statusCode).toBe(200);
+    expect(usernames(await get(a, url, manager.token))).toEqual([manager.username]);
+    await settle();
+    expect(usernames(await get(b, url, manager.token))).toEqual([manager.username]);
+  });
+
+  it('are read again by the replica that served a write, before its answer leaves', async () => {
+    const company = await buildCompany(a);
+    const manager = await buildUser(a, { companyId: company.id, companyRole: 'manager' });
+    const other = await buildUser(a, {});
+    await settle();
+    const url = `/api/v0/companies/${company.id}/users`;
+    expect(usernames(await get(a, url, manager.token))).toEqual([manager.username]);
+    const invite = await a.app.inject({
+      method: 'POST',
+      url,
+      headers: { authorization: `Bearer ${manager.token}` },
+      payload: { username: other.username },
+    });
+    expect(invite.statusCode).toBe(201);
+    // Invited but not joined: listed with include_all at once, on the replica that wrote.
+    const all = await get(a, `${url}?include_all=true`, manager.token);
+    expect(usernames(all)).toEqual([manager.username, other.username].sort());
+  });
+
+  it('keep no list of a company the caller may not read, and no search', async () => {
+    const company = await buildCompany(a);
+    const manager = await buildUser(a, { companyId: company.id, companyRole: 'manager' });
+    const stranger = await buildUser(a, {});
+    await settle();
+    const url = `/api/v0/companies/${company.id}/users`;
+    expect((await get(b, url, manager.token)).statusCode).toBe(200);
+    // The access check runs on every request, kept list or not.
+    expect((await get(b, url, stranger.token)).statusCode).toBe(404);
+    const size = b.container.companyUserLists.size;
+    const search = await get(b, `${url}?q=${manager.username}`, manager.token);
+    expect(usernames(search)).toEqual([manager.username]);
+    expect(b.container.companyUserLists.size).toBe(size);
+  });
+});
