@@ -93,12 +93,43 @@ export function visibleFindingsCondition(access: FindingAccess, table: FindingCo
   return and(base, any.length === 1 ? any[0] : sql`(${sql.join(any, sql` or `)})`) as SQL;
 }
 
+const publicReport = () => sql`(${reports.publishedAt} is not null and not ${reports.isPrivate})`;
+
 /** `report.read` as SQL over `reports` (undefined: every report). */
 export function readableReportsCondition(scope: ReportReadScope): SQL | undefined {
   if (scope.kind === 'all') return undefined;
-  const isPublic = sql`(${reports.publishedAt} is not null and not ${reports.isPrivate})`;
-  if (scope.companyIds.length === 0) return isPublic;
-  return sql`(${isPublic} or ${inArray(reports.companyId, scope.companyIds)})`;
+  if (scope.companyIds.length === 0) return publicReport();
+  return sql`(${publicReport()} or ${inArray(reports.companyId, scope.companyIds)})`;
+}
+
+/** The SQL shapes `report.read` takes over `reports`, whatever the ids in them. */
+export type ReadableReportsShape = 'all' | 'public' | 'public-and-companies';
+
+/**
+ * `report.read` for a statement built once per shape and run many times: the shape of the
+ * caller's condition (part of the built statement's key) and the value of its placeholder
+ * `readableCompanyIds` (see {@link readableReportsConditionOfShape}).
+ */
+export function readableReportsShape(scope: ReportReadScope): {
+  shape: ReadableReportsShape;
+  values: { readableCompanyIds: string[] };
+} {
+  if (scope.kind === 'all') return { shape: 'all', values: { readableCompanyIds: [] } };
+  return {
+    shape: scope.companyIds.length === 0 ? 'public' : 'public-and-companies',
+    values: { readableCompanyIds: scope.companyIds },
+  };
+}
+
+/**
+ * {@link readableReportsCondition} of a shape, the company ids as the placeholder
+ * `readableCompanyIds`: one uuid array parameter, so that the text is the same whatever their
+ * number (undefined: every report).
+ */
+export function readableReportsConditionOfShape(shape: ReadableReportsShape): SQL | undefined {
+  if (shape === 'all') return undefined;
+  if (shape === 'public') return publicReport();
+  return sql`(${publicReport()} or ${reports.companyId} = any(${sql.placeholder('readableCompanyIds')}::uuid[]))`;
 }
 
 /** `repository.read` as SQL over `repositories`: those whose findings the user sees, and public ones. */

@@ -1,5 +1,10 @@
 import { and, asc, desc, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
-import { readableReportsCondition } from '../../access/access.repo.ts';
+import {
+  type ReadableReportsShape,
+  readableReportsCondition,
+  readableReportsConditionOfShape,
+  readableReportsShape,
+} from '../../access/access.repo.ts';
 import type { ReportReadScope } from '../../access/policy.ts';
 import type { Db } from '../../db/client.ts';
 import {
@@ -70,6 +75,57 @@ const reportListColumns = {
   >`to_char(${reports.publishedAt} at time zone 'UTC', ${ISO_MICROS_FORMAT})`,
 };
 
+/** Which parts a reports list statement has: the shape of `report.read`, filters, cursor. */
+interface ReportListVariant {
+  readable: ReadableReportsShape;
+  withPattern: boolean;
+  withGuild: boolean;
+  /** Past no row, past a draft, or past a published report (the keyset condition differs). */
+  after: 'none' | 'draft' | 'published';
+}
+
+/**
+ * A page of the reports list, built once per database handle and {@link ReportListVariant}
+ * (prepared on each connection, run by {@link plainRows}); its values are placeholders:
+ * `readableCompanyIds`, `pattern` (an escaped `ilike` pattern on the title or the client name),
+ * `guild` (a guild name, case-insensitively), `afterPublishedAt` and `afterId` (the cursor),
+ * `limit`.
+ */
+function prepareReportList(db: Db, variant: ReportListVariant) {
+  const conditions: (SQL | undefined)[] = [readableReportsConditionOfShape(variant.readable)];
+  if (variant.withPattern) {
+    const pattern = sql.placeholder('pattern');
+    conditions.push(
+      sql`(${reports.projectTitle} ilike ${pattern} or ${reports.clientName} ilike ${pattern})`,
+    );
+  }
+  if (variant.withGuild) {
+    conditions.push(
+      sql`${reports.guildId} in (select ${guilds.id} from ${guilds} where lower(${guilds.name}) = lower(${sql.placeholder('guild')}))`,
+    );
+  }
+  const afterId = sql`${sql.placeholder('afterId')}::uuid`;
+  // Past a draft: the drafts with smaller ids, then every published report. Past a published
+  // report: older ones, or equally old with smaller ids (drafts came before).
+  if (variant.after === 'draft') {
+    conditions.push(
+      sql`((${reports.publishedAt} is null and ${reports.id} < ${afterId}) or ${reports.publishedAt} is not null)`,
+    );
+  } else if (variant.after === 'published') {
+    conditions.push(
+      sql`(${reports.publishedAt}, ${reports.id}) < (${sql.placeholder('afterPublishedAt')}::timestamptz, ${afterId})`,
+    );
+  }
+  return db
+    .select(reportListColumns)
+    .from(reports)
+    .innerJoin(companies, eq(companies.id, reports.companyId))
+    .where(and(...conditions))
+    .orderBy(sql`${reports.publishedAt} desc nulls first`, desc(reports.id))
+    .limit(sql.placeholder('limit'));
+}
+const reportLists = new WeakMap<Db, Map<string, ReturnType<typeof prepareReportList>>>();
+
 /** SQL of reports. */
 export function reportsRepo(db: Db) {
   return {
@@ -97,39 +153,26 @@ export function reportsRepo(db: Db) {
      * Reads `limit + 1` rows so that the caller knows whether more follow.
      */
     async listPage(query: ReportPageQuery) {
-      const conditions: (SQL | undefined)[] = [readableReportsCondition(query.visibility)];
-      if (query.q) {
-        const pattern = `%${escapeLike(query.q)}%`;
-        conditions.push(
-          sql`(${reports.projectTitle} ilike ${pattern} or ${reports.clientName} ilike ${pattern})`,
-        );
-      }
-      if (query.guild !== undefined) {
-        conditions.push(
-          sql`${reports.guildId} in (select ${guilds.id} from ${guilds} where lower(${guilds.name}) = lower(${query.guild}))`,
-        );
-      }
-      if (query.after) {
-        const { publishedAt, id } = query.after;
-        // Past a draft: the drafts with smaller ids, then every published report. Past a
-        // published report: older ones, or equally old with smaller ids (drafts came before).
-        conditions.push(
-          publishedAt === null
-            ? sql`((${reports.publishedAt} is null and ${reports.id} < ${id}::uuid) or ${reports.publishedAt} is not null)`
-            : sql`(${reports.publishedAt}, ${reports.id}) < (${publishedAt}::timestamptz, ${id}::uuid)`,
-        );
-      }
-      return plainRows(
-        db,
-        reportListColumns,
-        db
-          .select(reportListColumns)
-          .from(reports)
-          .innerJoin(companies, eq(companies.id, reports.companyId))
-          .where(and(...conditions))
-          .orderBy(sql`${reports.publishedAt} desc nulls first`, desc(reports.id))
-          .limit(query.limit + 1),
-      );
+      const readable = readableReportsShape(query.visibility);
+      const variant: ReportListVariant = {
+        readable: readable.shape,
+        withPattern: !!query.q,
+        withGuild: query.guild !== undefined,
+        after: query.after === undefined ? 'none' : query.after.publishedAt === null ? 'draft' : 'published',
+      };
+      const key = `${variant.readable}/${variant.withPattern}/${variant.withGuild}/${variant.after}`;
+      const byVariant = reportLists.get(db) ?? new Map<string, ReturnType<typeof prepareReportList>>();
+      reportLists.set(db, byVariant);
+      const built = byVariant.get(key) ?? prepareReportList(db, variant);
+      byVariant.set(key, built);
+      return plainRows(db, reportListColumns, built, {
+        ...readable.values,
+        pattern: query.q ? `%${escapeLike(query.q)}%` : undefined,
+        guild: query.guild,
+        afterPublishedAt: query.after?.publishedAt ?? undefined,
+        afterId: query.after?.id,
+        limit: query.limit + 1,
+      });
     },
 
     /** Handles, names and logos of companies, by id. */

@@ -337,6 +337,18 @@ describe('GET /api/v0/reports', () => {
     const stranger = await buildUser(t);
     expect(await titles(stranger.token)).toEqual([`${q} public`]);
     expect((await api(t, 'GET', `/api/v0/reports/${priv.id}`, b.member.token)).statusCode).toBe(404);
+
+    // A user of both companies reads the private reports and drafts of each.
+    await apiOk(t, 'POST', `/api/v0/companies/${a.company.id}/users`, a.manager.token, {
+      username: b.member.username,
+    });
+    await apiOk(t, 'POST', `/api/v0/companies/${a.company.id}/users/${b.member.id}/join`, b.member.token);
+    expect(await titles(b.member.token)).toEqual([
+      `${q} other company private`,
+      `${q} private`,
+      `${q} private draft`,
+      `${q} public`,
+    ]);
   });
 
   it('searches the title and the client name case-insensitively, and filters by guild name', async () => {
