@@ -75,44 +75,20 @@ const creatorMember = alias(repositoryMembers, 'creator_member');
 const assignee = alias(users, 'assignee');
 const assigneeMember = alias(repositoryMembers, 'assignee_member');
 
-/** The columns of a user summary (author or assignee) and of their repository membership, flat. */
-function userSummaryColumns(
+/**
+ * The user summary (author or assignee) of the payload row, with their repository membership, as
+ * one JSON value in its API shape (null when there is no such user): one column to parse instead
+ * of eleven. Times are written as `toISOString()` writes them ({@link isoMillis}).
+ */
+function userSummaryJson(
   user: typeof creator | typeof assignee,
   member: typeof creatorMember | typeof assigneeMember,
-) {
-  return {
-    id: user.id,
-    name: user.name,
-    username: user.username,
-    avatar: user.avatar,
-    isBot: user.isBot,
-    createdAt: isoMillis(user.createdAt),
-    reputation: user.reputation,
-    disabledAt: isoMillis(user.disabledAt),
-    teamId: member.teamId,
-    pingsLeft: member.pingsLeft,
-    deletedFromRepoAt: isoMillis(member.deletedAt),
-  };
-}
-type UserSummaryRow = { [K in keyof ReturnType<typeof userSummaryColumns>]: unknown };
-
-/** The user summary of a left-joined user and membership (null when there is no such user). */
-function userSummary(row: UserSummaryRow): FullUserSummary | null {
-  if (row.id === null) return null;
-  // A left-joined row that has its id is a whole row: its not-null columns are set.
-  return {
-    userId: row.id as string,
-    name: row.name as string,
-    username: row.username as string,
-    avatar: row.avatar as string | null,
-    isBot: row.isBot as boolean,
-    createdAt: row.createdAt as string,
-    teamId: row.teamId as string | null,
-    pingsLeft: row.pingsLeft as number | null,
-    reputation: row.reputation as number,
-    disabledAt: row.disabledAt as string | null,
-    deletedFromRepoAt: row.deletedFromRepoAt as string | null,
-  };
+): SQL<FullUserSummary | null> {
+  return sql<FullUserSummary | null>`case when ${user.id} is null then null else json_build_object(
+    'userId', ${user.id}, 'name', ${user.name}, 'username', ${user.username}, 'avatar', ${user.avatar},
+    'isBot', ${user.isBot}, 'createdAt', ${isoMillis(user.createdAt)}, 'teamId', ${member.teamId},
+    'pingsLeft', ${member.pingsLeft}, 'reputation', ${user.reputation},
+    'disabledAt', ${isoMillis(user.disabledAt)}, 'deletedFromRepoAt', ${isoMillis(member.deletedAt)}) end`;
 }
 
 /** Maps a label row to its API shape. */
@@ -171,13 +147,6 @@ interface PlaceJson {
 const groupRow = alias(findings, 'group_row');
 const groupMember = alias(findings, 'group_member');
 
-/** Prefixes a selection's keys (a flat selection of several joined rows). */
-function prefixed<T extends Record<string, unknown>, P extends string>(prefix: P, fields: T) {
-  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [`${prefix}${k}`, v])) as {
-    [K in keyof T as `${P}${K & string}`]: T[K];
-  };
-}
-
 /**
  * The columns of a finding payload, flat (run by {@link plainRows}, timestamps formatted by
  * PostgreSQL), with the user's access sets as placeholders (see {@link accessPlaceholders}).
@@ -211,8 +180,8 @@ function payloadColumns(v: AccessValues) {
         'allowedSeverities', ${repositories.allowedSeverities}, 'companyHandle', ${companies.handle})
         from ${repositories} inner join ${companies} on ${companies.id} = ${findings.companyId}
         where ${repositories.id} = ${findings.repositoryId})`,
-    ...prefixed('creator_', userSummaryColumns(creator, creatorMember)),
-    ...prefixed('assignee_', userSummaryColumns(assignee, assigneeMember)),
+    createdBy: userSummaryJson(creator, creatorMember),
+    assignedTo: userSummaryJson(assignee, assigneeMember),
     hasUnread: hasUnreadCommentsOf(v),
     unread: unreadCommentsCountOf(v),
     lastCommentAt: isoMillis(visibleLastCommentAtOf(v)),
@@ -254,6 +223,8 @@ type PayloadRow = { [K in keyof typeof PAYLOAD_COLUMNS]: unknown } & {
   group: GroupMemberJson[] | null;
   harborAssets: SafeHarborAsset[] | null;
   place: PlaceJson | null;
+  createdBy: FullUserSummary | null;
+  assignedTo: FullUserSummary | null;
 };
 
 /**
@@ -314,24 +285,6 @@ export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: st
   return ids.map((id) => byId.get(id)).filter((f): f is Finding => f !== undefined);
 }
 
-/** The columns of a payload row that name a user summary, without their prefix. */
-function summaryOf(row: PayloadRow, prefix: 'creator_' | 'assignee_'): UserSummaryRow {
-  const r = row as unknown as Record<string, unknown>;
-  return {
-    id: r[`${prefix}id`],
-    name: r[`${prefix}name`],
-    username: r[`${prefix}username`],
-    avatar: r[`${prefix}avatar`],
-    isBot: r[`${prefix}isBot`],
-    createdAt: r[`${prefix}createdAt`],
-    reputation: r[`${prefix}reputation`],
-    disabledAt: r[`${prefix}disabledAt`],
-    teamId: r[`${prefix}teamId`],
-    pingsLeft: r[`${prefix}pingsLeft`],
-    deletedFromRepoAt: r[`${prefix}deletedFromRepoAt`],
-  };
-}
-
 /** Maps payload rows to their API shape, in the order of the rows. */
 async function toPayloads(db: Db, access: FindingAccess, rows: PayloadRow[]): Promise<Finding[]> {
   const groupIds = [
@@ -375,7 +328,7 @@ async function toPayloads(db: Db, access: FindingAccess, rows: PayloadRow[]): Pr
         language: file.language,
         relevantContent: file.relevantContent,
       })),
-      createdBy: userSummary(summaryOf(row, 'creator_')),
+      createdBy: row.createdBy,
       createdAt: row.createdAt as string,
       lastUpdatedAt: row.lastUpdatedAt as string,
       locked: row.locked as boolean,
@@ -399,7 +352,7 @@ async function toPayloads(db: Db, access: FindingAccess, rows: PayloadRow[]): Pr
       labels: (row.labels ?? [])
         .filter((label) => can(access, 'label.read', { repository: repo, label }))
         .map(labelOfJson),
-      assignedTo: userSummary(summaryOf(row, 'assignee_')),
+      assignedTo: row.assignedTo,
       assetGroup: assetGroupId ? (groupsBy.get(assetGroupId) ?? null) : null,
       lastCommentAt: row.lastCommentAt as string | null,
       safeHarborAssets: harborAssets.filter((a) => safeHarborAssetIds.includes(a.id)),
