@@ -32,15 +32,16 @@ const LOOP = 200;
 const captured: Array<{ query: string; params: unknown[] }> = [];
 let capture = false;
 const pool = new pg.Pool({ connectionString: url.toString(), max: 1 });
-const db = drizzle({
-  client: pool,
-  schema,
-  logger: {
-    logQuery(query, params) {
-      if (capture) captured.push({ query, params });
-    },
-  },
-}) as unknown as Db;
+// Every statement the listing sends goes through the pool: Drizzle's, and the texts built once
+// per shape that plainRows runs (Drizzle's logger sees only the former).
+const poolQuery = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+Reflect.set(pool, 'query', (config: unknown, ...rest: unknown[]) => {
+  const c = config as { text?: unknown; values?: unknown[] } | null;
+  if (capture && c && typeof c === 'object' && typeof c.text === 'string')
+    captured.push({ query: c.text, params: c.values ?? [] });
+  return poolQuery(config, ...rest);
+});
+const db = drizzle({ client: pool, schema }) as unknown as Db;
 
 const ids = (await pool.query(`select md5('persona-member')::uuid as member, md5('c1')::uuid as company`))
   .rows[0] as { member: string; company: string };
@@ -92,9 +93,15 @@ for (const [name, query] of reads) {
       await client.query({ name: prepared, text: statement.query, values: statement.params });
       if (k > 0) roundTrips.push(performance.now() - start);
     }
-    const literals = statement.params
-      .map((v) => (typeof v === 'number' ? String(v) : client.escapeLiteral(String(v))))
-      .join(', ');
+    const literal = (v: unknown): string =>
+      v === null || v === undefined
+        ? 'null'
+        : typeof v === 'number' || typeof v === 'boolean'
+          ? String(v)
+          : Array.isArray(v)
+            ? client.escapeLiteral(`{${v.map((e) => `"${String(e).replace(/["\\]/g, '\\$&')}"`).join(',')}}`)
+            : client.escapeLiteral(String(v));
+    const literals = statement.params.map(literal).join(', ');
     const generic = (
       await client.query(`explain (analyze, buffers) execute ${prepared}${literals ? `(${literals})` : ''}`)
     ).rows.map((r) => r['QUERY PLAN'] as string);

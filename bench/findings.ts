@@ -57,15 +57,16 @@ await migrating.close();
 const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
 const captured: Array<{ query: string; params: unknown[] }> = [];
 let capture = false;
-const db: Db = drizzle({
-  client: pool,
-  schema,
-  logger: {
-    logQuery(query, params) {
-      if (capture) captured.push({ query, params });
-    },
-  },
+// Every statement the listing sends goes through the pool: Drizzle's, and the texts built once
+// per shape that plainRows runs (Drizzle's logger sees only the former).
+const poolQuery = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+Reflect.set(pool, 'query', (config: unknown, ...rest: unknown[]) => {
+  const c = config as { text?: unknown; values?: unknown[] } | null;
+  if (capture && c && typeof c === 'object' && typeof c.text === 'string')
+    captured.push({ query: c.text, params: c.values ?? [] });
+  return poolQuery(config, ...rest);
 });
+const db: Db = drizzle({ client: pool, schema });
 const run = (text: string, values?: unknown[]) => pool.query(text, values);
 
 // --- data set ---------------------------------------------------------------------------------

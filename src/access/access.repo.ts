@@ -1,4 +1,4 @@
-import { and, type Column, eq, inArray, isNull, notInArray, type SQL, sql } from 'drizzle-orm';
+import { and, type Column, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import {
   comments,
@@ -9,6 +9,7 @@ import {
   repositories,
   repositoryMembers,
 } from '../db/schema/index.ts';
+import { type Binder, INLINE_VALUES, oneOf, plainRows } from '../db/sql.ts';
 import {
   can,
   commentReadScope,
@@ -28,20 +29,32 @@ import type { RepositoryRole } from './rules.ts';
  * is written there only; these functions decide nothing of their own.
  */
 
+const MEMBERSHIP_COLUMNS = {
+  repositoryId: repositoryMembers.repositoryId,
+  role: repositoryMembers.role,
+  showAllFindings: repositories.showAllFindings,
+};
+/** The memberships read of every request that loads a user's access, built once per database handle. */
+function prepareMembershipRead(db: Db) {
+  return db
+    .select(MEMBERSHIP_COLUMNS)
+    .from(repositoryMembers)
+    .innerJoin(repositories, eq(repositories.id, repositoryMembers.repositoryId))
+    .where(and(eq(repositoryMembers.userId, sql.placeholder('userId')), isNull(repositoryMembers.deletedAt)));
+}
+const membershipReads = new WeakMap<Db, ReturnType<typeof prepareMembershipRead>>();
+
 /** Loads what the policy needs from the database. */
 export function accessRepo(db: Db) {
   return {
     /** The user's active repository memberships (removed members have none). */
     async findMemberships(userId: string): Promise<[string, RepositoryMembership][]> {
-      const rows = await db
-        .select({
-          repositoryId: repositoryMembers.repositoryId,
-          role: repositoryMembers.role,
-          showAllFindings: repositories.showAllFindings,
-        })
-        .from(repositoryMembers)
-        .innerJoin(repositories, eq(repositories.id, repositoryMembers.repositoryId))
-        .where(and(eq(repositoryMembers.userId, userId), isNull(repositoryMembers.deletedAt)));
+      let query = membershipReads.get(db);
+      if (!query) {
+        query = prepareMembershipRead(db);
+        membershipReads.set(db, query);
+      }
+      const rows = await plainRows(db, MEMBERSHIP_COLUMNS, query, { userId });
       return rows.map((r) => [r.repositoryId, { role: r.role, showAllFindings: r.showAllFindings }]);
     },
 
@@ -67,6 +80,16 @@ export interface FindingColumns {
 
 const inIds = (column: Column, ids: string[]): SQL => (ids.length > 0 ? inArray(column, ids) : sql`false`);
 
+/** `column` is one of `ids` (uuids), as values of `b` (see {@link oneOf}). */
+function inIdSet(column: Column, ids: string[], b: Binder): SQL {
+  return oneOf(column, ids, 'uuid', b);
+}
+
+/** `column` is none of `ids` (see {@link inIdSet}); `ids` is not empty. */
+function notInIdSet(column: Column, ids: string[], b: Binder): SQL {
+  return sql`not (${inIdSet(column, ids, b)})`;
+}
+
 /**
  * `finding.read` as one SQL condition on `findings`: published findings filed on a repository
  * where the user is a company user of its company, holds a repository role that sees everything
@@ -76,17 +99,22 @@ const inIds = (column: Column, ids: string[]): SQL => (ids.length > 0 ? inArray(
  * The repository sets are inlined as arrays so that the planner can use the repository, company
  * and author indexes (a correlated membership subquery per row cannot be).
  */
-export function visibleFindingsCondition(access: FindingAccess, table: FindingColumns = findings): SQL {
+export function visibleFindingsCondition(
+  access: FindingAccess,
+  table: FindingColumns = findings,
+  b: Binder = INLINE_VALUES,
+): SQL {
   // Written as the predicate of the partial indexes (not `published = $1`) so that the planner can use them.
   const base = sql`(${table.published} and ${table.repositoryId} is not null)`;
   const scope = visibilityScope(access);
-  if (scope.readAll) return base;
+  if (b.choose(scope.readAll)) return base;
   const any: SQL[] = [];
-  if (scope.companyIds.length > 0) any.push(inArray(table.companyId, scope.companyIds));
-  if (scope.fullRepositoryIds.length > 0) any.push(inArray(table.repositoryId, scope.fullRepositoryIds));
-  if (scope.ownRepositoryIds.length > 0) {
+  if (b.choose(scope.companyIds.length > 0)) any.push(inIdSet(table.companyId, scope.companyIds, b));
+  if (b.choose(scope.fullRepositoryIds.length > 0))
+    any.push(inIdSet(table.repositoryId, scope.fullRepositoryIds, b));
+  if (b.choose(scope.ownRepositoryIds.length > 0)) {
     any.push(
-      and(eq(table.createdBy, access.userId), inArray(table.repositoryId, scope.ownRepositoryIds)) as SQL,
+      sql`(${table.createdBy} = ${b.bind(access.userId, 'uuid')} and ${inIdSet(table.repositoryId, scope.ownRepositoryIds, b)})`,
     );
   }
   if (any.length === 0) return sql`false`;
@@ -142,13 +170,16 @@ export function readableRepositoriesCondition(access: FindingAccess): SQL {
  * `label.read` as SQL over `labels` joined to a finding row (`findings` by default): the label is
  * reviewer-readable, or the finding is in a repository where the user does not read as a reviewer.
  */
-export function readableLabelCondition(access: FindingAccess, finding: FindingColumns = findings): SQL {
+export function readableLabelCondition(
+  access: FindingAccess,
+  finding: FindingColumns = findings,
+  b: Binder = INLINE_VALUES,
+): SQL {
   const reviewerIds = reviewerReadRepositoryIds(access);
-  if (reviewerIds.length === 0) return sql`true`;
-  const asReviewer =
-    access.companyIds.length > 0
-      ? and(inArray(finding.repositoryId, reviewerIds), notInArray(finding.companyId, access.companyIds))
-      : inArray(finding.repositoryId, reviewerIds);
+  if (!b.choose(reviewerIds.length > 0)) return sql`true`;
+  const asReviewer = b.choose(access.companyIds.length > 0)
+    ? sql`(${inIdSet(finding.repositoryId, reviewerIds, b)} and ${notInIdSet(finding.companyId, access.companyIds, b)})`
+    : inIdSet(finding.repositoryId, reviewerIds, b);
   return sql`(${labels.reviewerRead} or not (${asReviewer}))`;
 }
 
@@ -175,37 +206,123 @@ export function effectiveRoleCondition(
   access: FindingAccess,
   role: RepositoryRole,
   columns: { repositoryId: Column; companyId: Column },
+  b: Binder = INLINE_VALUES,
 ): SQL {
   const sets = effectiveRoleSets(access, role);
-  if (sets.all) return sql`true`;
-  const byRepository =
-    sets.exceptCompanyIds.length > 0
-      ? (and(
-          inIds(columns.repositoryId, sets.repositoryIds),
-          notInArray(columns.companyId, sets.exceptCompanyIds),
-        ) as SQL)
-      : inIds(columns.repositoryId, sets.repositoryIds);
-  const inCompanies = inIds(columns.companyId, sets.companyIds);
-  const byCompany =
-    sets.exceptRepositoryIds.length > 0
-      ? (and(inCompanies, notInArray(columns.repositoryId, sets.exceptRepositoryIds)) as SQL)
-      : inCompanies;
+  if (b.choose(sets.all)) return sql`true`;
+  const byRepository = b.choose(sets.exceptCompanyIds.length > 0)
+    ? sql`(${inIdSet(columns.repositoryId, sets.repositoryIds, b)} and ${notInIdSet(columns.companyId, sets.exceptCompanyIds, b)})`
+    : inIdSet(columns.repositoryId, sets.repositoryIds, b);
+  const inCompanies = inIdSet(columns.companyId, sets.companyIds, b);
+  const byCompany = b.choose(sets.exceptRepositoryIds.length > 0)
+    ? sql`(${inCompanies} and ${notInIdSet(columns.repositoryId, sets.exceptRepositoryIds, b)})`
+    : inCompanies;
   return sql`(${byRepository} or ${byCompany})`;
 }
 
 /**
- * For each restricted visibility, the condition on the `findings` row under which the user reads
- * comments of it (`comment.read` as SQL). Repository sets are inlined as arrays like
- * {@link visibleFindingsCondition} so that no correlated membership subquery runs per row.
+ * The sets of the access predicates that are written with parameters: a user's values change
+ * only the parameters, never the statement text, so one statement serves every user (built once,
+ * prepared on each connection, its generic plan reused). Used where the predicates filter rows
+ * one by one (comments, a finding's duplicate group, per-row comment times); where a predicate
+ * chooses the index of a list ({@link visibleFindingsCondition}), its sets stay in the text.
  */
-function readableConditions(access: FindingAccess): { private: SQL; internal: SQL; hidden: SQL } {
-  const scope = commentReadScope(access);
-  if (scope.all) return { private: sql`true`, internal: sql`true`, hidden: sql`true` };
-  const hidden = inIds(findings.repositoryId, scope.hiddenRepositoryIds);
-  const internal = scope.internalAll
-    ? sql`true`
-    : sql`(${inIds(findings.companyId, scope.internalCompanyIds)} or ${inIds(findings.repositoryId, scope.internalRepositoryIds)})`;
-  const priv = sql`(${internal} or ${findings.createdBy} = ${access.userId} or ${inIds(findings.repositoryId, scope.privateRepositoryIds)})`;
+export interface AccessValues<T = SQL> {
+  userId: T;
+  readAll: T;
+  companyIds: T;
+  fullRepositoryIds: T;
+  ownRepositoryIds: T;
+  commentsAll: T;
+  internalAll: T;
+  internalCompanyIds: T;
+  internalRepositoryIds: T;
+  privateRepositoryIds: T;
+  hiddenRepositoryIds: T;
+}
+
+const ACCESS_VALUE_TYPES: AccessValues<string> = {
+  userId: 'uuid',
+  readAll: 'boolean',
+  companyIds: 'uuid[]',
+  fullRepositoryIds: 'uuid[]',
+  ownRepositoryIds: 'uuid[]',
+  commentsAll: 'boolean',
+  internalAll: 'boolean',
+  internalCompanyIds: 'uuid[]',
+  internalRepositoryIds: 'uuid[]',
+  privateRepositoryIds: 'uuid[]',
+  hiddenRepositoryIds: 'uuid[]',
+};
+const ACCESS_VALUE_KEYS = Object.keys(ACCESS_VALUE_TYPES) as Array<keyof AccessValues>;
+
+/** The values of {@link AccessValues} for one user, from the sets of the policy. */
+export function accessParameters(access: FindingAccess): AccessValues<unknown> {
+  const scope = visibilityScope(access);
+  const comments = commentReadScope(access);
+  return {
+    userId: access.userId,
+    readAll: scope.readAll,
+    companyIds: scope.companyIds,
+    fullRepositoryIds: scope.fullRepositoryIds,
+    ownRepositoryIds: scope.ownRepositoryIds,
+    commentsAll: comments.all,
+    internalAll: comments.internalAll,
+    internalCompanyIds: comments.internalCompanyIds,
+    internalRepositoryIds: comments.internalRepositoryIds,
+    privateRepositoryIds: comments.privateRepositoryIds,
+    hiddenRepositoryIds: comments.hiddenRepositoryIds,
+  };
+}
+
+/**
+ * Placeholders of {@link AccessValues} for a statement built once: fill them with
+ * {@link accessParameters} under the same names (prefixed by `prefix`).
+ */
+export function accessPlaceholders(prefix = 'access_'): AccessValues {
+  const out = {} as AccessValues;
+  for (const key of ACCESS_VALUE_KEYS)
+    out[key] = sql`${sql.placeholder(`${prefix}${key}`)}::${sql.raw(ACCESS_VALUE_TYPES[key])}`;
+  return out;
+}
+
+/** {@link accessParameters} named for {@link accessPlaceholders} of the same prefix. */
+export function accessPlaceholderValues(access: FindingAccess, prefix = 'access_'): Record<string, unknown> {
+  const values = accessParameters(access);
+  const out: Record<string, unknown> = {};
+  for (const key of ACCESS_VALUE_KEYS) out[`${prefix}${key}`] = values[key];
+  return out;
+}
+
+/** {@link AccessValues} of one user as values of `b` (by default parameters bound for one request). */
+export function boundAccessValues(access: FindingAccess, b: Binder = INLINE_VALUES): AccessValues {
+  const values = accessParameters(access);
+  const out = {} as AccessValues;
+  for (const key of ACCESS_VALUE_KEYS) out[key] = b.bind(values[key], ACCESS_VALUE_TYPES[key]);
+  return out;
+}
+
+/**
+ * `finding.read` over a finding row with the user's sets as parameters (see
+ * {@link visibleFindingsCondition}, the same rule with the sets in the statement text, which
+ * the lists use to choose their index).
+ */
+export function visibleFindingsConditionOf(v: AccessValues, table: FindingColumns = findings): SQL {
+  return sql`(${table.published} and ${table.repositoryId} is not null and (${v.readAll}
+    or ${table.companyId} = any(${v.companyIds}) or ${table.repositoryId} = any(${v.fullRepositoryIds})
+    or (${table.createdBy} = ${v.userId} and ${table.repositoryId} = any(${v.ownRepositoryIds}))))`;
+}
+
+/**
+ * For each restricted visibility, the condition on the `findings` row under which the user reads
+ * comments of it (`comment.read` as SQL, from {@link commentReadScope}). The repository sets are
+ * arrays compared per row, so that no correlated membership subquery runs per row.
+ */
+function readableConditions(v: AccessValues): { private: SQL; internal: SQL; hidden: SQL } {
+  const hidden = sql`(${v.commentsAll} or ${findings.repositoryId} = any(${v.hiddenRepositoryIds}))`;
+  const internal = sql`(${v.commentsAll} or ${v.internalAll} or ${findings.companyId} = any(${v.internalCompanyIds})
+    or ${findings.repositoryId} = any(${v.internalRepositoryIds}))`;
+  const priv = sql`(${internal} or ${findings.createdBy} = ${v.userId} or ${findings.repositoryId} = any(${v.privateRepositoryIds}))`;
   return { private: priv, internal, hidden };
 }
 
@@ -215,7 +332,12 @@ function readableConditions(access: FindingAccess): { private: SQL; internal: SQ
  */
 export function visibleCommentsCondition(access: FindingAccess): SQL {
   if (commentReadScope(access).all) return sql`true`;
-  const can = readableConditions(access);
+  return visibleCommentsConditionOf(boundAccessValues(access));
+}
+
+/** {@link visibleCommentsCondition} over {@link AccessValues}. */
+export function visibleCommentsConditionOf(v: AccessValues): SQL {
+  const can = readableConditions(v);
   return sql`(${comments.visibility} = 'public'
     or (${comments.visibility} = 'private' and ${can.private})
     or (${comments.visibility} = 'internal' and ${can.internal})
@@ -227,8 +349,13 @@ export function visibleCommentsCondition(access: FindingAccess): SQL {
  * columns the user may read (`greatest` skips nulls). Used for the field and the
  * `last_comment_*` orders, so neither reveals comments the user may not read.
  */
-export function visibleLastCommentAt(access: FindingAccess): SQL<Date | null> {
-  const can = readableConditions(access);
+export function visibleLastCommentAt(access: FindingAccess, b: Binder = INLINE_VALUES): SQL<Date | null> {
+  return visibleLastCommentAtOf(boundAccessValues(access, b));
+}
+
+/** {@link visibleLastCommentAt} over {@link AccessValues}. */
+export function visibleLastCommentAtOf(v: AccessValues): SQL<Date | null> {
+  const can = readableConditions(v);
   return sql<Date | null>`greatest(${findings.lastCommentAt},
     case when ${can.private} then ${findings.lastPrivateCommentAt} end,
     case when ${can.internal} then ${findings.lastInternalCommentAt} end,
@@ -251,9 +378,14 @@ export const FINDING_HAS_COMMENTS: SQL = sql`(${findings.lastCommentAt} is not n
  * nothing per user is cached that a role change could leave stale.
  */
 export function latestReadableByOthersAt(access: FindingAccess): SQL<Date | null> {
-  const can = readableConditions(access);
+  return latestReadableByOthersAtOf(boundAccessValues(access));
+}
+
+/** {@link latestReadableByOthersAt} over {@link AccessValues}. */
+export function latestReadableByOthersAtOf(v: AccessValues): SQL<Date | null> {
+  const can = readableConditions(v);
   const notMine = (author: SQL, last: SQL, other: SQL) =>
-    sql`case when ${author} is distinct from ${access.userId}::uuid then ${last} else ${other} end`;
+    sql`case when ${author} is distinct from ${v.userId} then ${last} else ${other} end`;
   return sql<Date | null>`greatest(${notMine(sql`${findings.lastCommentAuthorId}`, sql`${findings.lastCommentAt}`, sql`${findings.lastCommentOtherAt}`)},
     case when ${can.private} then ${notMine(sql`${findings.lastPrivateCommentAuthorId}`, sql`${findings.lastPrivateCommentAt}`, sql`${findings.lastPrivateCommentOtherAt}`)} end,
     case when ${can.internal} then ${notMine(sql`${findings.lastInternalCommentAuthorId}`, sql`${findings.lastInternalCommentAt}`, sql`${findings.lastInternalCommentOtherAt}`)} end,

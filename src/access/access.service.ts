@@ -7,6 +7,7 @@ import {
   companyNotFound,
   type FindingAccess,
   findingAccessOf,
+  type RepositoryMembership,
   requireCompanyManager,
   requireUser,
 } from './policy.ts';
@@ -21,6 +22,31 @@ import {
 export async function loadFindingAccess(db: Db, actor: Actor): Promise<FindingAccess> {
   const user = requireUser(actor);
   return findingAccessOf(user, await accessRepo(db).findMemberships(user.userId));
+}
+
+/**
+ * The repository memberships read for a resolved user actor. The credential cache hands every
+ * request of a token the same actor object until a `vigil_credentials` notification (a change of
+ * repository memberships or of a repository's `show_all_findings` sends one, migration 0017) or a
+ * write request of this process empties it; the next request then resolves a new actor and reads
+ * the memberships again. Memberships therefore live exactly as long as the credential they were
+ * read with, and are read on every request when the cache is off.
+ */
+const membershipsOfActor = new WeakMap<UserActor, [string, RepositoryMembership][]>();
+
+/**
+ * {@link loadFindingAccess} for reads outside a transaction: the memberships are read once per
+ * resolved credential (see {@link membershipsOfActor}) instead of once per request. Writes keep
+ * {@link loadFindingAccess}, which reads them in their own transaction.
+ */
+export async function loadFindingAccessForRead(db: Db, actor: Actor): Promise<FindingAccess> {
+  const user = requireUser(actor);
+  let memberships = membershipsOfActor.get(user);
+  if (!memberships) {
+    memberships = await accessRepo(db).findMemberships(user.userId);
+    membershipsOfActor.set(user, memberships);
+  }
+  return findingAccessOf(user, memberships);
 }
 
 /** Loads the company row; 404 when it does not exist. */

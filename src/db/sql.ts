@@ -1,4 +1,4 @@
-import { type AnyColumn, Column, fillPlaceholders, is, SQL, sql } from 'drizzle-orm';
+import { type AnyColumn, Column, fillPlaceholders, is, type Placeholder, SQL, sql } from 'drizzle-orm';
 import type pg from 'pg';
 import type { Db } from './client.ts';
 
@@ -69,4 +69,87 @@ export async function plainRows<
     for (let i = 0; i < keys.length; i++) row[keys[i] as string] = values[i];
     return row;
   }) as Awaited<Q>;
+}
+
+/**
+ * How the values of a statement reach it: as parameters bound in a statement built for one
+ * request ({@link INLINE_VALUES}), or as placeholders of a statement built once per shape and
+ * kept ({@link StatementValues}).
+ */
+export interface Binder {
+  /** `value` in the statement, cast to the PostgreSQL `type` (one parameter, arrays included). */
+  bind(value: unknown, type: string): SQL;
+  /** A choice of the statement's text that depends on the data: returned as given, and recorded. */
+  choose<T extends string | number | boolean>(choice: T): T;
+}
+
+/** Values bound as parameters of a statement that is built for each request. */
+export const INLINE_VALUES: Binder = {
+  bind: (value, type) => sql`${sql.param(value)}::${sql.raw(type)}`,
+  choose: (choice) => choice,
+};
+
+/**
+ * The values of a statement built once per shape: each value becomes a placeholder (`p0`, `p1`,
+ * … in the order they are bound) and every choice of text is recorded, so that `shape` names the
+ * statement's text — two builds with equal shapes have equal texts — and `values` fills its
+ * placeholders. A builder must take every decision that changes the text through `choose` (or
+ * through the number and types of the values it binds).
+ */
+export class StatementValues implements Binder {
+  readonly values: Record<string, unknown> = {};
+  private readonly parts: string[] = [];
+  private count = 0;
+
+  bind(value: unknown, type: string): SQL {
+    const name = `p${this.count++}`;
+    this.values[name] = value;
+    this.parts.push(type);
+    return sql`${sql.placeholder(name)}::${sql.raw(type)}`;
+  }
+
+  /** A placeholder for `value` where Drizzle takes one (`limit`), uncast. */
+  placeholder(value: unknown): Placeholder {
+    const name = `p${this.count++}`;
+    this.values[name] = value;
+    this.parts.push('placeholder');
+    return sql.placeholder(name);
+  }
+
+  choose<T extends string | number | boolean>(choice: T): T {
+    this.parts.push(`${typeof choice}:${String(choice)}`);
+    return choice;
+  }
+
+  /** What decides the statement's text: the choices and the types of the values, in order. */
+  get shape(): string {
+    return JSON.stringify(this.parts);
+  }
+}
+
+/**
+ * `column` is one of `values` (of the PostgreSQL `type`), as values of `b`: none is `false`, one
+ * an equality (which the planner matches to an index's leading column and its order, as it does
+ * `in ($1)`), more an `= any` of one array parameter, whatever their number.
+ */
+export function oneOf(column: AnyColumn | SQL, values: readonly unknown[], type: string, b: Binder): SQL {
+  const size = b.choose(values.length === 0 ? 'none' : values.length === 1 ? 'one' : 'many');
+  if (size === 'none') return sql`false`;
+  if (size === 'one') return sql`${column} = ${b.bind(values[0], type)}`;
+  return sql`${column} = any(${b.bind(values, `${type}[]`)})`;
+}
+
+/**
+ * `column` is one of `values`, each value its own parameter (`in ($1, $2)`): the text names how
+ * many there are. For short lists of a few known values (statuses, severities), whose generic
+ * plan the planner estimates from the number of values; an array parameter is estimated as
+ * ten values, which made the filtered listing plan every request again.
+ */
+export function inList(column: AnyColumn | SQL, values: readonly unknown[], type: string, b: Binder): SQL {
+  b.choose(values.length);
+  if (values.length === 0) return sql`false`;
+  return sql`${column} in (${sql.join(
+    values.map((value) => b.bind(value, type)),
+    sql`, `,
+  )})`;
 }

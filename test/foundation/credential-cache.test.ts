@@ -4,7 +4,14 @@ import { createAuthService } from '../../src/auth/auth.service.ts';
 import { createCredentialCache } from '../../src/auth/credential-cache.ts';
 import { hashSecret } from '../../src/auth/credentials.ts';
 import { createTestApp, sharedTestApp, type TestApp } from '../helpers/app.ts';
-import { buildCompany, buildServiceKey, buildUser } from '../helpers/factories.ts';
+import {
+  addMember,
+  buildCompany,
+  buildFinding,
+  buildRepository,
+  buildServiceKey,
+  buildUser,
+} from '../helpers/factories.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /**
@@ -119,6 +126,42 @@ describe('credential cache across two replicas', () => {
       what: 'b to refuse the key',
       timeoutMs: 10_000,
     });
+  });
+
+  it('keeps repository memberships with the credential: all-findings on replica b follows their changes', async () => {
+    const company = await buildCompany(a);
+    const repository = await buildRepository(a, { companyId: company.id });
+    await buildFinding(a, { repositoryId: repository.id });
+    const user = await buildUser(a);
+    await addMember(a, repository.id, user.id, 'judge');
+    await settle();
+    const total = async () => {
+      const res = await get(b, '/api/v0/repositories/all-findings', user.token);
+      expect(res.statusCode).toBe(200);
+      return res.json().filteredTotal as number;
+    };
+    expect(await total()).toBe(1);
+    // Without a notification replica b keeps the memberships it read with the credential.
+    await silently('delete from repository_members where user_id = $1', [user.id]);
+    expect(await total()).toBe(1);
+    await silently('insert into repository_members (repository_id, user_id, role) values ($1, $2, $3)', [
+      repository.id,
+      user.id,
+      'judge',
+    ]);
+    const run = (text: string) => a.container.database.executeSql(text, [repository.id, user.id]);
+    // A reviewer sees only their own findings, until the repository shows all findings to reviewers.
+    await run(`update repository_members set role = 'reviewer' where repository_id = $1 and user_id = $2`);
+    await waitFor(async () => (await total()) === 0, {
+      what: 'b to see the reviewer role',
+      timeoutMs: 10_000,
+    });
+    await a.container.database.executeSql('update repositories set show_all_findings = true where id = $1', [
+      repository.id,
+    ]);
+    await waitFor(async () => (await total()) === 1, { what: 'b to see showAllFindings', timeoutMs: 10_000 });
+    await run(`delete from repository_members where repository_id = $1 and user_id = $2`);
+    await waitFor(async () => (await total()) === 0, { what: 'b to drop the membership', timeoutMs: 10_000 });
   });
 
   it('reads the database on every request while its listening connection is down, and caches again after', async () => {

@@ -144,7 +144,10 @@ export async function buildRepository(
   return row!;
 }
 
-/** Gives a user a role in a repository (or changes it). */
+/**
+ * Gives a user a role in a repository (or changes it), and waits for the notification of the
+ * change: the app keeps a user's memberships with their resolved credential until it arrives.
+ */
 export async function addMember(
   t: TestApp,
   repositoryId: string,
@@ -159,6 +162,7 @@ export async function addMember(
       target: [repositoryMembers.repositoryId, repositoryMembers.userId],
       set: { role, ...extra },
     });
+  await t.settleCredentials();
 }
 
 /** A new user with a role (reviewer by default) in a repository (a new one unless given). */

@@ -296,6 +296,12 @@ export const findings = pgTable(
     index('findings_visible_company_number_idx')
       .on(t.companyId, t.number, t.id, t.status, t.severity)
       .where(sql`${t.published} and ${t.repositoryId} is not null`),
+    // The filtered total of a company's findings under status and severity filters (the listing
+    // counts them on every request): the matching entries only, instead of every finding of the
+    // company read through the number index and tested one by one.
+    index('findings_visible_company_status_idx')
+      .on(t.companyId, t.status, t.severity, t.id)
+      .where(sql`${t.published} and ${t.repositoryId} is not null`),
     // Keyset pages of the default order (number, id) for users who see many repositories.
     index('findings_published_number_idx').on(t.number, t.id).where(sql`${t.published}`),
     // severity_asc/desc order by this rank; the expression must stay the one findings-listing.ts sorts by.

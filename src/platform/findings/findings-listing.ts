@@ -36,6 +36,7 @@ import {
   severities,
   users,
 } from '../../db/schema/index.ts';
+import { type Binder, inList, oneOf, plainRows, StatementValues } from '../../db/sql.ts';
 import { AppError } from '../../errors.ts';
 import { badStringReason, escapeLike, isUuid } from '../../strings.ts';
 import {
@@ -107,7 +108,7 @@ interface SortKey {
   joinsCreator: boolean;
 }
 
-function sortKeyOf(order: FindingOrder, access: FindingAccess): SortKey {
+function sortKeyOf(order: FindingOrder, access: FindingAccess, b: Binder): SortKey {
   const field = order.replace(/_(asc|desc)$/, '');
   switch (field) {
     case 'number':
@@ -144,7 +145,7 @@ function sortKeyOf(order: FindingOrder, access: FindingAccess): SortKey {
     default:
       // The user's own lastCommentAt: only comments they may read move a finding (access policy).
       return {
-        expression: visibleLastCommentAt(access),
+        expression: visibleLastCommentAt(access, b),
         type: 'timestamptz',
         nullable: true,
         joinsCreator: false,
@@ -170,16 +171,16 @@ const KEY_CHECK: Record<KeyType, (text: string) => boolean> = {
   text: (text) => text.length <= 1000 && badStringReason(text) === null,
 };
 
-function cursorValue(key: SortKey, text: string): SQL {
+function cursorValue(key: SortKey, text: string, b: Binder): SQL {
   switch (key.type) {
     case 'int':
-      return sql`${Number(text)}::int`;
+      return b.bind(Number(text), 'int');
     case 'numeric':
-      return sql`${text}::numeric`;
+      return b.bind(text, 'numeric');
     case 'timestamptz':
-      return sql`('epoch'::timestamptz + ${text}::bigint * interval '1 microsecond')`;
+      return sql`('epoch'::timestamptz + ${b.bind(text, 'bigint')} * interval '1 microsecond')`;
     default:
-      return sql`${text}::text`;
+      return b.bind(text, 'text');
   }
 }
 
@@ -188,10 +189,17 @@ function cursorValue(key: SortKey, text: string): SQL {
  * directions, so after a non-null key come the remaining non-null keys and then every null key;
  * after a null key come only null keys with a later id.
  */
-function afterCursor(key: SortKey, direction: 'asc' | 'desc', keyText: string | null, id: string): SQL {
+function afterCursor(
+  key: SortKey,
+  direction: 'asc' | 'desc',
+  keyText: string | null,
+  id: string,
+  b: Binder,
+): SQL {
   const cmp = direction === 'asc' ? sql`>` : sql`<`;
-  if (keyText === null) return sql`(${key.expression} is null and ${findings.id} ${cmp} ${id}::uuid)`;
-  const row = sql`(${key.expression}, ${findings.id}) ${cmp} (${cursorValue(key, keyText)}, ${id}::uuid)`;
+  if (b.choose(keyText === null))
+    return sql`(${key.expression} is null and ${findings.id} ${cmp} ${b.bind(id, 'uuid')})`;
+  const row = sql`(${key.expression}, ${findings.id}) ${cmp} (${cursorValue(key, keyText as string, b)}, ${b.bind(id, 'uuid')})`;
   return key.nullable ? sql`(${row} or ${key.expression} is null)` : row;
 }
 
@@ -203,21 +211,23 @@ function invalid(field: string, message: string): AppError {
 }
 
 /** A free-text term matches the finding number exactly, or the title or description (case-insensitive). */
-function textMatch(term: string): SQL {
-  const pattern = `%${escapeLike(term)}%`;
+function textMatch(term: string, b: Binder): SQL {
+  const pattern = b.bind(`%${escapeLike(term)}%`, 'text');
   const parts = [sql`${findings.title} ilike ${pattern}`, sql`${findings.description} ilike ${pattern}`];
   const digits = term.replace(/^#/, '');
-  if (/^[0-9]{1,9}$/.test(digits)) parts.unshift(sql`${findings.number} = ${Number(digits)}`);
+  if (b.choose(/^[0-9]{1,9}$/.test(digits)))
+    parts.unshift(sql`${findings.number} = ${b.bind(Number(digits), 'int')}`);
   return sql`(${sql.join(parts, sql` or `)})`;
 }
 
 const lowered = (values: string[]) => [...new Set(values.map((v) => v.toLowerCase()))].sort();
 
-function byUsernames(column: typeof findings.createdBy | typeof findings.assignedTo, names: string[]): SQL {
-  return sql`${column} in (select ${users.id} from ${users} where lower(${users.username}) in (${sql.join(
-    lowered(names).map((n) => sql`${n}`),
-    sql`, `,
-  )}))`;
+function byUsernames(
+  column: typeof findings.createdBy | typeof findings.assignedTo,
+  names: string[],
+  b: Binder,
+): SQL {
+  return sql`${column} in (select ${users.id} from ${users} where ${oneOf(sql`lower(${users.username})`, lowered(names), 'text', b)})`;
 }
 
 /**
@@ -225,64 +235,58 @@ function byUsernames(column: typeof findings.createdBy | typeof findings.assigne
  * company-wide labels of its company (labels are attached only after that check), so labels
  * outside the user's repositories and companies never match a visible finding.
  */
-function labelScope(scope: VisibilityScope): SQL {
-  if (scope.readAll) return sql`true`;
+function labelScope(scope: VisibilityScope, b: Binder): SQL {
+  if (b.choose(scope.readAll)) return sql`true`;
   const repositoryIds = [...scope.fullRepositoryIds, ...scope.ownRepositoryIds];
   const parts: SQL[] = [];
-  if (scope.companyIds.length > 0) parts.push(inArray(labels.companyId, scope.companyIds));
-  if (repositoryIds.length > 0) {
-    parts.push(inArray(labels.repositoryId, repositoryIds));
+  if (b.choose(scope.companyIds.length > 0)) parts.push(oneOf(labels.companyId, scope.companyIds, 'uuid', b));
+  if (b.choose(repositoryIds.length > 0)) {
+    parts.push(oneOf(labels.repositoryId, repositoryIds, 'uuid', b));
     parts.push(sql`(${labels.repositoryId} is null and ${labels.companyId} in (select ${repositories.companyId}
-      from ${repositories} where ${inArray(repositories.id, repositoryIds)}))`);
+      from ${repositories} where ${oneOf(repositories.id, repositoryIds, 'uuid', b)}))`);
   }
   return parts.length > 0 ? (or(...parts) as SQL) : sql`false`;
 }
 
-function byLabelNames(names: string[], scope: VisibilityScope, access: FindingAccess): SQL {
+function byLabelNames(names: string[], scope: VisibilityScope, access: FindingAccess, b: Binder): SQL {
   // The label ids are computed once (an init plan) and limited to the user's scope, so that the
   // planner hashes only the findings of those few labels instead of every finding with that name.
   // A label the user may not read on the finding (reviewers, `reviewerRead` off) never matches.
   // When the user reads every label, `labels` is not joined: the planner would otherwise hash the
   // whole table for a condition that is always true.
-  const labelIds = sql`array(select ${labels.id} from ${labels} where lower(${labels.name}) in (${sql.join(
-    lowered(names).map((n) => sql`${n}`),
-    sql`, `,
-  )}) and ${labelScope(scope)})`;
-  if (readsEveryLabel(access)) {
+  const labelIds = sql`array(select ${labels.id} from ${labels} where ${oneOf(sql`lower(${labels.name})`, lowered(names), 'text', b)}
+    and ${labelScope(scope, b)})`;
+  if (b.choose(readsEveryLabel(access))) {
     return sql`exists (select 1 from ${findingLabels} where ${findingLabels.findingId} = ${findings.id}
       and ${findingLabels.labelId} = any(${labelIds}))`;
   }
   return sql`exists (select 1 from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
     where ${findingLabels.findingId} = ${findings.id}
     and ${findingLabels.labelId} = any(${labelIds})
-    and ${readableLabelCondition(access)})`;
+    and ${readableLabelCondition(access, findings, b)})`;
 }
 
 /** Findings that carry no label the user may read (what their payload shows as `labels: []`). */
-function unlabeled(access: FindingAccess): SQL {
-  if (readsEveryLabel(access)) {
+function unlabeled(access: FindingAccess, b: Binder): SQL {
+  if (b.choose(readsEveryLabel(access))) {
     return sql`not exists (select 1 from ${findingLabels} where ${findingLabels.findingId} = ${findings.id})`;
   }
   return sql`not exists (select 1 from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
-    where ${findingLabels.findingId} = ${findings.id} and ${readableLabelCondition(access)})`;
+    where ${findingLabels.findingId} = ${findings.id} and ${readableLabelCondition(access, findings, b)})`;
 }
 
-function byPaths(paths: string[]): SQL {
+function byPaths(paths: string[], b: Binder): SQL {
   return sql`exists (select 1 from ${findingRelatedFiles} where ${findingRelatedFiles.findingId} = ${findings.id}
-    and ${findingRelatedFiles.path} in (${sql.join(
-      [...new Set(paths)].map((p) => sql`${p}`),
-      sql`, `,
-    )}))`;
+    and ${oneOf(findingRelatedFiles.path, [...new Set(paths)], 'text', b)})`;
 }
 
-function byRepositoryRefs(refs: string[]): SQL {
+function byRepositoryRefs(refs: string[], b: Binder): SQL {
   const ids = refs.filter(isUuid).map((r) => r.toLowerCase());
   const names = lowered(refs);
-  const nameMatch = sql`${findings.repositoryId} in (select ${repositories.id} from ${repositories} where lower(${repositories.name}) in (${sql.join(
-    names.map((n) => sql`${n}`),
-    sql`, `,
-  )}))`;
-  return ids.length > 0 ? sql`(${inArray(findings.repositoryId, ids)} or ${nameMatch})` : nameMatch;
+  const nameMatch = sql`${findings.repositoryId} in (select ${repositories.id} from ${repositories} where ${oneOf(sql`lower(${repositories.name})`, names, 'text', b)})`;
+  return b.choose(ids.length > 0)
+    ? sql`(${oneOf(findings.repositoryId, ids, 'uuid', b)} or ${nameMatch})`
+    : nameMatch;
 }
 
 const REQUIRE_REVIEW: FindingStatus[] = ['new', 'in_review', 'disputed'];
@@ -294,8 +298,8 @@ const REQUIRE_REVIEW: FindingStatus[] = ['new', 'in_review', 'disputed'];
  * - `with_duplicates`: root findings that at least one other finding duplicates;
  * - `require_review`: findings still waiting for a judgement (new, in_review, disputed).
  */
-function filterFor(value: FilterFor, access: FindingAccess): SQL {
-  switch (value) {
+function filterFor(value: FilterFor, access: FindingAccess, b: Binder): SQL {
+  switch (b.choose(value)) {
     case 'client_recommended':
       return and(
         inArray(findings.status, ['confirmed', 'acknowledged', 'fixed']),
@@ -303,7 +307,7 @@ function filterFor(value: FilterFor, access: FindingAccess): SQL {
       ) as SQL;
     case 'with_duplicates':
       // Only duplicates the user may see make a root: a hidden one must not reveal itself.
-      return sql`exists (select 1 from ${findings} as "dup" where ${duplicate.duplicateOf} = ${findings.id} and ${visibleFindingsCondition(access, duplicate)})`;
+      return sql`exists (select 1 from ${findings} as "dup" where ${duplicate.duplicateOf} = ${findings.id} and ${visibleFindingsCondition(access, duplicate, b)})`;
     default:
       return inArray(findings.status, REQUIRE_REVIEW);
   }
@@ -344,7 +348,7 @@ interface Prepared {
 }
 
 /** Validates and normalises the parameters, builds the filter conditions and the filter hash. */
-function prepare(access: FindingAccess, query: AllFindingsQuery): Prepared {
+function prepare(access: FindingAccess, query: AllFindingsQuery, b: Binder): Prepared {
   const limit = query.limit ?? DEFAULT_FINDINGS_LIMIT;
   if (!Number.isInteger(limit) || limit < 0 || limit > MAX_FINDINGS_LIMIT) {
     throw invalid('limit', `must be an integer from 0 to ${MAX_FINDINGS_LIMIT}.`);
@@ -383,8 +387,10 @@ function prepare(access: FindingAccess, query: AllFindingsQuery): Prepared {
   const s = query.s?.trim() || undefined;
   const search = s ? parseSearch(s) : undefined;
 
+  // Every value goes into the statement through `b`, and every test below that adds a condition
+  // is a choice of `b`: equal choices give equal statement texts (see StatementValues).
   const scope = visibilityScope(access);
-  const conditions: SQL[] = [visibleFindingsCondition(access)];
+  const conditions: SQL[] = [visibleFindingsCondition(access, findings, b)];
   let bucketFilters: BucketFilter[] | null = [];
   /** A filter that finding_counts can answer as well. */
   const bucketed = (filter: BucketFilter) => {
@@ -396,36 +402,52 @@ function prepare(access: FindingAccess, query: AllFindingsQuery): Prepared {
     conditions.push(condition);
     bucketFilters = null;
   };
-  if (repositoryIds.length > 0) bucketed((c) => inArray(c.repositoryId, repositoryIds));
-  if (query.role !== undefined) {
-    const role = query.role;
-    bucketed((c) => effectiveRoleCondition(access, role, c));
+  const uuids = (values: string[]) => (c: BucketColumns) => oneOf(c.repositoryId, values, 'uuid', b);
+  const statusIn = (values: string[]) => (c: BucketColumns) => inList(c.status, values, 'text', b);
+  const severityIn = (values: string[]) => (c: BucketColumns) => inList(c.severity, values, 'text', b);
+  if (b.choose(repositoryIds.length > 0)) bucketed(uuids(repositoryIds));
+  if (b.choose(query.role !== undefined)) {
+    const role = query.role as RepositoryRole;
+    bucketed((c) => effectiveRoleCondition(access, role, c, b));
   }
-  if (path !== undefined) unbucketed(byPaths([path]));
-  if (statuses) bucketed((c) => inArray(c.status, statuses));
-  if (sevs) bucketed((c) => inArray(c.severity, sevs));
-  if (query.duplicates === false) unbucketed(isNull(findings.duplicateOf));
-  if (labelNames) unbucketed(byLabelNames(labelNames, scope, access));
-  if (query.unlabeled === true) unbucketed(unlabeled(access));
-  if (query.filter_for === 'require_review') bucketed((c) => inArray(c.status, REQUIRE_REVIEW));
-  else if (query.filter_for !== undefined) unbucketed(filterFor(query.filter_for, access));
-  if (createdBy) unbucketed(byUsernames(findings.createdBy, createdBy));
-  if (assignedTo !== undefined) unbucketed(byUsernames(findings.assignedTo, [assignedTo]));
-  if (q !== undefined) unbucketed(textMatch(q));
-  if (query.with_unread_comments === true) unbucketed(hasUnreadComments(access));
-  if (query.with_unread_comments === false) unbucketed(not(hasUnreadComments(access)));
-  if (search) {
-    if (search.status.length > 0) bucketed((c) => inArray(c.status, search.status));
-    if (search.severity.length > 0) bucketed((c) => inArray(c.severity, search.severity));
-    if (search.label.length > 0) unbucketed(byLabelNames(search.label, scope, access));
-    if (search.createdBy.length > 0) unbucketed(byUsernames(findings.createdBy, search.createdBy));
-    if (search.assignedTo.length > 0) unbucketed(byUsernames(findings.assignedTo, search.assignedTo));
-    if (search.repository.length > 0) unbucketed(byRepositoryRefs(search.repository));
-    if (search.path.length > 0) unbucketed(byPaths(search.path));
-    if (search.unread) unbucketed(hasUnreadComments(access));
-    if (search.duplicate) unbucketed(isNotNull(findings.duplicateOf));
-    for (const term of search.text) unbucketed(textMatch(term));
-  }
+  if (b.choose(path !== undefined)) unbucketed(byPaths([path as string], b));
+  if (statuses && b.choose(true)) bucketed(statusIn(statuses));
+  else b.choose(false);
+  if (sevs && b.choose(true)) bucketed(severityIn(sevs));
+  else b.choose(false);
+  if (b.choose(query.duplicates === false)) unbucketed(isNull(findings.duplicateOf));
+  if (labelNames && b.choose(true)) unbucketed(byLabelNames(labelNames, scope, access, b));
+  else b.choose(false);
+  if (b.choose(query.unlabeled === true)) unbucketed(unlabeled(access, b));
+  if (b.choose(query.filter_for === 'require_review'))
+    bucketed((c) => inList(c.status, REQUIRE_REVIEW, 'text', b));
+  else if (query.filter_for !== undefined && b.choose(true))
+    unbucketed(filterFor(query.filter_for, access, b));
+  else b.choose(false);
+  if (createdBy && b.choose(true)) unbucketed(byUsernames(findings.createdBy, createdBy, b));
+  else b.choose(false);
+  if (assignedTo !== undefined && b.choose(true))
+    unbucketed(byUsernames(findings.assignedTo, [assignedTo], b));
+  else b.choose(false);
+  if (q !== undefined && b.choose(true)) unbucketed(textMatch(q, b));
+  else b.choose(false);
+  if (b.choose(query.with_unread_comments === true)) unbucketed(hasUnreadComments(access, b));
+  if (b.choose(query.with_unread_comments === false)) unbucketed(not(hasUnreadComments(access, b)));
+  if (search && b.choose(true)) {
+    if (b.choose(search.status.length > 0)) bucketed(statusIn(search.status));
+    if (b.choose(search.severity.length > 0)) bucketed(severityIn(search.severity));
+    if (b.choose(search.label.length > 0)) unbucketed(byLabelNames(search.label, scope, access, b));
+    if (b.choose(search.createdBy.length > 0))
+      unbucketed(byUsernames(findings.createdBy, search.createdBy, b));
+    if (b.choose(search.assignedTo.length > 0))
+      unbucketed(byUsernames(findings.assignedTo, search.assignedTo, b));
+    if (b.choose(search.repository.length > 0)) unbucketed(byRepositoryRefs(search.repository, b));
+    if (b.choose(search.path.length > 0)) unbucketed(byPaths(search.path, b));
+    if (b.choose(search.unread)) unbucketed(hasUnreadComments(access, b));
+    if (b.choose(search.duplicate)) unbucketed(isNotNull(findings.duplicateOf));
+    b.choose(search.text.length);
+    for (const term of search.text) unbucketed(textMatch(term, b));
+  } else b.choose(false);
 
   // The hash covers everything that changes which rows match or their order (not `limit`), in a
   // normalised form, so an equivalent request may continue a pagination.
@@ -457,6 +479,7 @@ function cursorCondition(
   next: string,
   filterHash: string,
   cursors: CursorCodec,
+  b: Binder,
 ): SQL | null {
   const keys = cursors.decode(next, filterHash);
   if (keys.length === 0) return null;
@@ -464,10 +487,10 @@ function cursorCondition(
   if (keys.length !== 2 || typeof id !== 'string' || !isUuid(id)) throw invalidCursor();
   if (keyText === null) {
     if (!key.nullable) throw invalidCursor();
-    return afterCursor(key, direction, null, id);
+    return afterCursor(key, direction, null, id, b);
   }
   if (typeof keyText !== 'string' || !KEY_CHECK[key.type](keyText)) throw invalidCursor();
-  return afterCursor(key, direction, keyText, id);
+  return afterCursor(key, direction, keyText, id, b);
 }
 
 /**
@@ -476,27 +499,78 @@ function cursorCondition(
  * plus the reviewer's own findings in the repositories where they see only those, counted on
  * `findings` (the two parts are disjoint, see {@link VisibilityScope}).
  */
-function bucketCount(db: Db, access: FindingAccess, scope: VisibilityScope, filters: BucketFilter[]) {
+function bucketCount(
+  db: Db,
+  access: FindingAccess,
+  scope: VisibilityScope,
+  filters: BucketFilter[],
+  b: Binder,
+) {
   const whole: SQL[] = [];
-  if (scope.companyIds.length > 0) whole.push(inArray(findingCounts.companyId, scope.companyIds));
-  if (scope.fullRepositoryIds.length > 0)
-    whole.push(inArray(findingCounts.repositoryId, scope.fullRepositoryIds));
-  const wholeCondition = scope.readAll ? sql`true` : whole.length > 0 ? (or(...whole) as SQL) : sql`false`;
+  if (b.choose(scope.companyIds.length > 0))
+    whole.push(oneOf(findingCounts.companyId, scope.companyIds, 'uuid', b));
+  if (b.choose(scope.fullRepositoryIds.length > 0))
+    whole.push(oneOf(findingCounts.repositoryId, scope.fullRepositoryIds, 'uuid', b));
+  const wholeCondition = b.choose(scope.readAll)
+    ? sql`true`
+    : whole.length > 0
+      ? (or(...whole) as SQL)
+      : sql`false`;
   let own: SQL = sql`0`;
-  if (!scope.readAll && scope.ownRepositoryIds.length > 0) {
+  if (b.choose(!scope.readAll && scope.ownRepositoryIds.length > 0)) {
     const notWhole = [
       sql`${findings.published} and ${findings.repositoryId} is not null`,
-      eq(findings.createdBy, access.userId),
-      inArray(findings.repositoryId, scope.ownRepositoryIds),
+      sql`${findings.createdBy} = ${b.bind(access.userId, 'uuid')}`,
+      oneOf(findings.repositoryId, scope.ownRepositoryIds, 'uuid', b),
     ];
     // Findings of the user's companies are already in the buckets.
-    if (scope.companyIds.length > 0) notWhole.push(not(inArray(findings.companyId, scope.companyIds)));
+    if (b.choose(scope.companyIds.length > 0))
+      notWhole.push(sql`not (${oneOf(findings.companyId, scope.companyIds, 'uuid', b)})`);
     own = sql`(select count(*)::int from ${findings} where ${and(...notWhole, ...filters.map((f) => f(FINDING_BUCKET)))})`;
   }
-  return db
-    .select({ n: sql<number>`coalesce(sum(${findingCounts.n}), 0)::int + ${own}` })
-    .from(findingCounts)
-    .where(and(wholeCondition, ...filters.map((f) => f(COUNT_BUCKET))));
+  const counted = filters.map((f) => f(COUNT_BUCKET));
+  return () =>
+    db
+      .select({ n: sql<number>`coalesce(sum(${findingCounts.n}), 0)::int + ${own}` })
+      .from(findingCounts)
+      .where(and(wholeCondition, ...counted));
+}
+
+type PageRow = { id: string; key: string | null; total: number | null };
+type CountRow = { n: number };
+
+/** The statements of the listing, by their shape and role (see {@link StatementValues}), per database handle. */
+const listingStatements = new WeakMap<Db, Map<string, PlainQuery>>();
+/** Shapes kept per database handle: past it a statement is built for its request only. */
+const MAX_LISTING_STATEMENTS = 512;
+type PlainQuery = PromiseLike<unknown[]> & { toSQL(): { sql: string; params: unknown[] } };
+
+/**
+ * Runs one statement of the listing: built (a Drizzle query with the placeholders of `values`)
+ * the first time its shape is seen on this database handle, afterwards only filled with the
+ * request's values. The text is the same for every request of the shape, so each pooled
+ * connection prepares it once.
+ */
+async function runListing<T>(
+  db: Db,
+  role: string,
+  values: StatementValues,
+  shape: string,
+  fields: Record<string, unknown>,
+  build: () => PlainQuery,
+): Promise<T[]> {
+  let byShape = listingStatements.get(db);
+  if (!byShape) {
+    byShape = new Map();
+    listingStatements.set(db, byShape);
+  }
+  const key = `${role}:${shape}`;
+  let query = byShape.get(key);
+  if (!query) {
+    query = build();
+    if (byShape.size < MAX_LISTING_STATEMENTS) byShape.set(key, query);
+  }
+  return (await plainRows(db, fields, query, values.values)) as T[];
 }
 
 /**
@@ -511,15 +585,23 @@ export async function listAllFindings(
   query: AllFindingsQuery,
   cursors: CursorCodec,
 ): Promise<AllFindingsResult> {
-  const { conditions, bucketFilters, scope, order, filterHash, limit, unreadOnly } = prepare(access, query);
+  const b = new StatementValues();
+  const { conditions, bucketFilters, scope, order, filterHash, limit, unreadOnly } = prepare(
+    access,
+    query,
+    b,
+  );
   const direction = order.endsWith('_desc') ? 'desc' : 'asc';
-  const key = sortKeyOf(order, access);
-  const after = query.next ? cursorCondition(key, direction, query.next, filterHash, cursors) : null;
+  b.choose(order);
+  const key = sortKeyOf(order, access, b);
+  const after = query.next ? cursorCondition(key, direction, query.next, filterHash, cursors, b) : null;
+  b.choose(after !== null);
   const where = and(...conditions) as SQL;
 
-  const countQuery = bucketFilters
-    ? bucketCount(db, access, scope, bucketFilters)
-    : db.select({ n: sql<number>`count(*)::int` }).from(findings).where(where);
+  const countSource = bucketFilters
+    ? bucketCount(db, access, scope, bucketFilters, b)
+    : () => db.select({ n: sql<number>`count(*)::int` }).from(findings).where(where);
+  const countFields = { n: sql<number>`n` };
   const dir = direction === 'asc' ? sql`asc` : sql`desc`;
   const byId = direction === 'asc' ? asc(findings.id) : desc(findings.id);
   const orderBy = [
@@ -528,6 +610,7 @@ export async function listAllFindings(
     key.nullable ? sql`${key.expression} ${dir} nulls last` : sql`${key.expression} ${dir}`,
     byId,
   ];
+  const pageLimit = b.placeholder(limit + 1);
   /**
    * The keyset page carries the total as a scalar subquery, which PostgreSQL evaluates once: one
    * statement instead of two. An empty page has no row to carry it and counts on its own. The
@@ -535,22 +618,26 @@ export async function listAllFindings(
    * not depend on how selective the filters are (a page and its payloads in one statement was
    * planned again on every filtered request: some 7 ms for its many joins).
    */
-  if (!order.startsWith('last_comment_')) {
-    const base = db
-      .select({ id: findings.id, key: cursorText(key), total: sql<number>`(${countQuery})` })
-      .from(findings);
-    const joined = key.joinsCreator ? base.leftJoin(creator, eq(creator.id, findings.createdBy)) : base;
-    const rows = await joined
-      .where(after ? and(where, after) : where)
-      .orderBy(...orderBy)
-      .limit(limit + 1);
-    const [count] = rows[0] ? [{ n: rows[0].total }] : await countQuery;
+  if (!b.choose(order.startsWith('last_comment_'))) {
+    const pageFields = { id: findings.id, key: cursorText(key), total: sql<number>`(${countSource()})` };
+    const shape = b.shape;
+    const rows = await runListing<PageRow>(db, 'page', b, shape, pageFields, () => {
+      const base = db.select(pageFields).from(findings);
+      const joined = key.joinsCreator ? base.leftJoin(creator, eq(creator.id, findings.createdBy)) : base;
+      return joined
+        .where(after ? and(where, after) : where)
+        .orderBy(...orderBy)
+        .limit(pageLimit);
+    });
+    const total = rows[0]
+      ? rows[0].total
+      : (await runListing<CountRow>(db, 'count', b, shape, countFields, countSource))[0]?.n;
     const payloads = await loadFindingPayloads(
       db,
       access,
       rows.slice(0, limit).map((r) => r.id),
     );
-    return pageResult(rows, count?.n ?? 0, payloads);
+    return pageResult(rows, total ?? 0, payloads);
   }
   /**
    * The user's lastCommentAt orders in two parts: the findings with a comment the user reads
@@ -558,44 +645,54 @@ export async function listAllFindings(
    * then, if the page is not full, those without (by id). One query over every visible finding
    * would sort them all on a per-user expression.
    */
-  const lastCommentPage = async () => {
-    const cursorKeyIsNull = query.next ? cursorNullKeyId(query.next) : undefined;
-    const rows: Array<{ id: string; key: string | null }> = [];
-    if (cursorKeyIsNull === undefined) {
-      rows.push(
-        ...(await db
-          .select({ id: findings.id, key: cursorText(key) })
-          .from(findings)
-          .where(and(where, FINDING_HAS_COMMENTS, sql`${key.expression} is not null`, after ?? undefined))
-          .orderBy(sql`${key.expression} ${dir}`, byId)
-          .limit(limit + 1)),
-      );
-    }
-    // An unread comment is a readable one: with that filter no finding has a null key.
-    if (rows.length > limit || unreadOnly) return rows;
-    const nullPart = [where, sql`${key.expression} is null`];
-    if (cursorKeyIsNull)
-      nullPart.push(
-        direction === 'asc'
-          ? sql`${findings.id} > ${cursorKeyIsNull}::uuid`
-          : sql`${findings.id} < ${cursorKeyIsNull}::uuid`,
-      );
-    rows.push(
-      ...(await db
-        .select({ id: findings.id, key: sql<string | null>`null::text` })
-        .from(findings)
-        .where(and(...nullPart))
-        .orderBy(byId)
-        .limit(limit + 1 - rows.length)),
-    );
-    return rows;
-  };
   /** The id of a cursor positioned among the null keys; undefined for a non-null key or the start. */
   const cursorNullKeyId = (next: string): string | undefined => {
     const keys = cursors.decode(next, filterHash);
     return keys.length === 2 && keys[0] === null && typeof keys[1] === 'string' ? keys[1] : undefined;
   };
-  const [[count], rows] = await Promise.all([countQuery, lastCommentPage()]);
+  const cursorKeyIsNull = query.next ? cursorNullKeyId(query.next) : undefined;
+  b.choose(cursorKeyIsNull !== undefined);
+  const commentedFields = { id: findings.id, key: cursorText(key) };
+  const commented = () =>
+    db
+      .select(commentedFields)
+      .from(findings)
+      .where(and(where, FINDING_HAS_COMMENTS, sql`${key.expression} is not null`, after ?? undefined))
+      .orderBy(sql`${key.expression} ${dir}`, byId)
+      .limit(pageLimit);
+  const nullPart = [where, sql`${key.expression} is null`];
+  if (cursorKeyIsNull)
+    nullPart.push(
+      direction === 'asc'
+        ? sql`${findings.id} > ${b.bind(cursorKeyIsNull, 'uuid')}`
+        : sql`${findings.id} < ${b.bind(cursorKeyIsNull, 'uuid')}`,
+    );
+  const nullLimit = b.placeholder(limit + 1);
+  const nullFields = { id: findings.id, key: sql<string | null>`null::text` };
+  const uncommented = () =>
+    db
+      .select(nullFields)
+      .from(findings)
+      .where(and(...nullPart))
+      .orderBy(byId)
+      .limit(nullLimit);
+  const shape = b.shape;
+  const lastCommentPage = async () => {
+    const rows: Array<{ id: string; key: string | null }> = [];
+    if (cursorKeyIsNull === undefined) {
+      rows.push(...(await runListing<PageRow>(db, 'commented', b, shape, commentedFields, commented)));
+    }
+    // An unread comment is a readable one: with that filter no finding has a null key.
+    if (rows.length > limit || unreadOnly) return rows;
+    // The rest of the page: the one value set after the shape, a placeholder's value only.
+    b.values[nullLimit.name as string] = limit + 1 - rows.length;
+    rows.push(...(await runListing<PageRow>(db, 'uncommented', b, shape, nullFields, uncommented)));
+    return rows;
+  };
+  const [[count], rows] = await Promise.all([
+    runListing<CountRow>(db, 'count', b, shape, countFields, countSource),
+    lastCommentPage(),
+  ]);
   const payloads = await loadFindingPayloads(
     db,
     access,

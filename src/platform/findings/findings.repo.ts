@@ -1,11 +1,16 @@
 import { and, asc, eq, inArray, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import {
+  type AccessValues,
+  accessPlaceholders,
+  accessPlaceholderValues,
+  boundAccessValues,
   FINDING_HAS_COMMENTS,
-  latestReadableByOthersAt,
-  visibleCommentsCondition,
+  latestReadableByOthersAtOf,
+  visibleCommentsConditionOf,
   visibleFindingsCondition,
-  visibleLastCommentAt,
+  visibleFindingsConditionOf,
+  visibleLastCommentAtOf,
 } from '../../access/access.repo.ts';
 import { can, type FindingAccess } from '../../access/policy.ts';
 import type { Db } from '../../db/client.ts';
@@ -25,6 +30,7 @@ import {
   safeHarbors,
   users,
 } from '../../db/schema/index.ts';
+import { type Binder, INLINE_VALUES, isoMillis, plainRows } from '../../db/sql.ts';
 import type { Label } from '../labels/labels.schemas.ts';
 import type { Finding, FullUserSummary } from './findings.schemas.ts';
 
@@ -35,14 +41,14 @@ type Severity = Finding['severity'];
  * someone else after the user's last read, not deleted, and readable by the user (access policy).
  * Counted on `comments` for the findings of one page only; zero unless {@link hasUnreadComments}.
  */
-export function unreadCommentsCount(access: FindingAccess): SQL<number> {
-  return sql<number>`(case when ${hasUnreadComments(access)} then (select count(*)::int from ${comments}
+function unreadCommentsCountOf(v: AccessValues): SQL<number> {
+  return sql<number>`(case when ${hasUnreadCommentsOf(v)} then (select count(*)::int from ${comments}
     where ${comments.findingId} = ${findings.id}
-      and ${comments.authorId} is distinct from ${access.userId}
+      and ${comments.authorId} is distinct from ${v.userId}
       and ${comments.deletedAt} is null
       and ${comments.createdAt} > coalesce((select ${commentReads.readAt} from ${commentReads}
-        where ${commentReads.userId} = ${access.userId} and ${commentReads.findingId} = ${findings.id}), '-infinity'::timestamptz)
-      and ${visibleCommentsCondition(access)}) else 0 end)`;
+        where ${commentReads.userId} = ${v.userId} and ${commentReads.findingId} = ${findings.id}), '-infinity'::timestamptz)
+      and ${visibleCommentsConditionOf(v)}) else 0 end)`;
 }
 
 /**
@@ -52,10 +58,15 @@ export function unreadCommentsCount(access: FindingAccess): SQL<number> {
  * planner runs as one anti-join over the user's markers; the filter, the payload's
  * `hasUnreadComments` and the gate of its `unreadCommentsNumber` are this one expression.
  */
-export function hasUnreadComments(access: FindingAccess): SQL<boolean> {
-  const latest = latestReadableByOthersAt(access);
+export function hasUnreadComments(access: FindingAccess, b: Binder = INLINE_VALUES): SQL<boolean> {
+  return hasUnreadCommentsOf(boundAccessValues(access, b));
+}
+
+/** {@link hasUnreadComments} over {@link AccessValues}. */
+function hasUnreadCommentsOf(v: AccessValues): SQL<boolean> {
+  const latest = latestReadableByOthersAtOf(v);
   return sql<boolean>`(${FINDING_HAS_COMMENTS} and ${latest} is not null and not exists (select 1 from ${commentReads}
-    where ${commentReads.userId} = ${access.userId}::uuid and ${commentReads.findingId} = ${findings.id}
+    where ${commentReads.userId} = ${v.userId} and ${commentReads.findingId} = ${findings.id}
       and ${commentReads.readAt} >= ${latest}))`;
 }
 
@@ -64,38 +75,20 @@ const creatorMember = alias(repositoryMembers, 'creator_member');
 const assignee = alias(users, 'assignee');
 const assigneeMember = alias(repositoryMembers, 'assignee_member');
 
-type UserColumns = Pick<
-  typeof users.$inferSelect,
-  'id' | 'name' | 'username' | 'avatar' | 'isBot' | 'createdAt' | 'reputation' | 'disabledAt'
->;
-type MemberColumns = Pick<
-  typeof repositoryMembers.$inferSelect,
-  'userId' | 'teamId' | 'pingsLeft' | 'deletedAt'
->;
-/** Columns of a left-joined row: Drizzle types each as nullable. */
-type Joined<T> = { [K in keyof T]: T[K] | null };
-
-function userSummary(
-  joinedUser: Joined<UserColumns> | null,
-  joinedMember: Joined<MemberColumns> | null,
-): FullUserSummary | null {
-  if (!joinedUser?.id) return null;
-  // A left-joined row that has its id is a whole row: its not-null columns are set.
-  const user = joinedUser as UserColumns;
-  const member = joinedMember as MemberColumns | null;
-  return {
-    userId: user.id,
-    name: user.name,
-    username: user.username,
-    avatar: user.avatar,
-    isBot: user.isBot,
-    createdAt: user.createdAt.toISOString(),
-    teamId: member?.teamId ?? null,
-    pingsLeft: member?.pingsLeft ?? null,
-    reputation: user.reputation,
-    disabledAt: user.disabledAt?.toISOString() ?? null,
-    deletedFromRepoAt: member?.deletedAt?.toISOString() ?? null,
-  };
+/**
+ * The user summary (author or assignee) of the payload row, with their repository membership, as
+ * one JSON value in its API shape (null when there is no such user): one column to parse instead
+ * of eleven. Times are written as `toISOString()` writes them ({@link isoMillis}).
+ */
+function userSummaryJson(
+  user: typeof creator | typeof assignee,
+  member: typeof creatorMember | typeof assigneeMember,
+): SQL<FullUserSummary | null> {
+  return sql<FullUserSummary | null>`case when ${user.id} is null then null else json_build_object(
+    'userId', ${user.id}, 'name', ${user.name}, 'username', ${user.username}, 'avatar', ${user.avatar},
+    'isBot', ${user.isBot}, 'createdAt', ${isoMillis(user.createdAt)}, 'teamId', ${member.teamId},
+    'pingsLeft', ${member.pingsLeft}, 'reputation', ${user.reputation},
+    'disabledAt', ${isoMillis(user.disabledAt)}, 'deletedFromRepoAt', ${isoMillis(member.deletedAt)}) end`;
 }
 
 /** Maps a label row to its API shape. */
@@ -143,66 +136,55 @@ interface GroupMemberJson {
 
 type SafeHarborAsset = (typeof safeHarbors.$inferSelect)['assets'][number];
 
+/** The repository and company of a finding as the payload statement reads them. */
+interface PlaceJson {
+  repositoryName: string;
+  allowedSeverities: Severity[];
+  companyHandle: string;
+}
+
 /** Finding rows of the duplicate group of the outer one: looked up, then tested for visibility. */
 const groupRow = alias(findings, 'group_row');
 const groupMember = alias(findings, 'group_member');
 
-/** The columns of a user summary (author or assignee) and of their repository membership. */
-const userColumns = <T extends typeof creator | typeof assignee>(user: T) => ({
-  id: user.id,
-  name: user.name,
-  username: user.username,
-  avatar: user.avatar,
-  isBot: user.isBot,
-  createdAt: user.createdAt,
-  reputation: user.reputation,
-  disabledAt: user.disabledAt,
-});
-// Drizzle makes a left-joined object null when its first column is null: a key column comes first.
-const memberColumns = <T extends typeof creatorMember | typeof assigneeMember>(member: T) => ({
-  userId: member.userId,
-  teamId: member.teamId,
-  pingsLeft: member.pingsLeft,
-  deletedAt: member.deletedAt,
-});
-
-/** The columns of a finding payload, as the user sees it (see {@link loadFindingPayloads}). */
-function payloadFields(access: FindingAccess) {
+/**
+ * The columns of a finding payload, flat (run by {@link plainRows}, timestamps formatted by
+ * PostgreSQL), with the user's access sets as placeholders (see {@link accessPlaceholders}).
+ */
+function payloadColumns(v: AccessValues) {
   const root = sql`coalesce(${findings.duplicateOf}, ${findings.id})`;
   return {
-    finding: {
-      id: findings.id,
-      number: findings.number,
-      attributedTo: findings.attributedTo,
-      title: findings.title,
-      description: findings.description,
-      createdAt: findings.createdAt,
-      lastUpdatedAt: findings.lastUpdatedAt,
-      locked: findings.locked,
-      reward: findings.reward,
-      fixedBy: findings.fixedBy,
-      duplicateOf: findings.duplicateOf,
-      category: findings.category,
-      assetGroupId: findings.assetGroupId,
-      safeHarborAssetIds: findings.safeHarborAssetIds,
-      note: findings.note,
-      paymentId: findings.paymentId,
-      status: findings.status,
-      severity: findings.severity,
-    },
-    repository: {
-      id: repositories.id,
-      name: repositories.name,
-      allowedSeverities: repositories.allowedSeverities,
-    },
-    company: { id: companies.id, handle: companies.handle },
-    creator: userColumns(creator),
-    creatorMember: memberColumns(creatorMember),
-    assignee: userColumns(assignee),
-    assigneeMember: memberColumns(assigneeMember),
-    hasUnread: hasUnreadComments(access),
-    unread: unreadCommentsCount(access),
-    lastCommentAt: visibleLastCommentAt(access),
+    id: findings.id,
+    number: findings.number,
+    attributedTo: findings.attributedTo,
+    title: findings.title,
+    description: findings.description,
+    createdAt: isoMillis<string>(findings.createdAt),
+    lastUpdatedAt: isoMillis<string>(findings.lastUpdatedAt),
+    locked: findings.locked,
+    reward: sql<string | null>`${findings.reward}::text`,
+    fixedBy: findings.fixedBy,
+    duplicateOf: findings.duplicateOf,
+    category: findings.category,
+    assetGroupId: findings.assetGroupId,
+    safeHarborAssetIds: findings.safeHarborAssetIds,
+    note: findings.note,
+    paymentId: findings.paymentId,
+    status: findings.status,
+    severity: findings.severity,
+    repositoryId: findings.repositoryId,
+    companyId: findings.companyId,
+    // The repository and company by their primary keys, once per row: as joins, the generic plan
+    // (which expects ten ids) hashed every repository of the database for each page.
+    place: sql<PlaceJson | null>`(select json_build_object('repositoryName', ${repositories.name},
+        'allowedSeverities', ${repositories.allowedSeverities}, 'companyHandle', ${companies.handle})
+        from ${repositories} inner join ${companies} on ${companies.id} = ${findings.companyId}
+        where ${repositories.id} = ${findings.repositoryId})`,
+    createdBy: userSummaryJson(creator, creatorMember),
+    assignedTo: userSummaryJson(assignee, assigneeMember),
+    hasUnread: hasUnreadCommentsOf(v),
+    unread: unreadCommentsCountOf(v),
+    lastCommentAt: isoMillis(visibleLastCommentAtOf(v)),
     files: sql<RelatedFileJson[] | null>`(select json_agg(json_build_object('id', ${findingRelatedFiles.id},
         'path', ${findingRelatedFiles.path}, 'startLine', ${findingRelatedFiles.startLine},
         'endLine', ${findingRelatedFiles.endLine}, 'language', ${findingRelatedFiles.language},
@@ -227,39 +209,57 @@ function payloadFields(access: FindingAccess) {
             ${groupRow.companyId}, ${groupRow.createdBy}
           from ${findings} as "group_row" where ${groupRow.id} = ${root} or ${groupRow.duplicateOf} = ${root} offset 0)
           as "group_member"
-        where ${visibleFindingsCondition(access, groupMember)})`,
+        where ${visibleFindingsConditionOf(v, groupMember)})`,
     harborAssets: sql<SafeHarborAsset[] | null>`(select ${safeHarbors.assets} from ${safeHarbors}
         where ${safeHarbors.repositoryId} = ${findings.repositoryId})`,
   };
 }
 
-/** The payload statement: `findings` with its repository, company, author and assignee rows. */
-function payloadSelect(db: Db, access: FindingAccess) {
-  return db
-    .select(payloadFields(access))
-    .from(findings)
-    .innerJoin(repositories, eq(repositories.id, findings.repositoryId))
-    .innerJoin(companies, eq(companies.id, findings.companyId))
-    .leftJoin(creator, eq(creator.id, findings.createdBy))
-    .leftJoin(
-      creatorMember,
-      and(
-        eq(creatorMember.userId, findings.createdBy),
-        eq(creatorMember.repositoryId, findings.repositoryId),
-      ),
-    )
-    .leftJoin(assignee, eq(assignee.id, findings.assignedTo))
-    .leftJoin(
-      assigneeMember,
-      and(
-        eq(assigneeMember.userId, findings.assignedTo),
-        eq(assigneeMember.repositoryId, findings.repositoryId),
-      ),
-    )
-    .$dynamic();
-}
+/** The payload columns with the access placeholders: one selection, and so one statement text, for every user. */
+const PAYLOAD_COLUMNS = payloadColumns(accessPlaceholders());
+type PayloadRow = { [K in keyof typeof PAYLOAD_COLUMNS]: unknown } & {
+  files: RelatedFileJson[] | null;
+  labels: LabelJson[] | null;
+  group: GroupMemberJson[] | null;
+  harborAssets: SafeHarborAsset[] | null;
+  place: PlaceJson | null;
+  createdBy: FullUserSummary | null;
+  assignedTo: FullUserSummary | null;
+};
 
-type PayloadRow = Awaited<ReturnType<ReturnType<typeof payloadSelect>['execute']>>[number];
+/**
+ * The payload statement: `findings` of the ids of the placeholder `ids` with their repository,
+ * company, author and assignee rows. Built once per database handle; its text is the same for
+ * every user and page, so each connection prepares it once and reuses its generic plan.
+ */
+function preparePayloadSelect(db: Db) {
+  return (
+    db
+      .select(PAYLOAD_COLUMNS)
+      .from(findings)
+      .leftJoin(creator, eq(creator.id, findings.createdBy))
+      .leftJoin(
+        creatorMember,
+        and(
+          eq(creatorMember.userId, findings.createdBy),
+          eq(creatorMember.repositoryId, findings.repositoryId),
+        ),
+      )
+      .leftJoin(assignee, eq(assignee.id, findings.assignedTo))
+      .leftJoin(
+        assigneeMember,
+        and(
+          eq(assigneeMember.userId, findings.assignedTo),
+          eq(assigneeMember.repositoryId, findings.repositoryId),
+        ),
+      )
+      // A finding is shown with its repository and company (a scanner draft has neither).
+      .where(
+        sql`${findings.id} = any(${sql.placeholder('ids')}::uuid[]) and ${findings.repositoryId} is not null`,
+      )
+  );
+}
+const payloadSelects = new WeakMap<Db, ReturnType<typeof preparePayloadSelect>>();
 
 /**
  * Builds the API payloads of the given findings as the user sees them, in the order of `ids`.
@@ -271,7 +271,15 @@ type PayloadRow = Awaited<ReturnType<ReturnType<typeof payloadSelect>['execute']
  */
 export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: string[]): Promise<Finding[]> {
   if (ids.length === 0) return [];
-  const rows = await payloadSelect(db, access).where(inArray(findings.id, ids));
+  let query = payloadSelects.get(db);
+  if (!query) {
+    query = preparePayloadSelect(db);
+    payloadSelects.set(db, query);
+  }
+  const rows = (await plainRows(db, PAYLOAD_COLUMNS, query, {
+    ...accessPlaceholderValues(access),
+    ids,
+  })) as unknown as PayloadRow[];
   const payloads = await toPayloads(db, access, rows);
   const byId = new Map(payloads.map((p) => [p.id, p]));
   return ids.map((id) => byId.get(id)).filter((f): f is Finding => f !== undefined);
@@ -280,7 +288,7 @@ export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: st
 /** Maps payload rows to their API shape, in the order of the rows. */
 async function toPayloads(db: Db, access: FindingAccess, rows: PayloadRow[]): Promise<Finding[]> {
   const groupIds = [
-    ...new Set(rows.map((r) => r.finding.assetGroupId).filter((id): id is string => id !== null)),
+    ...new Set(rows.map((r) => r.assetGroupId as string | null).filter((id): id is string => id !== null)),
   ];
   const groups = await loadAssetGroups(db, groupIds);
   const groupsBy = new Map(groups.map((g) => [g.id, g]));
@@ -290,20 +298,26 @@ async function toPayloads(db: Db, access: FindingAccess, rows: PayloadRow[]): Pr
     title: m.title,
   });
 
-  return rows.map((row): Finding => {
-    const f = row.finding;
-    const repo = { id: row.repository.id, companyId: row.company.id };
-    const rootId = f.duplicateOf ?? f.id;
+  return rows.flatMap((row): Finding[] => {
+    const place = row.place;
+    if (place === null) return [];
+    const id = row.id as string;
+    const duplicateOf = row.duplicateOf as string | null;
+    const assetGroupId = row.assetGroupId as string | null;
+    const safeHarborAssetIds = row.safeHarborAssetIds as string[];
+    const company = { id: row.companyId as string, handle: place.companyHandle };
+    const repo = { id: row.repositoryId as string, companyId: company.id };
+    const rootId = duplicateOf ?? id;
     const members = row.group ?? [];
     const root = members.find((m) => m.id === rootId);
     const groupDuplicates = members.filter((m) => m.duplicateOf === rootId);
     const harborAssets = row.harborAssets ?? [];
-    return {
-      id: f.id,
-      number: f.number ?? 0,
-      attributedTo: f.attributedTo,
-      title: f.title,
-      description: f.description,
+    const finding: Finding = {
+      id,
+      number: (row.number as number | null) ?? 0,
+      attributedTo: row.attributedTo as string | null,
+      title: row.title as string,
+      description: row.description as string,
       relatedFiles: (row.files ?? []).map((file) => ({
         id: file.id,
         path: file.path,
@@ -314,39 +328,40 @@ async function toPayloads(db: Db, access: FindingAccess, rows: PayloadRow[]): Pr
         language: file.language,
         relevantContent: file.relevantContent,
       })),
-      createdBy: userSummary(row.creator, row.creatorMember),
-      createdAt: f.createdAt.toISOString(),
-      lastUpdatedAt: f.lastUpdatedAt.toISOString(),
-      locked: f.locked,
-      hasUnreadComments: row.hasUnread,
-      unreadCommentsNumber: row.unread,
+      createdBy: row.createdBy,
+      createdAt: row.createdAt as string,
+      lastUpdatedAt: row.lastUpdatedAt as string,
+      locked: row.locked as boolean,
+      hasUnreadComments: row.hasUnread as boolean,
+      unreadCommentsNumber: row.unread as number,
       repository: {
-        id: row.repository.id,
-        name: row.repository.name,
-        allowedSeverities: row.repository.allowedSeverities as Severity[],
+        id: repo.id,
+        name: place.repositoryName,
+        allowedSeverities: place.allowedSeverities,
       },
-      company: row.company,
-      reward: f.reward,
-      fixedBy: f.fixedBy,
-      duplicateOf: f.duplicateOf && root ? ref(root) : null,
-      duplicates: f.duplicateOf ? [] : groupDuplicates.map(ref),
+      company,
+      reward: row.reward as string | null,
+      fixedBy: row.fixedBy as string[],
+      duplicateOf: duplicateOf && root ? ref(root) : null,
+      duplicates: duplicateOf ? [] : groupDuplicates.map(ref),
       duplicateGroup:
         groupDuplicates.length > 0 && root
           ? { description: root.description, findings: [root, ...groupDuplicates].map(ref) }
           : null,
-      category: f.category,
+      category: row.category as string | null,
       labels: (row.labels ?? [])
         .filter((label) => can(access, 'label.read', { repository: repo, label }))
         .map(labelOfJson),
-      assignedTo: userSummary(row.assignee, row.assigneeMember),
-      assetGroup: f.assetGroupId ? (groupsBy.get(f.assetGroupId) ?? null) : null,
-      lastCommentAt: row.lastCommentAt === null ? null : new Date(row.lastCommentAt).toISOString(),
-      safeHarborAssets: harborAssets.filter((a) => f.safeHarborAssetIds.includes(a.id)),
-      note: can(access, 'finding.read_note', { repository: repo }) ? f.note : null,
-      paymentId: f.paymentId,
-      status: f.status,
-      severity: f.severity,
+      assignedTo: row.assignedTo,
+      assetGroup: assetGroupId ? (groupsBy.get(assetGroupId) ?? null) : null,
+      lastCommentAt: row.lastCommentAt as string | null,
+      safeHarborAssets: harborAssets.filter((a) => safeHarborAssetIds.includes(a.id)),
+      note: can(access, 'finding.read_note', { repository: repo }) ? (row.note as string | null) : null,
+      paymentId: row.paymentId as string | null,
+      status: row.status as Finding['status'],
+      severity: row.severity as Severity,
     };
+    return [finding];
   });
 }
 

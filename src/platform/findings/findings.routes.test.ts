@@ -55,7 +55,20 @@ describe('POST /api/v0/repositories/{repo_id}/findings', () => {
       unreadCommentsNumber: 0,
       repository: { id: team.repository.id, name: team.repository.name },
       company: { id: team.company.id, handle: team.company.handle },
-      createdBy: { userId: team.reviewer.id, username: team.reviewer.username, pingsLeft: 3 },
+      createdBy: {
+        userId: team.reviewer.id,
+        name: team.reviewer.username,
+        username: team.reviewer.username,
+        avatar: null,
+        isBot: false,
+        createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        teamId: null,
+        pingsLeft: 3,
+        reputation: 0,
+        disabledAt: null,
+        deletedFromRepoAt: null,
+      },
+      assignedTo: null,
       relatedFiles: [
         {
           path: 'src/Vault.sol',

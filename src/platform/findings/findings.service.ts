@@ -1,4 +1,8 @@
-import { loadFindingAccess, requireVisibleRepository } from '../../access/access.service.ts';
+import {
+  loadFindingAccess,
+  loadFindingAccessForRead,
+  requireVisibleRepository,
+} from '../../access/access.service.ts';
 import { can, effectiveRole, type FindingAccess } from '../../access/policy.ts';
 import type { FindingStatus, RepositoryRole } from '../../access/rules.ts';
 import type { Actor } from '../../auth/actor.ts';
@@ -350,7 +354,7 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
 
     /** GET /api/v0/repositories/all-findings: the findings the user sees, filtered, ordered, paged. */
     async listAllFindings(actor: Actor, query: AllFindingsQuery): Promise<AllFindingsResult> {
-      const access = await loadFindingAccess(database.db, actor);
+      const access = await loadFindingAccessForRead(database.db, actor);
       return listAllFindings(database.db, access, query, deps.cursors);
     },
   };

@@ -1,0 +1,1 @@
+CREATE INDEX "findings_visible_company_status_idx" ON "findings" USING btree ("company_id","status","severity","id") WHERE "findings"."published" and "findings"."repository_id" is not null;

@@ -1,0 +1,146 @@
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedTestApp } from '../../../test/helpers/app.ts';
+import {
+  addMember,
+  buildFinding,
+  buildLabel,
+  buildRepository,
+  buildRepositoryTeam,
+  buildUser,
+} from '../../../test/helpers/factories.ts';
+import { loadFindingAccess } from '../../access/access.service.ts';
+import type { Db } from '../../db/client.ts';
+import * as schema from '../../db/schema/index.ts';
+import { findingLabels } from '../../db/schema/index.ts';
+import { createCursorCodec } from '../pagination/cursor.ts';
+import { FINDING_ORDERS } from './findings.schemas.ts';
+import { type AllFindingsQuery, listAllFindings } from './findings-listing.ts';
+
+/**
+ * The listing's statements are built once per shape and then only filled with values: a request
+ * served from a kept statement must send the text a fresh build of the same request would send,
+ * and get the same answer; and users whose access has the same shape share one text.
+ */
+const t = sharedTestApp();
+const cursors = createCursorCodec(Buffer.alloc(32, 7));
+let pool: pg.Pool;
+const sent: string[] = [];
+
+beforeAll(() => {
+  // The app's own pool knows the server, embedded or not.
+  const appPool: pg.Pool = Reflect.get(t.container.database.db, '$client');
+  pool = new pg.Pool({ ...appPool.options, max: 2 });
+  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+  Reflect.set(pool, 'query', (config: unknown, ...rest: unknown[]) => {
+    const text = typeof config === 'string' ? config : (config as { text?: string }).text;
+    if (text) sent.push(text);
+    return query(config, ...rest);
+  });
+});
+afterAll(async () => {
+  await pool?.end();
+});
+
+/** A Drizzle handle of its own: its kept statements start empty. */
+const freshDb = () => drizzle({ client: pool, schema }) as unknown as Db;
+
+async function actorOf(token: string) {
+  return t.container.services.auth.authenticateUserToken(token);
+}
+
+/** The texts one listing sends, and its answer. */
+async function run(db: Db, token: string, query: AllFindingsQuery) {
+  const access = await loadFindingAccess(db, await actorOf(token));
+  sent.length = 0;
+  const result = await listAllFindings(db, access, query, cursors);
+  return { texts: [...sent], result };
+}
+
+describe('GET /api/v0/repositories/all-findings statements', () => {
+  it('sends from a kept statement the text a fresh build sends, for every filter, order and cursor', async () => {
+    const team = await buildRepositoryTeam(t);
+    const second = await buildRepository(t, { companyId: team.company.id, name: 'second-repo' });
+    const label = await buildLabel(t, { repositoryId: team.repository.id, name: 'stmt-label' });
+    const hidden = await buildLabel(t, {
+      repositoryId: team.repository.id,
+      name: 'stmt-hidden',
+      reviewerRead: false,
+    });
+    const findings = [];
+    for (let i = 0; i < 4; i++) {
+      findings.push(
+        await buildFinding(t, {
+          repositoryId: i % 2 ? second.id : team.repository.id,
+          title: `Statement ${i}`,
+          createdBy: i % 2 ? team.reviewer.id : team.otherReviewer.id,
+          severity: i % 2 ? 'high' : 'low',
+          status: i % 3 ? 'confirmed' : 'new',
+        }),
+      );
+    }
+    await t.container.database.db.insert(findingLabels).values([
+      { findingId: findings[0]!.id, labelId: label.id },
+      { findingId: findings[1]!.id, labelId: hidden.id },
+    ]);
+    // One user in two repositories (an `= any` of two), one in one (an equality).
+    const multi = await buildUser(t);
+    await addMember(t, team.repository.id, multi.id, 'reviewer');
+    await addMember(t, second.id, multi.id, 'judge');
+    const reader = await buildUser(t, { permissions: ['read_all_companies'] });
+    const users = [team.companyUser, team.reviewer, team.judge, multi, reader];
+
+    const queries: AllFindingsQuery[] = [
+      {},
+      { limit: 0 },
+      { limit: 2 },
+      { status: 'confirmed' },
+      { status: 'confirmed,new', severity: 'high,critical', label: 'stmt-label' },
+      { label: 'stmt-label,stmt-hidden' },
+      { unlabeled: true },
+      { duplicates: false, filter_for: 'client_recommended' },
+      { filter_for: 'with_duplicates' },
+      { filter_for: 'require_review' },
+      { created_by: team.reviewer.username, assigned_to: team.judge.username },
+      { q: '3' },
+      { q: 'statement' },
+      { path: 'contracts/A.sol' },
+      { repositories: [team.repository.id] },
+      { repositories: [team.repository.id, second.id], role: 'judge' },
+      { role: 'client' },
+      { role: 'reviewer' },
+      { with_unread_comments: true },
+      { with_unread_comments: false },
+      { s: `is:unread status:confirmed severity:high label:stmt-label repository:second-repo #2 words` },
+      { s: `repository:${second.id} repository:second-repo` },
+      {
+        s: `created_by:${team.reviewer.username} assigned_to:${team.judge.username} path:x.sol is:duplicate`,
+      },
+      ...FINDING_ORDERS.map((order_by) => ({ order_by, limit: 1 })),
+    ];
+    const kept = freshDb();
+    const texts = new Map<string, string[]>();
+    for (const user of users) {
+      for (const base of queries) {
+        // The first page, then the page after it (a keyset cursor), where there is one.
+        let query: AllFindingsQuery = base;
+        for (let page = 0; page < 2; page++) {
+          const cached = await run(kept, user.token, query);
+          const fresh = await run(freshDb(), user.token, query);
+          expect(cached.texts, JSON.stringify({ user: user.username, query })).toEqual(fresh.texts);
+          expect(cached.result).toEqual(fresh.result);
+          texts.set(`${user.username} ${JSON.stringify(query)}`, cached.texts);
+          if (!cached.result.nextValue) break;
+          query = { ...base, next: cached.result.nextValue };
+        }
+      }
+    }
+    // Two company users of two companies: different values, one text.
+    const other = await buildRepositoryTeam(t);
+    await buildFinding(t, { repositoryId: other.repository.id });
+    const otherTexts = (await run(kept, other.companyUser.token, {})).texts;
+    expect(otherTexts).toEqual(texts.get(`${team.companyUser.username} {}`));
+    expect(otherTexts.some((text) => text.includes(team.company.id))).toBe(false);
+  });
+});
