@@ -113,3 +113,37 @@ export async function generateFindingsDataSet(options: FindingsDataSetOptions): 
     where exists (select 1 from comments c where c.finding_id = f.id) and f.number % 2 = 0`);
   await timed('vacuum analyze', () => run('vacuum analyze'));
 }
+
+/** A statement sent through a pool while {@link captureStatements} records. */
+export interface CapturedStatement {
+  query: string;
+  params: unknown[];
+}
+
+/**
+ * Records the statements `run` sends through `pool`: Drizzle's, and the texts built once per shape
+ * that plainRows runs (Drizzle's logger sees only the former). Wraps the pool's `query`.
+ */
+export function captureStatements(pool: { query: unknown }): {
+  during<T>(run: () => Promise<T>): Promise<{ result: T; statements: CapturedStatement[] }>;
+} {
+  let statements: CapturedStatement[] | null = null;
+  const poolQuery = (pool.query as (...args: unknown[]) => unknown).bind(pool);
+  Reflect.set(pool, 'query', (config: unknown, ...rest: unknown[]) => {
+    const c = config as { text?: unknown; values?: unknown[] } | null;
+    if (statements && c && typeof c === 'object' && typeof c.text === 'string')
+      statements.push({ query: c.text, params: c.values ?? [] });
+    return poolQuery(config, ...rest);
+  });
+  return {
+    async during(run) {
+      const recorded: CapturedStatement[] = [];
+      statements = recorded;
+      try {
+        return { result: await run(), statements: recorded };
+      } finally {
+        statements = null;
+      }
+    },
+  };
+}

@@ -22,6 +22,7 @@ import { type Db, openDatabase } from '../src/db/client.ts';
 import * as schema from '../src/db/schema/index.ts';
 import { type AllFindingsQuery, listAllFindings } from '../src/platform/findings/findings-listing.ts';
 import { createCursorCodec } from '../src/platform/pagination/cursor.ts';
+import { captureStatements } from './findings-data.ts';
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const url = new URL(serverUrl);
@@ -29,19 +30,9 @@ url.pathname = `/${process.env.BENCH_DB_NAME ?? 'vigil_bench_findings'}`;
 const showPlans = process.argv.includes('plans');
 const LOOP = 200;
 
-const captured: Array<{ query: string; params: unknown[] }> = [];
-let capture = false;
 const pool = new pg.Pool({ connectionString: url.toString(), max: 1 });
-// Every statement the listing sends goes through the pool: Drizzle's, and the texts built once
-// per shape that plainRows runs (Drizzle's logger sees only the former).
-const poolQuery = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-Reflect.set(pool, 'query', (config: unknown, ...rest: unknown[]) => {
-  const c = config as { text?: unknown; values?: unknown[] } | null;
-  if (capture && c && typeof c === 'object' && typeof c.text === 'string')
-    captured.push({ query: c.text, params: c.values ?? [] });
-  return poolQuery(config, ...rest);
-});
-const db = drizzle({ client: pool, schema }) as unknown as Db;
+const capture = captureStatements(pool);
+const db: Db = drizzle({ client: pool, schema });
 
 const ids = (await pool.query(`select md5('persona-member')::uuid as member, md5('c1')::uuid as company`))
   .rows[0] as { member: string; company: string };
@@ -74,10 +65,9 @@ await client.connect();
 let statementNo = 0;
 for (const [name, query] of reads) {
   const access = await loadFindingAccess(db, member);
-  captured.length = 0;
-  capture = true;
-  const result = await listAllFindings(db, access, query, cursors);
-  capture = false;
+  const { result, statements: captured } = await capture.during(() =>
+    listAllFindings(db, access, query, cursors),
+  );
   process.stdout.write(
     `\n=== ${name}: ${captured.length} statements after the memberships query, ${result.findings.length} findings, filteredTotal ${result.filteredTotal}\n`,
   );

@@ -20,7 +20,7 @@ import { type Db, migrateDatabase, openDatabase } from '../src/db/client.ts';
 import * as schema from '../src/db/schema/index.ts';
 import { type AllFindingsQuery, listAllFindings } from '../src/platform/findings/findings-listing.ts';
 import { createCursorCodec } from '../src/platform/pagination/cursor.ts';
-import { generateFindingsDataSet } from './findings-data.ts';
+import { captureStatements, generateFindingsDataSet } from './findings-data.ts';
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB_NAME = process.env.BENCH_DB_NAME ?? 'vigil_bench_findings';
@@ -55,17 +55,7 @@ await timed('migrations applied', () => migrateDatabase(migrating));
 await migrating.close();
 
 const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
-const captured: Array<{ query: string; params: unknown[] }> = [];
-let capture = false;
-// Every statement the listing sends goes through the pool: Drizzle's, and the texts built once
-// per shape that plainRows runs (Drizzle's logger sees only the former).
-const poolQuery = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-Reflect.set(pool, 'query', (config: unknown, ...rest: unknown[]) => {
-  const c = config as { text?: unknown; values?: unknown[] } | null;
-  if (capture && c && typeof c === 'object' && typeof c.text === 'string')
-    captured.push({ query: c.text, params: c.values ?? [] });
-  return poolQuery(config, ...rest);
-});
+const capture = captureStatements(pool);
 const db: Db = drizzle({ client: pool, schema });
 const run = (text: string, values?: unknown[]) => pool.query(text, values);
 
@@ -278,10 +268,7 @@ for (const scenario of scenarios) {
     times.push(performance.now() - start);
   }
   times.sort((a, b) => a - b);
-  captured.length = 0;
-  capture = true;
-  await listAllFindings(db, access, query, cursors);
-  capture = false;
+  const { statements: captured } = await capture.during(() => listAllFindings(db, access, query, cursors));
   const plans: string[] = [];
   // The first two statements are the count and the page (run together); the rest hydrate the page.
   for (const statement of captured.slice(0, 2)) {

@@ -44,7 +44,7 @@ afterAll(async () => {
 });
 
 /** A Drizzle handle of its own: its kept statements start empty. */
-const freshDb = () => drizzle({ client: pool, schema }) as unknown as Db;
+const freshDb = (): Db => drizzle({ client: pool, schema });
 
 async function actorOf(token: string) {
   return t.container.services.auth.authenticateUserToken(token);

@@ -276,10 +276,10 @@ export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: st
     query = preparePayloadSelect(db);
     payloadSelects.set(db, query);
   }
-  const rows = (await plainRows(db, PAYLOAD_COLUMNS, query, {
+  const rows = await plainRows(db, PAYLOAD_COLUMNS, query, {
     ...accessPlaceholderValues(access),
     ids,
-  })) as unknown as PayloadRow[];
+  });
   const payloads = await toPayloads(db, access, rows);
   const byId = new Map(payloads.map((p) => [p.id, p]));
   return ids.map((id) => byId.get(id)).filter((f): f is Finding => f !== undefined);
