@@ -58,4 +58,68 @@ describe('GET /api/scanner/v1/scans (extension)', () => {
     expect(res.statusCode).toBe(403);
     expect(res.json().code).toBeTypeOf('string');
   });
+
+  it('shows a scan alike in getScan, the list and a cancel: timestamps to the millisecond, the error of a failed scan', async () => {
+    const company = await buildCompany(t);
+    const key = (await buildServiceKey(t, { companyId: company.id })).key;
+    await grantCredits(t, company.id, 10);
+    const scanIds: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const archive = await buildArchive(t, {
+        companyId: company.id,
+        files: { 'contracts/B.sol': REENTRANT_BANK },
+      });
+      const res = await postScan(t, key, localScanBody(archive));
+      expect(res.statusCode, res.body).toBe(202);
+      scanIds.push(res.json().id);
+    }
+    const [failedId, runningId] = scanIds as [string, string];
+    await t.container.database.executeSql(
+      `update scans set status = 'failed', error_code = 'SCAN_FAILED', error_message = 'The engine stopped.',
+         files_total = 3, files_done = 2, findings_count = 1,
+         started_at = '2026-01-02 03:04:05.123456+00', completed_at = '2026-01-02 03:04:06.999999+00'
+       where id = $1`,
+      [failedId],
+    );
+    await t.container.database.executeSql(
+      `update scans set status = 'running', started_at = '2026-01-02 03:04:07.5+00' where id = $1`,
+      [runningId],
+    );
+    const get = async (id: string) => {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/api/scanner/v1/scans/${id}`,
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json();
+    };
+    const failed = await get(failedId);
+    expect(failed).toMatchObject({
+      id: failedId,
+      status: 'failed',
+      type: 'standard',
+      startedAt: '2026-01-02T03:04:05.123Z',
+      completedAt: '2026-01-02T03:04:06.999Z',
+      cancelledAt: null,
+      progress: { filesTotal: 3, filesDone: 2 },
+      findingsCount: 1,
+      error: { code: 'SCAN_FAILED', message: 'The engine stopped.' },
+    });
+    expect(failed.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const listed = (await list(key)).json().scans as Array<{ id: string }>;
+    expect(listed.find((s) => s.id === failedId)).toEqual(failed);
+
+    const cancel = await t.app.inject({
+      method: 'POST',
+      url: `/api/scanner/v1/scans/${runningId}/cancel`,
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(cancel.statusCode, cancel.body).toBe(200);
+    const cancelled = await get(runningId);
+    expect(cancelled).toMatchObject({ status: 'cancelled', startedAt: '2026-01-02T03:04:07.500Z' });
+    expect(cancelled).not.toHaveProperty('error');
+    expect(cancel.json()).toEqual(cancelled);
+    expect((await list(key)).json().scans.find((s: { id: string }) => s.id === runningId)).toEqual(cancelled);
+  });
 });

@@ -8,6 +8,7 @@ import {
   scanFindings,
   scans,
 } from '../../db/schema/index.ts';
+import { isoMillis, plainRows } from '../../db/sql.ts';
 
 export type { FindingDetails };
 
@@ -20,7 +21,7 @@ const { threatModel: _threatModel, ...scanColumns } = getTableColumns(scans);
 
 export type ScanRow = Omit<typeof scans.$inferSelect, 'threatModel'>;
 
-/** A scan of one company by id (getScan, a hot read), built once per database handle. */
+/** A scan of one company by id, built once per database handle. */
 const scanReads = new WeakMap<Db, ReturnType<typeof prepareScanRead>>();
 function prepareScanRead(db: Db) {
   return db
@@ -29,6 +30,37 @@ function prepareScanRead(db: Db) {
     .where(and(eq(scans.companyId, sql.placeholder('companyId')), eq(scans.id, sql.placeholder('id'))))
     .prepare('scan_for_company');
 }
+
+/**
+ * What the status of a scan shows (getScan, polled while the scan runs, and listScans): no
+ * sources, report or bookkeeping columns, and the timestamps formatted by PostgreSQL as the API
+ * writes them, so that a row needs no mapping.
+ */
+const scanStatusColumns = {
+  id: scans.id,
+  status: scans.status,
+  type: scans.type,
+  workspaceId: scans.workspaceId,
+  createdAt: isoMillis<string>(scans.createdAt),
+  startedAt: isoMillis(scans.startedAt),
+  completedAt: isoMillis(scans.completedAt),
+  cancelledAt: isoMillis(scans.cancelledAt),
+  filesTotal: scans.filesTotal,
+  filesDone: scans.filesDone,
+  findingsCount: scans.findingsCount,
+  errorCode: scans.errorCode,
+  errorMessage: scans.errorMessage,
+};
+
+/** The status of a scan of one company by id, built once per database handle. */
+const scanStatusReads = new WeakMap<Db, ReturnType<typeof prepareScanStatusRead>>();
+function prepareScanStatusRead(db: Db) {
+  return db
+    .select(scanStatusColumns)
+    .from(scans)
+    .where(and(eq(scans.companyId, sql.placeholder('companyId')), eq(scans.id, sql.placeholder('id'))));
+}
+export type ScanStatusRow = Awaited<ReturnType<typeof prepareScanStatusRead>>[number];
 export type ScanStatusValue = ScanRow['status'];
 
 /** A draft finding as the scan job writes it. */
@@ -55,6 +87,17 @@ export function scansRepo(db: Db) {
 
     async insertArchives(rows: Array<typeof scanArchives.$inferInsert>): Promise<void> {
       if (rows.length > 0) await db.insert(scanArchives).values(rows).onConflictDoNothing();
+    },
+
+    /** The status columns of a scan of the company (getScan); undefined when there is none. */
+    async findStatusForCompany(companyId: string, id: string): Promise<ScanStatusRow | undefined> {
+      let read = scanStatusReads.get(db);
+      if (!read) {
+        read = prepareScanStatusRead(db);
+        scanStatusReads.set(db, read);
+      }
+      const [row] = await plainRows(db, scanStatusColumns, read, { companyId, id });
+      return row;
     },
 
     async findForCompany(companyId: string, id: string): Promise<ScanRow | undefined> {
@@ -85,15 +128,16 @@ export function scansRepo(db: Db) {
     async listForCompany(
       companyId: string,
       options: { status?: ScanStatusValue; limit: number },
-    ): Promise<ScanRow[]> {
-      return db
-        .select(scanColumns)
+    ): Promise<ScanStatusRow[]> {
+      const query = db
+        .select(scanStatusColumns)
         .from(scans)
         .where(
           and(eq(scans.companyId, companyId), options.status ? eq(scans.status, options.status) : undefined),
         )
         .orderBy(desc(scans.createdAt), desc(scans.id))
         .limit(options.limit);
+      return plainRows(db, scanStatusColumns, query);
     },
 
     async findById(id: string): Promise<ScanRow | undefined> {

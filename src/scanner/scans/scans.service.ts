@@ -21,7 +21,7 @@ import { validateLocalSources } from '../sources/scan-sources.ts';
 import type { ScanWork } from '../sources/scan-work.ts';
 import { scanRunJob, scanThreatModelJob } from './scans.jobs.ts';
 import type { OpenScanSources, ScanEngine, ThreatModel } from './scans.ports.ts';
-import { type DraftFindingInput, type ScanRow, scansRepo } from './scans.repo.ts';
+import { type DraftFindingInput, type ScanRow, type ScanStatusRow, scansRepo } from './scans.repo.ts';
 import { buildSarifReport, buildSastReport, type ReportFinding, type ReportScan } from './scans.report.ts';
 import type { AcceptedScan, CreateScanRequest, ScanSource, ScanStatus } from './scans.schemas.ts';
 
@@ -69,15 +69,26 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** The API shape of a scan. */
 export function toScanStatus(row: ScanRow): ScanStatus {
+  return scanStatusOf({
+    ...row,
+    createdAt: row.createdAt.toISOString(),
+    startedAt: iso(row.startedAt),
+    completedAt: iso(row.completedAt),
+    cancelledAt: iso(row.cancelledAt),
+  });
+}
+
+/** The API shape of a scan from its status columns (timestamps already in the API's format). */
+function scanStatusOf(row: ScanStatusRow): ScanStatus {
   return {
     id: row.id,
     status: row.status,
     type: row.type,
     workspaceId: row.workspaceId,
-    createdAt: row.createdAt.toISOString(),
-    startedAt: iso(row.startedAt),
-    completedAt: iso(row.completedAt),
-    cancelledAt: iso(row.cancelledAt),
+    createdAt: row.createdAt,
+    startedAt: row.startedAt,
+    completedAt: row.completedAt,
+    cancelledAt: row.cancelledAt,
     progress: { filesTotal: row.filesTotal, filesDone: row.filesDone },
     findingsCount: row.findingsCount,
     ...(row.status === 'failed' && row.errorCode
@@ -447,12 +458,14 @@ export function createScansService(deps: ScansServiceDeps) {
         ...(options.status ? { status: options.status } : {}),
         limit: options.limit ?? 20,
       });
-      return { scans: rows.map(toScanStatus) };
+      return { scans: rows.map(scanStatusOf) };
     },
 
     /** getScan. */
     async getScan(actor: ServiceActor, scanId: string): Promise<ScanStatus> {
-      return toScanStatus(await requireScan(actor.organizationId, scanId));
+      const row = await scansRepo(database.db).findStatusForCompany(actor.organizationId, scanId);
+      if (!row) throw new AppError('NOT_FOUND', { message: 'Scan not found.', details: { scanId } });
+      return scanStatusOf(row);
     },
 
     /**
