@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
+import { sendKeptBody } from '../../http/kept-bodies.ts';
 import { ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   AuditorPublicProfileSchema,
@@ -38,9 +39,13 @@ export function registerUserRoutes(app: App, users: UsersService): void {
         },
       },
     },
-    async (request) => ({
-      users: await users.listCompanyUsers(request.actor, request.params.company_id, request.query),
-    }),
+    // A list without a search is usually the same kept object: its body is kept with it.
+    async (request, reply) =>
+      sendKeptBody(
+        reply,
+        await users.listCompanyUsers(request.actor, request.params.company_id, request.query),
+        (list) => ({ users: list }),
+      ),
   );
 
   app.post(
