@@ -9,7 +9,7 @@ import {
   repositories,
   repositoryMembers,
 } from '../db/schema/index.ts';
-import { type Binder, INLINE_VALUES, oneOf, plainRows } from '../db/sql.ts';
+import { type Binder, INLINE_VALUES, keptStatements, oneOf, plainRows } from '../db/sql.ts';
 import {
   can,
   commentReadScope,
@@ -42,18 +42,14 @@ function prepareMembershipRead(db: Db) {
     .innerJoin(repositories, eq(repositories.id, repositoryMembers.repositoryId))
     .where(and(eq(repositoryMembers.userId, sql.placeholder('userId')), isNull(repositoryMembers.deletedAt)));
 }
-const membershipReads = new WeakMap<Db, ReturnType<typeof prepareMembershipRead>>();
+const membershipReads = keptStatements<ReturnType<typeof prepareMembershipRead>>();
 
 /** Loads what the policy needs from the database. */
 export function accessRepo(db: Db) {
   return {
     /** The user's active repository memberships (removed members have none). */
     async findMemberships(userId: string): Promise<[string, RepositoryMembership][]> {
-      let query = membershipReads.get(db);
-      if (!query) {
-        query = prepareMembershipRead(db);
-        membershipReads.set(db, query);
-      }
+      const query = membershipReads(db, '', () => prepareMembershipRead(db));
       const rows = await plainRows(db, MEMBERSHIP_COLUMNS, query, { userId });
       return rows.map((r) => [r.repositoryId, { role: r.role, showAllFindings: r.showAllFindings }]);
     },

@@ -53,9 +53,10 @@ export function createAuthService(deps: {
 
   return {
     /**
-     * Forgets every cached credential of this process (and the dependent caches). Called after each write request, before
-     * its answer leaves: a credential changed by that request is read again by the next one,
-     * without waiting for the database notification (which other processes rely on).
+     * Forgets every cached credential of this process, and the dependent caches. Called after
+     * each write request, before its answer leaves: a credential changed by that request is read
+     * again by the next one, without waiting for the database notification (which other
+     * processes rely on).
      */
     forgetCached(): void {
       cache.invalidate();

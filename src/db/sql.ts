@@ -153,3 +153,28 @@ export function inList(column: AnyColumn | SQL, values: readonly unknown[], type
     sql`, `,
   )})`;
 }
+
+/**
+ * Statements built once per database handle and key (a variant of the query, or `''` for a query
+ * with one form) and kept: a request only fills in their placeholders, and the text is the same
+ * for every request of a key, so each pooled connection prepares it once. Past `maxKeys` keys on
+ * one handle a statement is built for its request and not kept (bounded memory).
+ */
+export function keptStatements<T, Handle extends object = Db>(
+  maxKeys = 512,
+): (db: Handle, key: string, build: () => T) => T {
+  const byDb = new WeakMap<Handle, Map<string, T>>();
+  return (db, key, build) => {
+    let byKey = byDb.get(db);
+    if (!byKey) {
+      byKey = new Map();
+      byDb.set(db, byKey);
+    }
+    let built = byKey.get(key);
+    if (built === undefined) {
+      built = build();
+      if (byKey.size < maxKeys) byKey.set(key, built);
+    }
+    return built;
+  };
+}

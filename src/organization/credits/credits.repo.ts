@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { creditAccounts, creditLedger, scanTypes } from '../../db/schema/index.ts';
+import { keptStatements } from '../../db/sql.ts';
 
 /** The scan types credits are counted for. */
 export { scanTypes };
@@ -9,7 +10,7 @@ export type ScanType = (typeof scanTypes)[number];
 export type LedgerKind = 'grant' | 'reserve' | 'release' | 'consume' | 'refund';
 
 /** The account read of getCreditBalances, built once per database handle (a hot read). */
-const accountReads = new WeakMap<Db, ReturnType<typeof prepareAccountRead>>();
+const accountReads = keptStatements<ReturnType<typeof prepareAccountRead>>();
 function prepareAccountRead(db: Db) {
   return db
     .select()
@@ -37,11 +38,7 @@ export function creditsRepo(db: Db) {
     },
 
     async getAccount(companyId: string) {
-      let read = accountReads.get(db);
-      if (!read) {
-        read = prepareAccountRead(db);
-        accountReads.set(db, read);
-      }
+      const read = accountReads(db, '', () => prepareAccountRead(db));
       const [row] = await read.execute({ companyId });
       return row ?? { companyId, purchased: 0, used: 0, reserved: 0, updatedAt: new Date() };
     },

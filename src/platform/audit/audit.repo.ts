@@ -2,7 +2,7 @@ import { and, asc, desc, eq, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.ts';
 import { auditLog, users } from '../../db/schema/index.ts';
-import { isoMillis, plainRows } from '../../db/sql.ts';
+import { isoMillis, keptStatements, plainRows } from '../../db/sql.ts';
 import type { AuditAction } from '../../organization/audit/audit.repo.ts';
 import { ISO_MICROS_FORMAT } from '../pagination/list-params.ts';
 
@@ -95,7 +95,7 @@ function buildPage(db: Db, query: AuditLogQuery) {
     .orderBy(direction(auditLog.createdAt), direction(auditLog.id))
     .limit(sql.placeholder('limit'));
 }
-const builtPages = new WeakMap<Db, Map<string, ReturnType<typeof buildPage>>>();
+const builtPages = keptStatements<ReturnType<typeof buildPage>>();
 
 /** SQL of the company audit log. */
 export function auditRepo(db: Db) {
@@ -107,11 +107,7 @@ export function auditRepo(db: Db) {
      * so that the caller knows whether more follow.
      */
     async listEntries(query: AuditLogQuery) {
-      const variant = variantOf(query);
-      const byVariant = builtPages.get(db) ?? new Map<string, ReturnType<typeof buildPage>>();
-      builtPages.set(db, byVariant);
-      const page = byVariant.get(variant) ?? buildPage(db, query);
-      byVariant.set(variant, page);
+      const page = builtPages(db, variantOf(query), () => buildPage(db, query));
       const rows = await plainRows(db, auditEntryColumns, page, {
         companyId: query.companyId,
         targets: query.targetUserIds,

@@ -36,7 +36,7 @@ import {
   severities,
   users,
 } from '../../db/schema/index.ts';
-import { type Binder, inList, oneOf, plainRows, StatementValues } from '../../db/sql.ts';
+import { type Binder, inList, keptStatements, oneOf, plainRows, StatementValues } from '../../db/sql.ts';
 import { AppError } from '../../errors.ts';
 import { badStringReason, escapeLike, isUuid } from '../../strings.ts';
 import {
@@ -540,9 +540,7 @@ type PageRow = { id: string; key: string | null; total: number | null };
 type CountRow = { n: number };
 
 /** The statements of the listing, by their shape and role (see {@link StatementValues}), per database handle. */
-const listingStatements = new WeakMap<Db, Map<string, PlainQuery>>();
-/** Shapes kept per database handle: past it a statement is built for its request only. */
-const MAX_LISTING_STATEMENTS = 512;
+const listingStatements = keptStatements<PlainQuery>();
 type PlainQuery = PromiseLike<unknown[]> & { toSQL(): { sql: string; params: unknown[] } };
 
 /**
@@ -559,17 +557,7 @@ async function runListing<T>(
   fields: Record<string, unknown>,
   build: () => PlainQuery,
 ): Promise<T[]> {
-  let byShape = listingStatements.get(db);
-  if (!byShape) {
-    byShape = new Map();
-    listingStatements.set(db, byShape);
-  }
-  const key = `${role}:${shape}`;
-  let query = byShape.get(key);
-  if (!query) {
-    query = build();
-    if (byShape.size < MAX_LISTING_STATEMENTS) byShape.set(key, query);
-  }
+  const query = listingStatements(db, `${role}:${shape}`, build);
   return (await plainRows(db, fields, query, values.values)) as T[];
 }
 

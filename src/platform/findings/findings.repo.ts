@@ -30,7 +30,7 @@ import {
   safeHarbors,
   users,
 } from '../../db/schema/index.ts';
-import { type Binder, INLINE_VALUES, isoMillis, plainRows } from '../../db/sql.ts';
+import { type Binder, INLINE_VALUES, isoMillis, keptStatements, plainRows } from '../../db/sql.ts';
 import type { Label } from '../labels/labels.schemas.ts';
 import type { Finding, FullUserSummary } from './findings.schemas.ts';
 
@@ -259,7 +259,7 @@ function preparePayloadSelect(db: Db) {
       )
   );
 }
-const payloadSelects = new WeakMap<Db, ReturnType<typeof preparePayloadSelect>>();
+const payloadSelects = keptStatements<ReturnType<typeof preparePayloadSelect>>();
 
 /**
  * Builds the API payloads of the given findings as the user sees them, in the order of `ids`.
@@ -271,11 +271,7 @@ const payloadSelects = new WeakMap<Db, ReturnType<typeof preparePayloadSelect>>(
  */
 export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: string[]): Promise<Finding[]> {
   if (ids.length === 0) return [];
-  let query = payloadSelects.get(db);
-  if (!query) {
-    query = preparePayloadSelect(db);
-    payloadSelects.set(db, query);
-  }
+  const query = payloadSelects(db, '', () => preparePayloadSelect(db));
   const rows = await plainRows(db, PAYLOAD_COLUMNS, query, {
     ...accessPlaceholderValues(access),
     ids,

@@ -18,7 +18,7 @@ import {
   type severities,
   users,
 } from '../../db/schema/index.ts';
-import { isoMillis, plainRows } from '../../db/sql.ts';
+import { isoMillis, keptStatements, plainRows } from '../../db/sql.ts';
 import { escapeLike } from '../../strings.ts';
 import { ISO_MICROS_FORMAT } from '../pagination/list-params.ts';
 
@@ -124,7 +124,7 @@ function prepareReportList(db: Db, variant: ReportListVariant) {
     .orderBy(sql`${reports.publishedAt} desc nulls first`, desc(reports.id))
     .limit(sql.placeholder('limit'));
 }
-const reportLists = new WeakMap<Db, Map<string, ReturnType<typeof prepareReportList>>>();
+const reportLists = keptStatements<ReturnType<typeof prepareReportList>>();
 
 /** SQL of reports. */
 export function reportsRepo(db: Db) {
@@ -161,10 +161,7 @@ export function reportsRepo(db: Db) {
         after: query.after === undefined ? 'none' : query.after.publishedAt === null ? 'draft' : 'published',
       };
       const key = `${variant.readable}/${variant.withPattern}/${variant.withGuild}/${variant.after}`;
-      const byVariant = reportLists.get(db) ?? new Map<string, ReturnType<typeof prepareReportList>>();
-      reportLists.set(db, byVariant);
-      const built = byVariant.get(key) ?? prepareReportList(db, variant);
-      byVariant.set(key, built);
+      const built = reportLists(db, key, () => prepareReportList(db, variant));
       return plainRows(db, reportListColumns, built, {
         ...readable.values,
         pattern: query.q ? `%${escapeLike(query.q)}%` : undefined,

@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNotNull, isNull, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { companies, companyMembers, ssoEnforcementRules, users } from '../../db/schema/index.ts';
-import { isoMillis, plainRows } from '../../db/sql.ts';
+import { isoMillis, keptStatements, plainRows } from '../../db/sql.ts';
 import { escapeLike, isUuid } from '../../strings.ts';
 import type { ShortUserSummary } from './users.schemas.ts';
 import { toShortUserSummary } from './users.views.ts';
@@ -62,7 +62,7 @@ function prepareCompanyUserList(db: Db, includeAll: boolean, withPattern: boolea
     .where(and(...conditions))
     .orderBy(asc(sql`lower(${users.username})`), asc(users.id));
 }
-const companyUserLists = new WeakMap<Db, Map<string, ReturnType<typeof prepareCompanyUserList>>>();
+const companyUserLists = keptStatements<ReturnType<typeof prepareCompanyUserList>>();
 
 /** SQL of users and their company memberships. */
 export function usersRepo(db: Db) {
@@ -73,10 +73,9 @@ export function usersRepo(db: Db) {
      */
     async listCompanyUsers(companyId: string, options: { includeAll: boolean; q?: string }) {
       const variant = `${options.includeAll ? 'all' : 'active'}${options.q ? '_q' : ''}`;
-      const byVariant = companyUserLists.get(db) ?? new Map();
-      companyUserLists.set(db, byVariant);
-      const query = byVariant.get(variant) ?? prepareCompanyUserList(db, options.includeAll, !!options.q);
-      byVariant.set(variant, query);
+      const query = companyUserLists(db, variant, () =>
+        prepareCompanyUserList(db, options.includeAll, !!options.q),
+      );
       return plainRows(db, companyUserColumns, query, {
         companyId,
         pattern: options.q ? `%${escapeLike(options.q)}%` : undefined,

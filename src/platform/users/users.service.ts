@@ -58,8 +58,7 @@ function usernameFromEmail(email: string): string {
 /**
  * Company users and memberships: listing, invitations, joining, disabling, re-enabling, role
  * changes (each change audited with its target and performing user), and user profiles.
- */
-/**
+ *
  * `lists` keeps company user lists without a search (the console and clients read them often;
  * they change rarely): it must be emptied whenever a user or a membership changes, as the
  * container's credential notifications do. Without it every list is read from the database.

@@ -8,7 +8,7 @@ import {
   scanFindings,
   scans,
 } from '../../db/schema/index.ts';
-import { isoMillis, plainRows } from '../../db/sql.ts';
+import { isoMillis, keptStatements, plainRows } from '../../db/sql.ts';
 
 export type { FindingDetails };
 
@@ -22,7 +22,7 @@ const { threatModel: _threatModel, ...scanColumns } = getTableColumns(scans);
 export type ScanRow = Omit<typeof scans.$inferSelect, 'threatModel'>;
 
 /** A scan of one company by id, built once per database handle. */
-const scanReads = new WeakMap<Db, ReturnType<typeof prepareScanRead>>();
+const scanReads = keptStatements<ReturnType<typeof prepareScanRead>>();
 function prepareScanRead(db: Db) {
   return db
     .select(scanColumns)
@@ -53,7 +53,7 @@ const scanStatusColumns = {
 };
 
 /** The status of a scan of one company by id, built once per database handle. */
-const scanStatusReads = new WeakMap<Db, ReturnType<typeof prepareScanStatusRead>>();
+const scanStatusReads = keptStatements<ReturnType<typeof prepareScanStatusRead>>();
 function prepareScanStatusRead(db: Db) {
   return db
     .select(scanStatusColumns)
@@ -91,21 +91,13 @@ export function scansRepo(db: Db) {
 
     /** The status columns of a scan of the company (getScan); undefined when there is none. */
     async findStatusForCompany(companyId: string, id: string): Promise<ScanStatusRow | undefined> {
-      let read = scanStatusReads.get(db);
-      if (!read) {
-        read = prepareScanStatusRead(db);
-        scanStatusReads.set(db, read);
-      }
+      const read = scanStatusReads(db, '', () => prepareScanStatusRead(db));
       const [row] = await plainRows(db, scanStatusColumns, read, { companyId, id });
       return row;
     },
 
     async findForCompany(companyId: string, id: string): Promise<ScanRow | undefined> {
-      let read = scanReads.get(db);
-      if (!read) {
-        read = prepareScanRead(db);
-        scanReads.set(db, read);
-      }
+      const read = scanReads(db, '', () => prepareScanRead(db));
       const [row] = await read.execute({ companyId, id });
       return row;
     },
