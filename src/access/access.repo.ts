@@ -119,41 +119,16 @@ export function visibleFindingsCondition(
 
 const publicReport = () => sql`(${reports.publishedAt} is not null and not ${reports.isPrivate})`;
 
-/** `report.read` as SQL over `reports` (undefined: every report). */
-export function readableReportsCondition(scope: ReportReadScope): SQL | undefined {
+/**
+ * `report.read` as SQL over `reports` (undefined: every report). The caller's company ids are one
+ * uuid array parameter of `b`, so that a statement built once per shape (`StatementValues`) has
+ * the same text whatever their number.
+ */
+export function readableReportsCondition(scope: ReportReadScope, b: Binder = INLINE_VALUES): SQL | undefined {
+  b.choose(scope.kind);
   if (scope.kind === 'all') return undefined;
-  if (scope.companyIds.length === 0) return publicReport();
-  return sql`(${publicReport()} or ${inArray(reports.companyId, scope.companyIds)})`;
-}
-
-/** The SQL shapes `report.read` takes over `reports`, whatever the ids in them. */
-export type ReadableReportsShape = 'all' | 'public' | 'public-and-companies';
-
-/**
- * `report.read` for a statement built once per shape and run many times: the shape of the
- * caller's condition (part of the built statement's key) and the value of its placeholder
- * `readableCompanyIds` (see {@link readableReportsConditionOfShape}).
- */
-export function readableReportsShape(scope: ReportReadScope): {
-  shape: ReadableReportsShape;
-  values: { readableCompanyIds: string[] };
-} {
-  if (scope.kind === 'all') return { shape: 'all', values: { readableCompanyIds: [] } };
-  return {
-    shape: scope.companyIds.length === 0 ? 'public' : 'public-and-companies',
-    values: { readableCompanyIds: scope.companyIds },
-  };
-}
-
-/**
- * {@link readableReportsCondition} of a shape, the company ids as the placeholder
- * `readableCompanyIds`: one uuid array parameter, so that the text is the same whatever their
- * number (undefined: every report).
- */
-export function readableReportsConditionOfShape(shape: ReadableReportsShape): SQL | undefined {
-  if (shape === 'all') return undefined;
-  if (shape === 'public') return publicReport();
-  return sql`(${publicReport()} or ${reports.companyId} = any(${sql.placeholder('readableCompanyIds')}::uuid[]))`;
+  if (!b.choose(scope.companyIds.length > 0)) return publicReport();
+  return sql`(${publicReport()} or ${reports.companyId} = any(${b.bind(scope.companyIds, 'uuid[]')}))`;
 }
 
 /** `repository.read` as SQL over `repositories`: those whose findings the user sees, and public ones. */

@@ -1,10 +1,5 @@
 import { and, asc, desc, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
-import {
-  type ReadableReportsShape,
-  readableReportsCondition,
-  readableReportsConditionOfShape,
-  readableReportsShape,
-} from '../../access/access.repo.ts';
+import { readableReportsCondition } from '../../access/access.repo.ts';
 import type { ReportReadScope } from '../../access/policy.ts';
 import type { Db } from '../../db/client.ts';
 import {
@@ -18,7 +13,7 @@ import {
   type severities,
   users,
 } from '../../db/schema/index.ts';
-import { isoMillis, keptStatements, plainRows } from '../../db/sql.ts';
+import { isoMillis, keptStatements, plainRows, StatementValues } from '../../db/sql.ts';
 import { escapeLike } from '../../strings.ts';
 import { ISO_MICROS_FORMAT } from '../pagination/list-params.ts';
 
@@ -75,9 +70,8 @@ const reportListColumns = {
   >`to_char(${reports.publishedAt} at time zone 'UTC', ${ISO_MICROS_FORMAT})`,
 };
 
-/** Which parts a reports list statement has: the shape of `report.read`, filters, cursor. */
+/** Which parts a reports list statement has besides `report.read`: filters, cursor. */
 interface ReportListVariant {
-  readable: ReadableReportsShape;
   withPattern: boolean;
   withGuild: boolean;
   /** Past no row, past a draft, or past a published report (the keyset condition differs). */
@@ -86,13 +80,13 @@ interface ReportListVariant {
 
 /**
  * A page of the reports list, built once per database handle and {@link ReportListVariant}
- * (prepared on each connection, run by {@link plainRows}); its values are placeholders:
- * `readableCompanyIds`, `pattern` (an escaped `ilike` pattern on the title or the client name),
- * `guild` (a guild name, case-insensitively), `afterPublishedAt` and `afterId` (the cursor),
- * `limit`.
+ * (prepared on each connection, run by {@link plainRows}); its values are placeholders: those of
+ * `readable` (`report.read` built with `StatementValues`), `pattern` (an escaped `ilike` pattern
+ * on the title or the client name), `guild` (a guild name, case-insensitively), `afterPublishedAt`
+ * and `afterId` (the cursor), `limit`.
  */
-function prepareReportList(db: Db, variant: ReportListVariant) {
-  const conditions: (SQL | undefined)[] = [readableReportsConditionOfShape(variant.readable)];
+function prepareReportList(db: Db, readable: SQL | undefined, variant: ReportListVariant) {
+  const conditions: (SQL | undefined)[] = [readable];
   if (variant.withPattern) {
     const pattern = sql.placeholder('pattern');
     conditions.push(
@@ -153,17 +147,17 @@ export function reportsRepo(db: Db) {
      * Reads `limit + 1` rows so that the caller knows whether more follow.
      */
     async listPage(query: ReportPageQuery) {
-      const readable = readableReportsShape(query.visibility);
+      const values = new StatementValues();
+      const readable = readableReportsCondition(query.visibility, values);
       const variant: ReportListVariant = {
-        readable: readable.shape,
         withPattern: !!query.q,
         withGuild: query.guild !== undefined,
         after: query.after === undefined ? 'none' : query.after.publishedAt === null ? 'draft' : 'published',
       };
-      const key = `${variant.readable}/${variant.withPattern}/${variant.withGuild}/${variant.after}`;
-      const built = reportLists(db, key, () => prepareReportList(db, variant));
+      const key = `${values.shape}/${variant.withPattern}/${variant.withGuild}/${variant.after}`;
+      const built = reportLists(db, key, () => prepareReportList(db, readable, variant));
       return plainRows(db, reportListColumns, built, {
-        ...readable.values,
+        ...values.values,
         pattern: query.q ? `%${escapeLike(query.q)}%` : undefined,
         guild: query.guild,
         afterPublishedAt: query.after?.publishedAt ?? undefined,
