@@ -59,6 +59,11 @@ const RESULTS_FILE = process.env.BENCH_RESULTS ?? 'api.json';
 const TARGET_RATIO = 0.5;
 const TARGET_P99_MS = 20;
 const TARGET_ALL_FINDINGS_P99_MS = 50;
+/**
+ * Pages of the all-findings read requested in turn: far more than a process keeps per read
+ * (KEPT_PAGES_PER_READ), so every request reads the database.
+ */
+const PAGES_IN_TURN = 500;
 
 const log = (message: string) =>
   process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
@@ -167,6 +172,11 @@ interface Target {
   url: string;
   token?: string;
   p99TargetMs?: number;
+  /**
+   * Paths requested in turn instead of `url`'s, each connection from its own offset, so that no
+   * path comes again before the others have: what no process keeps (more paths than it keeps).
+   */
+  paths?: string[];
 }
 
 interface Measurement {
@@ -184,12 +194,28 @@ interface Measurement {
   peakServeRssMb: number | null;
 }
 
-async function cannon(target: Target): Promise<autocannon.Result> {
-  return autocannon({
+function cannon(target: Target, duration = DURATION): Promise<autocannon.Result> {
+  const options: autocannon.Options = {
     url: target.url,
     connections: CONNECTIONS,
-    duration: DURATION,
+    duration,
     headers: target.token ? { authorization: `Bearer ${target.token}` } : {},
+  };
+  const paths = target.paths;
+  if (!paths) return autocannon(options);
+  let connections = 0;
+  const stride = Math.max(1, Math.floor(paths.length / CONNECTIONS));
+  return autocannon({
+    ...options,
+    requests: [
+      {
+        setupRequest: (request, context) => {
+          const at = context as { next?: number };
+          at.next = ((at.next ?? connections++ * stride) + 1) % paths.length;
+          return { ...request, path: paths[at.next] as string };
+        },
+      },
+    ],
   });
 }
 
@@ -330,6 +356,14 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
   });
   const ceilingBase = `http://127.0.0.1:${ceilingPort}`;
 
+  // The member's pages one after another (their cursors), for the read of pages nothing keeps.
+  const pagePaths: string[] = [];
+  for (let next: string | null = ''; next !== null && pagePaths.length < PAGES_IN_TURN; ) {
+    const path: string = `/api/v0/repositories/all-findings?limit=20${next ? `&next=${encodeURIComponent(next)}` : ''}`;
+    pagePaths.push(path);
+    next = ((await call(base, 'GET', path, memberToken)) as { nextValue: string | null }).nextValue;
+  }
+
   const targets: Target[] = [
     { name: '(a) bare Fastify route', kind: 'ceiling', url: `${ceilingBase}/bare` },
     { name: '(b) + select 1 on a pool', kind: 'ceiling', url: `${ceilingBase}/db` },
@@ -339,6 +373,14 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       name: 'all-findings limit=20',
       kind: 'read',
       url: `${base}/api/v0/repositories/all-findings?limit=20`,
+      token: memberToken,
+      p99TargetMs: TARGET_ALL_FINDINGS_P99_MS,
+    },
+    {
+      name: `all-findings limit=20, ${pagePaths.length} pages in turn`,
+      kind: 'read',
+      url: `${base}${pagePaths[0]}`,
+      paths: pagePaths,
       token: memberToken,
       p99TargetMs: TARGET_ALL_FINDINGS_P99_MS,
     },
@@ -381,12 +423,7 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
   const measurements: Measurement[] = [];
   for (const target of selected) {
     // A short warm-up lets the JIT, the pools and the caches settle.
-    await autocannon({
-      url: target.url,
-      connections: CONNECTIONS,
-      duration: 2,
-      headers: target.token ? { authorization: `Bearer ${target.token}` } : {},
-    });
+    await cannon(target, 2);
     if (target.kind === 'read' && profileLoadFromSeconds === null) {
       profileLoadFromSeconds = Math.floor((performance.now() - serveStartedAt) / 1000);
     }

@@ -5,6 +5,7 @@ import pino, { type Logger } from 'pino';
 import type { ServiceActor, UserActor } from './auth/actor.ts';
 import { createAuthService } from './auth/auth.service.ts';
 import { CREDENTIALS_CHANNEL, createCredentialCache } from './auth/credential-cache.ts';
+import { createKeptReads, KEPT_PAGES_PER_READ, READS_CHANNEL } from './auth/kept-reads.ts';
 import { createSecretBox, type SecretBox } from './auth/secret-box.ts';
 import { createSessionCodec } from './auth/session.ts';
 import { type Config, ConfigError, parseSecretKey, publicBaseUrl } from './config.ts';
@@ -20,17 +21,22 @@ import { createIntegrationsService } from './organization/integrations/integrati
 import { createServiceKeysService } from './organization/service-keys/service-keys.service.ts';
 import { createAdminService } from './platform/admin/admin.service.ts';
 import { createAiService } from './platform/ai/ai.service.ts';
-import { createAuditService } from './platform/audit/audit.service.ts';
+import { AUDIT_LOG_TABLES, type AuditLogPage, createAuditService } from './platform/audit/audit.service.ts';
 import { createCommentsService } from './platform/comments/comments.service.ts';
 import { createCompaniesService } from './platform/companies/companies.service.ts';
 import { createFindingsService } from './platform/findings/findings.service.ts';
+import { ALL_FINDINGS_TABLES, type AllFindingsResult } from './platform/findings/findings-listing.ts';
 import { createGuildsService } from './platform/guilds/guilds.service.ts';
 import { createLabelsService } from './platform/labels/labels.service.ts';
 import { createLeaderboardService } from './platform/leaderboard/leaderboard.service.ts';
 import { createNotificationDelivery } from './platform/notifications/notifications.delivery.ts';
 import { createNotificationsService } from './platform/notifications/notifications.service.ts';
 import { type CursorCodec, createCursorCodec } from './platform/pagination/cursor.ts';
-import { createReportsService } from './platform/reports/reports.service.ts';
+import {
+  createReportsService,
+  REPORTS_LIST_TABLES,
+  type ReportPage,
+} from './platform/reports/reports.service.ts';
 import { createRepositoriesService } from './platform/repositories/repositories.service.ts';
 import { createSessionService } from './platform/session/session.service.ts';
 import { createSourcehostService, type SourcehostService } from './platform/sourcehost/sourcehost.service.ts';
@@ -224,19 +230,37 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const companyUserLists = createCredentialCache<CompanyUser[]>({
     maxEntries: config.credentialCacheSize > 0 ? COMPANY_USER_LISTS_KEPT : 0,
   });
-  const notifiedCaches = [credentialCache, companyUserLists];
+  // List pages kept per caller, forgotten when a table they read changes (see kept-reads.ts).
+  const keptPagesOf = <T>(tables: readonly string[]) =>
+    createKeptReads<T>({ tables, maxEntries: config.credentialCacheSize > 0 ? KEPT_PAGES_PER_READ : 0 });
+  const keptPages = {
+    allFindings: keptPagesOf<AllFindingsResult>(ALL_FINDINGS_TABLES),
+    reports: keptPagesOf<ReportPage>(REPORTS_LIST_TABLES),
+    auditLog: keptPagesOf<AuditLogPage>(AUDIT_LOG_TABLES),
+  };
+  const pageCaches = Object.values(keptPages);
+  // A change this process committed is read back at once, before its notification arrives.
+  const stopForgettingPages = database.afterWrite(() => {
+    for (const pages of pageCaches) pages.invalidate('write');
+  });
+  const notifiedCaches = [credentialCache, companyUserLists, ...pageCaches];
   const credentialListener =
     config.credentialCacheSize > 0
-      ? database.listen(CREDENTIALS_CHANNEL, {
-          onNotify: (payload) => {
-            for (const cache of notifiedCaches) cache.invalidate(payload);
+      ? database.listen([CREDENTIALS_CHANNEL, READS_CHANNEL], {
+          onNotify: (payload, channel) => {
+            if (channel === READS_CHANNEL) for (const pages of pageCaches) pages.changed(payload);
+            else for (const cache of notifiedCaches) cache.invalidate(payload);
           },
           onState: (listening) => {
             for (const cache of notifiedCaches) cache.setEnabled(listening);
           },
         })
       : null;
-  const auth = createAuthService({ db, cache: credentialCache, dependentCaches: [companyUserLists] });
+  const auth = createAuthService({
+    db,
+    cache: credentialCache,
+    dependentCaches: [companyUserLists, ...pageCaches],
+  });
   const sessionCodec = createSessionCodec(secretBox);
   const services = {
     auth,
@@ -257,7 +281,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     ...scanServices,
     sourcehost,
     leaderboard: createLeaderboardService({ database, cursors }),
-    findings: createFindingsService({ database, cursors }),
+    findings: createFindingsService({ database, cursors, pages: keptPages.allFindings }),
     comments: createCommentsService({ database, queue: () => queue, emailEnabled: mailer !== null }),
     notifications: createNotificationsService({ database, secretBox, cursors }),
     notificationDelivery: createNotificationDelivery({
@@ -274,10 +298,10 @@ export async function createContainer(config: Config, options: ContainerOptions 
     findingViews: createFindingViewsService({ database }),
     companies: createCompaniesService({ database }),
     users: createUsersService({ database, lists: companyUserLists }),
-    audit: createAuditService({ database, cursors }),
+    audit: createAuditService({ database, cursors, pages: keptPages.auditLog }),
     sso: createSsoService({ database }),
     repositories: createRepositoriesService({ database }),
-    reports: createReportsService({ database, cursors }),
+    reports: createReportsService({ database, cursors, pages: keptPages.reports }),
     guilds: createGuildsService({ database }),
     ai: createAiService({
       database,
@@ -319,6 +343,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
     /** Resolved credentials of this process (see credential-cache.ts). */
     credentialCache,
     companyUserLists,
+    /** All-findings, reports and audit log pages kept per caller (see kept-reads.ts). */
+    keptPages,
     /** The outbound policy: every outbound connection's `fetch`, dispatcher and address checks. */
     outbound,
     objectStore,
@@ -338,6 +364,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
         ['mailer', () => mailer?.close()],
         ['outbound policy', () => outbound.close()],
         ['credential listener', () => credentialListener?.close()],
+        ['kept pages', () => stopForgettingPages()],
         ['database', () => (options.database ? undefined : database.close())],
       ];
       let failure: unknown;

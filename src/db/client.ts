@@ -39,18 +39,25 @@ export interface Database {
   /** True when a trivial query answers. */
   ping(): Promise<boolean>;
   /**
-   * Listens on a `NOTIFY` channel over a connection of its own, reconnecting when it drops.
-   * `onState(true)` is called each time the listener is (again) attached: notifications sent
-   * while it was not are lost, so a caller caching data must treat every `false` → `true` as
-   * "everything may have changed".
+   * Calls `listener` each time this process has committed a change: after each committed
+   * {@link transaction}, and after each {@link executeSql} statement that is not a plain `select`
+   * (outside a transaction it commits on its own). Not told: Drizzle writes on {@link db} outside
+   * a transaction. Returns the function that stops the calls.
    */
-  listen(channel: string, handlers: ListenHandlers): Listener;
+  afterWrite(listener: () => void): () => void;
+  /**
+   * Listens on one or more `NOTIFY` channels over a connection of its own, reconnecting when it
+   * drops. `onState(true)` is called each time the listener is (again) attached to all of them:
+   * notifications sent while it was not are lost, so a caller caching data must treat every
+   * `false` → `true` as "everything may have changed".
+   */
+  listen(channels: string | readonly string[], handlers: ListenHandlers): Listener;
   /** Closes the pool (and detaches from the embedded server, stopping it if no other process uses it). */
   close(): Promise<void>;
 }
 
 export interface ListenHandlers {
-  onNotify(payload: string): void;
+  onNotify(payload: string, channel: string): void;
   onState(listening: boolean): void;
 }
 
@@ -59,8 +66,11 @@ export interface Listener {
 }
 
 /** A `LISTEN` on a dedicated client, re-attached with backoff after a lost connection. */
-function listenOn(url: string, channel: string, handlers: ListenHandlers): Listener {
-  if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name "${channel}"`);
+function listenOn(url: string, channels: readonly string[], handlers: ListenHandlers): Listener {
+  for (const channel of channels) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name "${channel}"`);
+  }
+  const listened = new Set(channels);
   let client: pg.Client | null = null;
   let closed = false;
   let retryMs = 100;
@@ -85,11 +95,11 @@ function listenOn(url: string, channel: string, handlers: ListenHandlers): Liste
     current.on('error', () => drop(current));
     current.on('end', () => drop(current));
     current.on('notification', (message) => {
-      if (message.channel === channel) handlers.onNotify(message.payload ?? '');
+      if (listened.has(message.channel)) handlers.onNotify(message.payload ?? '', message.channel);
     });
     try {
       await current.connect();
-      await current.query(`listen ${channel}`);
+      for (const channel of listened) await current.query(`listen ${channel}`);
     } catch {
       drop(current);
       return;
@@ -173,6 +183,9 @@ function prepareStatementsOf(client: pg.PoolClient): void {
   Reflect.set(client, 'query', forward);
 }
 
+/** A statement that only reads (what {@link Database.afterWrite} is not told of). */
+const PLAIN_SELECT = /^\s*select\b/i;
+
 const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
 function openPostgres(
@@ -186,8 +199,13 @@ function openPostgres(
   pool.on('error', () => {});
   pool.on('connect', prepareStatementsOf);
   const db = drizzlePg({ client: pool, schema });
+  const writeListeners = new Set<() => void>();
+  const wrote = () => {
+    for (const listener of writeListeners) listener();
+  };
   const executeSql: ExecuteSql = async (text, values) => {
     const result = await pool.query(text, values as unknown[] | undefined);
+    if (!PLAIN_SELECT.test(text)) wrote();
     return { rows: result.rows };
   };
   let closed = false;
@@ -208,6 +226,7 @@ function openPostgres(
           }),
         });
         await client.query('commit');
+        wrote();
         return result;
       } catch (err) {
         await client.query('rollback').catch(() => {});
@@ -215,6 +234,10 @@ function openPostgres(
       } finally {
         client.release();
       }
+    },
+    afterWrite(listener) {
+      writeListeners.add(listener);
+      return () => writeListeners.delete(listener);
     },
     async ping() {
       try {
@@ -224,8 +247,8 @@ function openPostgres(
         return false;
       }
     },
-    listen(channel, handlers) {
-      const listener = listenOn(url, channel, handlers);
+    listen(channels, handlers) {
+      const listener = listenOn(url, typeof channels === 'string' ? [channels] : channels, handlers);
       listeners.add(listener);
       return {
         async close() {

@@ -175,7 +175,7 @@ describe('credential cache across two replicas', () => {
       await waitFor(() => b.container.credentialCache.enabled, { what: 'b to listen', timeoutMs: 10_000 });
       await a.container.database.executeSql(
         `select pg_terminate_backend(pid) from pg_stat_activity
-          where datname = current_database() and query = 'listen vigil_credentials' and pid <> pg_backend_pid()`,
+          where datname = current_database() and query like 'listen vigil_%' and pid <> pg_backend_pid()`,
       );
       await waitFor(() => !b.container.credentialCache.enabled, { what: 'b to notice', timeoutMs: 10_000 });
       const generation = b.container.credentialCache.begin();

@@ -1,9 +1,10 @@
 import { requireCompany } from '../../access/access.service.ts';
 import { requireCompanyOverseer } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
+import type { KeptReads } from '../../auth/kept-reads.ts';
 import type { Database } from '../../db/client.ts';
 import { type AuditAction, auditActions } from '../../organization/audit/audit.repo.ts';
-import { isUuid } from '../../strings.ts';
+import { canonicalJson, isUuid } from '../../strings.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { invalidParam, isIsoMicros, splitListParam } from '../pagination/list-params.ts';
 import { usersRepo } from '../users/users.repo.ts';
@@ -34,7 +35,24 @@ function parseActions(values: string[] | undefined): AuditAction[] | undefined {
 }
 
 /** The company audit log: company managers and `read_all_companies` admins. */
-export function createAuditService(deps: { database: Database; cursors: CursorCodec }) {
+/**
+ * Every table the audit log page reads: a change of any of them forgets the kept pages (see
+ * kept-reads.ts). A test compares it with the statements' plans.
+ */
+export const AUDIT_LOG_TABLES = ['audit_log', 'users', 'companies'] as const;
+
+/** One page of a company's audit log. */
+export interface AuditLogPage {
+  items: AuditLogEntry[];
+  nextValue: string | null;
+}
+
+export function createAuditService(deps: {
+  database: Database;
+  cursors: CursorCodec;
+  /** Audit log pages kept per caller (see kept-reads.ts); none kept without it. */
+  pages?: KeptReads<AuditLogPage>;
+}) {
   const { database } = deps;
 
   return {
@@ -43,70 +61,71 @@ export function createAuditService(deps: { database: Database; cursors: CursorCo
      * `createdAt` are broken by id in the same direction, so a keyset cursor never skips or
      * repeats entries, even while new ones are written between pages.
      */
-    async listAuditLog(
-      actor: Actor,
-      companyId: string,
-      query: AuditLogQuery,
-    ): Promise<{ items: AuditLogEntry[]; nextValue: string | null }> {
+    async listAuditLog(actor: Actor, companyId: string, query: AuditLogQuery): Promise<AuditLogPage> {
       requireCompanyOverseer(actor, companyId);
-      const targetRefs = parseUserRefs('target_users', query.target_users);
-      const performingRefs = parseUserRefs('performing_users', query.performing_users);
-      const actions = parseActions(query.actions);
-      // The schema has checked the date-time format.
-      const since = query.since ? new Date(query.since) : undefined;
-      const order = query.order_by === 'created_at_asc' ? 'asc' : 'desc';
-      const filterHash = hashFilters({
-        companyId,
-        targetRefs,
-        performingRefs,
-        actions,
-        since: since?.toISOString(),
-        order,
-      });
-      const keys = query.next === undefined ? [] : deps.cursors.decode(query.next, filterHash);
-      let after: { createdAt: string; id: string } | undefined;
-      if (keys.length > 0) {
-        const [createdAt, id] = keys;
-        if (keys.length !== 2 || !isIsoMicros(createdAt) || typeof id !== 'string' || !isUuid(id))
-          throw invalidCursor();
-        after = { createdAt, id };
-      }
-
-      const users = usersRepo(database.db);
-      const rows = await auditRepo(database.db).listEntries({
-        companyId,
-        targetUserIds: targetRefs && (await users.resolveUserRefs(targetRefs)),
-        performingUserIds: performingRefs && (await users.resolveUserRefs(performingRefs)),
-        actions,
-        since,
-        order,
-        after,
-        limit: query.limit ?? DEFAULT_LIMIT,
-      });
-      const page = deps.cursors.pageOf(rows, {
-        limit: query.limit ?? DEFAULT_LIMIT,
-        filterHash,
-        given: query.next,
-        keyOf: (r) => [r.createdAtKey, r.id],
-      });
-      // Entries exist only while their company does (the foreign key cascades): only an empty
-      // first page needs the company looked up, for its 404.
-      if (rows.length === 0) await requireCompany(database.db, companyId);
-      return {
-        items: page.items.map((entry) => ({
-          type: 'company_audit_log' as const,
-          id: entry.id,
-          target: entry.target,
-          createdBy: entry.performer,
-          createdAt: entry.createdAt,
-          sourcehost_account_name: entry.sourcehostAccountName,
-          action: entry.action,
-          details: entry.details,
-        })),
-        nextValue: page.nextValue,
-      };
+      const load = () => readPage(companyId, query);
+      return deps.pages ? deps.pages.read(actor, canonicalJson({ companyId, query }), load) : load();
     },
   };
+
+  async function readPage(companyId: string, query: AuditLogQuery): Promise<AuditLogPage> {
+    const targetRefs = parseUserRefs('target_users', query.target_users);
+    const performingRefs = parseUserRefs('performing_users', query.performing_users);
+    const actions = parseActions(query.actions);
+    // The schema has checked the date-time format.
+    const since = query.since ? new Date(query.since) : undefined;
+    const order = query.order_by === 'created_at_asc' ? 'asc' : 'desc';
+    const filterHash = hashFilters({
+      companyId,
+      targetRefs,
+      performingRefs,
+      actions,
+      since: since?.toISOString(),
+      order,
+    });
+    const keys = query.next === undefined ? [] : deps.cursors.decode(query.next, filterHash);
+    let after: { createdAt: string; id: string } | undefined;
+    if (keys.length > 0) {
+      const [createdAt, id] = keys;
+      if (keys.length !== 2 || !isIsoMicros(createdAt) || typeof id !== 'string' || !isUuid(id))
+        throw invalidCursor();
+      after = { createdAt, id };
+    }
+
+    const users = usersRepo(database.db);
+    const rows = await auditRepo(database.db).listEntries({
+      companyId,
+      targetUserIds: targetRefs && (await users.resolveUserRefs(targetRefs)),
+      performingUserIds: performingRefs && (await users.resolveUserRefs(performingRefs)),
+      actions,
+      since,
+      order,
+      after,
+      limit: query.limit ?? DEFAULT_LIMIT,
+    });
+    const page = deps.cursors.pageOf(rows, {
+      limit: query.limit ?? DEFAULT_LIMIT,
+      filterHash,
+      given: query.next,
+      keyOf: (r) => [r.createdAtKey, r.id],
+    });
+    // Entries exist only while their company does (the foreign key cascades): only an empty
+    // first page needs the company looked up, for its 404.
+    if (rows.length === 0) await requireCompany(database.db, companyId);
+    return {
+      items: page.items.map((entry) => ({
+        type: 'company_audit_log' as const,
+        id: entry.id,
+        target: entry.target,
+        createdBy: entry.performer,
+        createdAt: entry.createdAt,
+        sourcehost_account_name: entry.sourcehostAccountName,
+        action: entry.action,
+        details: entry.details,
+      })),
+      nextValue: page.nextValue,
+    };
+  }
 }
 
 export type AuditService = ReturnType<typeof createAuditService>;

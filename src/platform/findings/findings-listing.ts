@@ -84,6 +84,28 @@ export interface AllFindingsResult {
   nextValue: string | null;
 }
 
+/**
+ * Every table the listing's statements read (the repository memberships included; company
+ * memberships come with the credential, whose notifications forget every kept page): a change of
+ * any of them forgets the kept pages (see kept-reads.ts). A test compares it with the plans.
+ */
+export const ALL_FINDINGS_TABLES = [
+  'findings',
+  'finding_counts',
+  'finding_labels',
+  'labels',
+  'finding_related_files',
+  'comments',
+  'comment_reads',
+  'users',
+  'companies',
+  'repositories',
+  'repository_members',
+  'assets',
+  'asset_groups',
+  'safe_harbors',
+] as const;
+
 export const DEFAULT_FINDINGS_LIMIT = 20;
 export const MAX_FINDINGS_LIMIT = 100;
 /** "Default order by number" (v0 §4.4): ascending, as SQL orders by a column by default. */

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
+import { sendKeptBody } from '../../http/kept-bodies.ts';
 import { Nullable, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   CreateFindingSchema,
@@ -83,7 +84,9 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
         },
       },
     },
-    async (request) => service.listAllFindings(request.actor, request.query),
+    // A repeated request is usually the same kept page: its body is kept with it.
+    async (request, reply) =>
+      sendKeptBody(reply, await service.listAllFindings(request.actor, request.query), (page) => page),
   );
 
   app.post(

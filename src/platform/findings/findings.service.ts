@@ -6,9 +6,10 @@ import {
 import { can, effectiveRole, type FindingAccess } from '../../access/policy.ts';
 import type { FindingStatus, RepositoryRole } from '../../access/rules.ts';
 import type { Actor } from '../../auth/actor.ts';
+import type { KeptReads } from '../../auth/kept-reads.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import { isUuid } from '../../strings.ts';
+import { canonicalJson, isUuid } from '../../strings.ts';
 import { commentsRepo } from '../comments/comments.repo.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import type { RepositoryRow as Repository } from '../repositories/repositories.repo.ts';
@@ -94,7 +95,12 @@ function requireAllowedSeverity(repository: Repository, severity: Severity): voi
  * Findings of repositories: filing (with per-repository numbers), status, severity, assignee,
  * labels, duplicate marking, read markers, and the all-findings listing.
  */
-export function createFindingsService(deps: { database: Database; cursors: CursorCodec }) {
+export function createFindingsService(deps: {
+  database: Database;
+  cursors: CursorCodec;
+  /** All-findings pages kept per caller (see kept-reads.ts); none kept without it. */
+  pages?: KeptReads<AllFindingsResult>;
+}) {
   const { database } = deps;
 
   /**
@@ -354,8 +360,11 @@ export function createFindingsService(deps: { database: Database; cursors: Curso
 
     /** GET /api/v0/repositories/all-findings: the findings the user sees, filtered, ordered, paged. */
     async listAllFindings(actor: Actor, query: AllFindingsQuery): Promise<AllFindingsResult> {
-      const access = await loadFindingAccessForRead(database.db, actor);
-      return listAllFindings(database.db, access, query, deps.cursors);
+      const load = async () => {
+        const access = await loadFindingAccessForRead(database.db, actor);
+        return listAllFindings(database.db, access, query, deps.cursors);
+      };
+      return deps.pages ? deps.pages.read(actor, canonicalJson(query), load) : load();
     },
   };
 }

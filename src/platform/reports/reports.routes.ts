@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
+import { sendKeptBody } from '../../http/kept-bodies.ts';
 import { Nullable, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   CreateReportRequestSchema,
@@ -37,7 +38,8 @@ export function registerReportRoutes(app: App, reports: ReportsService): void {
       },
       config: { auth: { kind: 'optional-user' } },
     },
-    async (request) => reports.listReports(request.actor, request.query),
+    async (request, reply) =>
+      sendKeptBody(reply, await reports.listReports(request.actor, request.query), (page) => page),
   );
 
   app.get(

@@ -1,8 +1,9 @@
 import { can, reportReadScope, requireCompanyManager, requireUser } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
+import type { KeptReads } from '../../auth/kept-reads.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import { isUuid } from '../../strings.ts';
+import { canonicalJson, isUuid } from '../../strings.ts';
 import { resolveGuild } from '../guilds/guilds.service.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { isIsoMicros } from '../pagination/list-params.ts';
@@ -67,7 +68,25 @@ function withSnapshot(fields: ReportFields): Report {
 }
 
 /** Reports of finished engagements: the public/private listing, creation from a repository, publishing. */
-export function createReportsService(deps: { database: Database; cursors: CursorCodec; now?: () => Date }) {
+/**
+ * Every table the reports list reads: a change of any of them forgets the kept pages (see
+ * kept-reads.ts). A test compares it with the statements' plans.
+ */
+export const REPORTS_LIST_TABLES = ['reports', 'companies', 'guilds', 'users'] as const;
+
+/** One page of the reports list. */
+export interface ReportPage {
+  reports: Report[];
+  nextValue: string | null;
+}
+
+export function createReportsService(deps: {
+  database: Database;
+  cursors: CursorCodec;
+  now?: () => Date;
+  /** Report list pages kept per caller (see kept-reads.ts); none kept without it. */
+  pages?: KeptReads<ReportPage>;
+}) {
   const { database } = deps;
   const now = deps.now ?? (() => new Date());
 
@@ -161,6 +180,45 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
     return values;
   }
 
+  /** A page of visible reports (see `listReports`), read from the database. */
+  async function listReportsPage(actor: Actor, query: ListReportsQuery): Promise<ReportPage> {
+    const q = query.q?.trim() || undefined;
+    const guild = query.guild?.trim() || undefined;
+    const filterHash = hashFilters({ q: q?.toLowerCase(), guild: guild?.toLowerCase() });
+    const keys = query.next === undefined ? [] : deps.cursors.decode(query.next, filterHash);
+    let after: { publishedAt: string | null; id: string } | undefined;
+    if (keys.length > 0) {
+      const [publishedAt, id] = keys;
+      if (
+        keys.length !== 2 ||
+        !(publishedAt === null || isIsoMicros(publishedAt)) ||
+        typeof id !== 'string' ||
+        !isUuid(id)
+      ) {
+        throw invalidCursor();
+      }
+      after = { publishedAt, id };
+    }
+    const rows = await reportsRepo(database.db).listPage({
+      visibility: reportReadScope(actor),
+      q,
+      guild,
+      after,
+      limit: query.limit ?? DEFAULT_LIMIT,
+    });
+    const page = deps.cursors.pageOf(rows, {
+      limit: query.limit ?? DEFAULT_LIMIT,
+      filterHash,
+      given: query.next,
+      keyOf: (r) => [r.publishedAtKey, r.id],
+    });
+    return {
+      // The page's rows carry their company's handle (one statement for the page).
+      reports: page.items.map(withSnapshot),
+      nextValue: page.nextValue,
+    };
+  }
+
   return {
     /**
      * A page of visible reports: drafts first (for those who may see them), then newest published.
@@ -168,45 +226,9 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
      * over (publishedAt, id) with a hash of `q` and `guild`; `limit=0` returns no reports and a
      * cursor at the same position (null when none follows).
      */
-    async listReports(
-      actor: Actor,
-      query: ListReportsQuery,
-    ): Promise<{ reports: Report[]; nextValue: string | null }> {
-      const q = query.q?.trim() || undefined;
-      const guild = query.guild?.trim() || undefined;
-      const filterHash = hashFilters({ q: q?.toLowerCase(), guild: guild?.toLowerCase() });
-      const keys = query.next === undefined ? [] : deps.cursors.decode(query.next, filterHash);
-      let after: { publishedAt: string | null; id: string } | undefined;
-      if (keys.length > 0) {
-        const [publishedAt, id] = keys;
-        if (
-          keys.length !== 2 ||
-          !(publishedAt === null || isIsoMicros(publishedAt)) ||
-          typeof id !== 'string' ||
-          !isUuid(id)
-        ) {
-          throw invalidCursor();
-        }
-        after = { publishedAt, id };
-      }
-      const rows = await reportsRepo(database.db).listPage({
-        visibility: reportReadScope(actor),
-        q,
-        guild,
-        after,
-        limit: query.limit ?? DEFAULT_LIMIT,
-      });
-      const page = deps.cursors.pageOf(rows, {
-        limit: query.limit ?? DEFAULT_LIMIT,
-        filterHash,
-        given: query.next,
-        keyOf: (r) => [r.publishedAtKey, r.id],
-      });
-      return {
-        // The page's rows carry their company's handle (one statement for the page).
-        reports: page.items.map(withSnapshot),
-        nextValue: page.nextValue,
-      };
+    async listReports(actor: Actor, query: ListReportsQuery): Promise<ReportPage> {
+      const load = () => listReportsPage(actor, query);
+      return deps.pages ? deps.pages.read(actor, canonicalJson(query), load) : load();
     },
 
     async getReport(actor: Actor, reportId: string): Promise<Report> {

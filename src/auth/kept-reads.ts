@@ -1,0 +1,124 @@
+import { type CredentialCache, createCredentialCache } from './credential-cache.ts';
+
+/**
+ * Results of list reads kept in memory per caller, kept right by PostgreSQL notifications.
+ *
+ * Every statement that changes one of the tables a kept read reads notifies `vigil_reads` at
+ * commit with the table's name (migration 0019); every process forgets the kept values of the
+ * reads that name that table when the notification arrives. Changes of credentials and
+ * memberships arrive on `vigil_credentials`, which forgets every kept read as well. A write
+ * request forgets them in its own process before its answer leaves (as the credential cache), so
+ * a client sees its own write at once on the replica that made it, and within the notification's
+ * delay on the others. While the listening connection is down nothing is kept, and nothing read
+ * before a notification is stored after it (the credential cache's generations).
+ *
+ * A value is kept per caller: per resolved actor object, which the credential cache hands to every
+ * request of a credential until a notification or a write request replaces it. An actor resolved
+ * before such a change is never handed out after it, so nothing it read can be found again.
+ * Errors are not kept.
+ */
+
+/** The channel migration 0019's triggers notify, with the changed table's name as payload. */
+export const READS_CHANNEL = 'vigil_reads';
+
+export interface KeptReadsOptions {
+  /** Every table the read's statements read (checked against their plans by a test). */
+  tables: readonly string[];
+  /** Values kept at most (least recently used out); 0 keeps none. */
+  maxEntries: number;
+  /** The longest a value is trusted even without a notification. */
+  maxAgeMs?: number;
+  /** Values whose JSON is longer than this many characters are not kept. */
+  maxJsonLength?: number;
+  now?: () => number;
+}
+
+export interface KeptReads<T> {
+  /** The tables whose notifications make this read's values stale. */
+  readonly tables: ReadonlySet<string>;
+  /**
+   * The kept value for this caller and key, or `load()`'s, which is kept when no notification
+   * came in while it ran. The same kept object is handed out until it is forgotten: callers must
+   * not change it.
+   */
+  read(actor: object, key: string, load: () => Promise<T>): Promise<T>;
+  /** A `vigil_reads` notification naming `table` arrived. */
+  changed(table: string): void;
+  /** Forgets everything (a credential notification arrived, or this process wrote). */
+  invalidate(reason?: string): void;
+  /** Turns keeping on (the listener is attached) or off; both forget everything. */
+  setEnabled(enabled: boolean): void;
+  readonly size: number;
+  readonly enabled: boolean;
+  /** Reads answered from memory since the process started (for operators and tests). */
+  readonly hits: number;
+}
+
+/** A number per actor object, for cache keys: an actor replaced after a change gets a new one. */
+const actorSerials = new WeakMap<object, number>();
+let lastActorSerial = 0;
+
+function serialOf(actor: object): number {
+  let serial = actorSerials.get(actor);
+  if (serial === undefined) {
+    lastActorSerial += 1;
+    serial = lastActorSerial;
+    actorSerials.set(actor, serial);
+  }
+  return serial;
+}
+
+const DEFAULT_MAX_JSON_LENGTH = 512 * 1024;
+
+/**
+ * Pages each list read keeps per process: with values of at most 512 Ki characters of JSON (and
+ * the kept response body beside each), at most some 64 MB per read.
+ */
+export const KEPT_PAGES_PER_READ = 64;
+
+export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
+  const cache: CredentialCache<T> = createCredentialCache<T>({
+    maxEntries: options.maxEntries,
+    maxAgeMs: options.maxAgeMs,
+    now: options.now,
+  });
+  const tables = new Set(options.tables);
+  const maxJsonLength = options.maxJsonLength ?? DEFAULT_MAX_JSON_LENGTH;
+  let hits = 0;
+  return {
+    tables,
+    async read(actor, key, load) {
+      if (!cache.enabled) return load();
+      const fullKey = `${serialOf(actor)}\n${key}`;
+      const kept = cache.get(fullKey, new Date());
+      if (kept !== undefined) {
+        hits += 1;
+        return kept;
+      }
+      const generation = cache.begin();
+      const value = await load();
+      if (generation === cache.begin() && JSON.stringify(value).length <= maxJsonLength) {
+        cache.store(fullKey, generation, { value, expiresAt: null });
+      }
+      return value;
+    },
+    changed(table) {
+      if (tables.has(table)) cache.invalidate(table);
+    },
+    invalidate(reason) {
+      cache.invalidate(reason);
+    },
+    setEnabled(enabled) {
+      cache.setEnabled(enabled);
+    },
+    get size() {
+      return cache.size;
+    },
+    get enabled() {
+      return cache.enabled;
+    },
+    get hits() {
+      return hits;
+    },
+  };
+}

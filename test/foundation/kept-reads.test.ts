@@ -1,0 +1,372 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Actor } from '../../src/auth/actor.ts';
+import { createTestApp, sharedTestApp, type TestApp } from '../helpers/app.ts';
+import {
+  addMember,
+  buildComment,
+  buildCompany,
+  buildFinding,
+  buildLabel,
+  buildRepository,
+  buildUser,
+  fileFinding,
+  type TestUser,
+} from '../helpers/factories.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+/**
+ * All-findings, reports and audit log pages are kept per caller on each replica and forgotten when
+ * a table they read changes (kept-reads.ts, migration 0019): two replicas on one database.
+ */
+let b: TestApp;
+const a = sharedTestApp();
+
+beforeAll(async () => {
+  b = await createTestApp({ shareDatabaseWith: a });
+  await waitFor(
+    () => a.container.keptPages.allFindings.enabled && b.container.keptPages.allFindings.enabled,
+    {
+      what: 'listeners',
+      timeoutMs: 10_000,
+    },
+  );
+});
+afterAll(async () => {
+  await b?.close();
+});
+
+function get(t: TestApp, url: string, token: string) {
+  return t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
+}
+
+/** Runs SQL with triggers off, so that no notification is sent: what only a kept page still shows. */
+async function silently(sql: string, values: unknown[]) {
+  await a.container.database.transaction(async (tx) => {
+    await tx.executeSql('set local session_replication_role = replica');
+    await tx.executeSql(sql, values);
+  });
+}
+
+async function settle() {
+  await Promise.all([a.settleCredentials(), b.settleCredentials()]);
+}
+
+async function titles(t: TestApp, user: TestUser, query = ''): Promise<string[]> {
+  const res = await get(t, `/api/v0/repositories/all-findings${query}`, user.token);
+  expect(res.statusCode).toBe(200);
+  return (res.json().findings as Array<{ title: string }>).map((f) => f.title).sort();
+}
+
+describe('kept all-findings pages', () => {
+  it('answers a repeated request from memory, not after a change it was not told of unless its own process made it', async () => {
+    const repository = await buildRepository(a);
+    const judge = await buildUser(a);
+    await addMember(a, repository.id, judge.id, 'judge');
+    await buildFinding(a, { repositoryId: repository.id, title: 'first' });
+    await settle();
+    const first = await get(b, '/api/v0/repositories/all-findings', judge.token);
+    const hits = b.container.keptPages.allFindings.hits;
+    const second = await get(b, '/api/v0/repositories/all-findings', judge.token);
+    expect(second.body).toBe(first.body);
+    expect(b.container.keptPages.allFindings.hits).toBe(hits + 1);
+
+    expect(await titles(a, judge)).toEqual(['first']);
+    expect(await titles(a, judge)).toEqual(['first']);
+    // Without a notification the kept page stays: the proof that it is kept.
+    await silently(`update findings set title = 'renamed' where repository_id = $1`, [repository.id]);
+    expect(await titles(b, judge)).toEqual(['first']);
+    // The process that committed the change forgets its pages at once, notification or not.
+    expect(await titles(a, judge)).toEqual(['renamed']);
+    // A change that notifies reaches it.
+    await a.container.database.executeSql(`update findings set title = 'again' where repository_id = $1`, [
+      repository.id,
+    ]);
+    await waitFor(async () => (await titles(b, judge)).join() === 'again', {
+      what: 'b to forget the page',
+      timeoutMs: 10_000,
+    });
+  });
+
+  it('shows a write at once on the replica that made it, and on the other when the notification arrives', async () => {
+    const repository = await buildRepository(a);
+    const judge = await buildUser(a);
+    await addMember(a, repository.id, judge.id, 'judge');
+    const reviewer = await buildUser(a);
+    await addMember(a, repository.id, reviewer.id, 'reviewer');
+    expect(await titles(a, judge)).toEqual([]);
+    expect(await titles(b, judge)).toEqual([]);
+    await fileFinding(a, reviewer.token, repository.id, { title: 'filed' });
+    expect(await titles(a, judge)).toEqual(['filed']);
+    await waitFor(async () => (await titles(b, judge)).join() === 'filed', {
+      what: 'b to show the new finding',
+      timeoutMs: 10_000,
+    });
+  });
+
+  it('keeps pages per caller: another user with other access never gets them', async () => {
+    const repository = await buildRepository(a);
+    const judge = await buildUser(a);
+    await addMember(a, repository.id, judge.id, 'judge');
+    const reviewer = await buildUser(a);
+    await addMember(a, repository.id, reviewer.id, 'reviewer');
+    await buildFinding(a, { repositoryId: repository.id, title: 'by someone else' });
+    await settle();
+    expect(await titles(b, judge)).toEqual(['by someone else']);
+    expect(await titles(b, judge)).toEqual(['by someone else']);
+    // A reviewer sees only their own findings in this repository.
+    expect(await titles(b, reviewer)).toEqual([]);
+  });
+
+  it('follows label, comment and read-marker changes', async () => {
+    const repository = await buildRepository(a);
+    const judge = await buildUser(a);
+    await addMember(a, repository.id, judge.id, 'judge');
+    const finding = await buildFinding(a, { repositoryId: repository.id });
+    await settle();
+    const page = async () => {
+      const res = await get(b, '/api/v0/repositories/all-findings', judge.token);
+      expect(res.statusCode).toBe(200);
+      return res.json().findings[0] as { labels: Array<{ name: string }>; unreadCommentsNumber: number };
+    };
+    expect((await page()).labels).toEqual([]);
+    const label = await buildLabel(a, { repositoryId: repository.id, name: 'urgent' });
+    await a.container.database.executeSql(
+      'insert into finding_labels (finding_id, label_id) values ($1, $2)',
+      [finding.id, label.id],
+    );
+    await waitFor(async () => (await page()).labels.map((l) => l.name).join() === 'urgent', {
+      what: 'the label',
+      timeoutMs: 10_000,
+    });
+    await buildComment(a, { findingId: finding.id });
+    await waitFor(async () => (await page()).unreadCommentsNumber === 1, {
+      what: 'the unread comment',
+      timeoutMs: 10_000,
+    });
+    const read = await a.app.inject({
+      method: 'PUT',
+      url: `/api/v0/repositories/${repository.id}/findings/${finding.number}/read`,
+      headers: { authorization: `Bearer ${judge.token}` },
+    });
+    expect(read.statusCode).toBeLessThan(300);
+    await waitFor(async () => (await page()).unreadCommentsNumber === 0, {
+      what: 'the read marker',
+      timeoutMs: 10_000,
+    });
+  });
+});
+
+describe('kept reports and audit log pages', () => {
+  it('shows a new audit entry on the other replica when the notification arrives', async () => {
+    const company = await buildCompany(a);
+    const manager = await buildUser(a, { companyId: company.id, companyRole: 'manager' });
+    const member = await buildUser(a, { companyId: company.id, companyRole: 'member' });
+    await settle();
+    const entries = async () => {
+      const res = await get(b, `/api/v0/companies/${company.id}/audit-log`, manager.token);
+      expect(res.statusCode).toBe(200);
+      return (res.json().items as unknown[]).length;
+    };
+    const before = await entries();
+    expect(await entries()).toBe(before);
+    const disable = await a.app.inject({
+      method: 'POST',
+      url: `/api/v0/companies/${company.id}/users/${member.id}/disable`,
+      headers: { authorization: `Bearer ${manager.token}` },
+    });
+    expect(disable.statusCode).toBe(200);
+    await waitFor(async () => (await entries()) === before + 1, {
+      what: 'the audit entry',
+      timeoutMs: 10_000,
+    });
+  });
+
+  it('shows a renamed report in the reports list of the other replica', async () => {
+    const company = await buildCompany(a);
+    const manager = await buildUser(a, { companyId: company.id, companyRole: 'manager' });
+    const repository = await buildRepository(a, { companyId: company.id, finishedAt: new Date() });
+    await settle();
+    const created = await a.app.inject({
+      method: 'POST',
+      url: '/api/v0/reports',
+      headers: { authorization: `Bearer ${manager.token}` },
+      payload: { repositoryId: repository.id, projectTitle: 'Engagement report' },
+    });
+    expect(created.statusCode).toBe(201);
+    const titlesOfReports = async () => {
+      const res = await get(b, '/api/v0/reports', manager.token);
+      expect(res.statusCode).toBe(200);
+      return (res.json().reports as Array<{ projectTitle: string }>).map((r) => r.projectTitle);
+    };
+    await waitFor(async () => (await titlesOfReports()).includes('Engagement report'), {
+      what: 'the report',
+      timeoutMs: 10_000,
+    });
+    await silently('update reports set project_title = $2 where repository_id = $1', [
+      repository.id,
+      'Silent',
+    ]);
+    expect(await titlesOfReports()).toContain('Engagement report');
+    await a.container.database.executeSql('update reports set project_title = $2 where repository_id = $1', [
+      repository.id,
+      'Renamed',
+    ]);
+    await waitFor(async () => (await titlesOfReports()).includes('Renamed'), {
+      what: 'the rename',
+      timeoutMs: 10_000,
+    });
+  });
+});
+
+/** The tables in the plan of a statement (`EXPLAIN` of it with its values). */
+async function tablesOfPlan(t: TestApp, text: string, values: unknown[]): Promise<string[]> {
+  const { rows } = await t.container.database.executeSql(`explain (format json) ${text}`, values);
+  const found = new Set<string>();
+  const visit = (node: unknown) => {
+    if (Array.isArray(node)) for (const item of node) visit(item);
+    else if (node && typeof node === 'object') {
+      for (const [key, value] of Object.entries(node)) {
+        if (key === 'Relation Name' && typeof value === 'string') found.add(value);
+        else visit(value);
+      }
+    }
+  };
+  visit((rows[0] as Record<string, unknown>)['QUERY PLAN']);
+  return [...found];
+}
+
+/** Every statement `run` sends through a pool, with its values. */
+async function statementsOf(
+  run: () => Promise<unknown>,
+): Promise<Array<{ text: string; values: unknown[] }>> {
+  const recorded: Array<{ text: string; values: unknown[] }> = [];
+  const original = pg.Pool.prototype.query;
+  const record = function (this: pg.Pool, config: unknown, ...rest: unknown[]) {
+    const c = config as { text?: unknown; values?: unknown[] } | string;
+    // Values come in the config or as the second argument (as Drizzle passes them).
+    const given = (rest[0] as unknown[] | undefined) ?? [];
+    if (typeof c === 'string') recorded.push({ text: c, values: given });
+    else if (c && typeof c.text === 'string') recorded.push({ text: c.text, values: c.values ?? given });
+    return (original as (...args: unknown[]) => unknown).call(this, config, ...rest);
+  };
+  pg.Pool.prototype.query = record as typeof pg.Pool.prototype.query;
+  try {
+    await run();
+  } finally {
+    pg.Pool.prototype.query = original;
+  }
+  return recorded;
+}
+
+describe('what the kept pages depend on', () => {
+  it('names every table the plans of their statements read, and each of those tables notifies', async () => {
+    const company = await buildCompany(a);
+    const repository = await buildRepository(a, { companyId: company.id, finishedAt: new Date() });
+    const manager = await buildUser(a, { companyId: company.id, companyRole: 'manager' });
+    const judge = await buildUser(a);
+    await addMember(a, repository.id, judge.id, 'judge');
+    const reviewer = await buildUser(a);
+    await addMember(a, repository.id, reviewer.id, 'reviewer');
+    const root = await buildFinding(a, {
+      repositoryId: repository.id,
+      createdBy: reviewer.id,
+      assignedTo: judge.id,
+      files: [{ path: 'contracts/Vault.sol', startLine: 1, endLine: 2 }],
+    });
+    await buildFinding(a, { repositoryId: repository.id, duplicateOf: root.id });
+    const label = await buildLabel(a, { repositoryId: repository.id, name: 'triage' });
+    await a.container.database.executeSql(
+      'insert into finding_labels (finding_id, label_id) values ($1, $2)',
+      [root.id, label.id],
+    );
+    await buildComment(a, { findingId: root.id });
+    const report = await a.app.inject({
+      method: 'POST',
+      url: '/api/v0/reports',
+      headers: { authorization: `Bearer ${manager.token}` },
+      payload: { repositoryId: repository.id, projectTitle: 'Report' },
+    });
+    expect(report.statusCode).toBe(201);
+    await settle();
+
+    const { services, keptPages } = a.container;
+    const auth = services.auth;
+    // A copy of an actor is another caller: nothing kept answers for it, so the statements run.
+    const fresh = async (token: string): Promise<Actor> => ({ ...(await auth.authenticateUserToken(token)) });
+    const findingQueries = [
+      {},
+      { limit: 20, status: 'new,confirmed', severity: 'medium,high', label: 'triage' },
+      { order_by: 'last_comment_desc' as const },
+      { order_by: 'reputation_desc' as const, with_unread_comments: true },
+      {
+        created_by: reviewer.username,
+        assigned_to: judge.username,
+        q: 'Finding',
+        path: 'contracts/Vault.sol',
+      },
+      { unlabeled: true, duplicates: false, filter_for: 'with_duplicates' as const },
+      { s: 'status:new label:triage is:unread' },
+    ];
+    const reads: Array<{
+      name: string;
+      tables: ReadonlySet<string>;
+      token: string;
+      run: (actor: Actor) => Promise<unknown>;
+    }> = [];
+    for (const token of [judge.token, reviewer.token]) {
+      for (const query of findingQueries) {
+        reads.push({
+          name: `all-findings ${JSON.stringify(query)}`,
+          tables: keptPages.allFindings.tables,
+          token,
+          run: (actor) => services.findings.listAllFindings(actor, query),
+        });
+      }
+    }
+    for (const query of [{}, { q: 'Report', guild: 'none' }]) {
+      reads.push({
+        name: `reports ${JSON.stringify(query)}`,
+        tables: keptPages.reports.tables,
+        token: manager.token,
+        run: (actor) => services.reports.listReports(actor, query),
+      });
+    }
+    for (const query of [{}, { target_users: [judge.username], performing_users: [manager.username] }]) {
+      reads.push({
+        name: `audit log ${JSON.stringify(query)}`,
+        tables: keptPages.auditLog.tables,
+        token: manager.token,
+        run: (actor) => services.audit.listAuditLog(actor, company.id, query),
+      });
+    }
+
+    const read = new Set<string>();
+    for (const { name, tables, token, run } of reads) {
+      const actor = await fresh(token);
+      const statements = await statementsOf(() => run(actor));
+      expect(statements.length, name).toBeGreaterThan(0);
+      for (const { text, values } of statements) {
+        for (const table of await tablesOfPlan(a, text, values)) {
+          read.add(table);
+          expect(tables.has(table), `${name} reads "${table}"`).toBe(true);
+        }
+      }
+    }
+    // The plans covered the statements that matter.
+    for (const table of ['findings', 'finding_labels', 'comments', 'reports', 'audit_log']) {
+      expect(read.has(table), table).toBe(true);
+    }
+
+    const { rows } = await a.container.database.executeSql(
+      `select c.relname as "table" from pg_trigger t
+         join pg_class c on c.oid = t.tgrelid
+         join pg_proc p on p.oid = t.tgfoid
+        where p.proname = 'vigil_notify_reads'`,
+    );
+    const notifying = new Set(rows.map((r) => (r as { table: string }).table));
+    for (const pages of Object.values(keptPages)) {
+      for (const table of pages.tables) expect(notifying.has(table), `${table} notifies`).toBe(true);
+    }
+  });
+});
