@@ -11,8 +11,11 @@
  *   (a) a bare Fastify route returning the credits JSON (bench/api-ceiling.ts, its own process),
  *   (b) the same after one `select 1` on a node-postgres pool to the same database — the
  *       database-bound ceiling every read is compared to,
- *   (c) Vigil's reads: getScan, getCreditBalances, all-findings (limit=20; with 3 filters),
- *       company users, reports, audit log.
+ *   (c) Vigil's reads: getScan, getCreditBalances, all-findings (limit=20; 500 pages of 20
+ *       requested in turn, more than a process keeps, so none is answered from memory; with 3
+ *       filters), company users, reports, audit log.
+ * The "kept" column is the share of a read's requests `vigil serve` answered from kept list pages
+ * (its /metrics, read before and after the run).
  * Targets: every read ≥ 50% of (b)'s req/s with p99 ≤ 20 ms; all-findings p99 ≤ 50 ms.
  * Samples VmRSS of `vigil serve` during the runs (peak) and, on the embedded backend, the idle RSS
  * of `vigil start`. `--profile` runs `vigil serve` under `node --cpu-prof` (profiles in
@@ -64,6 +67,14 @@ const TARGET_ALL_FINDINGS_P99_MS = 50;
  * (KEPT_PAGES_PER_READ), so every request reads the database.
  */
 const PAGES_IN_TURN = 500;
+const PAGE_ORDERS = [
+  'number_asc',
+  'number_desc',
+  'severity_desc',
+  'status_asc',
+  'severity_asc',
+  'status_desc',
+];
 
 const log = (message: string) =>
   process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
@@ -173,8 +184,8 @@ interface Target {
   token?: string;
   p99TargetMs?: number;
   /**
-   * Paths requested in turn instead of `url`'s, each connection from its own offset, so that no
-   * path comes again before the others have: what no process keeps (more paths than it keeps).
+   * Paths requested in turn instead of `url`'s, so that no path comes again before all the others
+   * have: with more paths than a process keeps, none is answered from memory.
    */
   paths?: string[];
 }
@@ -192,6 +203,8 @@ interface Measurement {
   p99TargetMs: number | null;
   meetsTarget: boolean | null;
   peakServeRssMb: number | null;
+  /** Share of the measured requests answered from kept pages (null: a read that keeps none). */
+  keptShare: number | null;
 }
 
 function cannon(target: Target, duration = DURATION): Promise<autocannon.Result> {
@@ -203,20 +216,34 @@ function cannon(target: Target, duration = DURATION): Promise<autocannon.Result>
   };
   const paths = target.paths;
   if (!paths) return autocannon(options);
-  let connections = 0;
-  const stride = Math.max(1, Math.floor(paths.length / CONNECTIONS));
+  // One counter for all connections and runs of the target (autocannon resets a connection's
+  // context after each request when it has one request to loop over): a path comes again only
+  // after all the others, the warm-up included.
   return autocannon({
     ...options,
     requests: [
       {
-        setupRequest: (request, context) => {
-          const at = context as { next?: number };
-          at.next = ((at.next ?? connections++ * stride) + 1) % paths.length;
-          return { ...request, path: paths[at.next] as string };
+        setupRequest: (request) => {
+          const sent = pathsSent.get(target) ?? 0;
+          pathsSent.set(target, sent + 1);
+          return { ...request, path: paths[sent % paths.length] as string };
         },
       },
     ],
   });
+}
+
+/** Requests made so far of each target with `paths`. */
+const pathsSent = new WeakMap<Target, number>();
+
+/** List reads `vigil serve` answered from kept pages and by running statements so far (`/metrics`). */
+async function keptPageReads(base: string): Promise<{ kept: number; read: number }> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const sum = (answer: string) =>
+    [...text.matchAll(new RegExp(`^vigil_kept_page_reads\\{[^}]*answer="${answer}"[^}]*\\} (\\d+)$`, 'gm'))]
+      .map((m) => Number(m[1]))
+      .reduce((a, b) => a + b, 0);
+  return { kept: sum('kept'), read: sum('read') };
 }
 
 async function call(base: string, method: string, url: string, token: string, body?: unknown) {
@@ -356,12 +383,15 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
   });
   const ceilingBase = `http://127.0.0.1:${ceilingPort}`;
 
-  // The member's pages one after another (their cursors), for the read of pages nothing keeps.
+  // The member's pages one after another (their cursors), in several orders when one has too few,
+  // for the read of pages nothing keeps.
   const pagePaths: string[] = [];
-  for (let next: string | null = ''; next !== null && pagePaths.length < PAGES_IN_TURN; ) {
-    const path: string = `/api/v0/repositories/all-findings?limit=20${next ? `&next=${encodeURIComponent(next)}` : ''}`;
-    pagePaths.push(path);
-    next = ((await call(base, 'GET', path, memberToken)) as { nextValue: string | null }).nextValue;
+  for (const order of PAGE_ORDERS) {
+    for (let next: string | null = ''; next !== null && pagePaths.length < PAGES_IN_TURN; ) {
+      const path: string = `/api/v0/repositories/all-findings?limit=20&order_by=${order}${next ? `&next=${encodeURIComponent(next)}` : ''}`;
+      pagePaths.push(path);
+      next = ((await call(base, 'GET', path, memberToken)) as { nextValue: string | null }).nextValue;
+    }
   }
 
   const targets: Target[] = [
@@ -428,7 +458,11 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       profileLoadFromSeconds = Math.floor((performance.now() - serveStartedAt) / 1000);
     }
     const sampler = rssSampler(serve.child.pid);
+    const keptBefore = await keptPageReads(base);
     const result = await cannon(target);
+    const keptAfter = await keptPageReads(base);
+    const keptAnswers = keptAfter.kept - keptBefore.kept;
+    const readAnswers = keptAfter.read - keptBefore.read;
     const peak = sampler.stop();
     measurements.push({
       name: target.name,
@@ -443,6 +477,8 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       p99TargetMs: target.kind === 'read' ? (target.p99TargetMs ?? TARGET_P99_MS) : null,
       meetsTarget: null,
       peakServeRssMb: target.kind === 'read' ? Math.round(peak / 1024) : null,
+      keptShare:
+        keptAnswers + readAnswers > 0 ? Number((keptAnswers / (keptAnswers + readAnswers)).toFixed(3)) : null,
     });
     const m = measurements[measurements.length - 1]!;
     log(
@@ -514,7 +550,16 @@ for (const b of backends) {
   process.stdout.write(
     `\n${b.backend}: ${FINDINGS.toLocaleString('en')} findings, ${CONNECTIONS} connections, ${DURATION} s each; serve RSS ${b.serveRssAtStartMb} MB at start, peak ${b.peakServeRssMb} MB${b.idleStartRssMb !== null ? `; idle vigil start ${b.idleStartRssMb} MB` : ''}\n`,
   );
-  const header = ['target', 'req/s', 'p50 ms', 'p99 ms', 'ratio to (b)', 'p99 target', 'meets target'];
+  const header = [
+    'target',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'ratio to (b)',
+    'p99 target',
+    'meets target',
+    'kept',
+  ];
   const rows = b.measurements.map((m) => [
     m.name,
     String(m.requestsPerSecond),
@@ -523,6 +568,7 @@ for (const b of backends) {
     m.ratioToDbCeiling === null ? '' : `${Math.round(m.ratioToDbCeiling * 100)}%`,
     m.p99TargetMs === null ? '' : `≤ ${m.p99TargetMs} ms`,
     m.meetsTarget === null ? '' : m.meetsTarget ? 'yes' : 'NO',
+    m.keptShare === null ? '' : `${Math.round(m.keptShare * 100)}%`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   for (const row of [header, widths.map((w) => '-'.repeat(w)), ...rows]) {

@@ -23,20 +23,23 @@ function counter(source: { n: number }) {
 }
 
 describe('kept reads', () => {
-  it('keeps a value per caller and key, and hands out the same object', async () => {
+  it('keeps a value per caller and key from its second request, and hands out the same object', async () => {
     const reads = keptReads();
     const source = { n: 1 };
     const { calls, load } = counter(source);
     const alice = {};
-    const first = await reads.read(alice, 'q', load);
+    await reads.read(alice, 'q', load);
+    expect(reads.size).toBe(0); // asked for once: not kept
     const second = await reads.read(alice, 'q', load);
-    expect(second).toBe(first);
-    expect(calls.count).toBe(1);
+    const third = await reads.read(alice, 'q', load);
+    expect(third).toBe(second);
+    expect(calls.count).toBe(2);
     expect(reads.hits).toBe(1);
+    expect(reads.misses).toBe(2);
     // Another key, another caller: read again.
     await reads.read(alice, 'other', load);
     await reads.read({}, 'q', load);
-    expect(calls.count).toBe(3);
+    expect(calls.count).toBe(4);
   });
 
   it('forgets on a notification of a table it reads, not of another', async () => {
@@ -45,17 +48,19 @@ describe('kept reads', () => {
     const { calls, load } = counter(source);
     const caller = {};
     await reads.read(caller, 'q', load);
+    await reads.read(caller, 'q', load);
     source.n = 2;
     reads.changed('scans');
     expect((await reads.read(caller, 'q', load)).n).toBe(1);
     reads.changed('labels');
     expect((await reads.read(caller, 'q', load)).n).toBe(2);
-    expect(calls.count).toBe(2);
+    expect(calls.count).toBe(3);
   });
 
   it('does not store what was read before a notification that arrived while it ran', async () => {
     const reads = keptReads();
     const caller = {};
+    await reads.read(caller, 'q', async () => ({ n: 0 }));
     let release: () => void = () => {};
     const slow = reads.read(caller, 'q', async () => {
       await new Promise<void>((resolve) => {
@@ -67,8 +72,10 @@ describe('kept reads', () => {
     release();
     expect((await slow).n).toBe(1);
     expect(reads.size).toBe(0);
-    expect((await reads.read(caller, 'q', async () => ({ n: 2 }))).n).toBe(2);
+    await reads.read(caller, 'q', async () => ({ n: 2 }));
+    expect((await reads.read(caller, 'q', async () => ({ n: 3 }))).n).toBe(3);
     expect(reads.size).toBe(1);
+    expect((await reads.read(caller, 'q', async () => ({ n: 4 }))).n).toBe(3);
   });
 
   it('keeps nothing while disabled, nor errors, nor values over the size limit', async () => {
@@ -76,17 +83,15 @@ describe('kept reads', () => {
     const caller = {};
     reads.setEnabled(false);
     const { calls, load } = counter({ n: 1 });
-    await reads.read(caller, 'q', load);
-    await reads.read(caller, 'q', load);
-    expect(calls.count).toBe(2);
+    for (let i = 0; i < 3; i++) await reads.read(caller, 'q', load);
+    expect(calls.count).toBe(3);
     expect(reads.size).toBe(0);
 
     reads.setEnabled(true);
-    await expect(
-      reads.read(caller, 'q', async () => {
-        throw new Error('bad request');
-      }),
-    ).rejects.toThrow('bad request');
+    const failing = async (): Promise<{ n: number }> => {
+      throw new Error('bad request');
+    };
+    for (let i = 0; i < 2; i++) await expect(reads.read(caller, 'q', failing)).rejects.toThrow('bad request');
     expect(reads.size).toBe(0);
 
     const big = { n: 1, text: 'x'.repeat(100) };
@@ -95,9 +100,8 @@ describe('kept reads', () => {
       bigCalls += 1;
       return big;
     };
-    await reads.read(caller, 'big', loadBig);
-    await reads.read(caller, 'big', loadBig);
-    expect(bigCalls).toBe(2);
+    for (let i = 0; i < 3; i++) await reads.read(caller, 'big', loadBig);
+    expect(bigCalls).toBe(3);
     expect(reads.size).toBe(0);
   });
 
@@ -106,14 +110,24 @@ describe('kept reads', () => {
     const reads = keptReads({ maxEntries: 2, now: () => clock });
     const caller = {};
     const { calls, load } = counter({ n: 1 });
-    await reads.read(caller, 'a', load);
-    await reads.read(caller, 'b', load);
-    await reads.read(caller, 'c', load);
+    for (const key of ['a', 'a', 'b', 'b', 'c', 'c']) await reads.read(caller, key, load);
     expect(reads.size).toBe(2);
+    expect(calls.count).toBe(6);
+    await reads.read(caller, 'c', load); // kept
+    expect(calls.count).toBe(6);
     await reads.read(caller, 'a', load); // the least recently used went out
-    expect(calls.count).toBe(4);
+    expect(calls.count).toBe(7);
     clock = 61_000;
-    await reads.read(caller, 'a', load);
-    expect(calls.count).toBe(5);
+    await reads.read(caller, 'c', load);
+    expect(calls.count).toBe(8);
+  });
+
+  it('keeps none of many keys each asked for once', async () => {
+    const reads = keptReads({ maxEntries: 4 });
+    const caller = {};
+    const { load } = counter({ n: 1 });
+    for (let i = 0; i < 200; i++) await reads.read(caller, `page-${i}`, load);
+    expect(reads.size).toBe(0);
+    expect(reads.hits).toBe(0);
   });
 });

@@ -15,6 +15,8 @@ import { type CredentialCache, createCredentialCache } from './credential-cache.
  * A value is kept per caller: per resolved actor object, which the credential cache hands to every
  * request of a credential until a notification or a write request replaces it. An actor resolved
  * before such a change is never handed out after it, so nothing it read can be found again.
+ * A value is kept from the second time it is asked for (among the last requests that were not
+ * answered from memory), so that reads of pages asked for once do not push out the kept ones.
  * Errors are not kept.
  */
 
@@ -37,9 +39,9 @@ export interface KeptReads<T> {
   /** The tables whose notifications make this read's values stale. */
   readonly tables: ReadonlySet<string>;
   /**
-   * The kept value for this caller and key, or `load()`'s, which is kept when no notification
-   * came in while it ran. The same kept object is handed out until it is forgotten: callers must
-   * not change it.
+   * The kept value for this caller and key, or `load()`'s, which is kept when the key was asked
+   * for before and no notification came in while it ran. The same kept object is handed out until
+   * it is forgotten: callers must not change it.
    */
   read(actor: object, key: string, load: () => Promise<T>): Promise<T>;
   /** A `vigil_reads` notification naming `table` arrived. */
@@ -52,6 +54,8 @@ export interface KeptReads<T> {
   readonly enabled: boolean;
   /** Reads answered from memory since the process started (for operators and tests). */
   readonly hits: number;
+  /** Reads that ran their statements since the process started. */
+  readonly misses: number;
 }
 
 /** A number per actor object, for cache keys: an actor replaced after a change gets a new one. */
@@ -85,15 +89,30 @@ export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
   const tables = new Set(options.tables);
   const maxJsonLength = options.maxJsonLength ?? DEFAULT_MAX_JSON_LENGTH;
   let hits = 0;
+  let misses = 0;
+  /** Keys asked for once and not kept yet, oldest first (bounded). */
+  const asked = new Map<string, true>();
+  const askedLimit = options.maxEntries * 4;
   return {
     tables,
     async read(actor, key, load) {
-      if (!cache.enabled) return load();
+      if (!cache.enabled) {
+        misses += 1;
+        return load();
+      }
       const fullKey = `${serialOf(actor)}\n${key}`;
       const kept = cache.get(fullKey, new Date());
       if (kept !== undefined) {
         hits += 1;
         return kept;
+      }
+      misses += 1;
+      // A page is kept when it is asked for again: one read once (paging through a long list)
+      // neither pushes out the kept pages nor pays for keeping its own.
+      if (!asked.delete(fullKey)) {
+        asked.set(fullKey, true);
+        if (asked.size > askedLimit) asked.delete(asked.keys().next().value as string);
+        return load();
       }
       const generation = cache.begin();
       const value = await load();
@@ -119,6 +138,9 @@ export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
     },
     get hits() {
       return hits;
+    },
+    get misses() {
+      return misses;
     },
   };
 }

@@ -1,10 +1,28 @@
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
-/** Prometheus metrics of one app: default process metrics and per-route latency histograms. */
-export function registerMetrics(app: FastifyInstance): Registry {
+/** What the metrics say of the kept list pages (see kept-reads.ts), by read. */
+export type KeptPageCounts = Record<string, { readonly hits: number; readonly misses: number }>;
+
+/**
+ * Prometheus metrics of one app: default process metrics, per-route latency histograms, and how
+ * many list reads were answered from kept pages.
+ */
+export function registerMetrics(app: FastifyInstance, keptPages: KeptPageCounts = {}): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'vigil_kept_page_reads',
+    help: 'List reads since the process started, by read and by whether a kept page answered (kept) or the statements ran (read)',
+    labelNames: ['read', 'answer'],
+    registers: [registry],
+    collect() {
+      for (const [read, counts] of Object.entries(keptPages)) {
+        this.set({ read, answer: 'kept' }, counts.hits);
+        this.set({ read, answer: 'read' }, counts.misses);
+      }
+    },
+  });
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request latency by route',

@@ -16,8 +16,9 @@ import {
 import { waitFor } from '../helpers/wait.ts';
 
 /**
- * All-findings, reports and audit log pages are kept per caller on each replica and forgotten when
- * a table they read changes (kept-reads.ts, migration 0019): two replicas on one database.
+ * All-findings, reports and audit log pages are kept per caller on each replica (from their second
+ * request) and forgotten when a table they read changes (kept-reads.ts, migration 0019): two
+ * replicas on one database.
  */
 let b: TestApp;
 const a = sharedTestApp();
@@ -65,11 +66,16 @@ describe('kept all-findings pages', () => {
     await addMember(a, repository.id, judge.id, 'judge');
     await buildFinding(a, { repositoryId: repository.id, title: 'first' });
     await settle();
+    // Kept from the second request on.
+    await get(b, '/api/v0/repositories/all-findings', judge.token);
     const first = await get(b, '/api/v0/repositories/all-findings', judge.token);
     const hits = b.container.keptPages.allFindings.hits;
     const second = await get(b, '/api/v0/repositories/all-findings', judge.token);
     expect(second.body).toBe(first.body);
     expect(b.container.keptPages.allFindings.hits).toBe(hits + 1);
+    const metrics = await b.app.inject({ method: 'GET', url: '/metrics' });
+    const kept = /vigil_kept_page_reads\{read="allFindings",answer="kept"\} (\d+)/.exec(metrics.body);
+    expect(Number(kept?.[1])).toBe(hits + 1);
 
     expect(await titles(a, judge)).toEqual(['first']);
     expect(await titles(a, judge)).toEqual(['first']);
@@ -203,6 +209,7 @@ describe('kept reports and audit log pages', () => {
       what: 'the report',
       timeoutMs: 10_000,
     });
+    await titlesOfReports(); // asked for twice at least: kept
     await silently('update reports set project_title = $2 where repository_id = $1', [
       repository.id,
       'Silent',
