@@ -12,6 +12,7 @@ import {
   buildServiceKey,
   buildUser,
 } from '../helpers/factories.ts';
+import { getAs, settleAll, silently } from '../helpers/replicas.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /**
@@ -32,22 +33,9 @@ afterAll(async () => {
   await b?.close();
 });
 
-function get(t: TestApp, url: string, token: string) {
-  return t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
-}
+const silentlyOnA = (sql: string, values: unknown[]) => silently(a, sql, values);
 
-/** Runs SQL with triggers off, so that no notification is sent: what only a cache still serves. */
-async function silently(sql: string, values: unknown[]) {
-  await a.container.database.transaction(async (tx) => {
-    await tx.executeSql('set local session_replication_role = replica');
-    await tx.executeSql(sql, values);
-  });
-}
-
-/** Waits until both replicas have heard every notification sent so far. */
-async function settle() {
-  await Promise.all([a.settleCredentials(), b.settleCredentials()]);
-}
+const settle = () => settleAll(a, b);
 
 async function newToken(userId: string): Promise<{ id: string; token: string }> {
   const res = await a.app.inject({
@@ -65,34 +53,34 @@ describe('credential cache across two replicas', () => {
     const company = await buildCompany(a);
     const user = await buildUser(a, { companyId: company.id, companyRole: 'member' });
     await settle();
-    expect((await get(b, '/api/v0/notifications', user.token)).statusCode).toBe(200);
+    expect((await getAs(b, '/api/v0/notifications', user.token)).statusCode).toBe(200);
     expect(b.container.credentialCache.size).toBeGreaterThan(0);
-    await silently('update user_tokens set revoked_at = now() where hash = $1', [hashSecret(user.token)]);
+    await silentlyOnA('update user_tokens set revoked_at = now() where hash = $1', [hashSecret(user.token)]);
     // The row says revoked, but nothing told replica b: it still answers from its cache.
-    expect((await get(b, '/api/v0/notifications', user.token)).statusCode).toBe(200);
-    await silently('update user_tokens set revoked_at = null where hash = $1', [hashSecret(user.token)]);
+    expect((await getAs(b, '/api/v0/notifications', user.token)).statusCode).toBe(200);
+    await silentlyOnA('update user_tokens set revoked_at = null where hash = $1', [hashSecret(user.token)]);
   });
 
   it('refuses a token on replica b once replica a has revoked it, and on replica a at once', async () => {
     const company = await buildCompany(a);
     const user = await buildUser(a, { companyId: company.id, companyRole: 'member' });
     const { id, token } = await newToken(user.id);
-    expect((await get(a, '/api/v0/notifications', token)).statusCode).toBe(200);
-    expect((await get(b, '/api/v0/notifications', token)).statusCode).toBe(200);
+    expect((await getAs(a, '/api/v0/notifications', token)).statusCode).toBe(200);
+    expect((await getAs(b, '/api/v0/notifications', token)).statusCode).toBe(200);
     const revoke = await a.app.inject({
       method: 'DELETE',
       url: `/api/v0/admin/users/${user.id}/tokens/${id}`,
       headers: { authorization: `Bearer ${a.adminToken}` },
     });
     expect(revoke.statusCode).toBe(204);
-    const onA = await get(a, '/api/v0/notifications', token);
+    const onA = await getAs(a, '/api/v0/notifications', token);
     expect(onA.statusCode).toBe(401);
     expect(onA.json().msg).toMatch(/revoked/);
-    await waitFor(async () => (await get(b, '/api/v0/notifications', token)).statusCode === 401, {
+    await waitFor(async () => (await getAs(b, '/api/v0/notifications', token)).statusCode === 401, {
       what: 'b to refuse',
       timeoutMs: 10_000,
     });
-    expect((await get(b, '/api/v0/notifications', token)).json().msg).toMatch(/revoked/);
+    expect((await getAs(b, '/api/v0/notifications', token)).json().msg).toMatch(/revoked/);
   });
 
   it('sees a disabled membership and a revoked service key on the other replica', async () => {
@@ -136,15 +124,15 @@ describe('credential cache across two replicas', () => {
     await addMember(a, repository.id, user.id, 'judge');
     await settle();
     const total = async () => {
-      const res = await get(b, '/api/v0/repositories/all-findings', user.token);
+      const res = await getAs(b, '/api/v0/repositories/all-findings', user.token);
       expect(res.statusCode).toBe(200);
       return res.json().filteredTotal as number;
     };
     expect(await total()).toBe(1);
     // Without a notification replica b keeps the memberships it read with the credential.
-    await silently('delete from repository_members where user_id = $1', [user.id]);
+    await silentlyOnA('delete from repository_members where user_id = $1', [user.id]);
     expect(await total()).toBe(1);
-    await silently('insert into repository_members (repository_id, user_id, role) values ($1, $2, $3)', [
+    await silentlyOnA('insert into repository_members (repository_id, user_id, role) values ($1, $2, $3)', [
       repository.id,
       user.id,
       'judge',
@@ -179,12 +167,12 @@ describe('credential cache across two replicas', () => {
       );
       await waitFor(() => !b.container.credentialCache.enabled, { what: 'b to notice', timeoutMs: 10_000 });
       const generation = b.container.credentialCache.begin();
-      const first = await get(b, '/api/v0/notifications', user.token);
-      await silently('update user_tokens set revoked_at = now() where hash = $1', [hash]);
-      const second = await get(b, '/api/v0/notifications', user.token);
+      const first = await getAs(b, '/api/v0/notifications', user.token);
+      await silentlyOnA('update user_tokens set revoked_at = now() where hash = $1', [hash]);
+      const second = await getAs(b, '/api/v0/notifications', user.token);
       const awayThroughout =
         !b.container.credentialCache.enabled && b.container.credentialCache.begin() === generation;
-      await silently('update user_tokens set revoked_at = null where hash = $1', [hash]);
+      await silentlyOnA('update user_tokens set revoked_at = null where hash = $1', [hash]);
       if (!awayThroughout) continue;
       expect(first.statusCode).toBe(200);
       expect(second.statusCode).toBe(401);
@@ -226,12 +214,14 @@ describe('company user lists across two replicas', () => {
     const member = await buildUser(a, { companyId: company.id, companyRole: 'member' });
     await settle();
     const url = `/api/v0/companies/${company.id}/users`;
-    const before = await get(b, url, manager.token);
+    const before = await getAs(b, url, manager.token);
     expect(usernames(before)).toEqual([manager.username, member.username].sort());
     expect(b.container.companyUserLists.size).toBeGreaterThan(0);
-    await silently('update users set name = $2 where id = $1', [member.id, 'Renamed quietly']);
+    await silentlyOnA('update users set name = $2 where id = $1', [member.id, 'Renamed quietly']);
     // Nothing told replica b: it answers the list it kept.
-    const kept = (await get(b, url, manager.token)).json() as { users: Array<{ id: string; name: string }> };
+    const kept = (await getAs(b, url, manager.token)).json() as {
+      users: Array<{ id: string; name: string }>;
+    };
     expect(kept.users.find((u) => u.id === member.id)?.name).not.toBe('Renamed quietly');
 
     // A change through replica a: a's next list has it at once, b's once the notification arrives.
@@ -241,9 +231,9 @@ describe('company user lists across two replicas', () => {
       headers: { authorization: `Bearer ${manager.token}` },
     });
     expect(disable.statusCode).toBe(200);
-    expect(usernames(await get(a, url, manager.token))).toEqual([manager.username]);
+    expect(usernames(await getAs(a, url, manager.token))).toEqual([manager.username]);
     await settle();
-    expect(usernames(await get(b, url, manager.token))).toEqual([manager.username]);
+    expect(usernames(await getAs(b, url, manager.token))).toEqual([manager.username]);
   });
 
   it('are read again by the replica that served a write, before its answer leaves', async () => {
@@ -252,7 +242,7 @@ describe('company user lists across two replicas', () => {
     const other = await buildUser(a, {});
     await settle();
     const url = `/api/v0/companies/${company.id}/users`;
-    expect(usernames(await get(a, url, manager.token))).toEqual([manager.username]);
+    expect(usernames(await getAs(a, url, manager.token))).toEqual([manager.username]);
     const invite = await a.app.inject({
       method: 'POST',
       url,
@@ -261,7 +251,7 @@ describe('company user lists across two replicas', () => {
     });
     expect(invite.statusCode).toBe(201);
     // Invited but not joined: listed with include_all at once, on the replica that wrote.
-    const all = await get(a, `${url}?include_all=true`, manager.token);
+    const all = await getAs(a, `${url}?include_all=true`, manager.token);
     expect(usernames(all)).toEqual([manager.username, other.username].sort());
   });
 
@@ -271,11 +261,11 @@ describe('company user lists across two replicas', () => {
     const stranger = await buildUser(a, {});
     await settle();
     const url = `/api/v0/companies/${company.id}/users`;
-    expect((await get(b, url, manager.token)).statusCode).toBe(200);
+    expect((await getAs(b, url, manager.token)).statusCode).toBe(200);
     // The access check runs on every request, kept list or not.
-    expect((await get(b, url, stranger.token)).statusCode).toBe(404);
+    expect((await getAs(b, url, stranger.token)).statusCode).toBe(404);
     const size = b.container.companyUserLists.size;
-    const search = await get(b, `${url}?q=${manager.username}`, manager.token);
+    const search = await getAs(b, `${url}?q=${manager.username}`, manager.token);
     expect(usernames(search)).toEqual([manager.username]);
     expect(b.container.companyUserLists.size).toBe(size);
   });

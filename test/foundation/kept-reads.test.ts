@@ -13,6 +13,7 @@ import {
   fileFinding,
   type TestUser,
 } from '../helpers/factories.ts';
+import { getAs, settleAll, silently } from '../helpers/replicas.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /**
@@ -37,24 +38,12 @@ afterAll(async () => {
   await b?.close();
 });
 
-function get(t: TestApp, url: string, token: string) {
-  return t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
-}
+const silentlyOnA = (sql: string, values: unknown[]) => silently(a, sql, values);
 
-/** Runs SQL with triggers off, so that no notification is sent: what only a kept page still shows. */
-async function silently(sql: string, values: unknown[]) {
-  await a.container.database.transaction(async (tx) => {
-    await tx.executeSql('set local session_replication_role = replica');
-    await tx.executeSql(sql, values);
-  });
-}
-
-async function settle() {
-  await Promise.all([a.settleCredentials(), b.settleCredentials()]);
-}
+const settle = () => settleAll(a, b);
 
 async function titles(t: TestApp, user: TestUser, query = ''): Promise<string[]> {
-  const res = await get(t, `/api/v0/repositories/all-findings${query}`, user.token);
+  const res = await getAs(t, `/api/v0/repositories/all-findings${query}`, user.token);
   expect(res.statusCode).toBe(200);
   return (res.json().findings as Array<{ title: string }>).map((f) => f.title).sort();
 }
@@ -67,10 +56,10 @@ describe('kept all-findings pages', () => {
     await buildFinding(a, { repositoryId: repository.id, title: 'first' });
     await settle();
     // Kept from the second request on.
-    await get(b, '/api/v0/repositories/all-findings', judge.token);
-    const first = await get(b, '/api/v0/repositories/all-findings', judge.token);
+    await getAs(b, '/api/v0/repositories/all-findings', judge.token);
+    const first = await getAs(b, '/api/v0/repositories/all-findings', judge.token);
     const hits = b.container.keptPages.allFindings.hits;
-    const second = await get(b, '/api/v0/repositories/all-findings', judge.token);
+    const second = await getAs(b, '/api/v0/repositories/all-findings', judge.token);
     expect(second.body).toBe(first.body);
     expect(b.container.keptPages.allFindings.hits).toBe(hits + 1);
     const metrics = await b.app.inject({ method: 'GET', url: '/metrics' });
@@ -80,7 +69,7 @@ describe('kept all-findings pages', () => {
     expect(await titles(a, judge)).toEqual(['first']);
     expect(await titles(a, judge)).toEqual(['first']);
     // Without a notification the kept page stays: the proof that it is kept.
-    await silently(`update findings set title = 'renamed' where repository_id = $1`, [repository.id]);
+    await silentlyOnA(`update findings set title = 'renamed' where repository_id = $1`, [repository.id]);
     expect(await titles(b, judge)).toEqual(['first']);
     // The process that committed the change forgets its pages at once, notification or not.
     expect(await titles(a, judge)).toEqual(['renamed']);
@@ -131,7 +120,7 @@ describe('kept all-findings pages', () => {
     const finding = await buildFinding(a, { repositoryId: repository.id });
     await settle();
     const page = async () => {
-      const res = await get(b, '/api/v0/repositories/all-findings', judge.token);
+      const res = await getAs(b, '/api/v0/repositories/all-findings', judge.token);
       expect(res.statusCode).toBe(200);
       return res.json().findings[0] as { labels: Array<{ name: string }>; unreadCommentsNumber: number };
     };
@@ -170,7 +159,7 @@ describe('kept reports and audit log pages', () => {
     const member = await buildUser(a, { companyId: company.id, companyRole: 'member' });
     await settle();
     const entries = async () => {
-      const res = await get(b, `/api/v0/companies/${company.id}/audit-log`, manager.token);
+      const res = await getAs(b, `/api/v0/companies/${company.id}/audit-log`, manager.token);
       expect(res.statusCode).toBe(200);
       return (res.json().items as unknown[]).length;
     };
@@ -201,7 +190,7 @@ describe('kept reports and audit log pages', () => {
     });
     expect(created.statusCode).toBe(201);
     const titlesOfReports = async () => {
-      const res = await get(b, '/api/v0/reports', manager.token);
+      const res = await getAs(b, '/api/v0/reports', manager.token);
       expect(res.statusCode).toBe(200);
       return (res.json().reports as Array<{ projectTitle: string }>).map((r) => r.projectTitle);
     };
@@ -210,7 +199,7 @@ describe('kept reports and audit log pages', () => {
       timeoutMs: 10_000,
     });
     await titlesOfReports(); // asked for twice at least: kept
-    await silently('update reports set project_title = $2 where repository_id = $1', [
+    await silentlyOnA('update reports set project_title = $2 where repository_id = $1', [
       repository.id,
       'Silent',
     ]);
