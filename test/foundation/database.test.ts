@@ -134,3 +134,38 @@ describe('queries given to one connection at once', () => {
     }
   });
 });
+
+describe('afterWrite', () => {
+  it('tells of committed transactions and executeSql writes, not of reads or rolled-back work', async () => {
+    const { config, drop } = await createTestDatabaseConfig();
+    const database = await openDatabase(config);
+    let told = 0;
+    const stop = database.afterWrite(() => {
+      told += 1;
+    });
+    try {
+      await database.executeSql(`select 1`);
+      await database.executeSql('  SELECT count(*) from pg_class');
+      expect(told).toBe(0);
+      await database.executeSql(`update companies set name = name where false`);
+      expect(told).toBe(1);
+      await database.transaction(async (tx) => {
+        await tx.executeSql(`update companies set name = name where false`);
+      });
+      expect(told).toBe(2);
+      await expect(
+        database.transaction(async (tx) => {
+          await tx.executeSql(`update companies set name = name where false`);
+          throw new Error('changed my mind');
+        }),
+      ).rejects.toThrow('changed my mind');
+      expect(told).toBe(2);
+      stop();
+      await database.executeSql(`update companies set name = name where false`);
+      expect(told).toBe(2);
+    } finally {
+      await database.close();
+      await drop();
+    }
+  });
+});
