@@ -40,9 +40,9 @@ export interface Database {
   ping(): Promise<boolean>;
   /**
    * Calls `listener` each time this process has committed a change: after each committed
-   * {@link transaction}, and after each {@link executeSql} statement that is not a plain `select`
-   * (outside a transaction it commits on its own). Not told: Drizzle writes on {@link db} outside
-   * a transaction. Returns the function that stops the calls.
+   * {@link transaction}, and after each statement outside a transaction ({@link db},
+   * {@link executeSql}) that is not a plain `select`, once it has answered. Returns the function
+   * that stops the calls.
    */
   afterWrite(listener: () => void): () => void;
   /**
@@ -203,9 +203,19 @@ function openPostgres(
   const wrote = () => {
     for (const listener of writeListeners) listener();
   };
+  // A statement on the pool outside a transaction commits on its own: once it has answered, a
+  // change it made is committed (Drizzle's `db`, `executeSql` and pg-boss all come through here).
+  Reflect.set(pool, 'query', (config: unknown, ...rest: unknown[]) => {
+    const result: unknown = Reflect.apply(pg.Pool.prototype.query, pool, [config, ...rest]);
+    const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
+    if (typeof text !== 'string' || PLAIN_SELECT.test(text) || !(result instanceof Promise)) return result;
+    return result.then((answer) => {
+      wrote();
+      return answer;
+    });
+  });
   const executeSql: ExecuteSql = async (text, values) => {
     const result = await pool.query(text, values as unknown[] | undefined);
-    if (!PLAIN_SELECT.test(text)) wrote();
     return { rows: result.rows };
   };
   let closed = false;

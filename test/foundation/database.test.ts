@@ -149,20 +149,26 @@ describe('afterWrite', () => {
       expect(told).toBe(0);
       await database.executeSql(`update companies set name = name where false`);
       expect(told).toBe(1);
+      // Drizzle outside a transaction: a select is not told of, a write is.
+      const { sql } = await import('drizzle-orm');
+      await database.db.execute(sql`select 1`);
+      expect(told).toBe(1);
+      await database.db.execute(sql`delete from companies where false`);
+      expect(told).toBe(2);
       await database.transaction(async (tx) => {
         await tx.executeSql(`update companies set name = name where false`);
       });
-      expect(told).toBe(2);
+      expect(told).toBe(3);
       await expect(
         database.transaction(async (tx) => {
           await tx.executeSql(`update companies set name = name where false`);
           throw new Error('changed my mind');
         }),
       ).rejects.toThrow('changed my mind');
-      expect(told).toBe(2);
+      expect(told).toBe(3);
       stop();
       await database.executeSql(`update companies set name = name where false`);
-      expect(told).toBe(2);
+      expect(told).toBe(3);
     } finally {
       await database.close();
       await drop();
