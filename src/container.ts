@@ -46,6 +46,8 @@ import { COMPANY_USER_LISTS_KEPT, createUsersService } from './platform/users/us
 import { createFindingViewsService } from './platform/views/finding-views.service.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './rate-limit.ts';
 import { createScanServices } from './scanner/scans/scans.module.ts';
+import type { ScanStatus } from './scanner/scans/scans.schemas.ts';
+import { SCAN_STATUS_TABLES } from './scanner/scans/scans.service.ts';
 import { createTicketsService } from './scanner/tickets/tickets.service.ts';
 import { createUploadsService } from './scanner/uploads/uploads.service.ts';
 
@@ -199,7 +201,17 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const db = database.db;
   const credits = createCreditsService({ database, costs: config.scanCosts });
   const integrations = createIntegrationsService({ database, secretBox, outbound });
+  // Read answers kept per caller, forgotten when a table they read changes (see kept-reads.ts).
+  const keptPagesOf = <T>(tables: readonly string[]) =>
+    createKeptReads<T>({ tables, maxEntries: config.credentialCacheSize > 0 ? KEPT_PAGES_PER_READ : 0 });
+  const keptPages = {
+    allFindings: keptPagesOf<AllFindingsResult>(ALL_FINDINGS_TABLES),
+    reports: keptPagesOf<ReportPage>(REPORTS_LIST_TABLES),
+    auditLog: keptPagesOf<AuditLogPage>(AUDIT_LOG_TABLES),
+    scanStatus: keptPagesOf<ScanStatus>(SCAN_STATUS_TABLES),
+  };
   const scanServices = createScanServices({
+    keptStatuses: keptPages.scanStatus,
     database,
     config,
     credits,
@@ -230,14 +242,6 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const companyUserLists = createCredentialCache<CompanyUser[]>({
     maxEntries: config.credentialCacheSize > 0 ? COMPANY_USER_LISTS_KEPT : 0,
   });
-  // List pages kept per caller, forgotten when a table they read changes (see kept-reads.ts).
-  const keptPagesOf = <T>(tables: readonly string[]) =>
-    createKeptReads<T>({ tables, maxEntries: config.credentialCacheSize > 0 ? KEPT_PAGES_PER_READ : 0 });
-  const keptPages = {
-    allFindings: keptPagesOf<AllFindingsResult>(ALL_FINDINGS_TABLES),
-    reports: keptPagesOf<ReportPage>(REPORTS_LIST_TABLES),
-    auditLog: keptPagesOf<AuditLogPage>(AUDIT_LOG_TABLES),
-  };
   const pageCaches = Object.values(keptPages);
   // A change this process committed is read back at once, before its notification arrives.
   const stopForgettingPages = database.afterWrite(() => {
@@ -343,7 +347,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     /** Resolved credentials of this process (see credential-cache.ts). */
     credentialCache,
     companyUserLists,
-    /** All-findings, reports and audit log pages kept per caller (see kept-reads.ts). */
+    /** All-findings, reports, audit log pages and scan statuses kept per caller (see kept-reads.ts). */
     keptPages,
     /** The outbound policy: every outbound connection's `fetch`, dispatcher and address checks. */
     outbound,

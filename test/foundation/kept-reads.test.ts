@@ -1,24 +1,29 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/auth/actor.ts';
 import { createTestApp, sharedTestApp, type TestApp } from '../helpers/app.ts';
 import {
   addMember,
+  buildArchive,
   buildComment,
   buildCompany,
   buildFinding,
   buildLabel,
   buildRepository,
+  buildServiceKey,
   buildUser,
   fileFinding,
+  grantCredits,
   type TestUser,
 } from '../helpers/factories.ts';
 import { getAs, settleAll, silently } from '../helpers/replicas.ts';
+import { localScanBody, postScan, REENTRANT_BANK } from '../helpers/scan-helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /**
- * All-findings, reports and audit log pages are kept per caller on each replica (from their second
- * request) and forgotten when a table they read changes (kept-reads.ts, migration 0019): two
+ * All-findings, reports and audit log pages and scan statuses are kept per caller on each replica
+ * (from their second request) and forgotten when a table they read changes (kept-reads.ts, migration 0019): two
  * replicas on one database.
  */
 let b: TestApp;
@@ -215,6 +220,38 @@ describe('kept reports and audit log pages', () => {
   });
 });
 
+describe('kept scan statuses', () => {
+  it('answers a polled scan from memory until a change it is told of', async () => {
+    const company = await buildCompany(a);
+    const key = (await buildServiceKey(a, { companyId: company.id })).key;
+    await grantCredits(a, company.id, 10);
+    const archive = await buildArchive(a, {
+      companyId: company.id,
+      files: { 'contracts/Bank.sol': REENTRANT_BANK },
+    });
+    const posted = await postScan(a, key, localScanBody(archive));
+    expect(posted.statusCode, posted.body).toBe(202);
+    const scanId = posted.json().id as string;
+    await settle();
+    const status = async (t: TestApp) => {
+      const res = await getAs(t, `/api/scanner/v1/scans/${scanId}`, key);
+      expect(res.statusCode).toBe(200);
+      return res.json().status as string;
+    };
+    for (const t of [a, b]) for (let i = 0; i < 3; i++) expect(await status(t)).toBe('preparing');
+    expect(b.container.keptPages.scanStatus.hits).toBeGreaterThan(0);
+    // Without a notification the kept answer stays on b.
+    await silentlyOnA(`update scans set status = 'queued' where id = $1`, [scanId]);
+    expect(await status(b)).toBe('preparing');
+    expect(await status(a)).toBe('queued');
+    await a.container.database.executeSql(`update scans set status = 'queued' where id = $1`, [scanId]);
+    await waitFor(async () => (await status(b)) === 'queued', {
+      what: 'b to see the change',
+      timeoutMs: 10_000,
+    });
+  });
+});
+
 /** The tables in the plan of a statement (`EXPLAIN` of it with its values). */
 async function tablesOfPlan(t: TestApp, text: string, values: unknown[]): Promise<string[]> {
   const { rows } = await t.container.database.executeSql(`explain (format json) ${text}`, values);
@@ -337,9 +374,21 @@ describe('what the kept pages depend on', () => {
       });
     }
 
+    const serviceKey = (await buildServiceKey(a, { companyId: company.id })).key;
+    const serviceActor = await auth.authenticateServiceKey(serviceKey);
+    reads.push({
+      name: 'getScan',
+      tables: keptPages.scanStatus.tables,
+      token: '',
+      // An unknown scan: the statement runs, then 404.
+      run: (actor) =>
+        services.scans.getScan(actor as typeof serviceActor, randomUUID()).catch(() => undefined),
+    });
+    const freshFor = async (token: string): Promise<Actor> => (token ? fresh(token) : { ...serviceActor });
+
     const read = new Set<string>();
     for (const { name, tables, token, run } of reads) {
-      const actor = await fresh(token);
+      const actor = await freshFor(token);
       const statements = await statementsOf(() => run(actor));
       expect(statements.length, name).toBeGreaterThan(0);
       for (const { text, values } of statements) {
@@ -350,7 +399,7 @@ describe('what the kept pages depend on', () => {
       }
     }
     // The plans covered the statements that matter.
-    for (const table of ['findings', 'finding_labels', 'comments', 'reports', 'audit_log']) {
+    for (const table of ['findings', 'finding_labels', 'comments', 'reports', 'audit_log', 'scans']) {
       expect(read.has(table), table).toBe(true);
     }
 

@@ -1,4 +1,4 @@
--- Processes keep pages of some list reads (all-findings, reports, audit log) per caller
+-- Processes keep the answers of some reads (all-findings, reports, audit log, getScan) per caller
 -- (src/auth/kept-reads.ts). Every statement that changes a table such a read reads notifies
 -- "vigil_reads" at commit with the table's name, and every process forgets the pages of the reads
 -- that read it. A test checks that every table in the plans of those reads has this trigger.
@@ -58,4 +58,7 @@ CREATE TRIGGER guilds_notify_reads AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE 
   FOR EACH STATEMENT EXECUTE FUNCTION vigil_notify_reads();
 --> statement-breakpoint
 CREATE TRIGGER audit_log_notify_reads AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON audit_log
+  FOR EACH STATEMENT EXECUTE FUNCTION vigil_notify_reads();
+--> statement-breakpoint
+CREATE TRIGGER scans_notify_reads AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON scans
   FOR EACH STATEMENT EXECUTE FUNCTION vigil_notify_reads();
