@@ -34,7 +34,6 @@ function parseActions(values: string[] | undefined): AuditAction[] | undefined {
   return (actions as AuditAction[]).sort();
 }
 
-/** The company audit log: company managers and `read_all_companies` admins. */
 /**
  * Every table the audit log page reads: a change of any of them forgets the kept pages (see
  * kept-reads.ts). A test compares it with the statements' plans.
@@ -47,6 +46,7 @@ export interface AuditLogPage {
   nextValue: string | null;
 }
 
+/** The company audit log: company managers and `read_all_companies` admins. */
 export function createAuditService(deps: {
   database: Database;
   cursors: CursorCodec;

@@ -67,7 +67,6 @@ function withSnapshot(fields: ReportFields): Report {
   };
 }
 
-/** Reports of finished engagements: the public/private listing, creation from a repository, publishing. */
 /**
  * Every table the reports list reads: a change of any of them forgets the kept pages (see
  * kept-reads.ts). A test compares it with the statements' plans.
@@ -80,6 +79,7 @@ export interface ReportPage {
   nextValue: string | null;
 }
 
+/** Reports of finished engagements: the public/private listing, creation from a repository, publishing. */
 export function createReportsService(deps: {
   database: Database;
   cursors: CursorCodec;
