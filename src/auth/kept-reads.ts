@@ -1,7 +1,8 @@
 import { type CredentialCache, createCredentialCache } from './credential-cache.ts';
 
 /**
- * Results of list reads kept in memory per caller, kept right by PostgreSQL notifications.
+ * Answers of reads (list pages, scan statuses) kept in memory per caller, kept right by
+ * PostgreSQL notifications.
  *
  * Every statement that changes one of the tables a kept read reads notifies `vigil_reads` at
  * commit with the table's name (migration 0019); every process forgets the kept values of the
@@ -73,6 +74,8 @@ function serialOf(actor: object): number {
 }
 
 const DEFAULT_MAX_JSON_LENGTH = 512 * 1024;
+/** Kept values have no expiry of their own (only the age limit): the clock `get` compares with. */
+const NO_EXPIRY = new Date(0);
 
 /**
  * Pages each list read keeps per process: with values of at most 512 Ki characters of JSON (and
@@ -101,7 +104,7 @@ export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
         return load();
       }
       const fullKey = `${serialOf(actor)}\n${key}`;
-      const kept = cache.get(fullKey, new Date());
+      const kept = cache.get(fullKey, NO_EXPIRY);
       if (kept !== undefined) {
         hits += 1;
         return kept;

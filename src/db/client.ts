@@ -39,10 +39,10 @@ export interface Database {
   /** True when a trivial query answers. */
   ping(): Promise<boolean>;
   /**
-   * Calls `listener` each time this process has committed a change: after each committed
-   * {@link transaction}, and after each statement outside a transaction ({@link db},
-   * {@link executeSql}) that is not a plain `select`, once it has answered. Returns the function
-   * that stops the calls.
+   * Calls `listener` each time this process may have committed a change: after each committed
+   * {@link transaction} (read-only ones too), and after each statement outside a transaction
+   * ({@link db}, {@link executeSql}) that is not a plain `select`, once it has answered. Returns
+   * the function that stops the calls.
    */
   afterWrite(listener: () => void): () => void;
   /**
@@ -205,6 +205,8 @@ function openPostgres(
   };
   // A statement on the pool outside a transaction commits on its own: once it has answered, a
   // change it made is committed (Drizzle's `db`, `executeSql` and pg-boss all come through here).
+  // pg's own `query` is looked up on the prototype at each call, so that instrumentation of
+  // `pg.Pool.prototype.query` (the kept reads' plan test records statements so) still sees them.
   Reflect.set(pool, 'query', (config: unknown, ...rest: unknown[]) => {
     const result: unknown = Reflect.apply(pg.Pool.prototype.query, pool, [config, ...rest]);
     const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;

@@ -1,19 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
-/** What the metrics say of the kept list pages (see kept-reads.ts), by read. */
+/** What the metrics say of the kept read answers (see kept-reads.ts), by read. */
 export type KeptPageCounts = Record<string, { readonly hits: number; readonly misses: number }>;
 
 /**
  * Prometheus metrics of one app: default process metrics, per-route latency histograms, and how
- * many list reads were answered from kept pages.
+ * many reads were answered from kept answers.
  */
 export function registerMetrics(app: FastifyInstance, keptPages: KeptPageCounts = {}): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   new Gauge({
     name: 'vigil_kept_page_reads',
-    help: 'List reads since the process started, by read and by whether a kept page answered (kept) or the statements ran (read)',
+    help: 'Reads that keep their answers (list pages, scan statuses) since the process started, by read and by whether a kept answer was sent (kept) or the statements ran (read)',
     labelNames: ['read', 'answer'],
     registers: [registry],
     collect() {
