@@ -14,8 +14,8 @@
  *   (c) Vigil's reads: getScan, getCreditBalances, all-findings (limit=20; 500 pages of 20
  *       requested in turn, more than a process keeps, so none is answered from memory; with 3
  *       filters), company users, reports, audit log.
- * The "kept" column is the share of a read's requests `vigil serve` answered from kept list pages
- * (its /metrics, read before and after the run).
+ * The "kept" column is the share of a read's requests `vigil serve` answered from kept answers
+ * (list pages, scan statuses; its /metrics, read before and after the run).
  * Targets: every read ≥ 50% of (b)'s req/s with p99 ≤ 20 ms; all-findings p99 ≤ 50 ms.
  * Samples VmRSS of `vigil serve` during the runs (peak) and, on the embedded backend, the idle RSS
  * of `vigil start`. `--profile` runs `vigil serve` under `node --cpu-prof` (profiles in
@@ -63,8 +63,9 @@ const TARGET_RATIO = 0.5;
 const TARGET_P99_MS = 20;
 const TARGET_ALL_FINDINGS_P99_MS = 50;
 /**
- * Pages of the all-findings read requested in turn: far more than a process keeps per read
- * (KEPT_PAGES_PER_READ), so every request reads the database.
+ * Pages of the all-findings read requested in turn: more than a process keeps per read
+ * (KEPT_PAGES_PER_READ) and than the misses it remembers to keep a page on its second request
+ * (four times as many), so every request reads the database; the "kept" column shows it.
  */
 const PAGES_IN_TURN = 500;
 const PAGE_ORDERS = [
@@ -203,7 +204,7 @@ interface Measurement {
   p99TargetMs: number | null;
   meetsTarget: boolean | null;
   peakServeRssMb: number | null;
-  /** Share of the measured requests answered from kept pages (null: a read that keeps none). */
+  /** Share of the measured requests answered from kept answers (null: a read that keeps none). */
   keptShare: number | null;
 }
 
@@ -236,7 +237,7 @@ function cannon(target: Target, duration = DURATION): Promise<autocannon.Result>
 /** Requests made so far of each target with `paths`. */
 const pathsSent = new WeakMap<Target, number>();
 
-/** List reads `vigil serve` answered from kept pages and by running statements so far (`/metrics`). */
+/** Reads `vigil serve` answered from kept answers and by running statements so far (`/metrics`). */
 async function keptPageReads(base: string): Promise<{ kept: number; read: number }> {
   const text = await (await fetch(`${base}/metrics`)).text();
   const sum = (answer: string) =>
