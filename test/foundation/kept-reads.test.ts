@@ -23,8 +23,8 @@ import { waitFor } from '../helpers/wait.ts';
 
 /**
  * All-findings, reports and audit log pages and scan statuses are kept per caller on each replica
- * (from their second request) and forgotten when a table they read changes (kept-reads.ts, migration 0019): two
- * replicas on one database.
+ * (from their second request) and forgotten when a table they read changes (kept-reads.ts,
+ * migration 0019): two replicas on one database.
  */
 let b: TestApp;
 const a = sharedTestApp();
