@@ -260,11 +260,9 @@ export async function createContainer(config: Config, options: ContainerOptions 
           },
         })
       : null;
-  const auth = createAuthService({
-    db,
-    cache: credentialCache,
-    dependentCaches: [companyUserLists, ...pageCaches],
-  });
+  // Kept pages need no forgetting after a write request: the write's commit has forgotten them
+  // (afterWrite), and the request's actor, part of their keys, is replaced.
+  const auth = createAuthService({ db, cache: credentialCache, dependentCaches: [companyUserLists] });
   const sessionCodec = createSessionCodec(secretBox);
   const services = {
     auth,

@@ -7,9 +7,9 @@ import { type CredentialCache, createCredentialCache } from './credential-cache.
  * Every statement that changes one of the tables a kept read reads notifies `vigil_reads` at
  * commit with the table's name (migration 0019); every process forgets the kept values of the
  * reads that name that table when the notification arrives. Changes of credentials and
- * memberships arrive on `vigil_credentials`, which forgets every kept read as well. A write
- * request forgets them in its own process before its answer leaves (as the credential cache), so
- * a client sees its own write at once on the replica that made it, and within the notification's
+ * memberships arrive on `vigil_credentials`, which forgets every kept read as well. A change
+ * committed by the process forgets them in that process at once (`Database.afterWrite`), so a
+ * client sees its own write at once on the replica that made it, and within the notification's
  * delay on the others. While the listening connection is down nothing is kept, and nothing read
  * before a notification is stored after it (the credential cache's generations).
  *
@@ -47,7 +47,7 @@ export interface KeptReads<T> {
   read(actor: object, key: string, load: () => Promise<T>): Promise<T>;
   /** A `vigil_reads` notification naming `table` arrived. */
   changed(table: string): void;
-  /** Forgets everything (a credential notification arrived, or this process wrote). */
+  /** Forgets everything (a credential notification arrived, or this process committed a change). */
   invalidate(reason?: string): void;
   /** Turns keeping on (the listener is attached) or off; both forget everything. */
   setEnabled(enabled: boolean): void;
