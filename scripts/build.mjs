@@ -12,6 +12,7 @@
 // Plain JavaScript: it runs before anything is compiled.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -246,7 +247,8 @@ async function fingerprint(file) {
  */
 async function unchanged(file, [size, mtime, sha1]) {
   const abs = path.join(root, file);
-  const st = await stat(abs).catch(() => undefined);
+  // Synchronous: a few hundred stats take ~1 ms this way, ~5 ms through the thread pool.
+  const st = statSync(abs, { throwIfNoEntry: false });
   if (!st || st.size !== size) return false;
   if (Math.round(st.mtimeMs) === mtime) return true;
   return (

@@ -3,7 +3,6 @@
  * without the other command modules. `bin/vigil.js` loads its entry of the compiled build
  * (`scripts/build.mjs`), so that a local scan loads nothing of the server.
  */
-import { Command } from 'commander';
 import { defaultWorkerCount, SolidityScanPool } from '../engine/solidity/scan-pool.ts';
 import { describeError, settleCommanderExit } from './errors.ts';
 
@@ -26,8 +25,12 @@ function mayScanInParallel(argv: string[]): boolean {
 
 export async function engineMain(argv: string[]): Promise<void> {
   // The workers load the parser and the rules while this thread loads the engine commands.
+  // Commander and the commands load after that (commander alone takes 10-18 ms).
   if (mayScanInParallel(argv)) void SolidityScanPool.startEarly(defaultWorkerCount());
-  const { registerEngineCommandsFromEnv } = await import('./engine.ts');
+  const [{ Command }, { registerEngineCommandsFromEnv }] = await Promise.all([
+    import('commander'),
+    import('./engine.ts'),
+  ]);
   const env = process.env;
   const program = new Command()
     .name('vigil')

@@ -7,6 +7,7 @@ import { type FakeLlmServer, startFakeLlmServer } from '../../test/fakes/llm-ser
 import { buildTarGz } from '../../test/fixtures/archives.ts';
 import { createLlmClient } from '../integrations/llm/llm-client.ts';
 import { buildThreatModel, openDirectoryTree, renderThreatModelMarkdown, scanTree } from './index.ts';
+import { allRuleMetas } from './rules-catalogue.ts';
 import { openArchiveTree } from './sources/archive-tree.ts';
 import { memoryTree } from './test-helpers.ts';
 
@@ -55,6 +56,8 @@ describe('scanTree', () => {
   it('analyses files on worker threads with the same findings, messages and progress as one thread', async () => {
     const files: Record<string, string> = { 'bad.sol': 'contract { function ( {' };
     for (let i = 0; i < 6; i++) files[`c${i}.sol`] = BANK.replace('contract Bank', `contract Bank${i}`);
+    // Non-ASCII text in a file: kept as written in the snippets of that file, on both paths.
+    files['c0.sol'] = files['c0.sol']!.replace('(amount)());', '(amount)(), "paie à l’appelant");');
     const one = await scanTree(memoryTree(files), { type: 'standard', workers: 0 });
     const progress: number[] = [];
     const pooled = await scanTree(memoryTree(files), {
@@ -66,6 +69,19 @@ describe('scanTree', () => {
     expect(pooled.messages).toEqual(one.messages);
     expect(pooled.vulnerabilities.length).toBeGreaterThan(6);
     expect(progress.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    const call = pooled.vulnerabilities.find(
+      (v) => v.location.file === 'c0.sol' && v.ruleId === 'sol.reentrancy.state-after-call',
+    );
+    expect(call?.snippet).toContain('"paie à l’appelant"');
+  });
+
+  it('writes every rule text in ASCII, so that reports of ASCII sources are one byte per character', () => {
+    const nonAscii = allRuleMetas().flatMap((m) =>
+      [m.title, m.description, m.remediation, m.reasoning ?? '']
+        .filter((t) => /[\u0080-\uffff]/.test(t))
+        .map((t) => `${m.id}: ${t}`),
+    );
+    expect(nonAscii).toEqual([]);
   });
 
   it('runs only lite rules for a lite scan', async () => {

@@ -5,7 +5,7 @@
  */
 
 import type { LlmClient } from '../integrations/llm/llm-client.ts';
-import { FindingCollector } from './findings.ts';
+import { compactStrings, FindingCollector } from './findings.ts';
 import {
   LLM_REVIEW_LIMIT,
   type PendingCandidate,
@@ -304,14 +304,14 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
                 .run(worker, entry.path, text, options.type)
                 .then(
                   (r) => {
-                    vulnerabilities.push(...r.vulnerabilities);
+                    for (const v of r.vulnerabilities) vulnerabilities.push(compactStrings(v));
                     own.push(...r.messages);
                   },
                   // A worker that cannot run: analyse the file in this thread instead.
                   async () => {
                     options.onParse?.(entry.path);
                     const r = await scanSolidityFile(entry.path, text, options.type);
-                    vulnerabilities.push(...r.vulnerabilities);
+                    for (const v of r.vulnerabilities) vulnerabilities.push(compactStrings(v));
                     own.push(...r.messages);
                   },
                 )
@@ -322,7 +322,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
             } else if (sol) {
               options.onParse?.(entry.path);
               const r = await scanSolidityFile(entry.path, text, options.type, threatModel);
-              vulnerabilities.push(...r.vulnerabilities);
+              for (const v of r.vulnerabilities) vulnerabilities.push(compactStrings(v));
               own.push(...r.messages);
               if (r.analysis) {
                 if (ownModel) addFileToThreatModel(ownModel, r.analysis);
@@ -342,7 +342,8 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
     }
     await Promise.all(inFlight);
   } finally {
-    await pool?.close();
+    // Not awaited: the threads wind down on another core while the results are assembled.
+    void pool?.close();
   }
   for (const m of fileMessages) if (m) messages.push(...m);
   if (skipped > 0) {

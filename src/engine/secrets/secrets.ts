@@ -122,7 +122,7 @@ export const SECRET_RULES = {
     'secret.rpc-url-key',
     'RPC endpoint URL with an API key',
     'medium',
-    'An Infura, Alchemy or QuickNode endpoint URL containing the project’s API key is committed in the source; others can spend its quota or read its usage.',
+    "An Infura, Alchemy or QuickNode endpoint URL containing the project's API key is committed in the source; others can spend its quota or read its usage.",
   ),
   explorerKey: meta(
     'secret.explorer-api-key',

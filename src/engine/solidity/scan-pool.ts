@@ -28,10 +28,12 @@ function workerEntry(): { boot: URL; entry: string; tsx: boolean } {
 const runsFromSource = import.meta.url.endsWith('.ts');
 
 /**
- * Files queued per worker: the next file is already there when the worker finishes one, instead of
- * waiting for the main thread to hear back and send it.
+ * Files queued per worker: the next files are already there when the worker finishes one, instead
+ * of waiting for the main thread to hear back and send one. Two were not enough: a collection of
+ * the main thread's heap (~20 ms) outlasted two small files, and the worker waited (~4% of its
+ * time on the SolidiFI half; docs/performance.md).
  */
-const FILES_PER_WORKER = 2;
+const FILES_PER_WORKER = 6;
 
 /**
  * Workers for a tree large enough to be analysed in parallel: one per core but one (this thread

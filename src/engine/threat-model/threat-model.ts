@@ -317,7 +317,7 @@ function deriveThreats(
       severity: 'high',
       category: 'access_control',
       description:
-        'delegatecall runs foreign code against this contract’s storage; the target and the call data must be trusted and fixed.',
+        "delegatecall runs foreign code against this contract's storage; the target and the call data must be trusted and fixed.",
       refs: dc,
     });
   }
@@ -384,7 +384,7 @@ function deriveThreats(
         .map((f) => `\`${f.name}\``)
         .join(
           ', ',
-        )}${privileged.length > 6 ? ', …' : ''}. Keys of these roles need multi-signature or time-locked control.`,
+        )}${privileged.length > 6 ? ', ...' : ''}. Keys of these roles need multi-signature or time-locked control.`,
       refs: privileged.map((f) => ref(f.line, undefined, c, f)),
     });
   }

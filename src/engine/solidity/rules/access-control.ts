@@ -226,7 +226,7 @@ export const unprotectedOwnerWrite = defineRule(
     swc: 'SWC-105',
     cwe: 'CWE-284',
     reasoning:
-      'Finds the state variables that gate callers — addresses compared with `msg.sender`/`tx.origin` and role maps looked up with it, in any function or modifier of the lineage — resolved to the declaration the check reads (a pre-0.6 redeclaration in a derived contract is a separate variable, and writing it grants nothing); owner-like addresses count by name only when declared once. Reports public functions that write one of them with no caller check, no test of the variable itself, no run-once latch and no required payment.',
+      'Finds the state variables that gate callers - addresses compared with `msg.sender`/`tx.origin` and role maps looked up with it, in any function or modifier of the lineage - resolved to the declaration the check reads (a pre-0.6 redeclaration in a derived contract is a separate variable, and writing it grants nothing); owner-like addresses count by name only when declared once. Reports public functions that write one of them with no caller check, no test of the variable itself, no run-once latch and no required payment.',
     scanType: 'standard',
   },
   (ctx, meta) => {
@@ -326,7 +326,7 @@ export const delegatecallControlled = defineRule(
     id: 'sol.delegatecall.controlled',
     title: 'Delegatecall to a caller-controlled target or with caller-controlled data',
     description:
-      'A `delegatecall` runs foreign code in this contract’s storage context. Here the caller chooses the target or the call data, so they can run any function of the callee — or any code at all — against this contract’s storage (ownership, balances).',
+      "A `delegatecall` runs foreign code in this contract's storage context. Here the caller chooses the target or the call data, so they can run any function of the callee - or any code at all - against this contract's storage (ownership, balances).",
     remediation:
       'Delegatecall only to fixed, trusted implementations, and only with selectors you whitelist; restrict who can trigger it.',
     severity: 'high',
@@ -352,7 +352,7 @@ export const delegatecallControlled = defineRule(
             severity: 'medium',
             message: `Anyone can make \`${fn.name}()\` delegatecall into \`${fa.text(
               c.info.target ?? c.info.node,
-            )}\`: the callee runs with this contract’s storage, so its storage layout must match exactly.`,
+            )}\`: the callee runs with this contract's storage, so its storage layout must match exactly.`,
           });
           continue;
         }
@@ -360,10 +360,10 @@ export const delegatecallControlled = defineRule(
         ctx.report(meta, fa.statementOf(c.info.node), {
           fn,
           message: targetTainted
-            ? `The delegatecall target \`${fa.text(c.info.target!)}\` comes from the caller: they can run arbitrary code in this contract’s storage.`
+            ? `The delegatecall target \`${fa.text(c.info.target!)}\` comes from the caller: they can run arbitrary code in this contract's storage.`
             : `The delegatecall forwards caller-supplied data to \`${fa.text(
                 c.info.target ?? c.info.node,
-              )}\`: any public function of the callee can be run on this contract’s storage.`,
+              )}\`: any public function of the callee can be run on this contract's storage.`,
         });
       }
     }

@@ -18,7 +18,7 @@ export const uncheckedOverflow = defineRule(
     id: 'sol.arithmetic.unchecked-overflow',
     title: 'Integer overflow or underflow',
     description:
-      'Before Solidity 0.8, and inside `unchecked { … }` blocks since, arithmetic wraps around silently. This operation combines a caller-supplied value with stored state (or another input) and no check bounds the result, so it can overflow or underflow.',
+      'Before Solidity 0.8, and inside `unchecked { ... }` blocks since, arithmetic wraps around silently. This operation combines a caller-supplied value with stored state (or another input) and no check bounds the result, so it can overflow or underflow.',
     remediation:
       'Use a 0.8+ compiler (checked arithmetic) or SafeMath, check bounds before subtracting, and keep `unchecked` blocks for operations already bounded.',
     severity: 'high',
@@ -288,7 +288,7 @@ export const localWrap = defineRule(
     cwe: 'CWE-190',
     scanType: 'standard',
     reasoning:
-      'Applies to code without checked arithmetic (pragma below 0.8, or an `unchecked` block). For `+`, `-`, `*` (and their assignments) that write or read a local, computes the range of each operand by interval reasoning over reaching definitions (literals, the type range of parameters and state, the union over a local’s definitions) and compares the result with the width of the target type. Always out of range: confidence high; partly out of range on a type narrower than 256 bits: confidence medium. Medium when the wrapped value is used afterwards (and the wrap is certain or driven by a parameter), Low when it is never read (dead code) or only possibly wraps without caller input, informational for a narrow accumulator of caller input that cannot wrap as written.',
+      "Applies to code without checked arithmetic (pragma below 0.8, or an `unchecked` block). For `+`, `-`, `*` (and their assignments) that write or read a local, computes the range of each operand by interval reasoning over reaching definitions (literals, the type range of parameters and state, the union over a local's definitions) and compares the result with the width of the target type. Always out of range: confidence high; partly out of range on a type narrower than 256 bits: confidence medium. Medium when the wrapped value is used afterwards (and the wrap is certain or driven by a parameter), Low when it is never read (dead code) or only possibly wraps without caller input, informational for a narrow accumulator of caller input that cannot wrap as written.",
   },
   (ctx, meta) => {
     const { fa, file } = ctx;

@@ -11,7 +11,7 @@ export const strictBalanceEquality = defineRule(
     id: 'sol.logic.strict-balance-equality',
     title: 'Strict equality on the contract balance',
     description:
-      'A condition requires the contract’s ether balance to equal an exact value. Anyone can force ether into a contract (selfdestruct, coinbase), so the equality can be broken permanently.',
+      "A condition requires the contract's ether balance to equal an exact value. Anyone can force ether into a contract (selfdestruct, coinbase), so the equality can be broken permanently.",
     remediation:
       'Use `>=`/`<=` comparisons, or track deposits in a state variable instead of reading the balance.',
     severity: 'medium',

@@ -195,7 +195,7 @@ export const arrayReset = defineRule(
     description:
       'Assigning a new empty array to (or deleting) a storage array clears every element, at a gas cost proportional to its length. Once the array is long enough, the function can no longer execute.',
     remediation:
-      'Keep a separate length/round counter instead of clearing the array, or bound the array’s size.',
+      "Keep a separate length/round counter instead of clearing the array, or bound the array's size.",
     severity: 'medium',
     confidence: 'medium',
     category: 'denial_of_service',

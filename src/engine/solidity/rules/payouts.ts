@@ -49,7 +49,7 @@ export const fixedPayout = defineRule(
     id: 'sol.payout.fixed-amount-anyone',
     title: 'Anyone can trigger a fixed payout, again and again',
     description:
-      'A public function pays a fixed amount to its caller and checks nothing first: no caller check, no condition, no record of who was paid. Any account can call it repeatedly and drain the contract’s ether.',
+      "A public function pays a fixed amount to its caller and checks nothing first: no caller check, no condition, no record of who was paid. Any account can call it repeatedly and drain the contract's ether.",
     remediation:
       'Restrict the function, pay only what the caller is owed from a balance debited first, or record that the caller was paid.',
     severity: 'high',

@@ -17,7 +17,7 @@ export const weakRandomness = defineRule(
     id: 'sol.randomness.block-values',
     title: 'Weak randomness from block values',
     description:
-      'A block value (`blockhash`, `block.timestamp`/`now`, `block.number`, `block.difficulty`, `block.coinbase`) or the caller’s address is used as a source of randomness. Miners can influence these values and other contracts can compute them in the same block, so the outcome is predictable.',
+      "A block value (`blockhash`, `block.timestamp`/`now`, `block.number`, `block.difficulty`, `block.coinbase`) or the caller's address is used as a source of randomness. Miners can influence these values and other contracts can compute them in the same block, so the outcome is predictable.",
     remediation:
       'Use a verifiable randomness source (e.g. a VRF oracle) or a commit-reveal scheme with future blocks.',
     severity: 'high',
@@ -117,7 +117,7 @@ export const randomnessFlow = defineRule(
     id: 'sol.randomness.block-value-flow',
     title: 'Block value flows into a random number',
     description:
-      'A block value (or the caller’s address) is stored — in a local or a state variable — and later fed into a hash, `blockhash` or a modulo that picks an outcome. Miners and other contracts can predict or steer it.',
+      "A block value (or the caller's address) is stored - in a local or a state variable - and later fed into a hash, `blockhash` or a modulo that picks an outcome. Miners and other contracts can predict or steer it.",
     remediation:
       'Use a verifiable randomness source (VRF) or commit-reveal; do not derive outcomes from block data.',
     severity: 'high',
@@ -126,7 +126,7 @@ export const randomnessFlow = defineRule(
     swc: 'SWC-120',
     cwe: 'CWE-330',
     reasoning:
-      'Taints block values (and addresses cast to integers) through locals and state variables over def-use chains, and walks back from hashes used as numbers, `blockhash(…)` arguments and modulo operands to the statements that read the block value. A state variable that only stores `block.number` (±k) to be passed to `blockhash` in a later transaction is a commitment to a block not yet hashed, not an entropy source: the `blockhash` read is reported by `sol.randomness.block-values` instead.',
+      'Taints block values (and addresses cast to integers) through locals and state variables over def-use chains, and walks back from hashes used as numbers, `blockhash(...)` arguments and modulo operands to the statements that read the block value. A state variable that only stores `block.number` (plus or minus k) to be passed to `blockhash` in a later transaction is a commitment to a block not yet hashed, not an entropy source: the `blockhash` read is reported by `sol.randomness.block-values` instead.',
     scanType: 'standard',
   },
   (ctx, meta) => {
@@ -222,7 +222,7 @@ export const randomnessFlow = defineRule(
           if (!node.ast || containsLiteHit(fa, node.ast)) continue;
           ctx.report(meta, node.kind === 'cond' ? node.ast : node.ast, {
             fn,
-            message: `A block value read here reaches a hash, \`blockhash\` or modulo that produces a “random” outcome in \`${fn.name}()\`.`,
+            message: `A block value read here reaches a hash, \`blockhash\` or modulo that produces a "random" outcome in \`${fn.name}()\`.`,
           });
         }
         for (const [name, blockNumberOnly] of stateSeen) {

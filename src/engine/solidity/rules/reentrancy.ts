@@ -25,7 +25,7 @@ export const stateAfterCall = defineRule(
     swc: 'SWC-107',
     cwe: 'CWE-841',
     reasoning:
-      'Per function, the calls that can hand control to other code (low-level calls forwarding gas, calls on an address the caller chooses — for an internal function, an address one of its call sites receives from its own caller), directly or through internal calls, and the state writes reachable after them on the CFG. A lock counts when it is a `nonReentrant`-style modifier or a flag the body tests and sets before the call (its release is not stale state); a locked function is reported only when unlocked entry points read the state written after the call. High when ether is sent or the call is reached through an internal function, Medium otherwise, Low when the callee is a stored address only privileged functions set; confidence high when the written state was read before the call.',
+      'Per function, the calls that can hand control to other code (low-level calls forwarding gas, calls on an address the caller chooses - for an internal function, an address one of its call sites receives from its own caller), directly or through internal calls, and the state writes reachable after them on the CFG. A lock counts when it is a `nonReentrant`-style modifier or a flag the body tests and sets before the call (its release is not stale state); a locked function is reported only when unlocked entry points read the state written after the call. High when ether is sent or the call is reached through an internal function, Medium otherwise, Low when the callee is a stored address only privileged functions set; confidence high when the written state was read before the call.',
     scanType: 'standard',
   },
   (ctx, meta) => {
@@ -235,7 +235,7 @@ export const crossFunctionReentrancy = defineRule(
     id: 'sol.reentrancy.cross-function',
     title: 'Cross-function reentrancy',
     description:
-      'While an external call is in flight, the state it will update later is stale — and other public functions read that state to move value or update balances. A malicious callee can re-enter through them instead of through the calling function.',
+      'While an external call is in flight, the state it will update later is stale - and other public functions read that state to move value or update balances. A malicious callee can re-enter through them instead of through the calling function.',
     remediation:
       'Finish every state update before the external call, and protect all functions that share the state with one reentrancy lock.',
     severity: 'high',

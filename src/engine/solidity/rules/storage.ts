@@ -10,7 +10,7 @@ export const arrayLengthWrite = defineRule(
     description:
       'The length of a dynamic storage array can be set or decremented by callers, and elements are written at a caller-chosen index. With a manipulated (underflowed) length, the index reaches any storage slot, including the owner.',
     remediation:
-      'Never assign or decrement `.length` directly; use `push`/`pop` (Solidity ≥ 0.6) and bound indexes.',
+      'Never assign or decrement `.length` directly; use `push`/`pop` (Solidity >= 0.6) and bound indexes.',
     severity: 'high',
     confidence: 'medium',
     category: 'access_control',

@@ -77,7 +77,7 @@ export const timestampDependence = defineRule(
               fn,
               message: equality
                 ? 'The block timestamp is tested for (in)equality; the proposer chooses it within a drift of several seconds.'
-                : 'The block timestamp decides a window of a few minutes, within reach of the proposer’s drift.',
+                : "The block timestamp decides a window of a few minutes, within reach of the proposer's drift.",
             });
             break;
           }
