@@ -231,6 +231,9 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
   const started = performance.now();
   const entries = await tree.list();
   const vulnerabilities: EngineVulnerability[] = [];
+  // Findings per file, each sorted when its file is done: concatenated in the tree's order (by
+  // path) they are already in report order, and the final sort only checks it.
+  const fileFindings: EngineVulnerability[][] = [];
   const messages: ScanMessage[] = (tree.skipped ?? []).map((s) => ({
     level: 'warning' as const,
     value: `${s.path}: not scanned (${s.reason}, ${s.size} bytes).`,
@@ -273,6 +276,8 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
       options.signal?.throwIfAborted();
       const own: ScanMessage[] = [];
       fileMessages[i] = own;
+      const found: EngineVulnerability[] = [];
+      fileFindings[i] = found;
       let deferred = false;
       try {
         const sol = isSolidity(entry.path);
@@ -290,11 +295,11 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
             const text = buf.toString('utf8');
             files++;
             lines += countLines(text);
-            vulnerabilities.push(...secretFindings(entry.path, text));
+            found.push(...secretFindings(entry.path, text));
             if (sol && options.llmTriage && options.llm) triageSources.set(entry.path, text);
             const ready = sol ? preparedFiles?.get(entry.path) : undefined;
             if (ready) {
-              vulnerabilities.push(...ready.vulnerabilities);
+              found.push(...ready.vulnerabilities);
               own.push(...ready.messages);
             } else if (sol && pool) {
               const worker = await pool.acquire();
@@ -304,17 +309,18 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
                 .run(worker, entry.path, text, options.type)
                 .then(
                   (r) => {
-                    for (const v of r.vulnerabilities) vulnerabilities.push(compactStrings(v));
+                    for (const v of r.vulnerabilities) found.push(compactStrings(v));
                     own.push(...r.messages);
                   },
                   // A worker that cannot run: analyse the file in this thread instead.
                   async () => {
                     options.onParse?.(entry.path);
                     const r = await scanSolidityFile(entry.path, text, options.type);
-                    for (const v of r.vulnerabilities) vulnerabilities.push(compactStrings(v));
+                    for (const v of r.vulnerabilities) found.push(compactStrings(v));
                     own.push(...r.messages);
                   },
                 )
+                .then(() => found.sort(compareFindings))
                 .then(finish);
               inFlight.add(job);
               const forget = (): boolean => inFlight.delete(job);
@@ -322,7 +328,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
             } else if (sol) {
               options.onParse?.(entry.path);
               const r = await scanSolidityFile(entry.path, text, options.type, threatModel);
-              for (const v of r.vulnerabilities) vulnerabilities.push(compactStrings(v));
+              for (const v of r.vulnerabilities) found.push(compactStrings(v));
               own.push(...r.messages);
               if (r.analysis) {
                 if (ownModel) addFileToThreatModel(ownModel, r.analysis);
@@ -338,7 +344,10 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
           value: `${entry.path}: ${err instanceof Error ? err.message : String(err)}`,
         });
       }
-      if (!deferred) await finish();
+      if (!deferred) {
+        found.sort(compareFindings);
+        await finish();
+      }
     }
     await Promise.all(inFlight);
   } finally {
@@ -346,6 +355,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
     void pool?.close();
   }
   for (const m of fileMessages) if (m) messages.push(...m);
+  for (const f of fileFindings) if (f) for (const v of f) vulnerabilities.push(v);
   if (skipped > 0) {
     messages.push({
       level: 'info',
@@ -389,17 +399,21 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
       value: `LLM triage (${options.llm.model}): ${triage.kept} kept, ${triage.lowered} lowered, ${triage.dismissed} dismissed.`,
     });
   }
-  vulnerabilities.sort(
-    (a, b) =>
-      (a.location.file < b.location.file ? -1 : a.location.file > b.location.file ? 1 : 0) ||
-      a.location.startLine - b.location.startLine ||
-      a.ruleId.localeCompare(b.ruleId),
-  );
+  vulnerabilities.sort(compareFindings);
   return {
     vulnerabilities,
     messages,
     stats: { files, lines, durationMs: Math.round(performance.now() - started) },
   };
+}
+
+/** Report order: by file, line, then rule. */
+function compareFindings(a: EngineVulnerability, b: EngineVulnerability): number {
+  return (
+    (a.location.file < b.location.file ? -1 : a.location.file > b.location.file ? 1 : 0) ||
+    a.location.startLine - b.location.startLine ||
+    a.ruleId.localeCompare(b.ruleId)
+  );
 }
 
 function secretFindings(path: string, text: string): EngineVulnerability[] {

@@ -54,11 +54,15 @@ export function sastTime(d: Date): string {
   return d.toISOString().slice(0, 19);
 }
 
-/** Builds the report; `id` of each item is the finding's UUID (the platform's, or one the CLI made). */
+/**
+ * Builds the report; `id` of each item is the finding's UUID (the platform's, or one the CLI made).
+ * Findings of one rule share their `identifiers` array (a report is serialised, not changed).
+ */
 export function toSastReport(
   items: Array<{ id: string; vulnerability: EngineVulnerability }>,
   meta: SastReportMeta,
 ): SastReport {
+  const identifiersOf = new Map<string, SastIdentifier[]>();
   const tool = {
     id: ENGINE_NAME,
     name: 'Vigil scan engine',
@@ -78,24 +82,29 @@ export function toSastReport(
       ...(meta.messages?.length ? { messages: meta.messages } : {}),
     },
     vulnerabilities: items.map(({ id, vulnerability: v }) => {
-      const identifiers: SastIdentifier[] = [
-        { type: 'vigil_rule', name: v.ruleId, value: v.ruleId, url: ruleHelpUri(v.ruleId, meta.rulesUrl) },
-      ];
-      if (v.swc)
-        identifiers.push({
-          type: 'swc',
-          name: v.swc,
-          value: v.swc.replace(/^SWC-/, ''),
-          url: `https://swcregistry.io/docs/${v.swc}`,
-        });
-      if (v.cwe) {
-        const n = v.cwe.replace(/^CWE-/, '');
-        identifiers.push({
-          type: 'cwe',
-          name: v.cwe,
-          value: n,
-          url: `https://cwe.mitre.org/data/definitions/${n}.html`,
-        });
+      const key = `${v.ruleId}\u0000${v.swc ?? ''}\u0000${v.cwe ?? ''}`;
+      let identifiers = identifiersOf.get(key);
+      if (!identifiers) {
+        identifiers = [
+          { type: 'vigil_rule', name: v.ruleId, value: v.ruleId, url: ruleHelpUri(v.ruleId, meta.rulesUrl) },
+        ];
+        if (v.swc)
+          identifiers.push({
+            type: 'swc',
+            name: v.swc,
+            value: v.swc.replace(/^SWC-/, ''),
+            url: `https://swcregistry.io/docs/${v.swc}`,
+          });
+        if (v.cwe) {
+          const n = v.cwe.replace(/^CWE-/, '');
+          identifiers.push({
+            type: 'cwe',
+            name: v.cwe,
+            value: n,
+            url: `https://cwe.mitre.org/data/definitions/${n}.html`,
+          });
+        }
+        identifiersOf.set(key, identifiers);
       }
       return {
         id,
