@@ -1,11 +1,12 @@
 /** `vigil engine scan <dir>`: runs the scan engine on a local directory and prints a report. */
 import { randomUUID } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { open, writeFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { loadLlmConfig, loadRulesUrl } from '../config.ts';
 import {
   type EngineVulnerability,
   openDirectoryTree,
+  SastReportText,
   type ScanResult,
   type ScanType,
   scanTree,
@@ -90,10 +91,13 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
           : undefined;
       const progress = stderr.isTTY === true;
       const startTime = new Date();
+      // A SAST report is rendered file by file while the scan runs.
+      const sast = opts.format === 'sast' ? new SastReportText(deps.rulesUrl, randomUUID) : undefined;
       let result: ScanResult;
       try {
         result = await scanTree(tree, {
           type: opts.type,
+          ...(sast ? { onFileFindings: (i, found) => sast.add(i, found) } : {}),
           ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
           ...(llm ? { llm } : {}),
           onProgress: progress
@@ -107,15 +111,32 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
       }
       if (progress) stderr.write('\n');
       const endTime = new Date();
-      const items = result.vulnerabilities.map((vulnerability) => ({ id: randomUUID(), vulnerability }));
+      const sastMeta = {
+        startTime,
+        endTime,
+        messages: result.messages,
+        ...(deps.rulesUrl ? { rulesUrl: deps.rulesUrl } : {}),
+      };
+      const rendered = sast?.finish(result.vulnerabilities, sastMeta);
+      const items = rendered
+        ? []
+        : result.vulnerabilities.map((vulnerability) => ({ id: randomUUID(), vulnerability }));
       const text =
-        opts.format === 'sast'
-          ? `${JSON.stringify(toSastReport(items, { startTime, endTime, messages: result.messages, ...(deps.rulesUrl ? { rulesUrl: deps.rulesUrl } : {}) }), null, 2)}\n`
+        rendered ??
+        (opts.format === 'sast'
+          ? `${JSON.stringify(toSastReport(items, sastMeta), null, 2)}\n`
           : opts.format === 'sarif'
             ? `${JSON.stringify(toSarifReport(items, { startTime, endTime, ...(deps.rulesUrl ? { rulesUrl: deps.rulesUrl } : {}) }), null, 2)}\n`
-            : renderTable(result);
-      if (opts.output) await writeFile(opts.output, text);
-      else stdout.write(text);
+            : renderTable(result));
+      const pieces = typeof text === 'string' ? [Buffer.from(text)] : text;
+      if (opts.output) {
+        const file = await open(opts.output, 'w');
+        try {
+          await file.writev(pieces);
+        } finally {
+          await file.close();
+        }
+      } else for (const piece of pieces) stdout.write(piece);
     });
 }
 

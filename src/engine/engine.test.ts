@@ -57,7 +57,10 @@ describe('scanTree', () => {
     const files: Record<string, string> = { 'bad.sol': 'contract { function ( {' };
     for (let i = 0; i < 6; i++) files[`c${i}.sol`] = BANK.replace('contract Bank', `contract Bank${i}`);
     // Non-ASCII text in a file: kept as written in the snippets of that file, on both paths.
-    files['c0.sol'] = files['c0.sol']!.replace('(amount)());', '(amount)(), "paie à l’appelant");');
+    files['c0.sol'] = files['c0.sol']!.replace('(amount)());', '(amount)(), "paie à l’appelant");').replace(
+      'lib.delegatecall(msg.data));',
+      'lib.delegatecall(msg.data), "déjà");',
+    );
     const one = await scanTree(memoryTree(files), { type: 'standard', workers: 0 });
     const progress: number[] = [];
     const pooled = await scanTree(memoryTree(files), {
@@ -73,6 +76,10 @@ describe('scanTree', () => {
       (v) => v.location.file === 'c0.sol' && v.ruleId === 'sol.reentrancy.state-after-call',
     );
     expect(call?.snippet).toContain('"paie à l’appelant"');
+    const delegate = pooled.vulnerabilities.find(
+      (v) => v.location.file === 'c0.sol' && v.ruleId === 'sol.delegatecall.controlled',
+    );
+    expect(delegate?.snippet).toContain('"déjà"');
   });
 
   it('writes every rule text in ASCII, so that reports of ASCII sources are one byte per character', () => {
@@ -321,6 +328,16 @@ describe('openDirectoryTree', () => {
     await expect(tree.read('contracts/outside.txt')).rejects.toThrow('not in the source tree');
     await expect(tree.read('../etc/passwd')).rejects.toThrow();
     await tree.close();
+  });
+
+  it('refuses a listed file that was replaced by a symlink before it was read', async () => {
+    await writeFile(path.join(dir, 'contracts/Later.sol'), 'contract Later {}');
+    const tree = await openDirectoryTree(dir);
+    expect((await tree.list()).map((e) => e.path)).toContain('contracts/Later.sol');
+    await rm(path.join(dir, 'contracts/Later.sol'));
+    await symlink('/etc/hostname', path.join(dir, 'contracts/Later.sol'));
+    await expect(tree.read('contracts/Later.sol')).rejects.toMatchObject({ code: 'ELOOP' });
+    await rm(path.join(dir, 'contracts/Later.sol'));
   });
 
   it('limits the tree to a prefix', async () => {

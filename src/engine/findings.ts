@@ -50,25 +50,32 @@ export function fingerprintOf(parts: {
   );
 }
 
-const NON_ASCII = /[\u0080-\uffff]/;
+/** A character beyond Latin-1: V8 stores a string holding one two bytes per character. */
+const WIDE = /[\u0100-\uffff]/;
 
-/** `s` as a string of its own, one byte per character, when it is ASCII; else `s`. */
-function asciiCopy(s: string): string {
-  return NON_ASCII.test(s) ? s : Buffer.from(s, 'latin1').toString('latin1');
+/** Whether `text` holds a character beyond Latin-1 (so that V8 stores it, and every piece of it, two bytes per character). */
+export function isWide(text: string): boolean {
+  return WIDE.test(text);
+}
+
+/** `s` as a string of its own, one byte per character, when every character fits; else `s`. */
+function narrowCopy(s: string): string {
+  return WIDE.test(s) ? s : Buffer.from(s, 'latin1').toString('latin1');
 }
 
 /**
- * The finding with its text taken from the source (description, snippet, contract, function) as
- * strings of their own. A piece of a file that holds any non-ASCII character is stored two bytes
- * per character in V8 even when the piece is ASCII, and one such string makes a whole report
- * two-byte: its `JSON.stringify` and UTF-8 encoding then take about twice as long (on the
- * SolidiFI half, 28 of 175 files; docs/performance.md). Changes `v` in place and returns it.
+ * The finding of a wide file ({@link isWide}) with its text taken from the source (description,
+ * snippet, contract, function) as strings of their own. A piece of a wide file is stored two
+ * bytes per character even when every character of the piece fits in one, and one such string
+ * makes a whole report two-byte: its `JSON.stringify` and UTF-8 encoding then take about twice as
+ * long (on the SolidiFI half, 28 of 175 files are wide; docs/performance.md). Changes `v` in place
+ * and returns it.
  */
 export function compactStrings(v: EngineVulnerability): EngineVulnerability {
-  v.description = asciiCopy(v.description);
-  if (v.snippet !== undefined) v.snippet = asciiCopy(v.snippet);
-  if (v.contract !== undefined) v.contract = asciiCopy(v.contract);
-  if (v.function !== undefined) v.function = asciiCopy(v.function);
+  v.description = narrowCopy(v.description);
+  if (v.snippet !== undefined) v.snippet = narrowCopy(v.snippet);
+  if (v.contract !== undefined) v.contract = narrowCopy(v.contract);
+  if (v.function !== undefined) v.function = narrowCopy(v.function);
   return v;
 }
 

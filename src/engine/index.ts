@@ -5,7 +5,7 @@
  */
 
 import type { LlmClient } from '../integrations/llm/llm-client.ts';
-import { compactStrings, FindingCollector } from './findings.ts';
+import { compactStrings, FindingCollector, isWide } from './findings.ts';
 import {
   LLM_REVIEW_LIMIT,
   type PendingCandidate,
@@ -40,7 +40,7 @@ import type {
 
 export type { LlmClient } from '../integrations/llm/llm-client.ts';
 export { toSarifReport } from './report/sarif.ts';
-export { toSastReport } from './report/sast.ts';
+export { SastReportText, toSastReport } from './report/sast.ts';
 export { allRuleMetas } from './rules-catalogue.ts';
 export { openDirectoryTree } from './sources/directory-tree.ts';
 export type { SourceEntry, SourceTree } from './sources/tree.ts';
@@ -69,6 +69,12 @@ export interface ScanOptions {
   prepared?: PreparedScan;
   /** Called each time a Solidity file is handed to the parser (in this thread or a worker). */
   onParse?: (path: string) => void;
+  /**
+   * Called once per file when its findings are complete, with the file's position in the tree and
+   * its findings in report order (files complete in any order). The result's `vulnerabilities`
+   * are these objects, files in tree order, unless an LLM pass changed them.
+   */
+  onFileFindings?: (fileIndex: number, findings: readonly EngineVulnerability[]) => void;
   /**
    * Worker threads for Solidity analysis: by default one per core but one (at most 4), since this
    * thread reads the files, runs the secret rules and writes the report meanwhile, when the tree
@@ -293,6 +299,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
           if (!isProbablyText(buf)) skipped++;
           else {
             const text = buf.toString('utf8');
+            const wide = isWide(text);
             files++;
             lines += countLines(text);
             found.push(...secretFindings(entry.path, text));
@@ -309,18 +316,18 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
                 .run(worker, entry.path, text, options.type)
                 .then(
                   (r) => {
-                    for (const v of r.vulnerabilities) found.push(compactStrings(v));
+                    for (const v of r.vulnerabilities) found.push(wide ? compactStrings(v) : v);
                     own.push(...r.messages);
                   },
                   // A worker that cannot run: analyse the file in this thread instead.
                   async () => {
                     options.onParse?.(entry.path);
                     const r = await scanSolidityFile(entry.path, text, options.type);
-                    for (const v of r.vulnerabilities) found.push(compactStrings(v));
+                    for (const v of r.vulnerabilities) found.push(wide ? compactStrings(v) : v);
                     own.push(...r.messages);
                   },
                 )
-                .then(() => found.sort(compareFindings))
+                .then(() => options.onFileFindings?.(i, found.sort(compareFindings)))
                 .then(finish);
               inFlight.add(job);
               const forget = (): boolean => inFlight.delete(job);
@@ -328,7 +335,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
             } else if (sol) {
               options.onParse?.(entry.path);
               const r = await scanSolidityFile(entry.path, text, options.type, threatModel);
-              for (const v of r.vulnerabilities) found.push(compactStrings(v));
+              for (const v of r.vulnerabilities) found.push(wide ? compactStrings(v) : v);
               own.push(...r.messages);
               if (r.analysis) {
                 if (ownModel) addFileToThreatModel(ownModel, r.analysis);
@@ -345,7 +352,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
         });
       }
       if (!deferred) {
-        found.sort(compareFindings);
+        options.onFileFindings?.(i, found.sort(compareFindings));
         await finish();
       }
     }

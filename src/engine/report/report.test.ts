@@ -4,8 +4,9 @@ import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { scanTree } from '../index.ts';
 import { memoryTree } from '../test-helpers.ts';
+import type { EngineVulnerability } from '../types.ts';
 import { toSarifReport } from './sarif.ts';
-import { toSastReport } from './sast.ts';
+import { SastReportText, toSastReport } from './sast.ts';
 import { SAST_REPORT_JSON_SCHEMA } from './sast-schema.ts';
 
 const VAULT = `pragma solidity ^0.4.24;
@@ -70,6 +71,60 @@ describe('toSastReport', () => {
     const gas = report.vulnerabilities.find((v) => v.identifiers[0]!.value === 'sol.gas.could-be-constant')!;
     expect(gas.severity).toBe('Info');
     expect(gas.details.original_severity).toMatchObject({ value: 'gas_optimization' });
+  });
+});
+
+describe('SastReportText', () => {
+  it('renders file by file, in any order of completion, exactly the text of the whole report', async () => {
+    const files: Record<string, string> = {
+      'a/Vault.sol': VAULT,
+      'b/Empty.sol': 'pragma solidity 0.8.24;\ncontract E {}\n',
+      'c/Vault.sol': VAULT.replace('contract Vault', 'contract Vault2'),
+      'd/.env': 'PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318',
+    };
+    const ids: string[] = [];
+    const newId = (): string => {
+      ids.push(randomUUID());
+      return ids.at(-1)!;
+    };
+    const text = new SastReportText('https://vigil.example/docs/rules', newId);
+    const done: Array<[number, readonly EngineVulnerability[]]> = [];
+    const result = await scanTree(memoryTree(files), {
+      type: 'standard',
+      workers: 0,
+      onFileFindings: (i, found) => void done.push([i, found]),
+    });
+    expect(done.map(([i]) => i)).toEqual([0, 1, 2, 3]);
+    // Completion order does not matter; each file's items keep the ids drawn for them.
+    for (const [i, found] of [...done].reverse()) text.add(i, found);
+    const idOf = new Map<EngineVulnerability, string>();
+    let next = 0;
+    for (const [, found] of [...done].reverse()) for (const v of found) idOf.set(v, ids[next++]!);
+    const meta = {
+      startTime: new Date('2026-01-02T03:04:05Z'),
+      endTime: new Date('2026-01-02T03:04:09Z'),
+      messages: result.messages,
+      rulesUrl: 'https://vigil.example/docs/rules',
+    };
+    const whole = `${JSON.stringify(
+      toSastReport(
+        result.vulnerabilities.map((v) => ({ id: idOf.get(v)!, vulnerability: v })),
+        meta,
+      ),
+      null,
+      2,
+    )}\n`;
+    expect(result.vulnerabilities.length).toBeGreaterThan(4);
+    expect(Buffer.concat(text.finish(result.vulnerabilities, meta)!).toString()).toBe(whole);
+    // Findings that are not exactly the ones added: the caller renders the report whole.
+    expect(text.finish(result.vulnerabilities.slice(1), meta)).toBeUndefined();
+    expect(text.finish([...result.vulnerabilities].reverse(), meta)).toBeUndefined();
+    const copy = result.vulnerabilities.map((v) => ({ ...v }));
+    expect(text.finish(copy, meta)).toBeUndefined();
+    // No findings at all.
+    expect(Buffer.concat(new SastReportText(undefined, newId).finish([], meta)!).toString()).toBe(
+      `${JSON.stringify(toSastReport([], meta), null, 2)}\n`,
+    );
   });
 });
 

@@ -1,6 +1,6 @@
 /** A `SourceTree` over a directory on disk (the CLI and tests scan local checkouts with it). */
-import { constants } from 'node:fs';
-import { lstat, open, readdir, realpath } from 'node:fs/promises';
+import { closeSync, constants, lstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { SourceEntry, SourceTree } from './tree.ts';
 
@@ -14,6 +14,11 @@ export interface DirectoryTreeOptions {
 /**
  * Lists the regular files under `root` (sorted, POSIX paths), skipping `node_modules` and `.git`.
  * Symbolic links are never followed, so nothing outside the root is read.
+ *
+ * Listing and reading are synchronous: the command line has nothing else to run meanwhile, and
+ * reading the 175 files of the SolidiFI half took ~5 ms of CPU this way against 60-70 ms through
+ * `FileHandle` (a thread-pool round trip per open, stat, read and close), CPU that the analysis
+ * threads of a scan need.
  */
 export async function openDirectoryTree(
   root: string,
@@ -24,8 +29,8 @@ export async function openDirectoryTree(
   let entries: SourceEntry[] | undefined;
   let listed: Set<string> | undefined;
 
-  const walk = async (dir: string, rel: string, out: SourceEntry[]): Promise<void> => {
-    const items = await readdir(dir, { withFileTypes: true });
+  const walk = (dir: string, rel: string, out: SourceEntry[]): void => {
+    const items = readdirSync(dir, { withFileTypes: true });
     for (const item of items) {
       const childRel = rel ? `${rel}/${item.name}` : item.name;
       const abs = path.join(dir, item.name);
@@ -33,10 +38,10 @@ export async function openDirectoryTree(
       if (item.isDirectory()) {
         if (SKIPPED_DIRECTORIES.has(item.name)) continue;
         if (prefix && !(`${childRel}/`.startsWith(prefix) || prefix.startsWith(`${childRel}/`))) continue;
-        await walk(abs, childRel, out);
+        walk(abs, childRel, out);
       } else if (item.isFile()) {
         if (prefix && !childRel.startsWith(prefix)) continue;
-        const st = await lstat(abs);
+        const st = lstatSync(abs);
         out.push({ path: childRel, size: st.size });
       }
     }
@@ -45,7 +50,7 @@ export async function openDirectoryTree(
   const list = async (): Promise<SourceEntry[]> => {
     if (!entries) {
       const out: SourceEntry[] = [];
-      await walk(base, '', out);
+      walk(base, '', out);
       out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
       entries = out;
       listed = new Set(out.map((e) => e.path));
@@ -60,11 +65,11 @@ export async function openDirectoryTree(
       if (!listed?.has(p)) throw new Error(`not in the source tree: ${p}`);
       const abs = path.join(base, ...p.split('/'));
       // O_NOFOLLOW: a file replaced by a symlink after listing is refused, never followed.
-      const handle = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+      const fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
       try {
-        return await handle.readFile();
+        return readFileSync(fd);
       } finally {
-        await handle.close();
+        closeSync(fd);
       }
     },
     async close() {
