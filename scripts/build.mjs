@@ -10,8 +10,8 @@
 //   node scripts/build.mjs --watch [args]   rebuild on every change and (re)start `vigil <args>`
 //
 // Plain JavaScript: it runs before anything is compiled.
-import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+// `node:crypto` and `node:child_process` load when a build or a changed file needs them: the
+// freshness check before every start needs neither (~6 ms less at each start).
 import { statSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -178,6 +178,7 @@ async function formatErrors(esbuild, err) {
  * @param {import('esbuild').BuildResult & { outputFiles: import('esbuild').OutputFile[], metafile: import('esbuild').Metafile }} result
  */
 async function writeBuild(result) {
+  const { createHash } = await import('node:crypto');
   const hash = createHash('sha256');
   for (const out of result.outputFiles) hash.update(out.path).update(out.hash);
   const dir = `build-${hash.digest('hex').slice(0, 12)}`;
@@ -235,7 +236,7 @@ async function removeOld(keep, replaced) {
  */
 async function fingerprint(file) {
   const abs = path.join(root, file);
-  const [st, content] = await Promise.all([stat(abs), readFile(abs)]);
+  const [st, content, { createHash }] = await Promise.all([stat(abs), readFile(abs), import('node:crypto')]);
   return [st.size, Math.round(st.mtimeMs), createHash('sha1').update(content).digest('hex')];
 }
 
@@ -251,6 +252,7 @@ async function unchanged(file, [size, mtime, sha1]) {
   const st = statSync(abs, { throwIfNoEntry: false });
   if (!st || st.size !== size) return false;
   if (Math.round(st.mtimeMs) === mtime) return true;
+  const { createHash } = await import('node:crypto');
   return (
     createHash('sha1')
       .update(await readFile(abs))
@@ -291,6 +293,7 @@ async function watch(args) {
         process.stderr.write(`[build] dist/server/${dir}\n`);
         if (args.length === 0) return;
         await stop();
+        const { spawn } = await import('node:child_process');
         child = spawn(process.execPath, [path.join(root, 'bin/vigil.js'), ...args], { stdio: 'inherit' });
       });
     },
