@@ -206,6 +206,8 @@ interface Measurement {
   peakServeRssMb: number | null;
   /** Share of the measured requests answered from kept answers (null: a read that keeps none). */
   keptShare: number | null;
+  /** Bytes received per answer, headers included (the client's work grows with them). */
+  bytesPerAnswer: number;
 }
 
 function cannon(target: Target, duration = DURATION): Promise<autocannon.Result> {
@@ -480,6 +482,7 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       peakServeRssMb: target.kind === 'read' ? Math.round(peak / 1024) : null,
       keptShare:
         keptAnswers + readAnswers > 0 ? Number((keptAnswers / (keptAnswers + readAnswers)).toFixed(3)) : null,
+      bytesPerAnswer: result.requests.average > 0 ? Math.round(result.throughput.average / result.requests.average) : 0,
     });
     const m = measurements[measurements.length - 1]!;
     log(
@@ -560,6 +563,7 @@ for (const b of backends) {
     'p99 target',
     'meets target',
     'kept',
+    'bytes/answer',
   ];
   const rows = b.measurements.map((m) => [
     m.name,
@@ -570,6 +574,7 @@ for (const b of backends) {
     m.p99TargetMs === null ? '' : `≤ ${m.p99TargetMs} ms`,
     m.meetsTarget === null ? '' : m.meetsTarget ? 'yes' : 'NO',
     m.keptShare === null ? '' : `${Math.round(m.keptShare * 100)}%`,
+    String(m.bytesPerAnswer),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   for (const row of [header, widths.map((w) => '-'.repeat(w)), ...rows]) {
