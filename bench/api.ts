@@ -482,7 +482,8 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       peakServeRssMb: target.kind === 'read' ? Math.round(peak / 1024) : null,
       keptShare:
         keptAnswers + readAnswers > 0 ? Number((keptAnswers / (keptAnswers + readAnswers)).toFixed(3)) : null,
-      bytesPerAnswer: result.requests.average > 0 ? Math.round(result.throughput.average / result.requests.average) : 0,
+      bytesPerAnswer:
+        result.requests.average > 0 ? Math.round(result.throughput.average / result.requests.average) : 0,
     });
     const m = measurements[measurements.length - 1]!;
     log(
