@@ -65,7 +65,7 @@ function narrowCopy(s: string): string {
 
 /**
  * The finding of a wide file ({@link isWide}) with its text taken from the source (description,
- * snippet, contract, function) as strings of their own. A piece of a wide file is stored two
+ * snippet, contract, function; a secret's masked line is its snippet) as strings of their own. A piece of a wide file is stored two
  * bytes per character even when every character of the piece fits in one, and one such string
  * makes a whole report two-byte: its `JSON.stringify` and UTF-8 encoding then take about twice as
  * long (on the SolidiFI half, 28 of 175 files are wide; docs/performance.md). Changes `v` in place

@@ -302,7 +302,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
             const wide = isWide(text);
             files++;
             lines += countLines(text);
-            found.push(...secretFindings(entry.path, text));
+            for (const v of secretFindings(entry.path, text)) found.push(wide ? compactStrings(v) : v);
             if (sol && options.llmTriage && options.llm) triageSources.set(entry.path, text);
             const ready = sol ? preparedFiles?.get(entry.path) : undefined;
             if (ready) {
