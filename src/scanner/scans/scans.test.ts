@@ -20,6 +20,7 @@ import {
   REENTRANT_BANK,
   waitForScan,
 } from '../../../test/helpers/scan-helpers.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 import {
   creditLedger,
   findings,
@@ -313,10 +314,18 @@ describe('POST /api/scanner/v1/scans', () => {
       // in the object store (test/scans/scans-work.test.ts runs the two jobs on two workers).
       const fetches = git.requests.filter((r) => r.method === 'POST' && r.url.endsWith('/git-upload-pack'));
       expect(fetches).toHaveLength(1);
-      // What was kept for the scan is gone once it completed.
-      const kept: string[] = [];
-      for await (const object of t.container.objectStore.list(`scan-work/${scan.id}`)) kept.push(object.key);
-      expect(kept).toEqual([]);
+      // What was kept for the scan is removed once it completed (right after the completing
+      // transaction commits, so a poll can see the scan completed a moment before).
+      let kept: string[] = [];
+      await waitFor(
+        async () => {
+          kept = [];
+          for await (const object of t.container.objectStore.list(`scan-work/${scan.id}`))
+            kept.push(object.key);
+          return kept.length === 0;
+        },
+        { what: () => `the scan's work removed (left: ${kept.join(', ')})`, timeoutMs: 10_000 },
+      );
     } finally {
       await git.close();
     }
