@@ -1,6 +1,6 @@
 /**
  * API throughput: `npm run bench:api [-- --findings N] [--duration S] [--backends postgres,embedded]
- * [--profile] [--only <read name part>[,<another>]] [--keep]`.
+ * [--profile] [--only <read name part>[,<another>]] [--keep] [--serve-node-args "<node options>"]`.
  *
  * For each backend — a database `vigil_bench_api` created (and dropped) on the PostgreSQL server
  * of BENCH_DATABASE_URL (default the local one), and the embedded default in a temporary
@@ -16,19 +16,21 @@
  *       filters), company users, reports, audit log.
  * The "kept" column is the share of a read's requests `vigil serve` answered from kept answers
  * (list pages, scan statuses; its /metrics, read before and after the run).
- * Targets: every read ≥ 50% of (b)'s req/s with p99 ≤ 20 ms; all-findings p99 ≤ 50 ms.
+ * Targets: every read ≥ 50% of (b)'s req/s, with p99 ≤ 20 ms (all-findings: p99 ≤ 50 ms); "meets target" needs both.
  * Samples VmRSS of `vigil serve` during the runs (peak) and, on the embedded backend, the idle RSS
  * of `vigil start`. `--profile` runs `vigil serve` under `node --cpu-prof` (profiles in
  * bench/results/profiles/; summarise with `npx tsx bench/cpuprofile-summary.ts <file>`).
  * `--keep` leaves the PostgreSQL server's database in place and prints how to start `vigil serve` on
- * it with the run's credentials (to profile or EXPLAIN one read by hand).
+ * it with the run's credentials (to profile or EXPLAIN one read by hand). `--serve-node-args`
+ * passes node options to `vigil serve` (`--trace-gc`, heap sizes); BENCH_SERVE_LOG names a file
+ * that receives what it prints.
  * Writes bench/results/api.json (BENCH_RESULTS: another name or an absolute path) with the load average before/after:
  * other processes share the CPUs, so the ratio to (b), measured in the same run, is the figure
  * that compares.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -56,6 +58,10 @@ const PROFILE = args.includes('--profile');
 /** Only the reads whose name contains this text, or one of these comma-separated texts (the two ceilings always run). */
 const ONLY = option('only', '');
 const KEEP = args.includes('--keep');
+/** Extra node options for `vigil serve` (`--serve-node-args "--trace-gc --max-semi-space-size=32"`). */
+const SERVE_NODE_ARGS = option('serve-node-args', '').split(' ').filter(Boolean);
+/** A file that receives everything `vigil serve` prints (its own log, and `--trace-gc` lines). */
+const SERVE_LOG = process.env.BENCH_SERVE_LOG;
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB_NAME = process.env.BENCH_DB_NAME ?? 'vigil_bench_api';
 const RESULTS_FILE = process.env.BENCH_RESULTS ?? 'api.json';
@@ -337,6 +343,7 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
   const profileDir = path.join(root, 'bench', 'results', 'profiles');
   if (PROFILE) await mkdir(profileDir, { recursive: true });
   const serveArgs = [
+    ...SERVE_NODE_ARGS,
     ...(PROFILE
       ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-name', `serve-${backend}.cpuprofile`]
       : []),
@@ -344,6 +351,11 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
     'serve',
   ];
   const serve = spawnNode(serveArgs, env);
+  if (SERVE_LOG) {
+    const out = createWriteStream(SERVE_LOG, { flags: 'a' });
+    serve.child.stdout?.pipe(out);
+    serve.child.stderr?.pipe(out);
+  }
   const serveStartedAt = performance.now();
   const base = `http://127.0.0.1:${port}`;
   await timed('vigil serve answers /healthz', () => waitFor(`${base}/healthz`, serve));
@@ -499,7 +511,7 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
         m.non2xx === 0 &&
         m.errors === 0 &&
         m.p99Ms <= (m.p99TargetMs ?? TARGET_P99_MS) &&
-        (m.p99TargetMs === TARGET_ALL_FINDINGS_P99_MS || m.ratioToDbCeiling >= TARGET_RATIO);
+        m.ratioToDbCeiling >= TARGET_RATIO;
     }
   }
 
@@ -588,8 +600,9 @@ process.stdout.write(
     .join(' ')} on ${os.cpus().length} CPUs (other processes share them)\n`,
 );
 
+const resultsPath = path.resolve(root, 'bench', 'results', RESULTS_FILE);
 await writeFile(
-  path.resolve(root, 'bench', 'results', RESULTS_FILE),
+  resultsPath,
   `${JSON.stringify(
     {
       date: new Date().toISOString(),
@@ -612,7 +625,7 @@ await writeFile(
     2,
   )}\n`,
 );
-log(`wrote bench/results/${RESULTS_FILE}`);
+log(`wrote ${path.relative(root, resultsPath)}`);
 if (backends.some((b) => b.measurements.some((m) => m.meetsTarget === false))) {
   console.error('bench:api: a read missed its target');
   process.exitCode = 1;

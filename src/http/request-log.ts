@@ -3,7 +3,7 @@
  * (upload signatures, tokens and keys in query strings, credentials in user-info), and health
  * probes (`/healthz`, `/readyz`) at debug level so that they do not drown the log.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 
 /** Query parameters whose values are never logged (compared case-insensitively). */
 const SECRET_PARAMS = new Set([
@@ -48,11 +48,19 @@ export function redactUrl(raw: string): string {
   return out;
 }
 
+/** Whether the logger writes lines of this level (pino's check; a logger without one writes every level). */
+function isLevelEnabled(log: FastifyBaseLogger, level: 'debug' | 'info'): boolean {
+  const check = (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled;
+  return check ? check.call(log, level) : true;
+}
+
 /** Replaces Fastify's own request logging (create the app with `disableRequestLogging: true`). */
 export function registerRequestLog(app: FastifyInstance): void {
   app.addHook('onResponse', async (request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     const level = PROBES.has(path) ? 'debug' : 'info';
+    // Nothing is built for a line the level leaves out (the URL's redaction included).
+    if (!isLevelEnabled(request.log, level)) return;
     request.log[level](
       {
         req: { method: request.method, url: redactUrl(request.url), remoteAddress: request.ip },

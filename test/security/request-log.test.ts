@@ -48,6 +48,19 @@ describe('request log', () => {
     ]);
   });
 
+  it('writes no line for a level the logger leaves out', async () => {
+    lines.length = 0;
+    const log = t.container.log as { level: string };
+    log.level = 'info';
+    try {
+      await t.app.inject({ method: 'GET', url: '/healthz' });
+      await t.app.inject({ method: 'GET', url: '/api/v0/reports' });
+    } finally {
+      log.level = 'debug';
+    }
+    expect(completed().map((l) => (l.req as { url: string }).url)).toEqual(['/api/v0/reports']);
+  });
+
   it('redacts credentials in absolute URLs and S3 presigned parameters', () => {
     expect(redactUrl('https://user:pw@host/x?X-Amz-Signature=abc&X-Amz-Credential=AKID%2F1&a=1')).toBe(
       'https://[redacted]@host/x?X-Amz-Signature=[redacted]&X-Amz-Credential=[redacted]&a=1',
