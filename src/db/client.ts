@@ -21,6 +21,11 @@ export interface Tx {
 
 export interface TransactionOptions {
   isolation?: 'read committed' | 'repeatable read' | 'serializable';
+  /**
+   * The transaction changes only the job queue's own tables (pg-boss's schema, `job_heartbeats`),
+   * which no read keeps: {@link Database.afterWrite} listeners are not told of its commit.
+   */
+  queueTablesOnly?: boolean;
 }
 
 /**
@@ -32,17 +37,24 @@ export interface Database {
   readonly kind: 'embedded' | 'postgres';
   /** Drizzle outside any transaction. */
   readonly db: Db;
-  /** Raw SQL outside any transaction (used by pg-boss). */
+  /** Raw SQL outside any transaction. */
   executeSql: ExecuteSql;
+  /**
+   * Raw SQL outside any transaction that changes only the job queue's own tables (pg-boss's
+   * schema, `job_heartbeats`): pg-boss's polling and bookkeeping, the heartbeats. No read keeps
+   * them, so {@link afterWrite} listeners are not told: a process running job workers polls
+   * every second and would otherwise forget its kept pages as often.
+   */
+  queueSql: ExecuteSql;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** True when a trivial query answers. */
   ping(): Promise<boolean>;
   /**
    * Calls `listener` each time this process may have committed a change: after each committed
-   * {@link transaction} (read-only ones too), and after each statement outside a transaction
-   * ({@link db}, {@link executeSql}) that is not a plain `select`, once it has answered. Returns
-   * the function that stops the calls.
+   * {@link transaction} (read-only ones too) but those of the queue's tables only, and after each
+   * statement outside a transaction ({@link db}, {@link executeSql}; not {@link queueSql}) that
+   * is not a plain `select`, once it has answered. Returns the function that stops the calls.
    */
   afterWrite(listener: () => void): () => void;
   /**
@@ -220,12 +232,17 @@ function openPostgres(
     const result = await pool.query(text, values as unknown[] | undefined);
     return { rows: result.rows };
   };
+  const queueSql: ExecuteSql = async (text, values) => {
+    const result: pg.QueryResult = await Reflect.apply(pg.Pool.prototype.query, pool, [text, values]);
+    return { rows: result.rows };
+  };
   let closed = false;
   const listeners = new Set<Listener>();
   return {
     kind,
     db,
     executeSql,
+    queueSql,
     async transaction(fn, options) {
       const client = await pool.connect();
       try {
@@ -238,7 +255,7 @@ function openPostgres(
           }),
         });
         await client.query('commit');
-        wrote();
+        if (!options?.queueTablesOnly) wrote();
         return result;
       } catch (err) {
         await client.query('rollback').catch(() => {});

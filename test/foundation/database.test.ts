@@ -136,7 +136,7 @@ describe('queries given to one connection at once', () => {
 });
 
 describe('afterWrite', () => {
-  it('tells of committed transactions and executeSql writes, not of reads or rolled-back work', async () => {
+  it("tells of committed transactions and executeSql writes, not of reads, rolled-back work or the job queue's tables", async () => {
     const { config, drop } = await createTestDatabaseConfig();
     const database = await openDatabase(config);
     let told = 0;
@@ -165,6 +165,15 @@ describe('afterWrite', () => {
           throw new Error('changed my mind');
         }),
       ).rejects.toThrow('changed my mind');
+      expect(told).toBe(3);
+      // The job queue's own tables: its statements and transactions are not told of.
+      await database.queueSql(`delete from job_heartbeats where false`);
+      await database.transaction(
+        async (tx) => {
+          await tx.executeSql(`delete from job_heartbeats where false`);
+        },
+        { queueTablesOnly: true },
+      );
       expect(told).toBe(3);
       stop();
       await database.executeSql(`update companies set name = name where false`);

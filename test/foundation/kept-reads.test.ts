@@ -220,6 +220,44 @@ describe('kept reports and audit log pages', () => {
   });
 });
 
+describe('kept pages beside the job workers', () => {
+  it('stay kept while the job workers of the same process poll and settle jobs', async () => {
+    // `vigil start` runs the API and the job workers in one process: the job queue's own
+    // statements (pg-boss polling every second, job bookkeeping) change no table a kept read
+    // depends on, so they must not forget the pages.
+    const w = await createTestApp({ worker: true });
+    const queueStatements: string[] = [];
+    const query = pg.Pool.prototype.query;
+    pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: unknown } | null)?.text;
+      // Statements of the queue that are not a plain select (the poll is `with next as (…) update`).
+      if (typeof text === 'string' && /pgboss\./i.test(text) && !/^\s*select\b/i.test(text)) {
+        queueStatements.push(text);
+      }
+      return Reflect.apply(query, this, args);
+    } as typeof query;
+    try {
+      await waitFor(() => w.container.keptPages.allFindings.enabled, { what: 'the listener' });
+      const repository = await buildRepository(w);
+      const judge = await buildUser(w);
+      await addMember(w, repository.id, judge.id, 'judge');
+      await buildFinding(w, { repositoryId: repository.id, title: 'kept beside the workers' });
+      await settleAll(w);
+      await getAs(w, '/api/v0/repositories/all-findings', judge.token);
+      const first = await getAs(w, '/api/v0/repositories/all-findings', judge.token);
+      const seen = queueStatements.length;
+      await waitFor(() => queueStatements.length >= seen + 3, { what: 'three polls of the job queue' });
+      const hits = w.container.keptPages.allFindings.hits;
+      const again = await getAs(w, '/api/v0/repositories/all-findings', judge.token);
+      expect(again.body).toBe(first.body);
+      expect(w.container.keptPages.allFindings.hits).toBe(hits + 1);
+    } finally {
+      pg.Pool.prototype.query = query;
+      await w.close();
+    }
+  });
+});
+
 describe('kept scan statuses', () => {
   it('answers a polled scan from memory until a change it is told of', async () => {
     const company = await buildCompany(a);
