@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeLlmServer } from '../../test/fakes/llm-server.ts';
 import { registerEngineCommands } from './engine.ts';
 
 const VULNERABLE = `pragma solidity ^0.4.24;
@@ -92,6 +93,45 @@ describe('vigil engine scan', () => {
     expect(stdout).toMatch(/^SEVERITY\s+LOCATION\s+RULE\s+TITLE/);
     expect(stdout).toMatch(/High\s+Kill\.sol:2\s+sol\.access\.unprotected-selfdestruct/);
     expect(stdout).toMatch(/finding\(s\)/);
+  });
+
+  it("writes the SAST report of an audit with the LLM review: the rule findings and the model's", async () => {
+    const llm = await startFakeLlmServer({ apiKey: 'sk-test' });
+    llm.fallback = () => ({
+      kind: 'content',
+      content:
+        '{"findings":[{"title":"Anyone destroys the contract","severity":"high","category":"access_control","startLine":2,"endLine":2,"description":"kill has no owner check.","remediation":"Check the owner.","confidence":"high"}]}',
+    });
+    try {
+      const out = path.join(dir, 'audit.json');
+      await run([
+        dir,
+        '--type',
+        'audit',
+        '--format',
+        'sast',
+        '--output',
+        out,
+        '--llm-base-url',
+        llm.baseUrl,
+        '--llm-model',
+        'reviewer-1',
+        '--llm-api-key',
+        'sk-test',
+      ]);
+      const report = JSON.parse(await readFile(out, 'utf8')) as {
+        vulnerabilities: Array<{ id: string; identifiers: Array<{ value: string }> }>;
+        scan: { messages: Array<{ value: string }> };
+      };
+      const rules = report.vulnerabilities.map((v) => v.identifiers[0]!.value);
+      expect(rules).toContain('sol.access.unprotected-selfdestruct');
+      expect(rules.filter((r) => r.startsWith('llm.review.'))).toEqual(['llm.review.access_control']);
+      expect(new Set(report.vulnerabilities.map((v) => v.id)).size).toBe(report.vulnerabilities.length);
+      expect(report.scan.messages.map((m) => m.value).join('\n')).toMatch(/LLM review \(reviewer-1\)/);
+      expect(llm.requests.length).toBeGreaterThan(0);
+    } finally {
+      await llm.close();
+    }
   });
 
   it('rejects an unknown scan type', async () => {

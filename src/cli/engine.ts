@@ -91,8 +91,9 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
           : undefined;
       const progress = stderr.isTTY === true;
       const startTime = new Date();
-      // A SAST report is rendered file by file while the scan runs.
-      const sast = opts.format === 'sast' ? new SastReportText(deps.rulesUrl, randomUUID) : undefined;
+      // A SAST report is rendered file by file while the scan runs; not with an LLM pass, which
+      // changes the findings after the files (the whole report is rendered at the end then).
+      const sast = opts.format === 'sast' && !llm ? new SastReportText(deps.rulesUrl, randomUUID) : undefined;
       let result: ScanResult;
       try {
         result = await scanTree(tree, {
