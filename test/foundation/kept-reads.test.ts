@@ -5,7 +5,6 @@ import type { Actor } from '../../src/auth/actor.ts';
 import { createTestApp, sharedTestApp, type TestApp } from '../helpers/app.ts';
 import {
   addMember,
-  buildArchive,
   buildComment,
   buildCompany,
   buildFinding,
@@ -14,11 +13,10 @@ import {
   buildServiceKey,
   buildUser,
   fileFinding,
-  grantCredits,
   type TestUser,
 } from '../helpers/factories.ts';
 import { getAs, settleAll, silently } from '../helpers/replicas.ts';
-import { localScanBody, postScan, REENTRANT_BANK } from '../helpers/scan-helpers.ts';
+import { postBankScan } from '../helpers/scan-helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /**
@@ -260,16 +258,7 @@ describe('kept pages beside the job workers', () => {
 
 describe('kept scan statuses', () => {
   it('answers a polled scan from memory until a change it is told of', async () => {
-    const company = await buildCompany(a);
-    const key = (await buildServiceKey(a, { companyId: company.id })).key;
-    await grantCredits(a, company.id, 10);
-    const archive = await buildArchive(a, {
-      companyId: company.id,
-      files: { 'contracts/Bank.sol': REENTRANT_BANK },
-    });
-    const posted = await postScan(a, key, localScanBody(archive));
-    expect(posted.statusCode, posted.body).toBe(202);
-    const scanId = posted.json().id as string;
+    const { key, scanId } = await postBankScan(a);
     await settle();
     const status = async (t: TestApp) => {
       const res = await getAs(t, `/api/scanner/v1/scans/${scanId}`, key);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import type { TestApp } from './app.ts';
-import type { TestArchive } from './factories.ts';
+import { buildArchive, buildCompany, buildServiceKey, grantCredits, type TestArchive } from './factories.ts';
 import { waitFor } from './wait.ts';
 
 /** A Solidity contract with a textbook reentrancy (state written after an external call). */
@@ -49,6 +49,23 @@ export async function postScan(
     headers: { authorization: `Bearer ${serviceKey}`, 'idempotency-key': idempotencyKey },
     payload: body as object,
   });
+}
+
+/**
+ * A fresh company with 10 credits and a service key posts a local standard scan of
+ * {@link REENTRANT_BANK}; the scan is accepted (202, `preparing`, its threat-model job waiting).
+ */
+export async function postBankScan(t: TestApp): Promise<{ companyId: string; key: string; scanId: string }> {
+  const company = await buildCompany(t);
+  const { key } = await buildServiceKey(t, { companyId: company.id });
+  await grantCredits(t, company.id, 10);
+  const archive = await buildArchive(t, {
+    companyId: company.id,
+    files: { 'contracts/Bank.sol': REENTRANT_BANK },
+  });
+  const res = await postScan(t, key, localScanBody(archive));
+  expect(res.statusCode, res.body).toBe(202);
+  return { companyId: company.id, key, scanId: res.json().id as string };
 }
 
 /** A local standard scan body for an archive. */

@@ -2,18 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { sharedTestApp } from '../../../test/helpers/app.ts';
-import {
-  buildArchive,
-  buildCompany,
-  buildServiceKey,
-  grantCredits,
-} from '../../../test/helpers/factories.ts';
-import {
-  getScanStatus,
-  localScanBody,
-  postScan,
-  REENTRANT_BANK,
-} from '../../../test/helpers/scan-helpers.ts';
+import { getScanStatus, postBankScan } from '../../../test/helpers/scan-helpers.ts';
 import { waitFor } from '../../../test/helpers/wait.ts';
 import { creditLedger, scans } from '../../db/schema/index.ts';
 import { scanRunJob, scanThreatModelJob } from './scans.jobs.ts';
@@ -34,17 +23,8 @@ function sweepDeps() {
 }
 
 /** A `preparing` scan of a fresh company with 10 credits (2 reserved), its threat-model job waiting. */
-async function preparingScan() {
-  const company = await buildCompany(t);
-  const { key } = await buildServiceKey(t, { companyId: company.id });
-  await grantCredits(t, company.id, 10);
-  const archive = await buildArchive(t, {
-    companyId: company.id,
-    files: { 'contracts/Bank.sol': REENTRANT_BANK },
-  });
-  const res = await postScan(t, key, localScanBody(archive));
-  expect(res.statusCode, res.body).toBe(202);
-  return { companyId: company.id, key, scanId: res.json().id as string };
+function preparingScan() {
+  return postBankScan(t);
 }
 
 /** A `queued` scan (threat model done, 2 credits consumed), its scan job waiting. */
