@@ -5,8 +5,8 @@ import type { KeptReads } from '../../auth/kept-reads.ts';
 import type { Database } from '../../db/client.ts';
 import { type AuditAction, auditActions } from '../../organization/audit/audit.repo.ts';
 import { canonicalJson, isUuid } from '../../strings.ts';
-import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
-import { invalidParam, isIsoMicros, splitListParam } from '../pagination/list-params.ts';
+import { type CursorCodec, hashFilters, timeAndIdAfter } from '../pagination/cursor.ts';
+import { invalidParam, splitListParam } from '../pagination/list-params.ts';
 import { usersRepo } from '../users/users.repo.ts';
 import { auditRepo } from './audit.repo.ts';
 import type { AuditLogEntry, AuditLogQuery } from './audit.schemas.ts';
@@ -83,14 +83,8 @@ export function createAuditService(deps: {
       since: since?.toISOString(),
       order,
     });
-    const keys = query.next === undefined ? [] : deps.cursors.decode(query.next, filterHash);
-    let after: { createdAt: string; id: string } | undefined;
-    if (keys.length > 0) {
-      const [createdAt, id] = keys;
-      if (keys.length !== 2 || !isIsoMicros(createdAt) || typeof id !== 'string' || !isUuid(id))
-        throw invalidCursor();
-      after = { createdAt, id };
-    }
+    const position = timeAndIdAfter(deps.cursors, query.next, filterHash);
+    const after = position && { createdAt: position.at, id: position.id };
 
     const users = usersRepo(database.db);
     const rows = await auditRepo(database.db).listEntries({

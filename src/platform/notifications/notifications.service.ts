@@ -5,9 +5,7 @@ import type { Actor } from '../../auth/actor.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import { isUuid } from '../../strings.ts';
-import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
-import { isIsoMicros } from '../pagination/list-params.ts';
+import { type CursorCodec, hashFilters, timeAndIdAfter } from '../pagination/cursor.ts';
 import { notificationsRepo } from './notifications.repo.ts';
 import type { ListNotificationsQuery, Notification } from './notifications.schemas.ts';
 
@@ -30,14 +28,8 @@ export function createNotificationsService(deps: {
       const user = requireUser(actor);
       const limit = query.limit ?? DEFAULT_LIMIT;
       const filterHash = hashFilters({ user: user.userId, unread: query.unread });
-      const keys = query.next === undefined ? [] : deps.cursors.decode(query.next, filterHash);
-      let after: { createdAt: string; id: string } | undefined;
-      if (keys.length > 0) {
-        const [createdAt, id] = keys;
-        if (keys.length !== 2 || !isIsoMicros(createdAt) || typeof id !== 'string' || !isUuid(id))
-          throw invalidCursor();
-        after = { createdAt, id };
-      }
+      const position = timeAndIdAfter(deps.cursors, query.next, filterHash);
+      const after = position && { createdAt: position.at, id: position.id };
       const rows = await notificationsRepo(database.db).list(user.userId, {
         ...(query.unread === undefined ? {} : { unread: query.unread }),
         ...(after ? { after } : {}),

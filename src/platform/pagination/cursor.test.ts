@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { isAppError } from '../../errors.ts';
-import { createCursorCodec, hashFilters, isEpochMicrosText, isInt4Text } from './cursor.ts';
+import { createCursorCodec, hashFilters, isEpochMicrosText, isInt4Text, timeAndIdAfter } from './cursor.ts';
 import { isIsoMicros } from './list-params.ts';
 
 function expectInvalidCursor(fn: () => unknown) {
@@ -113,5 +113,25 @@ describe('cursor key ranges', () => {
     expect(isIsoMicros('2026-13-45T99:99:99.000000Z')).toBe(false);
     expect(isIsoMicros('2026-02-30T00:00:00.000000Z')).toBe(false);
     expect(isIsoMicros('0000-01-01T00:00:00.000000Z')).toBe(false);
+  });
+
+  it('reads a (timestamp, id) position, and refuses a cursor of another shape', () => {
+    const f = hashFilters({ list: 'entries' });
+    const id = '6f1c1a52-8a43-4f59-9b6f-0d4f3e0a8c11';
+    const at = '2026-11-24T23:59:59.123456Z';
+    expect(timeAndIdAfter(codec, undefined, f)).toBeUndefined();
+    expect(timeAndIdAfter(codec, codec.encode([], f), f)).toBeUndefined();
+    expect(timeAndIdAfter(codec, codec.encode([at, id], f), f)).toEqual({ at, id });
+    for (const keys of [
+      [at],
+      [at, id, 1],
+      ['2026-13-01T00:00:00.000000Z', id],
+      [at, 'not-a-uuid'],
+      [1, id],
+    ]) {
+      expect(() => timeAndIdAfter(codec, codec.encode(keys, f), f)).toThrow(
+        expect.objectContaining({ code: 'INVALID_CURSOR' }),
+      );
+    }
   });
 });

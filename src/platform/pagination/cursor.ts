@@ -1,6 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../errors.ts';
-import { canonicalJson } from '../../strings.ts';
+import { canonicalJson, isUuid } from '../../strings.ts';
+import { isIsoMicros } from './list-params.ts';
 
 /**
  * Opaque, signed keyset cursors for v0 listings (`next` / `nextValue`).
@@ -127,6 +128,23 @@ export function pageOf<T>(
   const last = items[items.length - 1];
   if (last === undefined) return { items, nextValue: options.given ?? codec.encode([], options.filterHash) };
   return { items, nextValue: codec.encode(options.keyOf(last), options.filterHash) };
+}
+
+/**
+ * The position a `next` cursor gives in a listing keyed by a timestamp with microseconds
+ * (`ISO_MICROS_FORMAT`) and the row's id: undefined without a cursor or for one at the start;
+ * `INVALID_CURSOR` for keys of any other shape.
+ */
+export function timeAndIdAfter(
+  codec: Pick<CursorCodec, 'decode'>,
+  next: string | undefined,
+  filterHash: string,
+): { at: string; id: string } | undefined {
+  const keys = next === undefined ? [] : codec.decode(next, filterHash);
+  if (keys.length === 0) return undefined;
+  const [at, id] = keys;
+  if (keys.length !== 2 || !isIsoMicros(at) || typeof id !== 'string' || !isUuid(id)) throw invalidCursor();
+  return { at, id };
 }
 
 const INT4 = { min: -2_147_483_648, max: 2_147_483_647 };

@@ -23,8 +23,7 @@ import {
   parseRepository,
 } from '../../organization/workspaces/workspaces.service.ts';
 import { badStringReason, isUuid } from '../../strings.ts';
-import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
-import { isIsoMicros } from '../pagination/list-params.ts';
+import { type CursorCodec, hashFilters, timeAndIdAfter } from '../pagination/cursor.ts';
 import { sourcehostCommitStatusJob } from './sourcehost.jobs.ts';
 import { type DeliveryRow, sourcehostRepo, type WorkspaceRow } from './sourcehost.repo.ts';
 
@@ -488,14 +487,8 @@ export function createSourcehostService(deps: SourcehostServiceDeps) {
     async listDeliveries(actor: Actor, companyId: string, query: { limit?: number; next?: string }) {
       await requireManagedCompany(database.db, actor, companyId);
       const filterHash = hashFilters({ companyId, list: 'sourcehost-deliveries' });
-      const keys = query.next === undefined ? [] : deps.cursors.decode(query.next, filterHash);
-      let after: { receivedAt: string; id: string } | undefined;
-      if (keys.length > 0) {
-        const [receivedAt, id] = keys;
-        if (keys.length !== 2 || !isIsoMicros(receivedAt) || typeof id !== 'string' || !isUuid(id))
-          throw invalidCursor();
-        after = { receivedAt, id };
-      }
+      const position = timeAndIdAfter(deps.cursors, query.next, filterHash);
+      const after = position && { receivedAt: position.at, id: position.id };
       const limit = query.limit ?? 50;
       const rows = await sourcehostRepo(database.db).listDeliveries(companyId, after, limit);
       const page = deps.cursors.pageOf(rows, {
