@@ -10,7 +10,8 @@
  * each) against:
  *   (a) a bare Fastify route returning the credits JSON (bench/api-ceiling.ts, its own process),
  *   (b) the same after one `select 1` on a node-postgres pool to the same database — the
- *       database-bound ceiling every read is compared to,
+ *       database-bound ceiling every read is compared to; measured before the reads and again
+ *       after them, the ratios are to the higher of the two,
  *   (c) Vigil's reads: getScan, getCreditBalances, all-findings (limit=20; 500 pages of 20
  *       requested in turn, more than a process keeps, so none is answered from memory; with 3
  *       filters), company users, reports, audit log.
@@ -66,6 +67,7 @@ const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0
 const DB_NAME = process.env.BENCH_DB_NAME ?? 'vigil_bench_api';
 const RESULTS_FILE = process.env.BENCH_RESULTS ?? 'api.json';
 const TARGET_RATIO = 0.5;
+const DB_CEILING_AGAIN = '(b) again, after the reads';
 const TARGET_P99_MS = 20;
 const TARGET_ALL_FINDINGS_P99_MS = 50;
 /**
@@ -453,6 +455,10 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
   const selected = targets.filter(
     (t) => t.kind === 'ceiling' || ONLY.split(',').some((part) => t.name.includes(part)),
   );
+  // (b) once more after the reads: the ratios are to the higher of its two measurements, so that
+  // a ceiling depressed by the moment (PostgreSQL writing out the freshly loaded data set, say)
+  // does not flatter the reads.
+  selected.push({ name: DB_CEILING_AGAIN, kind: 'ceiling', url: `${ceilingBase}/db` });
   // Every read must answer 200 before it is measured: a fast error is not a result.
   for (const target of selected) {
     const res = await fetch(target.url, {
@@ -503,7 +509,7 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
     );
   }
   const peakServeRssMb = Math.round(overall.stop() / 1024);
-  const dbCeiling = measurements[1]!.requestsPerSecond;
+  const dbCeiling = Math.max(...measurements.filter((m) => m.path === '/db').map((m) => m.requestsPerSecond));
   for (const m of measurements) {
     m.ratioToDbCeiling = Number((m.requestsPerSecond / dbCeiling).toFixed(3));
     if (m.kind === 'read') {

@@ -54,4 +54,22 @@ describe('credential cache', () => {
     off.store('a', off.begin(), { value: 'A', expiresAt: null });
     expect(off.get('a', now)).toBeUndefined();
   });
+
+  it('keeps the weights of its entries under maxWeight, least recently used out', () => {
+    const cache = createCredentialCache<string>({ maxEntries: 10, maxWeight: 10 });
+    cache.setEnabled(true);
+    cache.store('a', cache.begin(), { value: 'A', expiresAt: null, weight: 4 });
+    cache.store('b', cache.begin(), { value: 'B', expiresAt: null, weight: 4 });
+    expect(cache.weight).toBe(8);
+    cache.store('c', cache.begin(), { value: 'C', expiresAt: null, weight: 4 });
+    expect([cache.get('a', now), cache.get('b', now), cache.get('c', now)]).toEqual([undefined, 'B', 'C']);
+    expect(cache.weight).toBe(8);
+    // Replacing an entry counts its new weight only; one heavier than the whole budget is not kept.
+    cache.store('b', cache.begin(), { value: 'B2', expiresAt: null, weight: 1 });
+    expect(cache.weight).toBe(5);
+    cache.store('d', cache.begin(), { value: 'D', expiresAt: null, weight: 11 });
+    expect([cache.get('b', now), cache.get('c', now), cache.get('d', now)]).toEqual(['B2', 'C', undefined]);
+    cache.invalidate('test');
+    expect([cache.size, cache.weight]).toEqual([0, 0]);
+  });
 });

@@ -15,6 +15,8 @@ export interface CachedCredential<T> {
   value: T;
   /** When the credential expires; a hit at or after it is a miss. */
   expiresAt: Date | null;
+  /** What the entry counts against `maxWeight` (default 1). */
+  weight?: number;
 }
 
 export interface CredentialCache<T> {
@@ -30,6 +32,8 @@ export interface CredentialCache<T> {
   /** Turns caching on (the listener is attached) or off (it is not); both forget everything. */
   setEnabled(enabled: boolean): void;
   readonly size: number;
+  /** The kept entries' weights added up. */
+  readonly weight: number;
   /** Whether values are kept (the listener is attached and the cache has room). */
   readonly enabled: boolean;
 }
@@ -39,6 +43,8 @@ export interface CredentialCacheOptions {
   maxEntries: number;
   /** The longest an entry is trusted even without a notification. */
   maxAgeMs?: number;
+  /** The most the entries' weights add up to (least recently used out); unbounded by default. */
+  maxWeight?: number;
   now?: () => number;
 }
 
@@ -47,6 +53,18 @@ export function createCredentialCache<T>(options: CredentialCacheOptions): Crede
   const clock = options.now ?? Date.now;
   // A Map iterates in insertion order: re-inserting on a hit keeps the least recently used first.
   const entries = new Map<string, CachedCredential<T> & { storedAt: number }>();
+  const maxWeight = options.maxWeight ?? Number.POSITIVE_INFINITY;
+  let weight = 0;
+  const remove = (key: string) => {
+    const entry = entries.get(key);
+    if (!entry) return;
+    entries.delete(key);
+    weight -= entry.weight ?? 1;
+  };
+  const clear = () => {
+    entries.clear();
+    weight = 0;
+  };
   let generation = 0;
   let enabled = false;
   const reasons: string[] = [];
@@ -57,7 +75,7 @@ export function createCredentialCache<T>(options: CredentialCacheOptions): Crede
       const entry = entries.get(key);
       if (!entry) return undefined;
       if ((entry.expiresAt && entry.expiresAt <= now) || clock() - entry.storedAt > maxAgeMs) {
-        entries.delete(key);
+        remove(key);
         return undefined;
       }
       entries.delete(key);
@@ -69,26 +87,30 @@ export function createCredentialCache<T>(options: CredentialCacheOptions): Crede
     },
     store(key, at, entry) {
       if (!enabled || at !== generation || options.maxEntries <= 0) return;
-      entries.delete(key);
+      if ((entry.weight ?? 1) > maxWeight) return;
+      remove(key);
       entries.set(key, { ...entry, storedAt: clock() });
-      while (entries.size > options.maxEntries) {
-        const oldest = entries.keys().next().value as string;
-        entries.delete(oldest);
+      weight += entry.weight ?? 1;
+      while (entries.size > options.maxEntries || weight > maxWeight) {
+        remove(entries.keys().next().value as string);
       }
     },
     invalidate(reason = '') {
       generation += 1;
-      entries.clear();
+      clear();
       reasons.push(reason);
       if (reasons.length > 32) reasons.shift();
     },
     setEnabled(value) {
       enabled = value && options.maxEntries > 0;
       generation += 1;
-      entries.clear();
+      clear();
     },
     get size() {
       return entries.size;
+    },
+    get weight() {
+      return weight;
     },
     get enabled() {
       return enabled;

@@ -1,11 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { createKeptReads } from './kept-reads.ts';
 
-function keptReads(options: { maxEntries?: number; maxJsonLength?: number; now?: () => number } = {}) {
+function keptReads(
+  options: {
+    maxEntries?: number;
+    maxJsonLength?: number;
+    maxTotalJsonLength?: number;
+    now?: () => number;
+  } = {},
+) {
   const reads = createKeptReads<{ n: number }>({
     tables: ['findings', 'labels'],
     maxEntries: options.maxEntries ?? 8,
     maxJsonLength: options.maxJsonLength,
+    maxTotalJsonLength: options.maxTotalJsonLength,
     now: options.now,
   });
   reads.setEnabled(true);
@@ -120,6 +128,23 @@ describe('kept reads', () => {
     clock = 61_000;
     await reads.read(caller, 'c', load);
     expect(calls.count).toBe(8);
+  });
+
+  it('keeps at most maxTotalJsonLength characters of JSON, least recently used out', async () => {
+    // Each value is `{"n":1}`: 7 characters; room for two.
+    const reads = keptReads({ maxEntries: 8, maxTotalJsonLength: 15 });
+    const caller = {};
+    const { calls, load } = counter({ n: 1 });
+    for (const key of ['a', 'a', 'b', 'b']) await reads.read(caller, key, load);
+    expect([reads.size, reads.keptJsonLength]).toEqual([2, 14]);
+    for (const key of ['c', 'c']) await reads.read(caller, key, load);
+    expect([reads.size, reads.keptJsonLength]).toEqual([2, 14]);
+    const before = calls.count;
+    await reads.read(caller, 'c', load); // kept
+    await reads.read(caller, 'b', load); // kept
+    expect(calls.count).toBe(before);
+    await reads.read(caller, 'a', load); // the least recently used went out
+    expect(calls.count).toBe(before + 1);
   });
 
   it('keeps none of many keys each asked for once', async () => {

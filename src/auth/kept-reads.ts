@@ -33,6 +33,8 @@ export interface KeptReadsOptions {
   maxAgeMs?: number;
   /** Values whose JSON is longer than this many characters are not kept. */
   maxJsonLength?: number;
+  /** The most characters of JSON the kept values add up to (least recently used out). */
+  maxTotalJsonLength?: number;
   now?: () => number;
 }
 
@@ -52,6 +54,8 @@ export interface KeptReads<T> {
   /** Turns keeping on (the listener is attached) or off; both forget everything. */
   setEnabled(enabled: boolean): void;
   readonly size: number;
+  /** Characters of JSON of the kept values, added up. */
+  readonly keptJsonLength: number;
   readonly enabled: boolean;
   /** Reads answered from memory since the process started (for operators and tests). */
   readonly hits: number;
@@ -74,12 +78,14 @@ function serialOf(actor: object): number {
 }
 
 const DEFAULT_MAX_JSON_LENGTH = 512 * 1024;
+const DEFAULT_MAX_TOTAL_JSON_LENGTH = 8 * 1024 * 1024;
 /** Kept values have no expiry of their own (only the age limit): the clock `get` compares with. */
 const NO_EXPIRY = new Date(0);
 
 /**
- * Pages each list read keeps per process: with values of at most 512 Ki characters of JSON (and
- * the kept response body beside each), at most some 64 MB per read.
+ * Pages each list read keeps per process. Each value is at most 512 Ki characters of JSON and all
+ * of a read's values at most 8 Mi characters; with the kept response body beside each, a read
+ * holds at most some 16 MB (a typical page of 20 findings is ~30 K characters: 64 of them ~2 MB).
  */
 export const KEPT_PAGES_PER_READ = 64;
 
@@ -87,6 +93,7 @@ export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
   const cache: CredentialCache<T> = createCredentialCache<T>({
     maxEntries: options.maxEntries,
     maxAgeMs: options.maxAgeMs,
+    maxWeight: options.maxTotalJsonLength ?? DEFAULT_MAX_TOTAL_JSON_LENGTH,
     now: options.now,
   });
   const tables = new Set(options.tables);
@@ -119,8 +126,10 @@ export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
       }
       const generation = cache.begin();
       const value = await load();
-      if (generation === cache.begin() && JSON.stringify(value).length <= maxJsonLength) {
-        cache.store(fullKey, generation, { value, expiresAt: null });
+      if (generation === cache.begin()) {
+        const jsonLength = JSON.stringify(value).length;
+        if (jsonLength <= maxJsonLength)
+          cache.store(fullKey, generation, { value, expiresAt: null, weight: jsonLength });
       }
       return value;
     },
@@ -135,6 +144,9 @@ export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
     },
     get size() {
       return cache.size;
+    },
+    get keptJsonLength() {
+      return cache.weight;
     },
     get enabled() {
       return cache.enabled;
