@@ -17,10 +17,11 @@
  * absolute path) with every run and the load average before each pair.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { timedEngineScan } from './engine-scan-process.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const datasetDir = process.env.SOLIDIFI_DIR ?? path.resolve(repoRoot, '../shared/datasets/solidifi-dev');
@@ -67,36 +68,14 @@ function openSide(label: 'A' | 'B', spec: string, extra: string): Side {
 }
 
 function scanOnce(side: Side): { wallMs: number; cpuMs: number; peakRssMb: number } {
-  const t = performance.now();
-  execFileSync(
-    '/usr/bin/time',
-    [
-      '-f',
-      '%U %S %M',
-      '-o',
-      timeFile,
-      process.execPath,
-      path.join(side.dir, 'bin/vigil.js'),
-      'engine',
-      'scan',
-      datasetDir,
-      '--type',
-      'standard',
-      '--format',
-      'sast',
-      '--output',
-      path.join(work, `report-${side.label}.json`),
-      ...side.extraArgs,
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'], cwd: side.dir },
-  );
-  const wallMs = performance.now() - t;
-  const [user, sys, rssKb] = readFileSync(timeFile, 'utf8').trim().split(/\s+/).slice(-3).map(Number);
-  return {
-    wallMs: Math.round(wallMs),
-    cpuMs: Math.round(((user ?? 0) + (sys ?? 0)) * 1000),
-    peakRssMb: Math.round((rssKb ?? 0) / 1024),
-  };
+  const run = timedEngineScan({
+    checkout: side.dir,
+    datasetDir,
+    reportFile: path.join(work, `report-${side.label}.json`),
+    timeFile,
+    extraArgs: side.extraArgs,
+  });
+  return { wallMs: Math.round(run.wallMs), cpuMs: Math.round(run.cpuMs), peakRssMb: run.peakRssMb };
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

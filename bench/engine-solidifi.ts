@@ -14,12 +14,12 @@
  * `--workers 0`; the fastest of each counts, printed with the load average before each run (the
  * machine is shared; CPU time does not depend on the load as wall-clock time does).
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type EngineVulnerability, openDirectoryTree, scanTree } from '../src/engine/index.ts';
+import { timedEngineScan } from './engine-scan-process.ts';
 import { wantsLlmTriage, withScriptedTriage } from './llm-triage.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -100,35 +100,10 @@ function measure(extra: string[]): Speed {
   const loadAverages: number[] = [];
   for (let i = 0; i < REPEAT; i++) {
     loadAverages.push(Math.round(loadavg()[0]! * 100) / 100);
-    const t = performance.now();
-    // GNU time reports the child's CPU time (all threads) and peak RSS.
-    execFileSync(
-      '/usr/bin/time',
-      [
-        '-f',
-        '%U %S %M',
-        '-o',
-        timeFile,
-        process.execPath,
-        path.join(repoRoot, 'bin/vigil.js'),
-        'engine',
-        'scan',
-        datasetDir,
-        '--type',
-        'standard',
-        '--format',
-        'sast',
-        '--output',
-        reportFile,
-        ...extra,
-      ],
-      { stdio: ['ignore', 'ignore', 'inherit'], cwd: repoRoot },
-    );
-    const ms = performance.now() - t;
-    const [user, sys, rssKb] = readFileSync(timeFile, 'utf8').trim().split(/\s+/).slice(-3).map(Number);
-    bestMs = Math.min(bestMs, ms);
-    bestCpuMs = Math.min(bestCpuMs, ((user ?? 0) + (sys ?? 0)) * 1000);
-    peakRssMb = Math.max(peakRssMb, Math.round((rssKb ?? 0) / 1024));
+    const run = timedEngineScan({ checkout: repoRoot, datasetDir, reportFile, timeFile, extraArgs: extra });
+    bestMs = Math.min(bestMs, run.wallMs);
+    bestCpuMs = Math.min(bestCpuMs, run.cpuMs);
+    peakRssMb = Math.max(peakRssMb, run.peakRssMb);
   }
   return { runs: REPEAT, ms: Math.round(bestMs), cpuMs: Math.round(bestCpuMs), peakRssMb, loadAverages };
 }
