@@ -16,7 +16,11 @@ import type { ObjectStore } from './integrations/storage/object-store.ts';
 import { createObjectStore } from './integrations/storage/object-store-url.ts';
 import { createJobQueue, type JobQueue, MAX_LEASE_SECONDS } from './jobs/queue.ts';
 import { type JobDeps, jobRegistry } from './jobs/registry.ts';
-import { createCreditsService } from './organization/credits/credits.service.ts';
+import {
+  CREDIT_BALANCE_TABLES,
+  type CreditAccount,
+  createCreditsService,
+} from './organization/credits/credits.service.ts';
 import { createIntegrationsService } from './organization/integrations/integrations.service.ts';
 import { createServiceKeysService } from './organization/service-keys/service-keys.service.ts';
 import { createAdminService } from './platform/admin/admin.service.ts';
@@ -199,7 +203,6 @@ export async function createContainer(config: Config, options: ContainerOptions 
       })
     : null;
   const db = database.db;
-  const credits = createCreditsService({ database, costs: config.scanCosts });
   const integrations = createIntegrationsService({ database, secretBox, outbound });
   // Read answers kept per caller, forgotten when a table they read changes (see kept-reads.ts).
   const keptPagesOf = <T>(tables: readonly string[]) =>
@@ -209,7 +212,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
     reports: keptPagesOf<ReportPage>(REPORTS_LIST_TABLES),
     auditLog: keptPagesOf<AuditLogPage>(AUDIT_LOG_TABLES),
     scanStatus: keptPagesOf<ScanStatus>(SCAN_STATUS_TABLES),
+    creditBalances: keptPagesOf<CreditAccount>(CREDIT_BALANCE_TABLES),
   };
+  const credits = createCreditsService({
+    database,
+    costs: config.scanCosts,
+    keptAccounts: keptPages.creditBalances,
+  });
   const scanServices = createScanServices({
     keptStatuses: keptPages.scanStatus,
     database,

@@ -1,8 +1,8 @@
 import { type CredentialCache, createCredentialCache } from './credential-cache.ts';
 
 /**
- * Answers of reads (list pages, scan statuses) kept in memory per caller, kept right by
- * PostgreSQL notifications.
+ * Answers of reads (list pages, scan statuses, credit accounts) kept in memory per caller, kept
+ * right by PostgreSQL notifications.
  *
  * Every statement that changes one of the tables a kept read reads notifies `vigil_reads` at
  * commit with the table's name (migration 0019); every process forgets the kept values of the

@@ -13,7 +13,7 @@ export function registerMetrics(app: FastifyInstance, keptPages: KeptPageCounts 
   collectDefaultMetrics({ register: registry });
   new Gauge({
     name: 'vigil_kept_page_reads',
-    help: 'Reads that keep their answers (list pages, scan statuses) since the process started, by read and by whether a kept answer was sent (kept) or the statements ran (read)',
+    help: 'Reads that keep their answers (list pages, scan statuses, credit accounts) since the process started, by read and by whether a kept answer was sent (kept) or the statements ran (read)',
     labelNames: ['read', 'answer'],
     registers: [registry],
     collect() {

@@ -13,6 +13,7 @@ import {
   buildServiceKey,
   buildUser,
   fileFinding,
+  grantCredits,
   type TestUser,
 } from '../helpers/factories.ts';
 import { getAs, settleAll, silently } from '../helpers/replicas.ts';
@@ -319,6 +320,38 @@ async function statementsOf(
   return recorded;
 }
 
+describe('kept credit balances', () => {
+  it('answers from the kept account, with the time of each answer, until a change it is told of', async () => {
+    const company = await buildCompany(a);
+    const key = (await buildServiceKey(a, { companyId: company.id })).key;
+    await grantCredits(a, company.id, 10);
+    await settle();
+    const balances = async (t: TestApp) => {
+      const res = await getAs(t, '/api/scanner/v1/credits', key);
+      expect(res.statusCode).toBe(200);
+      return res.json() as { purchased: number; remaining: number; asOf: string };
+    };
+    for (const t of [a, b]) for (let i = 0; i < 3; i++) expect((await balances(t)).purchased).toBe(10);
+    const hits = b.container.keptPages.creditBalances.hits;
+    const askedAt = new Date().toISOString();
+    const kept = await balances(b);
+    expect(b.container.keptPages.creditBalances.hits).toBe(hits + 1);
+    // The account row is kept, the answer is not: its asOf is the time it was made.
+    expect(kept.asOf >= askedAt).toBe(true);
+    // Without a notification the other replica keeps the account: the proof that it is kept.
+    await silentlyOnA('update credit_accounts set purchased = purchased + 5 where company_id = $1', [
+      company.id,
+    ]);
+    expect((await balances(b)).purchased).toBe(10);
+    // The replica that committed the change reads it at once.
+    expect((await balances(a)).purchased).toBe(15);
+    // A change made with its notification reaches the other replica.
+    await grantCredits(a, company.id, 1);
+    await settle();
+    expect(await balances(b)).toMatchObject({ purchased: 16, remaining: 16 });
+  });
+});
+
 describe('what the kept pages depend on', () => {
   it('names every table the plans of their statements read, and each of those tables notifies', async () => {
     const company = await buildCompany(a);
@@ -410,6 +443,12 @@ describe('what the kept pages depend on', () => {
       // An unknown scan: the statement runs, then 404.
       run: (actor) =>
         services.scans.getScan(actor as typeof serviceActor, randomUUID()).catch(() => undefined),
+    });
+    reads.push({
+      name: 'getCreditBalances',
+      tables: keptPages.creditBalances.tables,
+      token: '',
+      run: (actor) => services.credits.getBalancesFor(actor as typeof serviceActor),
     });
     const freshFor = async (token: string): Promise<Actor> => (token ? fresh(token) : { ...serviceActor });
 

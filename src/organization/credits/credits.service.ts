@@ -1,3 +1,5 @@
+import type { ServiceActor } from '../../auth/actor.ts';
+import type { KeptReads } from '../../auth/kept-reads.ts';
 import type { Database, Tx } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import { creditsRepo, type ScanType, scanTypes } from './credits.repo.ts';
@@ -13,12 +15,27 @@ export interface CreditBalances {
   scanTypes: Record<ScanType, { available: boolean; cost: number; reason?: string }>;
 }
 
+/** A company's credit account as getCreditBalances reads it (kept per caller, see kept-reads.ts). */
+export interface CreditAccount {
+  purchased: number;
+  used: number;
+  reserved: number;
+}
+
+/** The tables getCreditBalances reads (checked against its plan by the kept reads' test). */
+export const CREDIT_BALANCE_TABLES = ['credit_accounts'] as const;
+
 /**
  * Scan credits: an append-only ledger (grant, reserve, release, consume, refund) and a per-company
  * account row that serializes changes. Balances never go below zero: a reservation checks and
  * takes in one statement.
  */
-export function createCreditsService(deps: { database: Database; costs: Record<ScanType, number> }) {
+export function createCreditsService(deps: {
+  database: Database;
+  costs: Record<ScanType, number>;
+  /** getCreditBalances' account rows kept per caller; every answer is built with its own `asOf`. */
+  keptAccounts?: KeptReads<CreditAccount>;
+}) {
   const { database, costs } = deps;
 
   function toBalances(row: { purchased: number; used: number; reserved: number }): CreditBalances {
@@ -62,6 +79,20 @@ export function createCreditsService(deps: { database: Database; costs: Record<S
 
     async getBalances(companyId: string): Promise<CreditBalances> {
       return toBalances(await creditsRepo(database.db).getAccount(companyId));
+    },
+
+    /**
+     * getCreditBalances: the balances of the key's organization. The account row is kept per
+     * caller until a change of `credit_accounts` is committed (this process) or notified (others),
+     * so the balances are those of now and `asOf` is the time of the answer.
+     */
+    async getBalancesFor(actor: ServiceActor): Promise<CreditBalances> {
+      const load = async (): Promise<CreditAccount> => {
+        const { purchased, used, reserved } = await creditsRepo(database.db).getAccount(actor.organizationId);
+        return { purchased, used, reserved };
+      };
+      const account = deps.keptAccounts ? await deps.keptAccounts.read(actor, '', load) : await load();
+      return toBalances(account);
     },
 
     /** Balances recomputed from the ledger (for checks: they equal getBalances). */

@@ -18,6 +18,6 @@ export function registerCreditsRoutes(app: App, credits: CreditsService): void {
       },
       config: { auth: { kind: 'service', scope: 'credits:read' } },
     },
-    async (request) => credits.getBalances((request.actor as ServiceActor).organizationId),
+    async (request) => credits.getBalancesFor(request.actor as ServiceActor),
   );
 }
