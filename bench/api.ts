@@ -16,7 +16,7 @@
  *       requested in turn, more than a process keeps, so none is answered from memory; with 3
  *       filters), company users, reports, audit log.
  * The "kept" column is the share of a read's requests `vigil serve` answered from kept answers
- * (list pages, scan statuses; its /metrics, read before and after the run).
+ * (list pages, scan statuses, credit accounts; its /metrics, read before and after the run).
  * Targets: every read ≥ 50% of (b)'s req/s, with p99 ≤ 20 ms (all-findings: p99 ≤ 50 ms); "meets target" needs both.
  * Samples VmRSS of `vigil serve` during the runs (peak) and, on the embedded backend, the idle RSS
  * of `vigil start`. `--profile` runs `vigil serve` under `node --cpu-prof` (profiles in
