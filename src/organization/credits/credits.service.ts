@@ -38,7 +38,7 @@ export function createCreditsService(deps: {
 }) {
   const { database, costs } = deps;
 
-  function toBalances(row: { purchased: number; used: number; reserved: number }): CreditBalances {
+  function toBalances(row: CreditAccount): CreditBalances {
     const remaining = row.purchased - row.used - row.reserved;
     const types = {} as CreditBalances['scanTypes'];
     for (const type of scanTypes) {
