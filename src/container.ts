@@ -247,31 +247,29 @@ export async function createContainer(config: Config, options: ContainerOptions 
     maxEntries: config.credentialCacheSize,
   });
   // Company user lists come from the users and memberships the credential notifications cover:
-  // the same notifications (and the same forgetting after a write request) keep them right.
+  // the same notifications (this process's own at its commits) keep them right.
   const companyUserLists = createCredentialCache<CompanyUser[]>({
     maxEntries: config.credentialCacheSize > 0 ? COMPANY_USER_LISTS_KEPT : 0,
   });
   const pageCaches = Object.values(keptPages);
-  // A change this process committed is read back at once, before its notification arrives.
-  const stopForgettingPages = database.afterWrite(() => {
-    for (const pages of pageCaches) pages.invalidate('write');
-  });
   const notifiedCaches = [credentialCache, companyUserLists, ...pageCaches];
+  const forgetChanged = (table: string, channel: string) => {
+    if (channel === READS_CHANNEL) for (const pages of pageCaches) pages.changed(table);
+    else if (channel === CREDENTIALS_CHANNEL) for (const cache of notifiedCaches) cache.invalidate(table);
+  };
+  // What this process commits is forgotten at its commit, before the request that made it
+  // answers (other processes learn of it from the listener below, within its delay).
+  const stopForgettingOwnChanges = database.onOwnNotify(forgetChanged);
   const credentialListener =
     config.credentialCacheSize > 0
       ? database.listen([CREDENTIALS_CHANNEL, READS_CHANNEL], {
-          onNotify: (payload, channel) => {
-            if (channel === READS_CHANNEL) for (const pages of pageCaches) pages.changed(payload);
-            else for (const cache of notifiedCaches) cache.invalidate(payload);
-          },
+          onNotify: forgetChanged,
           onState: (listening) => {
             for (const cache of notifiedCaches) cache.setEnabled(listening);
           },
         })
       : null;
-  // Kept pages need no forgetting after a write request: the write's commit has forgotten them
-  // (afterWrite), and the request's actor, part of their keys, is replaced.
-  const auth = createAuthService({ db, cache: credentialCache, dependentCaches: [companyUserLists] });
+  const auth = createAuthService({ db, cache: credentialCache });
   const sessionCodec = createSessionCodec(secretBox);
   const services = {
     auth,
@@ -375,7 +373,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
         ['mailer', () => mailer?.close()],
         ['outbound policy', () => outbound.close()],
         ['credential listener', () => credentialListener?.close()],
-        ['kept pages', () => stopForgettingPages()],
+        ['own changes', () => stopForgettingOwnChanges()],
         ['database', () => (options.database ? undefined : database.close())],
       ];
       let failure: unknown;

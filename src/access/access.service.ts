@@ -27,8 +27,8 @@ export async function loadFindingAccess(db: Db, actor: Actor): Promise<FindingAc
 /**
  * The repository memberships read for a resolved user actor. The credential cache hands every
  * request of a token the same actor object until a `vigil_credentials` notification (a change of
- * repository memberships or of a repository's `show_all_findings` sends one, migration 0017) or a
- * write request of this process empties it; the next request then resolves a new actor and reads
+ * repository memberships or of a repository's `show_all_findings` sends one, migration 0017; this
+ * process's own commits at once) empties it; the next request then resolves a new actor and reads
  * the memberships again. Memberships therefore live exactly as long as the credential they were
  * read with, and are read on every request when the cache is off.
  */

@@ -44,25 +44,12 @@ export function createAuthService(deps: {
   db: Db;
   now?: () => Date;
   cache?: CredentialCache<ServiceActor | UserActor>;
-  /** Caches of other values read from the notified tables, forgotten with the credentials. */
-  dependentCaches?: ReadonlyArray<{ invalidate(reason?: string): void }>;
 }) {
   const repo = authRepo(deps.db);
   const now = deps.now ?? (() => new Date());
   const cache = deps.cache ?? createCredentialCache<ServiceActor | UserActor>({ maxEntries: 0 });
 
   return {
-    /**
-     * Forgets every cached credential of this process, and the dependent caches. Called after
-     * each write request, before its answer leaves: a credential changed by that request is read
-     * again by the next one, without waiting for the database notification (which other
-     * processes rely on).
-     */
-    forgetCached(): void {
-      cache.invalidate();
-      for (const dependent of deps.dependentCaches ?? []) dependent.invalidate();
-    },
-
     /** An organization service key → ServiceActor; 401 when malformed, unknown, expired or revoked. */
     async authenticateServiceKey(secret: string): Promise<ServiceActor> {
       const kind = classifySecret(secret);

@@ -8,13 +8,13 @@ import { type CredentialCache, createCredentialCache } from './credential-cache.
  * commit with the table's name (migration 0019); every process forgets the kept values of the
  * reads that name that table when the notification arrives. Changes of credentials and
  * memberships arrive on `vigil_credentials`, which forgets every kept read as well. A change
- * committed by the process forgets them in that process at once (`Database.afterWrite`), so a
- * client sees its own write at once on the replica that made it, and within the notification's
- * delay on the others. While the listening connection is down nothing is kept, and nothing read
+ * committed by the process is forgotten there at its commit, table by table like the others,
+ * before the request that made it answers (`Database.onOwnNotify`), so a client sees its own
+ * write at once on the replica that made it, and within the notification's delay on the others. While the listening connection is down nothing is kept, and nothing read
  * before a notification is stored after it (the credential cache's generations).
  *
  * A value is kept per caller: per resolved actor object, which the credential cache hands to every
- * request of a credential until a notification or a write request replaces it. An actor resolved
+ * request of a credential until a credential notification replaces it. An actor resolved
  * before such a change is never handed out after it, so nothing it read can be found again.
  * A value is kept from the second time it is asked for (among the last requests that were not
  * answered from memory), so that reads of pages asked for once do not push out the kept ones.

@@ -21,11 +21,6 @@ export interface Tx {
 
 export interface TransactionOptions {
   isolation?: 'read committed' | 'repeatable read' | 'serializable';
-  /**
-   * The transaction changes only the job queue's own tables (pg-boss's schema, `job_heartbeats`),
-   * which no read keeps: {@link Database.afterWrite} listeners are not told of its commit.
-   */
-  queueTablesOnly?: boolean;
 }
 
 /**
@@ -39,24 +34,19 @@ export interface Database {
   readonly db: Db;
   /** Raw SQL outside any transaction. */
   executeSql: ExecuteSql;
-  /**
-   * Raw SQL outside any transaction that changes only the job queue's own tables (pg-boss's
-   * schema, `job_heartbeats`): pg-boss's polling and bookkeeping, the heartbeats. No read keeps
-   * them, so {@link afterWrite} listeners are not told: a process running job workers polls
-   * every second and would otherwise forget its kept pages as often.
-   */
-  queueSql: ExecuteSql;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** True when a trivial query answers. */
   ping(): Promise<boolean>;
   /**
-   * Calls `listener` each time this process may have committed a change: after each committed
-   * {@link transaction} (read-only ones too) but those of the queue's tables only, and after each
-   * statement outside a transaction ({@link db}, {@link executeSql}; not {@link queueSql}) that
-   * is not a plain `select`, once it has answered. Returns the function that stops the calls.
+   * Calls `handler` with each notification that a commit of this process sent on a notifying
+   * table's channel (`vigil_reads`, `vigil_credentials`; see {@link OWN_CHANNEL_PREFIX}), once
+   * per table and channel of the commit, before the statement or `commit` that committed it
+   * answers: what a request changed is forgotten by this process's caches before the request
+   * answers. Commits that change no notifying table (the job queue's polling, say) call nothing.
+   * Other processes' commits arrive through {@link listen}. Returns the function that stops it.
    */
-  afterWrite(listener: () => void): () => void;
+  onOwnNotify(handler: NotifyHandler): () => void;
   /**
    * Listens on one or more `NOTIFY` channels over a connection of its own, reconnecting when it
    * drops. `onState(true)` is called each time the listener is (again) attached to all of them:
@@ -68,8 +58,11 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** Receives one notification: its payload (a table's name) and its channel. */
+export type NotifyHandler = (payload: string, channel: string) => void;
+
 export interface ListenHandlers {
-  onNotify(payload: string, channel: string): void;
+  onNotify: NotifyHandler;
   onState(listening: boolean): void;
 }
 
@@ -195,8 +188,36 @@ function prepareStatementsOf(client: pg.PoolClient): void {
   Reflect.set(client, 'query', forward);
 }
 
-/** A statement that only reads (what {@link Database.afterWrite} is not told of). */
-const PLAIN_SELECT = /^\s*select\b/i;
+/**
+ * The notifying triggers (migration 0021) send each notification also on the channel of the
+ * connection that made the change, this prefix and its backend's process id, with the payload
+ * `<channel>:<table>`. Each pooled connection listens on its own, so PostgreSQL hands a
+ * connection's own notifications back to it at each commit, before the commit's answer, and no
+ * other session receives them.
+ */
+export const OWN_CHANNEL_PREFIX = 'vigil_own_';
+
+/**
+ * Makes a new pooled connection listen on its own channel (see {@link OWN_CHANNEL_PREFIX}) and
+ * hand what arrives there to `dispatch`. The `listen` is the connection's first statement: every
+ * later statement's own notifications are delivered. A connection whose `listen` fails is ended,
+ * so that no statement commits on a connection that would not report it.
+ */
+function listenToOwnCommits(client: pg.PoolClient, dispatch: NotifyHandler): void {
+  const pid: unknown = Reflect.get(client, 'processID');
+  if (typeof pid !== 'number' || !Number.isSafeInteger(pid)) {
+    client.end().catch(() => undefined);
+    return;
+  }
+  const channel = `${OWN_CHANNEL_PREFIX}${pid}`;
+  client.on('notification', (message) => {
+    if (message.channel !== channel) return;
+    const payload = message.payload ?? '';
+    const colon = payload.indexOf(':');
+    if (colon > 0) dispatch(payload.slice(colon + 1), payload.slice(0, colon));
+  });
+  client.query(`listen ${channel}`).catch(() => client.end().catch(() => undefined));
+}
 
 const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
@@ -209,31 +230,17 @@ function openPostgres(
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
   // An idle client that loses its connection emits 'error'; without a listener the process dies.
   pool.on('error', () => {});
-  pool.on('connect', prepareStatementsOf);
-  const db = drizzlePg({ client: pool, schema });
-  const writeListeners = new Set<() => void>();
-  const wrote = () => {
-    for (const listener of writeListeners) listener();
+  const ownHandlers = new Set<NotifyHandler>();
+  const dispatchOwn: NotifyHandler = (payload, channel) => {
+    for (const handler of ownHandlers) handler(payload, channel);
   };
-  // A statement on the pool outside a transaction commits on its own: once it has answered, a
-  // change it made is committed (Drizzle's `db`, `executeSql` and pg-boss all come through here).
-  // pg's own `query` is looked up on the prototype at each call, so that instrumentation of
-  // `pg.Pool.prototype.query` (the kept reads' plan test records statements so) still sees them.
-  Reflect.set(pool, 'query', (config: unknown, ...rest: unknown[]) => {
-    const result: unknown = Reflect.apply(pg.Pool.prototype.query, pool, [config, ...rest]);
-    const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
-    if (typeof text !== 'string' || PLAIN_SELECT.test(text) || !(result instanceof Promise)) return result;
-    return result.then((answer) => {
-      wrote();
-      return answer;
-    });
+  pool.on('connect', (client) => {
+    prepareStatementsOf(client);
+    listenToOwnCommits(client, dispatchOwn);
   });
+  const db = drizzlePg({ client: pool, schema });
   const executeSql: ExecuteSql = async (text, values) => {
     const result = await pool.query(text, values as unknown[] | undefined);
-    return { rows: result.rows };
-  };
-  const queueSql: ExecuteSql = async (text, values) => {
-    const result: pg.QueryResult = await Reflect.apply(pg.Pool.prototype.query, pool, [text, values]);
     return { rows: result.rows };
   };
   let closed = false;
@@ -242,7 +249,6 @@ function openPostgres(
     kind,
     db,
     executeSql,
-    queueSql,
     async transaction(fn, options) {
       const client = await pool.connect();
       try {
@@ -255,7 +261,6 @@ function openPostgres(
           }),
         });
         await client.query('commit');
-        if (!options?.queueTablesOnly) wrote();
         return result;
       } catch (err) {
         await client.query('rollback').catch(() => {});
@@ -264,9 +269,9 @@ function openPostgres(
         client.release();
       }
     },
-    afterWrite(listener) {
-      writeListeners.add(listener);
-      return () => writeListeners.delete(listener);
+    onOwnNotify(handler) {
+      ownHandlers.add(handler);
+      return () => ownHandlers.delete(handler);
     },
     async ping() {
       try {

@@ -132,9 +132,4 @@ export function registerAuth(
     if (requirement.kind === 'none') return;
     await limit(actor.credentialId ?? `ip:${request.ip}`);
   });
-  app.addHook('onSend', async (request) => {
-    if (!READ_METHODS.has(request.method)) deps.auth.forgetCached();
-  });
 }
-
-const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -219,34 +219,31 @@ export async function sweepStaleJobs(
   boss: Pick<PgBoss, 'fail'>,
   timeoutSeconds: number,
 ): Promise<string[]> {
-  return database.transaction(
-    async (tx) => {
-      const { rows } = await tx.executeSql(
-        `select j.id::text as id, j.name
+  return database.transaction(async (tx) => {
+    const { rows } = await tx.executeSql(
+      `select j.id::text as id, j.name
          from pgboss.job j
          left join job_heartbeats h on h.job_id = j.id and h.attempt = j.retry_count
         where j.state = 'active'
           and coalesce(h.beat_at, j.started_on) < now() - make_interval(secs => $1)
         for update of j skip locked`,
-        [timeoutSeconds],
+      [timeoutSeconds],
+    );
+    for (const row of rows) {
+      await boss.fail(
+        String(row.name),
+        String(row.id),
+        { message: `no heartbeat for ${timeoutSeconds} s: its worker stopped` },
+        { db: { executeSql: tx.executeSql as PgBoss.Db['executeSql'] } },
       );
-      for (const row of rows) {
-        await boss.fail(
-          String(row.name),
-          String(row.id),
-          { message: `no heartbeat for ${timeoutSeconds} s: its worker stopped` },
-          { db: { executeSql: tx.executeSql as PgBoss.Db['executeSql'] } },
-        );
-        await tx.executeSql('delete from job_heartbeats where job_id = $1', [row.id]);
-        await tx.executeSql(
-          `update pgboss.job set start_after = now() where name = $1 and id = $2 and state = 'retry'`,
-          [row.name, row.id],
-        );
-      }
-      return rows.map((r) => String(r.id));
-    },
-    { queueTablesOnly: true },
-  );
+      await tx.executeSql('delete from job_heartbeats where job_id = $1', [row.id]);
+      await tx.executeSql(
+        `update pgboss.job set start_after = now() where name = $1 and id = $2 and state = 'retry'`,
+        [row.name, row.id],
+      );
+    }
+    return rows.map((r) => String(r.id));
+  });
 }
 
 /** The pg-boss queue on the service's own database. */
@@ -264,7 +261,7 @@ export function createJobQueue<D>({
   // for those statements so that the database is not closed under them.
   const bossStatements = new Set<Promise<unknown>>();
   const bossExecuteSql = ((text: string, values?: unknown[]) => {
-    const statement = database.queueSql(text, values);
+    const statement = database.executeSql(text, values);
     bossStatements.add(statement);
     const forget = () => bossStatements.delete(statement);
     statement.then(forget, forget);
@@ -275,7 +272,7 @@ export function createJobQueue<D>({
   const timers: NodeJS.Timeout[] = [];
 
   async function beat(jobId: string, queue: string, attempt: number): Promise<void> {
-    await database.queueSql(
+    await database.executeSql(
       `insert into job_heartbeats (job_id, queue, attempt, worker, beat_at) values ($1, $2, $3, $4, now())
        on conflict (job_id) do update set attempt = excluded.attempt, worker = excluded.worker, beat_at = now()`,
       [jobId, queue, attempt, workerName],
@@ -289,7 +286,7 @@ export function createJobQueue<D>({
    */
   async function refuse(name: string, jobId: string, reason: string, jobLog: Logger): Promise<void> {
     jobLog.error({ reason }, 'job refused: it fails without retries');
-    await database.queueSql(
+    await database.executeSql(
       `update pgboss.job set retry_limit = retry_count where name = $1 and id = $2 and state = 'active'`,
       [name, jobId],
     );
@@ -417,7 +414,7 @@ export function createJobQueue<D>({
                   clearInterval(heartbeat);
                   running.delete(task);
                   await database
-                    .queueSql('delete from job_heartbeats where job_id = $1 and worker = $2', [
+                    .executeSql('delete from job_heartbeats where job_id = $1 and worker = $2', [
                       job.id,
                       workerName,
                     ])

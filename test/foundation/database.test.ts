@@ -135,50 +135,70 @@ describe('queries given to one connection at once', () => {
   });
 });
 
-describe('afterWrite', () => {
-  it("tells of committed transactions and executeSql writes, not of reads, rolled-back work or the job queue's tables", async () => {
+describe('onOwnNotify', () => {
+  it("tells of this process's commits, per table and channel, before they answer; not of reads, rolled-back work, the job queue's tables or other processes", async () => {
     const { config, drop } = await createTestDatabaseConfig();
     const database = await openDatabase(config);
-    let told = 0;
-    const stop = database.afterWrite(() => {
-      told += 1;
+    const other = await openDatabase(config);
+    let told: string[] = [];
+    const stop = database.onOwnNotify((table, channel) => {
+      told.push(`${channel} ${table}`);
     });
+    const take = () => {
+      const seen = told;
+      told = [];
+      return seen;
+    };
     try {
       await database.executeSql(`select 1`);
-      await database.executeSql('  SELECT count(*) from pg_class');
-      expect(told).toBe(0);
+      await database.executeSql(`select count(*) from companies`);
+      expect(take()).toEqual([]);
+      // A statement outside a transaction: told before its answer, even when it changed no row.
       await database.executeSql(`update companies set name = name where false`);
-      expect(told).toBe(1);
-      // Drizzle outside a transaction: a select is not told of, a write is.
+      expect(take()).toEqual(['vigil_reads companies']);
       const { sql } = await import('drizzle-orm');
-      await database.db.execute(sql`select 1`);
-      expect(told).toBe(1);
       await database.db.execute(sql`delete from companies where false`);
-      expect(told).toBe(2);
+      expect(take()).toEqual(['vigil_reads companies']);
+      // A transaction: nothing until its commit, then each table and channel once.
       await database.transaction(async (tx) => {
         await tx.executeSql(`update companies set name = name where false`);
+        await tx.executeSql(`update companies set handle = handle where false`);
+        await tx.executeSql(`update users set name = name where false`);
+        expect(told).toEqual([]);
       });
-      expect(told).toBe(3);
+      expect(take().sort()).toEqual([
+        'vigil_credentials users',
+        'vigil_reads companies',
+        'vigil_reads users',
+      ]);
       await expect(
         database.transaction(async (tx) => {
           await tx.executeSql(`update companies set name = name where false`);
           throw new Error('changed my mind');
         }),
       ).rejects.toThrow('changed my mind');
-      expect(told).toBe(3);
-      // The job queue's own tables: its statements and transactions are not told of.
-      await database.queueSql(`delete from job_heartbeats where false`);
-      await database.transaction(
-        async (tx) => {
-          await tx.executeSql(`delete from job_heartbeats where false`);
-        },
-        { queueTablesOnly: true },
+      // The job queue's own tables notify nobody.
+      await database.executeSql(`delete from job_heartbeats where false`);
+      expect(take()).toEqual([]);
+      // Another process's commit is not this process's (it arrives through listen).
+      await other.executeSql(`update companies set name = name where false`);
+      await database.executeSql(`select 1`);
+      expect(take()).toEqual([]);
+      // Every pooled connection reports its own commits.
+      await Promise.all(
+        Array.from({ length: 6 }, () =>
+          database.transaction(async (tx) => {
+            await tx.executeSql(`select pg_sleep(0.05)`);
+            await tx.executeSql(`update labels set name = name where false`);
+          }),
+        ),
       );
-      expect(told).toBe(3);
+      expect(take()).toEqual(Array.from({ length: 6 }, () => 'vigil_reads labels'));
       stop();
       await database.executeSql(`update companies set name = name where false`);
-      expect(told).toBe(3);
+      expect(take()).toEqual([]);
     } finally {
+      await other.close();
       await database.close();
       await drop();
     }

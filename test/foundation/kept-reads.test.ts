@@ -46,6 +46,12 @@ const silentlyOnA = (sql: string, values: unknown[]) => silently(a, sql, values)
 
 const settle = () => settleAll(a, b);
 
+async function reviewerOf(repositoryId: string): Promise<TestUser> {
+  const reviewer = await buildUser(a);
+  await addMember(a, repositoryId, reviewer.id, 'reviewer');
+  return reviewer;
+}
+
 async function titles(t: TestApp, user: TestUser, query = ''): Promise<string[]> {
   const res = await getAs(t, `/api/v0/repositories/all-findings${query}`, user.token);
   expect(res.statusCode).toBe(200);
@@ -53,7 +59,7 @@ async function titles(t: TestApp, user: TestUser, query = ''): Promise<string[]>
 }
 
 describe('kept all-findings pages', () => {
-  it('answers a repeated request from memory, not after a change it was not told of unless its own process made it', async () => {
+  it('answers a repeated request from memory until told of a change, at once on the replica that committed it', async () => {
     const repository = await buildRepository(a);
     const judge = await buildUser(a);
     await addMember(a, repository.id, judge.id, 'judge');
@@ -73,18 +79,43 @@ describe('kept all-findings pages', () => {
     expect(await titles(a, judge)).toEqual(['first']);
     expect(await titles(a, judge)).toEqual(['first']);
     // Without a notification the kept page stays: the proof that it is kept.
+    // Without a notification the kept page stays, even on the replica that committed the change:
+    // the proof that it is kept.
     await silentlyOnA(`update findings set title = 'renamed' where repository_id = $1`, [repository.id]);
     expect(await titles(b, judge)).toEqual(['first']);
-    // The process that committed the change forgets its pages at once, notification or not.
-    expect(await titles(a, judge)).toEqual(['renamed']);
-    // A change that notifies reaches it.
+    expect(await titles(a, judge)).toEqual(['first']);
+    // A change that notifies: the replica that committed it has forgotten the page when the
+    // statement answers; the other when the notification arrives.
     await a.container.database.executeSql(`update findings set title = 'again' where repository_id = $1`, [
       repository.id,
     ]);
+    expect(await titles(a, judge)).toEqual(['again']);
     await waitFor(async () => (await titles(b, judge)).join() === 'again', {
       what: 'b to forget the page',
       timeoutMs: 10_000,
     });
+  });
+
+  it('keeps its pages and the credentials they are kept for across a write of its own process to tables the read does not read', async () => {
+    const company = await buildCompany(a);
+    const repository = await buildRepository(a);
+    const judge = await buildUser(a);
+    await addMember(a, repository.id, judge.id, 'judge');
+    await buildFinding(a, { repositoryId: repository.id, title: 'kept' });
+    await settle();
+    await getAs(a, '/api/v0/repositories/all-findings', judge.token);
+    const first = await getAs(a, '/api/v0/repositories/all-findings', judge.token);
+    // A write request on the same process that changes the credit account and the audit log.
+    await grantCredits(a, company.id, 5);
+    // The page is answered from memory, which also takes the same resolved credential: neither
+    // the page nor the judge's credential was forgotten.
+    const hits = a.container.keptPages.allFindings.hits;
+    const again = await getAs(a, '/api/v0/repositories/all-findings', judge.token);
+    expect(again.body).toBe(first.body);
+    expect(a.container.keptPages.allFindings.hits).toBe(hits + 1);
+    // A write of a table it reads is seen by the next request.
+    await fileFinding(a, (await reviewerOf(repository.id)).token, repository.id, { title: 'filed' });
+    expect(await titles(a, judge)).toEqual(['filed', 'kept']);
   });
 
   it('shows a write at once on the replica that made it, and on the other when the notification arrives', async () => {
@@ -268,11 +299,12 @@ describe('kept scan statuses', () => {
     };
     for (const t of [a, b]) for (let i = 0; i < 3; i++) expect(await status(t)).toBe('preparing');
     expect(b.container.keptPages.scanStatus.hits).toBeGreaterThan(0);
-    // Without a notification the kept answer stays on b.
+    // Without a notification the kept answer stays, on both replicas.
     await silentlyOnA(`update scans set status = 'queued' where id = $1`, [scanId]);
     expect(await status(b)).toBe('preparing');
-    expect(await status(a)).toBe('queued');
+    expect(await status(a)).toBe('preparing');
     await a.container.database.executeSql(`update scans set status = 'queued' where id = $1`, [scanId]);
+    expect(await status(a)).toBe('queued');
     await waitFor(async () => (await status(b)) === 'queued', {
       what: 'b to see the change',
       timeoutMs: 10_000,
@@ -338,15 +370,16 @@ describe('kept credit balances', () => {
     expect(b.container.keptPages.creditBalances.hits).toBe(hits + 1);
     // The account row is kept, the answer is not: its asOf is the time it was made.
     expect(kept.asOf >= askedAt).toBe(true);
-    // Without a notification the other replica keeps the account: the proof that it is kept.
+    // Without a notification both replicas keep the account: the proof that it is kept.
     await silentlyOnA('update credit_accounts set purchased = purchased + 5 where company_id = $1', [
       company.id,
     ]);
     expect((await balances(b)).purchased).toBe(10);
-    // The replica that committed the change reads it at once.
-    expect((await balances(a)).purchased).toBe(15);
-    // A change made with its notification reaches the other replica.
+    expect((await balances(a)).purchased).toBe(10);
+    // A change made with its notification: the replica that committed it reads it at once, the
+    // other when the notification arrives.
     await grantCredits(a, company.id, 1);
+    expect((await balances(a)).purchased).toBe(16);
     await settle();
     expect(await balances(b)).toMatchObject({ purchased: 16, remaining: 16 });
   });
