@@ -14,7 +14,9 @@
  *       after them, the ratios are to the higher of the two,
  *   (c) Vigil's reads: getScan, getCreditBalances, all-findings (limit=20; 500 pages of 20
  *       requested in turn, more than a process keeps, so none is answered from memory; with 3
- *       filters), company users, reports, audit log.
+ *       filters; the kept page again with writes beside it: 10 credit grants a second, a
+ *       table the listing does not read, through the same `vigil serve`), company users,
+ *       reports, audit log.
  * The "kept" column is the share of a read's requests `vigil serve` answered from kept answers
  * (list pages, scan statuses, credit accounts; its /metrics, read before and after the run).
  * Targets: every read ≥ 50% of (b)'s req/s, with p99 ≤ 20 ms (all-findings: p99 ≤ 50 ms); "meets target" needs both.
@@ -197,6 +199,8 @@ interface Target {
    * have: with more paths than a process keeps, none is answered from memory.
    */
   paths?: string[];
+  /** Writes sent through the same `vigil serve` while the read runs, one at a time at this rate. */
+  writesBeside?: { perSecond: number; write: () => Promise<unknown> };
 }
 
 interface Measurement {
@@ -216,6 +220,34 @@ interface Measurement {
   keptShare: number | null;
   /** Bytes received per answer, headers included (the client's work grows with them). */
   bytesPerAnswer: number;
+  /** Writes answered per second beside the read (null: none were sent). */
+  writesPerSecond: number | null;
+}
+
+/**
+ * Sends `write` at `perSecond` (one at a time; a slow write delays the next) until stopped.
+ * Resolves with the writes answered; a failed write fails the run.
+ */
+function writeBeside(perSecond: number, write: () => Promise<unknown>): { stop(): Promise<number> } {
+  let stopped = false;
+  let done = 0;
+  const loop = (async () => {
+    const every = 1000 / perSecond;
+    for (let next = performance.now(); !stopped; ) {
+      await write();
+      done += 1;
+      next += every;
+      const wait = next - performance.now();
+      if (wait > 0) await sleep(wait);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return done;
+    },
+  };
 }
 
 function cannon(target: Target, duration = DURATION): Promise<autocannon.Result> {
@@ -432,6 +464,18 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       p99TargetMs: TARGET_ALL_FINDINGS_P99_MS,
     },
     {
+      name: 'all-findings limit=20, 10 writes/s beside',
+      kind: 'read',
+      url: `${base}/api/v0/repositories/all-findings?limit=20`,
+      token: memberToken,
+      p99TargetMs: TARGET_ALL_FINDINGS_P99_MS,
+      writesBeside: {
+        perSecond: 10,
+        write: () =>
+          call(base, 'POST', `/api/v0/admin/companies/${ids.company}/credits`, adminToken, { amount: 1 }),
+      },
+    },
+    {
       name: 'all-findings 3 filters',
       kind: 'read',
       url: `${base}/api/v0/repositories/all-findings?limit=20&status=confirmed,acknowledged&severity=high,critical&label=label-1`,
@@ -480,7 +524,11 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
     }
     const sampler = rssSampler(serve.child.pid);
     const keptBefore = await keptPageReads(base);
+    const writer = target.writesBeside
+      ? writeBeside(target.writesBeside.perSecond, target.writesBeside.write)
+      : null;
     const result = await cannon(target);
+    const writes = writer ? await writer.stop() : null;
     const keptAfter = await keptPageReads(base);
     const keptAnswers = keptAfter.kept - keptBefore.kept;
     const readAnswers = keptAfter.read - keptBefore.read;
@@ -502,6 +550,7 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
         keptAnswers + readAnswers > 0 ? Number((keptAnswers / (keptAnswers + readAnswers)).toFixed(3)) : null,
       bytesPerAnswer:
         result.requests.average > 0 ? Math.round(result.throughput.average / result.requests.average) : 0,
+      writesPerSecond: writes === null ? null : Number((writes / DURATION).toFixed(1)),
     });
     const m = measurements[measurements.length - 1]!;
     log(
@@ -583,6 +632,7 @@ for (const b of backends) {
     'meets target',
     'kept',
     'bytes/answer',
+    'writes/s',
   ];
   const rows = b.measurements.map((m) => [
     m.name,
@@ -594,6 +644,7 @@ for (const b of backends) {
     m.meetsTarget === null ? '' : m.meetsTarget ? 'yes' : 'NO',
     m.keptShare === null ? '' : `${Math.round(m.keptShare * 100)}%`,
     String(m.bytesPerAnswer),
+    m.writesPerSecond === null ? '' : String(m.writesPerSecond),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   for (const row of [header, widths.map((w) => '-'.repeat(w)), ...rows]) {
