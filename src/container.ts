@@ -253,9 +253,9 @@ export async function createContainer(config: Config, options: ContainerOptions 
   });
   const pageCaches = Object.values(keptPages);
   const notifiedCaches = [credentialCache, companyUserLists, ...pageCaches];
-  const forgetChanged = (table: string, channel: string) => {
-    if (channel === READS_CHANNEL) for (const pages of pageCaches) pages.changed(table);
-    else if (channel === CREDENTIALS_CHANNEL) for (const cache of notifiedCaches) cache.invalidate(table);
+  const forgetChanged = (payload: string, channel: string) => {
+    if (channel === READS_CHANNEL) for (const pages of pageCaches) pages.changed(payload);
+    else if (channel === CREDENTIALS_CHANNEL) for (const cache of notifiedCaches) cache.invalidate(payload);
   };
   // What this process commits is forgotten at its commit, before the request that made it
   // answers (other processes learn of it from the listener below, within its delay).

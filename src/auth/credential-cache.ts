@@ -27,6 +27,11 @@ export interface CredentialCache<T> {
   store(key: string, generation: number, entry: CachedCredential<T>): void;
   /** Forgets everything (a notification arrived; `reason` is its payload). */
   invalidate(reason?: string): void;
+  /**
+   * Forgets the entries whose key `matches` (a notification about some of them arrived). Like
+   * {@link invalidate}, nothing read before it is stored after it, whatever its key.
+   */
+  forgetWhere(matches: (key: string) => boolean, reason?: string): void;
   /** The payloads of the last notifications, newest last (for operators and tests). */
   readonly recentReasons: readonly string[];
   /** Turns caching on (the listener is attached) or off (it is not); both forget everything. */
@@ -68,6 +73,10 @@ export function createCredentialCache<T>(options: CredentialCacheOptions): Crede
   let generation = 0;
   let enabled = false;
   const reasons: string[] = [];
+  const remember = (reason: string) => {
+    reasons.push(reason);
+    if (reasons.length > 32) reasons.shift();
+  };
 
   return {
     get(key, now) {
@@ -98,8 +107,12 @@ export function createCredentialCache<T>(options: CredentialCacheOptions): Crede
     invalidate(reason = '') {
       generation += 1;
       clear();
-      reasons.push(reason);
-      if (reasons.length > 32) reasons.shift();
+      remember(reason);
+    },
+    forgetWhere(matches, reason = '') {
+      generation += 1;
+      for (const key of [...entries.keys()]) if (matches(key)) remove(key);
+      remember(reason);
     },
     setEnabled(value) {
       enabled = value && options.maxEntries > 0;

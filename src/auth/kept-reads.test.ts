@@ -65,6 +65,31 @@ describe('kept reads', () => {
     expect(calls.count).toBe(3);
   });
 
+  it("forgets only one user's values on a notification naming the user, and every value on one naming only the table", async () => {
+    const reads = keptReads();
+    const alice = { userId: 'alice' };
+    const bob = { userId: 'bob' };
+    const service = { organizationId: 'org' };
+    const values = { n: 1 };
+    for (const caller of [alice, bob, service]) {
+      await reads.read(caller, 'q', async () => ({ ...values }));
+      await reads.read(caller, 'q', async () => ({ ...values }));
+    }
+    expect(reads.size).toBe(3);
+    values.n = 2;
+    const n = async (caller: object) => (await reads.read(caller, 'q', async () => ({ ...values }))).n;
+    reads.changed('scans:alice'); // a table it does not read
+    expect([await n(alice), await n(bob), await n(service)]).toEqual([1, 1, 1]);
+    reads.changed('findings:alice');
+    expect(reads.size).toBe(2);
+    expect([await n(alice), await n(bob), await n(service)]).toEqual([2, 1, 1]);
+    // A user id that is a prefix of another's forgets only its own.
+    reads.changed('findings:ali');
+    expect(reads.size).toBe(2);
+    reads.changed('findings');
+    expect(reads.size).toBe(0);
+  });
+
   it('does not store what was read before a notification that arrived while it ran', async () => {
     const reads = keptReads();
     const caller = {};

@@ -47,8 +47,11 @@ export interface KeptReads<T> {
    * it is forgotten: callers must not change it.
    */
   read(actor: object, key: string, load: () => Promise<T>): Promise<T>;
-  /** A `vigil_reads` notification naming `table` arrived. */
-  changed(table: string): void;
+  /**
+   * A `vigil_reads` notification arrived: `<table>` (any row of it changed), or
+   * `<table>:<user id>` (only rows that concern that user's reads changed; migration 0022).
+   */
+  changed(payload: string): void;
   /** Forgets everything (a credential notification arrived, or this process committed a change). */
   invalidate(reason?: string): void;
   /** Turns keeping on (the listener is attached) or off; both forget everything. */
@@ -61,6 +64,12 @@ export interface KeptReads<T> {
   readonly hits: number;
   /** Reads that ran their statements since the process started. */
   readonly misses: number;
+}
+
+/** The user a kept value was read for, in its key (none for service keys). */
+function userOf(actor: object): string {
+  const userId: unknown = Reflect.get(actor, 'userId');
+  return typeof userId === 'string' ? userId : '';
 }
 
 /** A number per actor object, for cache keys: an actor replaced after a change gets a new one. */
@@ -110,7 +119,7 @@ export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
         misses += 1;
         return load();
       }
-      const fullKey = `${serialOf(actor)}\n${key}`;
+      const fullKey = `${serialOf(actor)}\n${userOf(actor)}\n${key}`;
       const kept = cache.get(fullKey, NO_EXPIRY);
       if (kept !== undefined) {
         hits += 1;
@@ -133,8 +142,19 @@ export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
       }
       return value;
     },
-    changed(table) {
-      if (tables.has(table)) cache.invalidate(table);
+    changed(payload) {
+      const colon = payload.indexOf(':');
+      const table = colon < 0 ? payload : payload.slice(0, colon);
+      if (!tables.has(table)) return;
+      if (colon < 0) {
+        cache.invalidate(payload);
+        return;
+      }
+      const user = payload.slice(colon + 1);
+      cache.forgetWhere((key) => {
+        const start = key.indexOf('\n') + 1;
+        return key.slice(start, key.indexOf('\n', start)) === user;
+      }, payload);
     },
     invalidate(reason) {
       cache.invalidate(reason);

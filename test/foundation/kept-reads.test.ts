@@ -118,6 +118,46 @@ describe('kept all-findings pages', () => {
     expect(await titles(a, judge)).toEqual(['filed', 'kept']);
   });
 
+  it("forgets only the reader's pages when a user reads a finding's comments, on both replicas", async () => {
+    const repository = await buildRepository(a);
+    const reader = await buildUser(a);
+    const other = await buildUser(a);
+    await addMember(a, repository.id, reader.id, 'judge');
+    await addMember(a, repository.id, other.id, 'judge');
+    const finding = await buildFinding(a, { repositoryId: repository.id, title: 'discussed' });
+    await buildComment(a, { findingId: finding.id });
+    await settle();
+    const unread = async (t: TestApp, user: TestUser) => {
+      const res = await getAs(t, '/api/v0/repositories/all-findings', user.token);
+      expect(res.statusCode).toBe(200);
+      return (res.json().findings as Array<{ hasUnreadComments: boolean }>).map((f) => f.hasUnreadComments);
+    };
+    for (const t of [a, b]) {
+      for (const user of [reader, other]) {
+        expect(await unread(t, user)).toEqual([true]);
+        expect(await unread(t, user)).toEqual([true]);
+      }
+    }
+    // The reader opens the comments through a: its read marker changes, nobody else's.
+    const opened = await getAs(
+      a,
+      `/api/v0/repositories/${repository.id}/findings/${finding.id}/comments`,
+      reader.token,
+    );
+    expect(opened.statusCode).toBe(200);
+    // On a at once; on b when the notification arrives (the reader's page shows it).
+    await waitFor(async () => (await unread(b, reader)).join() === 'false', {
+      what: "b to forget the reader's page",
+      timeoutMs: 10_000,
+    });
+    for (const t of [a, b]) {
+      const hits = t.container.keptPages.allFindings.hits;
+      expect(await unread(t, other)).toEqual([true]);
+      expect(t.container.keptPages.allFindings.hits).toBe(hits + 1);
+      if (t === a) expect(await unread(t, reader)).toEqual([false]);
+    }
+  });
+
   it('shows a write at once on the replica that made it, and on the other when the notification arrives', async () => {
     const repository = await buildRepository(a);
     const judge = await buildUser(a);
@@ -502,15 +542,18 @@ describe('what the kept pages depend on', () => {
       expect(read.has(table), table).toBe(true);
     }
 
+    // Each table's notifying triggers together cover insert, update, delete and truncate
+    // (pg_trigger.tgtype bits 4, 16, 8 and 32).
     const { rows } = await a.container.database.executeSql(
-      `select c.relname as "table" from pg_trigger t
+      `select c.relname as "table", bit_or(t.tgtype::int & 60)::int as events from pg_trigger t
          join pg_class c on c.oid = t.tgrelid
          join pg_proc p on p.oid = t.tgfoid
-        where p.proname = 'vigil_notify_reads'`,
+        where p.proname in ('vigil_notify_reads', 'vigil_notify_reads_of_user')
+        group by c.relname`,
     );
-    const notifying = new Set(rows.map((r) => (r as { table: string }).table));
+    const notifying = new Map(rows.map((r) => [r.table as string, r.events as number]));
     for (const pages of Object.values(keptPages)) {
-      for (const table of pages.tables) expect(notifying.has(table), `${table} notifies`).toBe(true);
+      for (const table of pages.tables) expect(notifying.get(table), `${table} notifies`).toBe(60);
     }
   });
 });

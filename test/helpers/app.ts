@@ -44,11 +44,24 @@ export interface TestAppOptions {
 
 /** See TestApp.settleCredentials. */
 export async function settleCredentials(container: Container): Promise<void> {
-  const cache = container.credentialCache;
-  if (!cache.enabled) return; // nothing is cached while the listener is away
+  if (!container.credentialCache.enabled) return; // nothing is cached while the listener is away
+  await heardAll(container, [await sendSettleMarker(container)]);
+}
+
+/**
+ * Sends a marker notification on the credentials channel through `container`'s database (every
+ * process listening on that database hears it, after every notification sent before it).
+ */
+export async function sendSettleMarker(container: Container): Promise<string> {
   const marker = `settle-${randomBytes(8).toString('hex')}`;
   await container.database.executeSql('select pg_notify($1, $2)', [CREDENTIALS_CHANNEL, marker]);
-  await waitFor(() => !cache.enabled || cache.recentReasons.includes(marker), {
+  return marker;
+}
+
+/** Waits until `container` has heard every one of `markers` (or is not listening). */
+export async function heardAll(container: Container, markers: readonly string[]): Promise<void> {
+  const cache = container.credentialCache;
+  await waitFor(() => !cache.enabled || markers.every((m) => cache.recentReasons.includes(m)), {
     what: 'the credential notification',
     timeoutMs: 10_000,
     intervalMs: 5,

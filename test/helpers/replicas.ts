@@ -1,4 +1,4 @@
-import type { TestApp } from './app.ts';
+import { heardAll, sendSettleMarker, type TestApp } from './app.ts';
 
 /** Helpers for tests of two replicas on one database (caches kept right by notifications). */
 
@@ -18,7 +18,11 @@ export async function silently(t: TestApp, sql: string, values: unknown[]): Prom
   });
 }
 
-/** Waits until every app has heard every notification sent so far. */
+/**
+ * Waits until every app has heard every notification sent so far, the markers this sends
+ * included: a marker forgets the caches of every app that hears it, so none may arrive after.
+ */
 export async function settleAll(...apps: TestApp[]): Promise<void> {
-  await Promise.all(apps.map((t) => t.settleCredentials()));
+  const markers = await Promise.all(apps.map((t) => sendSettleMarker(t.container)));
+  await Promise.all(apps.map((t) => heardAll(t.container, markers)));
 }
