@@ -14,9 +14,10 @@
  *       after them, the ratios are to the higher of the two,
  *   (c) Vigil's reads: getScan, getCreditBalances, all-findings (limit=20; 500 pages of 20
  *       requested in turn, more than a process keeps, so none is answered from memory; with 3
- *       filters; the kept page again with writes beside it: 10 credit grants a second, a
- *       table the listing does not read, through the same `vigil serve`), company users,
- *       reports, audit log.
+ *       filters; the kept page again with writes beside it, through the same `vigil serve`:
+ *       10 credit grants a second, a table the listing does not read, or another user opening a
+ *       finding's comments 10 times a second, which moves that user's read marker), company
+ *       users, reports, audit log.
  * The "kept" column is the share of a read's requests `vigil serve` answered from kept answers
  * (list pages, scan statuses, credit accounts; its /metrics, read before and after the run).
  * Targets: every read ≥ 50% of (b)'s req/s, with p99 ≤ 20 ms (all-findings: p99 ≤ 50 ms); "meets target" needs both.
@@ -402,7 +403,8 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
   await addReadFixtures(run, REPOSITORIES);
   const ids = (
     await run(`select md5('c1')::uuid as company, md5('persona-member')::uuid as member,
-      md5('persona-manager')::uuid as manager, md5('scan1')::uuid as scan`)
+      md5('persona-manager')::uuid as manager, md5('scan1')::uuid as scan,
+      md5('r1')::uuid as repository, md5('f1')::uuid as finding`)
   ).rows[0] as Record<string, string>;
 
   const worker = spawnNode(['bin/vigil.js', 'worker'], { ...env, PORT: '0' });
@@ -464,7 +466,7 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       p99TargetMs: TARGET_ALL_FINDINGS_P99_MS,
     },
     {
-      name: 'all-findings limit=20, 10 writes/s beside',
+      name: 'all-findings limit=20, 10 credit grants/s beside',
       kind: 'read',
       url: `${base}/api/v0/repositories/all-findings?limit=20`,
       token: memberToken,
@@ -473,6 +475,19 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
         perSecond: 10,
         write: () =>
           call(base, 'POST', `/api/v0/admin/companies/${ids.company}/credits`, adminToken, { amount: 1 }),
+      },
+    },
+    {
+      name: 'all-findings limit=20, 10 comment reads/s beside',
+      kind: 'read',
+      url: `${base}/api/v0/repositories/all-findings?limit=20`,
+      token: memberToken,
+      p99TargetMs: TARGET_ALL_FINDINGS_P99_MS,
+      writesBeside: {
+        perSecond: 10,
+        // Another user (the company's manager) opens a finding's comments: its read marker moves.
+        write: () =>
+          call(base, 'GET', `/api/v0/repositories/${ids.repository}/findings/${ids.finding}/comments`, managerToken),
       },
     },
     {
