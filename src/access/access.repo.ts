@@ -33,6 +33,7 @@ const MEMBERSHIP_COLUMNS = {
   repositoryId: repositoryMembers.repositoryId,
   role: repositoryMembers.role,
   showAllFindings: repositories.showAllFindings,
+  companyId: repositories.companyId,
 };
 /** The memberships read of every request that loads a user's access, built once per database handle. */
 function prepareMembershipRead(db: Db) {
@@ -51,7 +52,10 @@ export function accessRepo(db: Db) {
     async findMemberships(userId: string): Promise<[string, RepositoryMembership][]> {
       const query = membershipReads(db, '', () => prepareMembershipRead(db));
       const rows = await plainRows(db, MEMBERSHIP_COLUMNS, query, { userId });
-      return rows.map((r) => [r.repositoryId, { role: r.role, showAllFindings: r.showAllFindings }]);
+      return rows.map((r) => [
+        r.repositoryId,
+        { role: r.role, showAllFindings: r.showAllFindings, companyId: r.companyId },
+      ]);
     },
 
     async findCompany(companyId: string) {

@@ -78,12 +78,12 @@ function actorOf(role: Role): Actor {
 }
 
 const MEMBERSHIPS: Partial<Record<Role, RepositoryMembership>> = {
-  client: { role: 'client', showAllFindings: false },
-  reviewer: { role: 'reviewer', showAllFindings: false },
-  reviewer_all: { role: 'reviewer', showAllFindings: true },
-  judge: { role: 'judge', showAllFindings: false },
-  triager: { role: 'triager', showAllFindings: false },
-  repo_admin: { role: 'admin', showAllFindings: false },
+  client: { role: 'client', showAllFindings: false, companyId: COMPANY },
+  reviewer: { role: 'reviewer', showAllFindings: false, companyId: COMPANY },
+  reviewer_all: { role: 'reviewer', showAllFindings: true, companyId: COMPANY },
+  judge: { role: 'judge', showAllFindings: false, companyId: COMPANY },
+  triager: { role: 'triager', showAllFindings: false, companyId: COMPANY },
+  repo_admin: { role: 'admin', showAllFindings: false, companyId: COMPANY },
 };
 
 function accessOf(role: Role): FindingAccess | null {

@@ -31,6 +31,8 @@ type Scope = ServiceActor['scopes'] extends ReadonlySet<infer S> ? S : never;
 export interface RepositoryMembership {
   role: RepositoryRole;
   showAllFindings: boolean;
+  /** The repository's company. */
+  companyId: string;
 }
 
 /**
@@ -156,6 +158,19 @@ export interface VisibilityScope {
   companyIds: string[];
   fullRepositoryIds: string[];
   ownRepositoryIds: string[];
+}
+
+/**
+ * The companies whose findings the user may see in finding lists, as {@link visibilityScope}
+ * decides: those the user belongs to and those of the user's repositories; `null` for
+ * cross-company readers (every company). A change of findings outside them cannot change what
+ * the user's lists show.
+ */
+export function findingCompaniesOf(access: FindingAccess): ReadonlySet<string> | null {
+  if (access.readAll) return null;
+  const companies = new Set(access.companyIds);
+  for (const membership of access.memberships.values()) companies.add(membership.companyId);
+  return companies;
 }
 
 /** Splits the user's access into the parts of {@link VisibilityScope}. */

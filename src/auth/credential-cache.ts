@@ -28,10 +28,10 @@ export interface CredentialCache<T> {
   /** Forgets everything (a notification arrived; `reason` is its payload). */
   invalidate(reason?: string): void;
   /**
-   * Forgets the entries whose key `matches` (a notification about some of them arrived). Like
+   * Forgets the entries that `matches` (a notification about some of them arrived). Like
    * {@link invalidate}, nothing read before it is stored after it, whatever its key.
    */
-  forgetWhere(matches: (key: string) => boolean, reason?: string): void;
+  forgetWhere(matches: (key: string, value: T) => boolean, reason?: string): void;
   /** The payloads of the last notifications, newest last (for operators and tests). */
   readonly recentReasons: readonly string[];
   /** Turns caching on (the listener is attached) or off (it is not); both forget everything. */
@@ -111,7 +111,7 @@ export function createCredentialCache<T>(options: CredentialCacheOptions): Crede
     },
     forgetWhere(matches, reason = '') {
       generation += 1;
-      for (const key of [...entries.keys()]) if (matches(key)) remove(key);
+      for (const [key, entry] of [...entries]) if (matches(key, entry.value)) remove(key);
       remember(reason);
     },
     setEnabled(value) {

@@ -78,15 +78,45 @@ describe('kept reads', () => {
     expect(reads.size).toBe(3);
     values.n = 2;
     const n = async (caller: object) => (await reads.read(caller, 'q', async () => ({ ...values }))).n;
-    reads.changed('scans:alice'); // a table it does not read
+    reads.changed('scans:u:alice'); // a table it does not read
     expect([await n(alice), await n(bob), await n(service)]).toEqual([1, 1, 1]);
-    reads.changed('findings:alice');
+    reads.changed('findings:u:alice');
     expect(reads.size).toBe(2);
     expect([await n(alice), await n(bob), await n(service)]).toEqual([2, 1, 1]);
     // A user id that is a prefix of another's forgets only its own.
-    reads.changed('findings:ali');
+    reads.changed('findings:u:ali');
     expect(reads.size).toBe(2);
     reads.changed('findings');
+    expect(reads.size).toBe(0);
+  });
+
+  it('forgets on a notification naming a company only the values read for callers who may see it', async () => {
+    const reads = keptReads();
+    const acme = { userId: 'a' };
+    const both = { userId: 'b' };
+    const everyone = { userId: 'c' };
+    const unscoped = { userId: 'd' };
+    const scopes = new Map<object, (() => ReadonlySet<string> | null) | undefined>([
+      [acme, () => new Set(['acme'])],
+      [both, () => new Set(['acme', 'globex'])],
+      [everyone, () => null],
+      [unscoped, undefined],
+    ]);
+    for (const [caller, scope] of scopes) {
+      await reads.read(caller, 'q', async () => ({ n: 1 }), scope);
+      await reads.read(caller, 'q', async () => ({ n: 1 }), scope);
+    }
+    expect(reads.size).toBe(4);
+    const n = async (caller: object) => (await reads.read(caller, 'q', async () => ({ n: 2 }))).n;
+    reads.changed('findings:c:initech');
+    // Forgotten: the one who sees every company, and the one kept without a scope.
+    expect(reads.size).toBe(2);
+    expect([await n(acme), await n(both)]).toEqual([1, 1]);
+    reads.changed('findings:c:globex');
+    expect(reads.size).toBe(1);
+    expect(await n(acme)).toBe(1);
+    // A scope it does not know names the whole table.
+    reads.changed('findings:x:acme');
     expect(reads.size).toBe(0);
   });
 

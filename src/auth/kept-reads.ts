@@ -10,8 +10,13 @@ import { type CredentialCache, createCredentialCache } from './credential-cache.
  * memberships arrive on `vigil_credentials`, which forgets every kept read as well. A change
  * committed by the process is forgotten there at its commit, table by table like the others,
  * before the request that made it answers (`Database.onOwnNotify`), so a client sees its own
- * write at once on the replica that made it, and within the notification's delay on the others. While the listening connection is down nothing is kept, and nothing read
- * before a notification is stored after it (the credential cache's generations).
+ * write at once on the replica that made it, and within the notification's delay on the others.
+ * A table whose rows concern one user's reads only (`comment_reads`, migration 0022) names the
+ * user too, and only that user's values are forgotten; the tables of findings and what hangs on
+ * them (migration 0023) name the company, and only values read for callers who may see that
+ * company's findings (`companiesOf`) are forgotten. While the listening connection is down
+ * nothing is kept, and nothing read before a notification is stored after it (the credential
+ * cache's generations).
  *
  * A value is kept per caller: per resolved actor object, which the credential cache hands to every
  * request of a credential until a credential notification replaces it. An actor resolved
@@ -44,15 +49,22 @@ export interface KeptReads<T> {
   /**
    * The kept value for this caller and key, or `load()`'s, which is kept when the key was asked
    * for before and no notification came in while it ran. The same kept object is handed out until
-   * it is forgotten: callers must not change it.
+   * it is forgotten: callers must not change it. `companiesOf`, asked once `load()` has answered,
+   * names the companies whose rows the value depends on (absent or `null`: any company's).
    */
-  read(actor: object, key: string, load: () => Promise<T>): Promise<T>;
+  read(
+    actor: object,
+    key: string,
+    load: () => Promise<T>,
+    companiesOf?: () => ReadonlySet<string> | null,
+  ): Promise<T>;
   /**
-   * A `vigil_reads` notification arrived: `<table>` (any row of it changed), or
-   * `<table>:<user id>` (only rows that concern that user's reads changed; migration 0022).
+   * A `vigil_reads` notification arrived: `<table>` (any row of it changed), `<table>:u:<user
+   * id>` (only rows that concern that user's reads; migration 0022) or `<table>:c:<company id>`
+   * (only rows of that company; migration 0023).
    */
   changed(payload: string): void;
-  /** Forgets everything (a credential notification arrived, or this process committed a change). */
+  /** Forgets everything (a credential notification arrived). */
   invalidate(reason?: string): void;
   /** Turns keeping on (the listener is attached) or off; both forget everything. */
   setEnabled(enabled: boolean): void;
@@ -64,12 +76,24 @@ export interface KeptReads<T> {
   readonly hits: number;
   /** Reads that ran their statements since the process started. */
   readonly misses: number;
+  /** The payloads of the last `vigil_reads` notifications, newest last (for operators and tests). */
+  readonly recentChanges: readonly string[];
 }
 
-/** The user a kept value was read for, in its key (none for service keys). */
+/** The user a value was read for ('' for service keys). */
 function userOf(actor: object): string {
   const userId: unknown = Reflect.get(actor, 'userId');
   return typeof userId === 'string' ? userId : '';
+}
+
+/**
+ * A kept value, with what a scoped notification is compared to: the user it was read for, and the
+ * companies whose rows it depends on (`null`: any company's).
+ */
+interface Kept<T> {
+  value: T;
+  user: string;
+  companies: ReadonlySet<string> | null;
 }
 
 /** A number per actor object, for cache keys: an actor replaced after a change gets a new one. */
@@ -99,7 +123,7 @@ const NO_EXPIRY = new Date(0);
 export const KEPT_PAGES_PER_READ = 64;
 
 export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
-  const cache: CredentialCache<T> = createCredentialCache<T>({
+  const cache: CredentialCache<Kept<T>> = createCredentialCache<Kept<T>>({
     maxEntries: options.maxEntries,
     maxAgeMs: options.maxAgeMs,
     maxWeight: options.maxTotalJsonLength ?? DEFAULT_MAX_TOTAL_JSON_LENGTH,
@@ -109,21 +133,22 @@ export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
   const maxJsonLength = options.maxJsonLength ?? DEFAULT_MAX_JSON_LENGTH;
   let hits = 0;
   let misses = 0;
+  const recentChanges: string[] = [];
   /** Keys asked for once and not kept yet, oldest first (bounded). */
   const asked = new Map<string, true>();
   const askedLimit = options.maxEntries * 4;
   return {
     tables,
-    async read(actor, key, load) {
+    async read(actor, key, load, companiesOf) {
       if (!cache.enabled) {
         misses += 1;
         return load();
       }
-      const fullKey = `${serialOf(actor)}\n${userOf(actor)}\n${key}`;
+      const fullKey = `${serialOf(actor)}\n${key}`;
       const kept = cache.get(fullKey, NO_EXPIRY);
       if (kept !== undefined) {
         hits += 1;
-        return kept;
+        return kept.value;
       }
       misses += 1;
       // A page is kept when it is asked for again: one read once (paging through a long list)
@@ -138,23 +163,23 @@ export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
       if (generation === cache.begin()) {
         const jsonLength = JSON.stringify(value).length;
         if (jsonLength <= maxJsonLength)
-          cache.store(fullKey, generation, { value, expiresAt: null, weight: jsonLength });
+          cache.store(fullKey, generation, {
+            value: { value, user: userOf(actor), companies: companiesOf?.() ?? null },
+            expiresAt: null,
+            weight: jsonLength,
+          });
       }
       return value;
     },
     changed(payload) {
-      const colon = payload.indexOf(':');
-      const table = colon < 0 ? payload : payload.slice(0, colon);
+      recentChanges.push(payload);
+      if (recentChanges.length > 32) recentChanges.shift();
+      const [table = '', scope, id] = payload.split(':');
       if (!tables.has(table)) return;
-      if (colon < 0) {
-        cache.invalidate(payload);
-        return;
-      }
-      const user = payload.slice(colon + 1);
-      cache.forgetWhere((key) => {
-        const start = key.indexOf('\n') + 1;
-        return key.slice(start, key.indexOf('\n', start)) === user;
-      }, payload);
+      if (scope === 'u' && id) cache.forgetWhere((_, kept) => kept.user === id, payload);
+      else if (scope === 'c' && id)
+        cache.forgetWhere((_, kept) => kept.companies === null || kept.companies.has(id), payload);
+      else cache.invalidate(payload);
     },
     invalidate(reason) {
       cache.invalidate(reason);
@@ -176,6 +201,9 @@ export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
     },
     get misses() {
       return misses;
+    },
+    get recentChanges() {
+      return recentChanges;
     },
   };
 }

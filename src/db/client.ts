@@ -58,7 +58,7 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** Receives one notification: its payload (a table's name) and its channel. */
+/** Receives one notification: its payload (a table's name, or `<table>:<user id>`) and its channel. */
 export type NotifyHandler = (payload: string, channel: string) => void;
 
 export interface ListenHandlers {

@@ -16,7 +16,7 @@ import {
   grantCredits,
   type TestUser,
 } from '../helpers/factories.ts';
-import { getAs, settleAll, silently } from '../helpers/replicas.ts';
+import { getAs, settleAll, settleReads, silently } from '../helpers/replicas.ts';
 import { postBankScan } from '../helpers/scan-helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -156,6 +156,41 @@ describe('kept all-findings pages', () => {
       expect(t.container.keptPages.allFindings.hits).toBe(hits + 1);
       if (t === a) expect(await unread(t, reader)).toEqual([false]);
     }
+  });
+
+  it("keeps a page across changes of other companies' findings, and forgets it on a change in a company its caller sees", async () => {
+    const own = await buildRepository(a);
+    const joined = await buildRepository(a); // another company, where the judge is a member too
+    const elsewhere = await buildRepository(a); // a company the judge has nothing to do with
+    const judge = await buildUser(a);
+    await addMember(a, own.id, judge.id, 'judge');
+    await addMember(a, joined.id, judge.id, 'judge');
+    await buildFinding(a, { repositoryId: own.id, title: 'own' });
+    const other = await buildFinding(a, { repositoryId: elsewhere.id, title: 'elsewhere' });
+    const author = await buildUser(a);
+    await settle();
+    for (const t of [a, b]) {
+      expect(await titles(t, judge)).toEqual(['own']);
+      expect(await titles(t, judge)).toEqual(['own']);
+    }
+    // Findings, their comments and labels in a company the judge cannot see: kept on both replicas.
+    await buildFinding(a, { repositoryId: elsewhere.id, title: 'elsewhere again' });
+    await buildComment(a, { findingId: other.id, authorId: author.id });
+    await a.container.database.executeSql(`update findings set title = 'renamed' where id = $1`, [other.id]);
+    await silentlyOnA(`update findings set title = 'unseen' where repository_id = $1`, [own.id]);
+    await settleReads(a, b);
+    for (const t of [a, b]) {
+      const hits = t.container.keptPages.allFindings.hits;
+      expect(await titles(t, judge)).toEqual(['own']);
+      expect(t.container.keptPages.allFindings.hits).toBe(hits + 1);
+    }
+    // A finding in the other company the judge is a member of: forgotten at once on a, then on b.
+    await buildFinding(a, { repositoryId: joined.id, title: 'joined' });
+    expect(await titles(a, judge)).toEqual(['joined', 'unseen']);
+    await waitFor(async () => (await titles(b, judge)).join() === 'joined,unseen', {
+      what: 'b to forget the page',
+      timeoutMs: 10_000,
+    });
   });
 
   it('shows a write at once on the replica that made it, and on the other when the notification arrives', async () => {
@@ -548,7 +583,7 @@ describe('what the kept pages depend on', () => {
       `select c.relname as "table", bit_or(t.tgtype::int & 60)::int as events from pg_trigger t
          join pg_class c on c.oid = t.tgrelid
          join pg_proc p on p.oid = t.tgfoid
-        where p.proname in ('vigil_notify_reads', 'vigil_notify_reads_of_user')
+        where p.proname in ('vigil_notify_reads', 'vigil_notify_reads_of_user', 'vigil_notify_reads_by_company')
         group by c.relname`,
     );
     const notifying = new Map(rows.map((r) => [r.table as string, r.events as number]));

@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import { READS_CHANNEL } from '../../src/auth/kept-reads.ts';
 import { heardAll, sendSettleMarker, type TestApp } from './app.ts';
+import { waitFor } from './wait.ts';
 
 /** Helpers for tests of two replicas on one database (caches kept right by notifications). */
 
@@ -16,6 +19,26 @@ export async function silently(t: TestApp, sql: string, values: unknown[]): Prom
     await tx.executeSql('set local session_replication_role = replica');
     await tx.executeSql(sql, values);
   });
+}
+
+/**
+ * Waits until every app has heard every `vigil_reads` notification sent so far, forgetting
+ * nothing: the marker it sends names no table.
+ */
+export async function settleReads(...apps: TestApp[]): Promise<void> {
+  const [first] = apps;
+  if (!first) return;
+  const marker = `settle-${randomBytes(8).toString('hex')}`;
+  await first.container.database.executeSql('select pg_notify($1, $2)', [READS_CHANNEL, marker]);
+  await Promise.all(
+    apps.map((t) =>
+      waitFor(() => t.container.keptPages.allFindings.recentChanges.includes(marker), {
+        what: 'the reads notification',
+        timeoutMs: 10_000,
+        intervalMs: 5,
+      }),
+    ),
+  );
 }
 
 /**

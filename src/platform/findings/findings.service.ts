@@ -3,7 +3,7 @@ import {
   loadFindingAccessForRead,
   requireVisibleRepository,
 } from '../../access/access.service.ts';
-import { can, effectiveRole, type FindingAccess } from '../../access/policy.ts';
+import { can, effectiveRole, type FindingAccess, findingCompaniesOf } from '../../access/policy.ts';
 import type { FindingStatus, RepositoryRole } from '../../access/rules.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { KeptReads } from '../../auth/kept-reads.ts';
@@ -360,11 +360,13 @@ export function createFindingsService(deps: {
 
     /** GET /api/v0/repositories/all-findings: the findings the user sees, filtered, ordered, paged. */
     async listAllFindings(actor: Actor, query: AllFindingsQuery): Promise<AllFindingsResult> {
+      let companies: ReadonlySet<string> | null = null;
       const load = async () => {
         const access = await loadFindingAccessForRead(database.db, actor);
+        companies = findingCompaniesOf(access);
         return listAllFindings(database.db, access, query, deps.cursors);
       };
-      return deps.pages ? deps.pages.read(actor, canonicalJson(query), load) : load();
+      return deps.pages ? deps.pages.read(actor, canonicalJson(query), load, () => companies) : load();
     },
   };
 }
