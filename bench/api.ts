@@ -16,8 +16,9 @@
  *       requested in turn, more than a process keeps, so none is answered from memory; with 3
  *       filters; the kept page again with writes beside it, through the same `vigil serve`:
  *       10 credit grants a second, a table the listing does not read, or another user opening a
- *       finding's comments 10 times a second, which moves that user's read marker), company
- *       users, reports, audit log.
+ *       finding's comments 10 times a second, which moves that user's read marker, or a judge of
+ *       another company commenting on its findings 10 times a second), company users, reports,
+ *       audit log.
  * The "kept" column is the share of a read's requests `vigil serve` answered from kept answers
  * (list pages, scan statuses, credit accounts; its /metrics, read before and after the run).
  * Targets: every read ≥ 50% of (b)'s req/s, with p99 ≤ 20 ms (all-findings: p99 ≤ 50 ms); "meets target" needs both.
@@ -404,7 +405,10 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
   const ids = (
     await run(`select md5('c1')::uuid as company, md5('persona-member')::uuid as member,
       md5('persona-manager')::uuid as manager, md5('scan1')::uuid as scan,
-      md5('r1')::uuid as repository, md5('f1')::uuid as finding`)
+      md5('r1')::uuid as repository, md5('f1')::uuid as finding,
+      md5('r11')::uuid as "otherRepository", md5('f11')::uuid as "otherFinding",
+      (select user_id from repository_members where repository_id = md5('r11')::uuid and role = 'judge'
+        limit 1) as "otherJudge"`)
   ).rows[0] as Record<string, string>;
 
   const worker = spawnNode(['bin/vigil.js', 'worker'], { ...env, PORT: '0' });
@@ -418,6 +422,9 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
     .token as string;
   const managerToken = (await call(base, 'POST', `/api/v0/admin/users/${ids.manager}/tokens`, adminToken, {}))
     .token as string;
+  const otherJudgeToken = (
+    await call(base, 'POST', `/api/v0/admin/users/${ids.otherJudge}/tokens`, adminToken, {})
+  ).token as string;
   const credits = await call(base, 'GET', '/api/scanner/v1/credits', serviceKey);
 
   const ceiling = spawnNode(['--import', 'tsx', 'bench/api-ceiling.ts'], {
@@ -487,7 +494,31 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
         perSecond: 10,
         // Another user (the company's manager) opens a finding's comments: its read marker moves.
         write: () =>
-          call(base, 'GET', `/api/v0/repositories/${ids.repository}/findings/${ids.finding}/comments`, managerToken),
+          call(
+            base,
+            'GET',
+            `/api/v0/repositories/${ids.repository}/findings/${ids.finding}/comments`,
+            managerToken,
+          ),
+      },
+    },
+    {
+      name: 'all-findings limit=20, 10 comments/s in another company beside',
+      kind: 'read',
+      url: `${base}/api/v0/repositories/all-findings?limit=20`,
+      token: memberToken,
+      p99TargetMs: TARGET_ALL_FINDINGS_P99_MS,
+      writesBeside: {
+        perSecond: 10,
+        // A judge of another company's repository comments on one of its findings.
+        write: () =>
+          call(
+            base,
+            'POST',
+            `/api/v0/repositories/${ids.otherRepository}/findings/${ids.otherFinding}/comment`,
+            otherJudgeToken,
+            { content: 'Confirmed on the latest commit.' },
+          ),
       },
     },
     {
