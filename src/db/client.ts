@@ -58,7 +58,10 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** Receives one notification: its payload (a table's name, or `<table>:<user id>`) and its channel. */
+/**
+ * Receives one notification: its payload (a table's name, or `<table>:u:<user id>` and
+ * `<table>:c:<company id>` for rows of one user or company; see kept-reads.ts) and its channel.
+ */
 export type NotifyHandler = (payload: string, channel: string) => void;
 
 export interface ListenHandlers {
