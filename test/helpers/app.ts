@@ -49,12 +49,13 @@ export async function settleCredentials(container: Container): Promise<void> {
 }
 
 /**
- * Sends a marker notification on the credentials channel through `container`'s database (every
- * process listening on that database hears it, after every notification sent before it).
+ * Sends a marker notification on `channel` (the credentials channel unless told) through
+ * `container`'s database: every process listening on that database hears it, after every
+ * notification committed before it.
  */
-export async function sendSettleMarker(container: Container): Promise<string> {
+export async function sendSettleMarker(container: Container, channel = CREDENTIALS_CHANNEL): Promise<string> {
   const marker = `settle-${randomBytes(8).toString('hex')}`;
-  await container.database.executeSql('select pg_notify($1, $2)', [CREDENTIALS_CHANNEL, marker]);
+  await container.database.executeSql('select pg_notify($1, $2)', [channel, marker]);
   return marker;
 }
 

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { READS_CHANNEL } from '../../src/auth/kept-reads.ts';
 import { heardAll, sendSettleMarker, type TestApp } from './app.ts';
 import { waitFor } from './wait.ts';
@@ -28,8 +27,7 @@ export async function silently(t: TestApp, sql: string, values: unknown[]): Prom
 export async function settleReads(...apps: TestApp[]): Promise<void> {
   const [first] = apps;
   if (!first) return;
-  const marker = `settle-${randomBytes(8).toString('hex')}`;
-  await first.container.database.executeSql('select pg_notify($1, $2)', [READS_CHANNEL, marker]);
+  const marker = await sendSettleMarker(first.container, READS_CHANNEL);
   await Promise.all(
     apps.map((t) =>
       waitFor(() => t.container.keptPages.allFindings.recentChanges.includes(marker), {
@@ -42,10 +40,12 @@ export async function settleReads(...apps: TestApp[]): Promise<void> {
 }
 
 /**
- * Waits until every app has heard every notification sent so far, the markers this sends
- * included: a marker forgets the caches of every app that hears it, so none may arrive after.
+ * Waits until every app has heard every notification sent so far, and the one marker this sends:
+ * a marker forgets the caches of every app that hears it, so it must not arrive after this returns.
  */
 export async function settleAll(...apps: TestApp[]): Promise<void> {
-  const markers = await Promise.all(apps.map((t) => sendSettleMarker(t.container)));
+  const [first] = apps;
+  if (!first) return;
+  const markers = [await sendSettleMarker(first.container)];
   await Promise.all(apps.map((t) => heardAll(t.container, markers)));
 }
