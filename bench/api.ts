@@ -19,6 +19,11 @@
  *       finding's comments 10 times a second, which moves that user's read marker, or a judge of
  *       another company commenting on its findings 10 times a second), company users, reports,
  *       audit log.
+ * The CPU columns say where each run's CPU went, in microseconds per answered request: the process
+ * answering (the ceiling server or `vigil serve`), the PostgreSQL backends connected to the bench
+ * database, this script (autocannon, the writes beside), and the rest of the machine's busy time
+ * (`vigil worker`, PostgreSQL's background processes, other processes); "busy" is the share of all
+ * CPUs' time that was busy (/proc/<pid>/stat and /proc/stat).
  * The "kept" column is the share of a read's requests `vigil serve` answered from kept answers
  * (list pages, scan statuses, credit accounts; its /metrics, read before and after the run).
  * Targets: every read ≥ 50% of (b)'s req/s, with p99 ≤ 20 ms (all-findings: p99 ≤ 50 ms); "meets target" needs both.
@@ -33,7 +38,7 @@
  * other processes share the CPUs, so the ratio to (b), measured in the same run, is the figure
  * that compares.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -122,6 +127,71 @@ function rssSampler(pid: number | undefined) {
       clearInterval(timer);
       return Math.max(peak, first);
     },
+  };
+}
+
+/** Clock ticks per second of /proc's CPU times. */
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+/** CPU seconds (user and system) a process has used so far, or null once it is gone. */
+function cpuSecondsOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After "pid (comm) ": state is field 3, utime field 14 and stime field 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** Busy CPU seconds of the whole machine so far, all CPUs together (/proc/stat). */
+function machineBusySeconds(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+  // cpu user nice system idle iowait irq softirq steal
+  const times = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  const idle = (times[3] ?? 0) + (times[4] ?? 0);
+  return (times.reduce((a, b) => a + b, 0) - idle) / CLOCK_TICKS;
+}
+
+/** CPU seconds each process of `pids` has used so far (those still there). */
+function cpuSecondsOfAll(pids: Iterable<number>): Map<number, number> {
+  const seconds = new Map<number, number>();
+  for (const pid of pids) {
+    const s = cpuSecondsOf(pid);
+    if (s !== null) seconds.set(pid, s);
+  }
+  return seconds;
+}
+
+/**
+ * Where the CPU of one measured run went: the process answering (the ceiling server or `vigil
+ * serve`), the PostgreSQL backends connected to the bench database (their pids read before and
+ * after; a backend that ended during the run is missed, one that began is counted whole), this
+ * script (autocannon and the writes beside), and the rest of the machine's busy time (`vigil
+ * worker`, PostgreSQL's background processes, anything else running).
+ */
+async function cpuMeter(apiPid: number | undefined, backendPids: () => Promise<number[]>) {
+  const api = apiPid ? cpuSecondsOf(apiPid) : null;
+  const clientStart = process.cpuUsage();
+  const machineStart = machineBusySeconds();
+  const backendsStart = cpuSecondsOfAll(await backendPids());
+  return async () => {
+    const backendsEnd = cpuSecondsOfAll(await backendPids());
+    const client = process.cpuUsage(clientStart);
+    const machine = machineBusySeconds() - machineStart;
+    const apiEnd = apiPid ? cpuSecondsOf(apiPid) : null;
+    let postgres = 0;
+    for (const [pid, s] of backendsEnd) postgres += s - (backendsStart.get(pid) ?? 0);
+    const apiSeconds = api !== null && apiEnd !== null ? apiEnd - api : 0;
+    const clientSeconds = (client.user + client.system) / 1e6;
+    return {
+      api: apiSeconds,
+      postgres,
+      client: clientSeconds,
+      rest: Math.max(0, machine - apiSeconds - postgres - clientSeconds),
+      machine,
+    };
   };
 }
 
@@ -224,6 +294,13 @@ interface Measurement {
   bytesPerAnswer: number;
   /** Writes answered per second beside the read (null: none were sent). */
   writesPerSecond: number | null;
+  /**
+   * CPU microseconds per answered request (see {@link cpuMeter}): the answering process,
+   * PostgreSQL's backends, the client, and the rest of the machine's busy time.
+   */
+  cpuMicrosPerRequest: { api: number; postgres: number; client: number; rest: number };
+  /** Share of all CPUs' time that was busy during the run. */
+  machineBusyShare: number;
 }
 
 /**
@@ -440,6 +517,12 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
     ceiling.child.once('exit', () => reject(new Error(`ceiling server exited: ${ceiling.output.join('')}`)));
   });
   const ceilingBase = `http://127.0.0.1:${ceilingPort}`;
+  const backendPids = async () =>
+    (
+      await run(
+        'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+      )
+    ).rows.map((r) => Number(r.pid));
 
   // The member's pages one after another (their cursors), in several orders when one has too few,
   // for the read of pages nothing keeps.
@@ -553,11 +636,20 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
     }
     const sampler = rssSampler(serve.child.pid);
     const keptBefore = await keptPageReads(base);
+    const cpuUsed = await cpuMeter(
+      target.kind === 'ceiling' ? ceiling.child.pid : serve.child.pid,
+      backendPids,
+    );
+    const startedAt = performance.now();
     const writer = target.writesBeside
       ? writeBeside(target.writesBeside.perSecond, target.writesBeside.write)
       : null;
     const result = await cannon(target);
     const writes = writer ? await writer.stop() : null;
+    const cpu = await cpuUsed();
+    const runSeconds = (performance.now() - startedAt) / 1000;
+    const perRequest = (seconds: number) =>
+      result.requests.total > 0 ? Math.round((seconds * 1e6) / result.requests.total) : 0;
     const keptAfter = await keptPageReads(base);
     const keptAnswers = keptAfter.kept - keptBefore.kept;
     const readAnswers = keptAfter.read - keptBefore.read;
@@ -580,6 +672,13 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       bytesPerAnswer:
         result.requests.average > 0 ? Math.round(result.throughput.average / result.requests.average) : 0,
       writesPerSecond: writes === null ? null : Number((writes / DURATION).toFixed(1)),
+      cpuMicrosPerRequest: {
+        api: perRequest(cpu.api),
+        postgres: perRequest(cpu.postgres),
+        client: perRequest(cpu.client),
+        rest: perRequest(cpu.rest),
+      },
+      machineBusyShare: Number((cpu.machine / (runSeconds * os.cpus().length)).toFixed(3)),
     });
     const m = measurements[measurements.length - 1]!;
     log(
@@ -662,6 +761,11 @@ for (const b of backends) {
     'kept',
     'bytes/answer',
     'writes/s',
+    'CPU µs/req: API',
+    'PostgreSQL',
+    'client',
+    'rest',
+    'busy',
   ];
   const rows = b.measurements.map((m) => [
     m.name,
@@ -674,6 +778,11 @@ for (const b of backends) {
     m.keptShare === null ? '' : `${Math.round(m.keptShare * 100)}%`,
     String(m.bytesPerAnswer),
     m.writesPerSecond === null ? '' : String(m.writesPerSecond),
+    String(m.cpuMicrosPerRequest.api),
+    String(m.cpuMicrosPerRequest.postgres),
+    String(m.cpuMicrosPerRequest.client),
+    String(m.cpuMicrosPerRequest.rest),
+    `${Math.round(m.machineBusyShare * 100)}%`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   for (const row of [header, widths.map((w) => '-'.repeat(w)), ...rows]) {

@@ -13,6 +13,14 @@
  * Then it runs 200 requests one after another and reports the wall time and the Node CPU time per
  * request (`process.cpuUsage`): the rest of the wall time is PostgreSQL and the network. With
  * `plans`, the plans themselves are printed. Prints only; nothing is written.
+ *
+ * For the payload statement (the page's findings by id, with their per-row columns) it then
+ * times, as prepared statements on one connection, taking turns, the median of 300 round trips
+ * (after six to prepare them and settle on a generic plan) of:
+ * the statement as it is; the statement wrapped in `select count(*)`, which PostgreSQL runs
+ * without evaluating the per-row columns; and wrapped in `select sum(length(row::text))`, which
+ * evaluates them without sending them. The first against the third is the cost of sending and
+ * parsing the rows; the third against the second the cost of the columns.
  */
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
@@ -102,6 +110,38 @@ for (const [name, query] of reads) {
     if (showPlans) process.stdout.write(`${generic.join('\n')}\n`);
   }
 }
+
+/** The payload statement of the first read: the one that selects findings by a list of ids. */
+const payloadStatement = (
+  await capture.during(async () =>
+    listAllFindings(db, await loadFindingAccess(db, member), reads[0]![1], cursors),
+  )
+).statements.find((s) => /= any\(\$\d+::uuid\[\]\)/.test(s.query) && s.query.includes('relevantContent'));
+if (!payloadStatement) throw new Error('the payload statement was not found among the captured statements');
+const PAYLOAD_ROUND_TRIPS = 300;
+const variants: Array<[string, string]> = [
+  ['as it is', payloadStatement.query],
+  ['in select count(*): no per-row columns', `select count(*) from (${payloadStatement.query}) p`],
+  [
+    'in select sum(length(p::text)): columns computed, not sent',
+    `select sum(length(p::text)) from (${payloadStatement.query}) p`,
+  ],
+];
+const trips = variants.map(() => [] as number[]);
+for (let k = 0; k < PAYLOAD_ROUND_TRIPS + 6; k++) {
+  for (const [i, [, text]] of variants.entries()) {
+    const start = performance.now();
+    await client.query({ name: `payload_${i}`, text, values: payloadStatement.params });
+    // The first round prepares the statements; a generic plan is chosen after five executions.
+    if (k >= 6) trips[i]!.push(performance.now() - start);
+  }
+}
+process.stdout.write(
+  `\n=== payload statement of ${reads[0]![0]} (${PAYLOAD_ROUND_TRIPS} prepared round trips each, taking turns)\n`,
+);
+for (const [i, [name]] of variants.entries())
+  process.stdout.write(`${name}: median ${median(trips[i]!).toFixed(2)} ms\n`);
+
 await client.end();
 await pool.end();
 
