@@ -22,7 +22,8 @@
  * The CPU columns say where each run's CPU went, in microseconds per answered request: the process
  * answering (the ceiling server or `vigil serve`), the PostgreSQL backends connected to the bench
  * database, this script (autocannon, the writes beside), and the rest of the machine's busy time
- * (`vigil worker`, PostgreSQL's background processes, other processes); "busy" is the share of all
+ * (`vigil worker`, PostgreSQL's background processes, other processes); "API in kernel" is the
+ * share of the answering process's CPU time spent in system calls; "busy" is the share of all
  * CPUs' time that was busy (/proc/<pid>/stat and /proc/stat).
  * The "kept" column is the share of a read's requests `vigil serve` answered from kept answers
  * (list pages, scan statuses, credit accounts; its /metrics, read before and after the run).
@@ -133,16 +134,21 @@ function rssSampler(pid: number | undefined) {
 /** Clock ticks per second of /proc's CPU times. */
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
-/** CPU seconds (user and system) a process has used so far, or null once it is gone. */
-function cpuSecondsOf(pid: number): number | null {
+/** CPU seconds a process has used so far in user and in system (kernel) mode, or null once it is gone. */
+function cpuTimesOf(pid: number): { user: number; system: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // After "pid (comm) ": state is field 3, utime field 14 and stime field 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
   } catch {
     return null;
   }
+}
+
+function cpuSecondsOf(pid: number): number | null {
+  const times = cpuTimesOf(pid);
+  return times && times.user + times.system;
 }
 
 /** Busy CPU seconds of the whole machine so far, all CPUs together (/proc/stat). */
@@ -172,7 +178,7 @@ function cpuSecondsOfAll(pids: Iterable<number>): Map<number, number> {
  * worker`, PostgreSQL's background processes, anything else running).
  */
 async function cpuMeter(apiPid: number | undefined, backendPids: () => Promise<number[]>) {
-  const api = apiPid ? cpuSecondsOf(apiPid) : null;
+  const api = apiPid ? cpuTimesOf(apiPid) : null;
   const clientStart = process.cpuUsage();
   const machineStart = machineBusySeconds();
   const backendsStart = cpuSecondsOfAll(await backendPids());
@@ -180,13 +186,15 @@ async function cpuMeter(apiPid: number | undefined, backendPids: () => Promise<n
     const backendsEnd = cpuSecondsOfAll(await backendPids());
     const client = process.cpuUsage(clientStart);
     const machine = machineBusySeconds() - machineStart;
-    const apiEnd = apiPid ? cpuSecondsOf(apiPid) : null;
+    const apiEnd = apiPid ? cpuTimesOf(apiPid) : null;
     let postgres = 0;
     for (const [pid, s] of backendsEnd) postgres += s - (backendsStart.get(pid) ?? 0);
-    const apiSeconds = api !== null && apiEnd !== null ? apiEnd - api : 0;
+    const apiSystem = api !== null && apiEnd !== null ? apiEnd.system - api.system : 0;
+    const apiSeconds = api !== null && apiEnd !== null ? apiEnd.user - api.user + apiSystem : 0;
     const clientSeconds = (client.user + client.system) / 1e6;
     return {
       api: apiSeconds,
+      apiSystem,
       postgres,
       client: clientSeconds,
       rest: Math.max(0, machine - apiSeconds - postgres - clientSeconds),
@@ -299,6 +307,8 @@ interface Measurement {
    * PostgreSQL's backends, the client, and the rest of the machine's busy time.
    */
   cpuMicrosPerRequest: { api: number; postgres: number; client: number; rest: number };
+  /** The answering process's share of its CPU time spent in the kernel (system time). */
+  apiSystemShare: number | null;
   /** Share of all CPUs' time that was busy during the run. */
   machineBusyShare: number;
 }
@@ -678,6 +688,7 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
         client: perRequest(cpu.client),
         rest: perRequest(cpu.rest),
       },
+      apiSystemShare: cpu.api > 0 ? Number((cpu.apiSystem / cpu.api).toFixed(2)) : null,
       machineBusyShare: Number((cpu.machine / (runSeconds * os.cpus().length)).toFixed(3)),
     });
     const m = measurements[measurements.length - 1]!;
@@ -762,6 +773,7 @@ for (const b of backends) {
     'bytes/answer',
     'writes/s',
     'CPU µs/req: API',
+    'API in kernel',
     'PostgreSQL',
     'client',
     'rest',
@@ -779,6 +791,7 @@ for (const b of backends) {
     String(m.bytesPerAnswer),
     m.writesPerSecond === null ? '' : String(m.writesPerSecond),
     String(m.cpuMicrosPerRequest.api),
+    m.apiSystemShare === null ? '' : `${Math.round(m.apiSystemShare * 100)}%`,
     String(m.cpuMicrosPerRequest.postgres),
     String(m.cpuMicrosPerRequest.client),
     String(m.cpuMicrosPerRequest.rest),

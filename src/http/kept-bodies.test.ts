@@ -40,4 +40,14 @@ describe('sendKeptBody', () => {
       items: [{ id: 'b', at: '2026-02-03T04:05:06.000Z' }],
     });
   });
+
+  it('sends text outside ASCII as UTF-8, with its length in bytes', async () => {
+    current = { items: [{ id: 'naïve – “quoted” ✓', at: new Date('2026-03-04T05:06:07.000Z'), secret: '' }] };
+    for (let i = 0; i < 2; i++) {
+      const res = await app.inject({ method: 'GET', url: '/list' });
+      expect(res.json()).toEqual({ items: [{ id: 'naïve – “quoted” ✓', at: '2026-03-04T05:06:07.000Z' }] });
+      expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body, 'utf8'));
+      expect(Buffer.byteLength(res.body, 'utf8')).toBeGreaterThan(res.body.length);
+    }
+  });
 });

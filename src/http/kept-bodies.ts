@@ -4,17 +4,18 @@ import type { FastifyReply } from 'fastify';
  * Response bodies kept with the values they were made from. A read served from a process cache
  * (the company user lists) hands out the same object until the cache forgets it, so its JSON —
  * written by the route's own response serializer, from the route's schema — is made once and sent
- * as it is to every later request, instead of being serialized again each time. Keyed weakly: a
- * body goes when its value does.
+ * as it is to every later request, instead of being serialized again each time. It is kept as
+ * UTF-8 bytes, so that sending it copies them as they are instead of encoding the string again
+ * for every request. Keyed weakly: a body goes when its value does.
  */
-const bodies = new WeakMap<object, ReturnType<FastifyReply['serialize']>>();
+const bodies = new WeakMap<object, Buffer>();
 
 /** Sends `body(value)` serialized by the route's 200 serializer, made once per `value` object. */
 export function sendKeptBody<T extends object>(reply: FastifyReply, value: T, body: (value: T) => unknown) {
-  let text = bodies.get(value);
-  if (text === undefined) {
-    text = reply.serialize(body(value));
-    bodies.set(value, text);
+  let bytes = bodies.get(value);
+  if (bytes === undefined) {
+    bytes = Buffer.from(reply.serialize(body(value)), 'utf8');
+    bodies.set(value, bytes);
   }
-  return reply.type('application/json; charset=utf-8').send(text);
+  return reply.type('application/json; charset=utf-8').send(bytes);
 }
