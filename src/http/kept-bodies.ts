@@ -14,7 +14,13 @@ const bodies = new WeakMap<object, Buffer>();
 export function sendKeptBody<T extends object>(reply: FastifyReply, value: T, body: (value: T) => unknown) {
   let bytes = bodies.get(value);
   if (bytes === undefined) {
-    bytes = Buffer.from(reply.serialize(body(value)), 'utf8');
+    const serialized = reply.serialize(body(value));
+    bytes =
+      typeof serialized === 'string'
+        ? Buffer.from(serialized, 'utf8')
+        : Buffer.isBuffer(serialized)
+          ? serialized
+          : Buffer.from(serialized);
     bodies.set(value, bytes);
   }
   return reply.type('application/json; charset=utf-8').send(bytes);
