@@ -460,6 +460,41 @@ describe('kept credit balances', () => {
   });
 });
 
+describe('kept credit balances of several companies', () => {
+  it("keeps a company's balance across another company's credit changes, and forgets it on its own", async () => {
+    const own = await buildCompany(a);
+    const other = await buildCompany(a);
+    const key = (await buildServiceKey(a, { companyId: own.id })).key;
+    await grantCredits(a, own.id, 10);
+    await grantCredits(a, other.id, 10);
+    await settle();
+    const purchased = async (t: TestApp) => {
+      const res = await getAs(t, '/api/scanner/v1/credits', key);
+      expect(res.statusCode).toBe(200);
+      return (res.json() as { purchased: number }).purchased;
+    };
+    for (const t of [a, b]) for (let i = 0; i < 2; i++) expect(await purchased(t)).toBe(10);
+    // A grant to another company, and a silent change of the own account beside it: the kept
+    // balance stays on both replicas (the silent change shows it was not read again).
+    await silentlyOnA('update credit_accounts set purchased = purchased + 5 where company_id = $1', [own.id]);
+    await grantCredits(a, other.id, 3);
+    await settleReads(a, b);
+    for (const t of [a, b]) {
+      const hits = t.container.keptPages.creditBalances.hits;
+      expect(await purchased(t)).toBe(10);
+      expect(t.container.keptPages.creditBalances.hits).toBe(hits + 1);
+      expect(t.container.keptPages.creditBalances.recentChanges).toContain(`credit_accounts:c:${other.id}`);
+    }
+    // A grant to the own company: read again at once on a, and on b when the notification arrives.
+    await grantCredits(a, own.id, 1);
+    expect(await purchased(a)).toBe(16);
+    await waitFor(async () => (await purchased(b)) === 16, {
+      what: 'b to forget the balance',
+      timeoutMs: 10_000,
+    });
+  });
+});
+
 describe('what the kept pages depend on', () => {
   it('names every table the plans of their statements read, and each of those tables notifies', async () => {
     const company = await buildCompany(a);

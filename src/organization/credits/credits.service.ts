@@ -83,15 +83,19 @@ export function createCreditsService(deps: {
 
     /**
      * getCreditBalances: the balances of the key's organization. The account row is kept per
-     * caller until a change of `credit_accounts` is committed (this process) or notified (others),
-     * so the balances are those of now and `asOf` is the time of the answer.
+     * caller until a change of that company's row of `credit_accounts` is committed (this process)
+     * or notified (others; migration 0024), so the balances are those of now and `asOf` is the
+     * time of the answer.
      */
     async getBalancesFor(actor: ServiceActor): Promise<CreditBalances> {
+      const company = actor.organizationId;
       const load = async (): Promise<CreditAccount> => {
-        const { purchased, used, reserved } = await creditsRepo(database.db).getAccount(actor.organizationId);
+        const { purchased, used, reserved } = await creditsRepo(database.db).getAccount(company);
         return { purchased, used, reserved };
       };
-      const account = deps.keptAccounts ? await deps.keptAccounts.read(actor, '', load) : await load();
+      const account = deps.keptAccounts
+        ? await deps.keptAccounts.read(actor, '', load, () => new Set([company]))
+        : await load();
       return toBalances(account);
     },
 
