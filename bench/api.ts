@@ -193,6 +193,7 @@ async function cpuMeter(apiPid: number | undefined, backendPids: () => Promise<n
     const apiSeconds = api !== null && apiEnd !== null ? apiEnd.user - api.user + apiSystem : 0;
     const clientSeconds = (client.user + client.system) / 1e6;
     return {
+      clientSystem: client.system / 1e6,
       api: apiSeconds,
       apiSystem,
       postgres,
@@ -309,6 +310,8 @@ interface Measurement {
   cpuMicrosPerRequest: { api: number; postgres: number; client: number; rest: number };
   /** The answering process's share of its CPU time spent in the kernel (system time). */
   apiSystemShare: number | null;
+  /** The same share of the client's (this script's) CPU time. */
+  clientSystemShare: number | null;
   /** Share of all CPUs' time that was busy during the run. */
   machineBusyShare: number;
 }
@@ -689,11 +692,13 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
         rest: perRequest(cpu.rest),
       },
       apiSystemShare: cpu.api > 0 ? Number((cpu.apiSystem / cpu.api).toFixed(2)) : null,
+      clientSystemShare: cpu.client > 0 ? Number((cpu.clientSystem / cpu.client).toFixed(2)) : null,
       machineBusyShare: Number((cpu.machine / (runSeconds * os.cpus().length)).toFixed(3)),
     });
     const m = measurements[measurements.length - 1]!;
+    const heap = process.memoryUsage();
     log(
-      `${target.name}: ${m.requestsPerSecond} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms, non-2xx ${m.non2xx}`,
+      `${target.name}: ${m.requestsPerSecond} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms, non-2xx ${m.non2xx}; client heap ${Math.round(heap.heapUsed / 1048576)} MB, RSS ${Math.round(heap.rss / 1048576)} MB`,
     );
   }
   const peakServeRssMb = Math.round(overall.stop() / 1024);
