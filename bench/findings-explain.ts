@@ -77,7 +77,7 @@ for (const [name, query] of reads) {
     listAllFindings(db, access, query, cursors),
   );
   process.stdout.write(
-    `\n=== ${name}: ${captured.length} statements after the memberships query, ${result.findings.length} findings, filteredTotal ${result.filteredTotal}\n`,
+    `\n=== ${name}: ${captured.length} statements after the memberships query, ${result.findingBodies.length} findings, filteredTotal ${result.filteredTotal}\n`,
   );
   for (const [i, statement] of captured.entries()) {
     const custom = (

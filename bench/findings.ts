@@ -287,7 +287,7 @@ for (const scenario of scenarios) {
     filteredTotal: last.filteredTotal,
     plainCount: plain,
     totalExact: last.filteredTotal === plain,
-    pageSize: last.findings.length,
+    pageSize: last.findingBodies.length,
     plans,
   };
   results.push(result);

@@ -159,6 +159,24 @@ export function readableLabelCondition(
 }
 
 /**
+ * Whether the user reads the finding row as a reviewer ({@link readableLabelCondition}'s rule over
+ * {@link AccessValues}): a reviewer membership of its repository, outside the user's companies.
+ */
+function readsAsReviewerOf(v: AccessValues, finding: FindingColumns = findings): SQL<boolean> {
+  return sql<boolean>`(${finding.repositoryId} = any(${v.reviewerReadRepositoryIds}) and not (${finding.companyId} = any(${v.companyIds})))`;
+}
+
+/** `label.read` over {@link AccessValues}, on `labels` joined to a finding row. */
+export function readableLabelConditionOf(v: AccessValues, finding: FindingColumns = findings): SQL<boolean> {
+  return sql<boolean>`(${labels.reviewerRead} or not ${readsAsReviewerOf(v, finding)})`;
+}
+
+/** `finding.read_note` over {@link AccessValues}, on a finding row. */
+export function readableNoteConditionOf(v: AccessValues, finding: FindingColumns = findings): SQL<boolean> {
+  return sql<boolean>`(not ${readsAsReviewerOf(v, finding)})`;
+}
+
+/**
  * True when {@link readableLabelCondition} holds for every label (the user reads no repository as
  * a reviewer): a label filter then needs only `finding_labels`, not the `labels` rows.
  */
@@ -214,6 +232,7 @@ export interface AccessValues<T = SQL> {
   internalRepositoryIds: T;
   privateRepositoryIds: T;
   hiddenRepositoryIds: T;
+  reviewerReadRepositoryIds: T;
 }
 
 const ACCESS_VALUE_TYPES: AccessValues<string> = {
@@ -228,6 +247,7 @@ const ACCESS_VALUE_TYPES: AccessValues<string> = {
   internalRepositoryIds: 'uuid[]',
   privateRepositoryIds: 'uuid[]',
   hiddenRepositoryIds: 'uuid[]',
+  reviewerReadRepositoryIds: 'uuid[]',
 };
 const ACCESS_VALUE_KEYS = Object.keys(ACCESS_VALUE_TYPES) as Array<keyof AccessValues>;
 
@@ -247,6 +267,7 @@ export function accessParameters(access: FindingAccess): AccessValues<unknown> {
     internalRepositoryIds: comments.internalRepositoryIds,
     privateRepositoryIds: comments.privateRepositoryIds,
     hiddenRepositoryIds: comments.hiddenRepositoryIds,
+    reviewerReadRepositoryIds: reviewerReadRepositoryIds(access),
   };
 }
 

@@ -1,5 +1,5 @@
-import { type AnyColumn, Column, fillPlaceholders, is, type Placeholder, SQL, sql } from 'drizzle-orm';
-import type pg from 'pg';
+import { type AnyColumn, Column, fillPlaceholders, is, Param, Placeholder, SQL, sql } from 'drizzle-orm';
+import pg from 'pg';
 import type { Db } from './client.ts';
 
 /** `toISOString()`'s format in PostgreSQL's `to_char` (milliseconds, truncated as a JS `Date` is). */
@@ -26,7 +26,8 @@ const PLAIN_COLUMN_TYPES = new Set([
 ]);
 
 function isPlainField(field: unknown): boolean {
-  if (is(field, SQL)) return true;
+  // An expression, or one named in a subquery (a subquery's columns as the outer select reads them).
+  if (is(field, SQL) || is(field, SQL.Aliased)) return true;
   if (!is(field, Column)) return false;
   if (PLAIN_COLUMN_TYPES.has(field.columnType)) return true;
   const base = (field as Column & { baseColumn?: Column }).baseColumn;
@@ -37,17 +38,73 @@ const checkedSelections = new WeakSet<object>();
 const builtQueries = new WeakMap<object, { sql: string; params: unknown[] }>();
 
 /**
+ * A statement's text and parameters with one parameter per placeholder: Drizzle gives a
+ * placeholder named in several places (a user's access sets, used by many predicates) a parameter
+ * of its own at each place, which the client then encodes and PostgreSQL decodes each time. Each
+ * later place refers to the placeholder's first parameter instead (`$n` may stand more than once
+ * in a statement); the others are numbered down. Other parameters are left as they are.
+ */
+export function onePerPlaceholder(query: { sql: string; params: unknown[] }): {
+  sql: string;
+  params: unknown[];
+} {
+  const firstByName = new Map<string, number>();
+  const params: unknown[] = [];
+  /** The new number of each old parameter, from 1. */
+  const renumbered: number[] = [0];
+  for (const param of query.params) {
+    const name = placeholderName(param);
+    const first = name === undefined ? undefined : firstByName.get(name);
+    if (first !== undefined) {
+      renumbered.push(first);
+      continue;
+    }
+    params.push(param);
+    renumbered.push(params.length);
+    if (name !== undefined) firstByName.set(name, params.length);
+  }
+  if (params.length === query.params.length) return query;
+  const sqlText = query.sql.replace(/\$(\d+)\b/g, (whole, n: string) => {
+    const to = renumbered[Number(n)];
+    return to === undefined ? whole : `$${to}`;
+  });
+  return { sql: sqlText, params };
+}
+
+/** The name of a placeholder parameter (bare, or in a column's encoder), or undefined. */
+function placeholderName(param: unknown): string | undefined {
+  if (is(param, Placeholder)) return param.name;
+  if (is(param, Param) && is(param.value, Placeholder)) return param.value.name;
+  return undefined;
+}
+
+/** `json` and `jsonb` values as their text, every other type as node-postgres parses it. */
+const JSON_AS_TEXT = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.JSON || oid === pg.types.builtins.JSONB
+      ? (text: string) => text
+      : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
+};
+
+/**
  * Runs a Drizzle select whose selection is `fields` — flat, of SQL expressions and of columns
  * node-postgres returns as Drizzle would map them (text, uuid, boolean, integer, jsonb, arrays of
  * those; timestamps through {@link isoMillis}) — and names each row's values by the keys of
  * `fields` itself. The rows are the ones Drizzle would return; what is skipped is its per-field
  * mapping of every row, which is most of the CPU of a read that returns a hundred rows. The text
  * goes through the pool like every Drizzle query, so it is prepared on each connection. A query
- * built once with `sql.placeholder`s is given their `values`; its text is kept.
+ * built once with `sql.placeholder`s is given their `values`; its text is kept. With `jsonAsText`,
+ * `json` and `jsonb` values come as their text, for a caller that puts them in an answer as they are.
  */
 export async function plainRows<
   Q extends PromiseLike<unknown[]> & { toSQL(): { sql: string; params: unknown[] } },
->(db: Db, fields: Record<string, unknown>, query: Q, values?: Record<string, unknown>): Promise<Awaited<Q>> {
+>(
+  db: Db,
+  fields: Record<string, unknown>,
+  query: Q,
+  values?: Record<string, unknown>,
+  options: { jsonAsText?: boolean } = {},
+): Promise<Awaited<Q>> {
   if (!checkedSelections.has(fields)) {
     const bad = Object.entries(fields).find(([, field]) => !isPlainField(field));
     if (bad) throw new Error(`plainRows: the field "${bad[0]}" needs Drizzle's mapping`);
@@ -56,14 +113,19 @@ export async function plainRows<
   const keys = Object.keys(fields);
   let built = values ? builtQueries.get(query) : undefined;
   if (!built) {
-    built = query.toSQL();
+    built = values ? onePerPlaceholder(query.toSQL()) : query.toSQL();
     if (values) builtQueries.set(query, built);
   }
   const text = built.sql;
   const params = values ? fillPlaceholders(built.params, values) : built.params;
   // The pool, or in a transaction its connection (`drizzle()` keeps its client as `$client`).
   const client: pg.Pool | pg.PoolClient = Reflect.get(db, '$client');
-  const result = await client.query<unknown[]>({ text, values: params, rowMode: 'array' });
+  const result = await client.query<unknown[]>({
+    text,
+    values: params,
+    rowMode: 'array',
+    ...(options.jsonAsText ? { types: JSON_AS_TEXT } : {}),
+  });
   return result.rows.map((values) => {
     const row: Record<string, unknown> = {};
     for (let i = 0; i < keys.length; i++) row[keys[i] as string] = values[i];

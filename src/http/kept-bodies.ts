@@ -12,15 +12,27 @@ const bodies = new WeakMap<object, Buffer>();
 
 /** Sends `body(value)` serialized by the route's 200 serializer, made once per `value` object. */
 export function sendKeptBody<T extends object>(reply: FastifyReply, value: T, body: (value: T) => unknown) {
+  return sendKeptJson(reply, value, (v) => reply.serialize(body(v)));
+}
+
+/**
+ * Sends the JSON text `json(value)` as it is, made once per `value` object: for answers whose
+ * text is written from the route's schema elsewhere (a page of findings, written by PostgreSQL).
+ */
+export function sendKeptJson<T extends object>(
+  reply: FastifyReply,
+  value: T,
+  json: (value: T) => string | Buffer | Uint8Array | ArrayBuffer,
+) {
   let bytes = bodies.get(value);
   if (bytes === undefined) {
-    const serialized = reply.serialize(body(value));
+    const text = json(value);
     bytes =
-      typeof serialized === 'string'
-        ? Buffer.from(serialized, 'utf8')
-        : Buffer.isBuffer(serialized)
-          ? serialized
-          : Buffer.from(serialized);
+      typeof text === 'string'
+        ? Buffer.from(text, 'utf8')
+        : Buffer.isBuffer(text)
+          ? text
+          : Buffer.from(text instanceof ArrayBuffer ? new Uint8Array(text) : text);
     bodies.set(value, bytes);
   }
   return reply.type('application/json; charset=utf-8').send(bytes);

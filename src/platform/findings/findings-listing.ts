@@ -47,14 +47,8 @@ import {
   isInt4Text,
 } from '../pagination/cursor.ts';
 import { splitListParam } from '../pagination/list-params.ts';
-import { hasUnreadComments, loadFindingPayloads } from './findings.repo.ts';
-import {
-  FILTER_FOR_VALUES,
-  FINDING_ORDERS,
-  type FilterFor,
-  type Finding,
-  type FindingOrder,
-} from './findings.schemas.ts';
+import { hasUnreadComments, loadFindingBodies } from './findings.repo.ts';
+import { FILTER_FOR_VALUES, FINDING_ORDERS, type FilterFor, type FindingOrder } from './findings.schemas.ts';
 import { parseSearch, requireValues } from './search-syntax.ts';
 
 /** Query parameters of GET /api/v0/repositories/all-findings, as the HTTP schema parsed them. */
@@ -79,9 +73,15 @@ export interface AllFindingsQuery {
 }
 
 export interface AllFindingsResult {
-  findings: Finding[];
+  /** The page's findings, each as its `Finding` JSON text (see {@link loadFindingBodies}). */
+  findingBodies: string[];
   filteredTotal: number;
   nextValue: string | null;
+}
+
+/** The answer to a page (the route's `FindingPage` schema) as JSON text, the findings' texts as they are. */
+export function allFindingsBody(page: AllFindingsResult): string {
+  return `{"findings":[${page.findingBodies.join(',')}],"filteredTotal":${page.filteredTotal},"nextValue":${JSON.stringify(page.nextValue)}}`;
 }
 
 /**
@@ -658,12 +658,12 @@ export async function listAllFindings(
       // on a second connection beside the page rather than after it within one statement.
       [rows, total] = await Promise.all([page('page-alone', sql<null>`null::int`), count()]);
     }
-    const payloads = await loadFindingPayloads(
+    const bodies = await loadFindingBodies(
       db,
       access,
       rows.slice(0, limit).map((r) => r.id),
     );
-    return pageResult(rows, total ?? 0, payloads);
+    return pageResult(rows, total ?? 0, bodies);
   }
   /**
    * The user's lastCommentAt orders in two parts: the findings with a comment the user reads
@@ -719,18 +719,18 @@ export async function listAllFindings(
     runListing<CountRow>(db, 'count', b, shape, countFields, countSource),
     lastCommentPage(),
   ]);
-  const payloads = await loadFindingPayloads(
+  const bodies = await loadFindingBodies(
     db,
     access,
     rows.slice(0, limit).map((r) => r.id),
   );
-  return pageResult(rows, count?.n ?? 0, payloads);
+  return pageResult(rows, count?.n ?? 0, bodies);
 
   /** The result of a page of `limit + 1` rows (the last only tells that more follow). */
   function pageResult(
     rows: Array<{ id: string; key: string | null }>,
     filteredTotal: number,
-    payloads: Finding[],
+    findingBodies: string[],
   ): AllFindingsResult {
     const last = rows[Math.min(rows.length, limit) - 1];
     let nextValue: string | null = null;
@@ -740,6 +740,6 @@ export async function listAllFindings(
     else if (limit === 0 && rows.length > 0) {
       nextValue = query.next ? query.next : cursors.encode([], filterHash);
     }
-    return { findings: payloads, filteredTotal, nextValue };
+    return { findingBodies, filteredTotal, nextValue };
   }
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
+import { type AnyColumn, and, eq, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import {
   type AccessValues,
@@ -7,12 +7,14 @@ import {
   boundAccessValues,
   FINDING_HAS_COMMENTS,
   latestReadableByOthersAtOf,
+  readableLabelConditionOf,
+  readableNoteConditionOf,
   visibleCommentsConditionOf,
   visibleFindingsCondition,
   visibleFindingsConditionOf,
   visibleLastCommentAtOf,
 } from '../../access/access.repo.ts';
-import { can, type FindingAccess } from '../../access/policy.ts';
+import type { FindingAccess } from '../../access/policy.ts';
 import type { Db } from '../../db/client.ts';
 import {
   assetGroups,
@@ -33,8 +35,6 @@ import {
 import { type Binder, INLINE_VALUES, isoMillis, keptStatements, plainRows } from '../../db/sql.ts';
 import type { Label } from '../labels/labels.schemas.ts';
 import type { Finding, FullUserSummary } from './findings.schemas.ts';
-
-type Severity = Finding['severity'];
 
 /**
  * The number of comments on the outer `findings` row that the user has not read: written by
@@ -104,52 +104,31 @@ export function toLabel(row: typeof labels.$inferSelect): Label {
   };
 }
 
-/** A related file of a finding as the hydration statement aggregates it. */
-interface RelatedFileJson {
-  id: string;
-  path: string;
-  startLine: number | null;
-  endLine: number | null;
-  language: string | null;
-  relevantContent: string | null;
-}
-
-/** A label of a finding as the hydration statement aggregates it (`archivedAt` as JSON text). */
-interface LabelJson {
-  id: string;
-  name: string;
-  isSystem: boolean;
-  reviewerRead: boolean;
-  reviewerUse: boolean;
-  description: string;
-  archivedAt: string | null;
-}
-
-/** A visible member (root or duplicate) of a finding's duplicate group. */
-interface GroupMemberJson {
-  id: string;
-  number: number | null;
-  title: string;
-  duplicateOf: string | null;
-  description: string | null;
-}
-
-type SafeHarborAsset = (typeof safeHarbors.$inferSelect)['assets'][number];
-
-/** The repository and company of a finding as the payload statement reads them. */
-interface PlaceJson {
-  repositoryName: string;
-  allowedSeverities: Severity[];
-  companyHandle: string;
-}
-
 /** Finding rows of the duplicate group of the outer one: looked up, then tested for visibility. */
 const groupRow = alias(findings, 'group_row');
 const groupMember = alias(findings, 'group_member');
+/** The asset group of a finding, its sub-groups, and the assets of each. */
+const subGroup = alias(assetGroups, 'sub_group');
+const groupAsset = alias(assets, 'group_asset');
+const subAsset = alias(assets, 'sub_asset');
+
+/** A finding reference (`FindingRef`) of a row of the duplicate group. */
+function findingRefJson(row: typeof groupMember): SQL {
+  return sql`json_build_object('id', ${row.id}, 'number', coalesce(${row.number}, 0), 'title', ${row.title})`;
+}
+
+/** The assets of an asset group (`Asset[]`), by name. */
+function assetsJson(asset: typeof groupAsset | typeof subAsset, aliasName: string, groupId: AnyColumn): SQL {
+  return sql`coalesce((select json_agg(json_build_object('id', ${asset.id}, 'name', ${asset.name},
+      'description', ${asset.description}, 'reference', ${asset.reference}) order by ${asset.name}, ${asset.id})
+    from ${assets} as ${sql.identifier(aliasName)} where ${asset.assetGroupId} = ${groupId}), '[]'::json)`;
+}
 
 /**
- * The columns of a finding payload, flat (run by {@link plainRows}, timestamps formatted by
- * PostgreSQL), with the user's access sets as placeholders (see {@link accessPlaceholders}).
+ * The columns of a finding's payload, each already in its API shape as JSON where it is not a
+ * plain value, with the user's access sets as placeholders (see {@link accessPlaceholders}): the
+ * rows the user may not read (labels, the note, members of the duplicate group, safe-harbor assets
+ * the finding does not name) are left out here, by the access policy's predicates.
  */
 function payloadColumns(v: AccessValues) {
   const root = sql`coalesce(${findings.duplicateOf}, ${findings.id})`;
@@ -159,268 +138,259 @@ function payloadColumns(v: AccessValues) {
     attributedTo: findings.attributedTo,
     title: findings.title,
     description: findings.description,
-    createdAt: isoMillis<string>(findings.createdAt),
-    lastUpdatedAt: isoMillis<string>(findings.lastUpdatedAt),
+    createdAt: isoMillis<string>(findings.createdAt).as('created_at_text'),
+    lastUpdatedAt: isoMillis<string>(findings.lastUpdatedAt).as('last_updated_at_text'),
     locked: findings.locked,
-    reward: sql<string | null>`${findings.reward}::text`,
+    reward: sql<string | null>`${findings.reward}::text`.as('reward_text'),
     fixedBy: findings.fixedBy,
     duplicateOf: findings.duplicateOf,
     category: findings.category,
-    assetGroupId: findings.assetGroupId,
-    safeHarborAssetIds: findings.safeHarborAssetIds,
-    note: findings.note,
+    note: sql<string | null>`case when ${readableNoteConditionOf(v)} then ${findings.note} end`.as(
+      'readable_note',
+    ),
     paymentId: findings.paymentId,
     status: findings.status,
     severity: findings.severity,
-    repositoryId: findings.repositoryId,
-    companyId: findings.companyId,
-    // The repository and company by their primary keys, once per row: as joins, the generic plan
-    // (which expects ten ids) hashed every repository of the database for each page.
-    place: sql<PlaceJson | null>`(select json_build_object('repositoryName', ${repositories.name},
-        'allowedSeverities', ${repositories.allowedSeverities}, 'companyHandle', ${companies.handle})
+    // The repository and the company (`{repository, company}`, each in its API shape) by their
+    // primary keys, once per row: as joins, the generic plan (which expects ten ids) hashed every
+    // repository of the database for each page. An array of JSON values, not one JSON value, so
+    // that each is taken out without parsing it.
+    place:
+      sql<unknown>`(select array[json_build_object('id', ${repositories.id}, 'name', ${repositories.name},
+          'allowedSeverities', ${repositories.allowedSeverities}),
+        json_build_object('id', ${companies.id}, 'handle', ${companies.handle})]
         from ${repositories} inner join ${companies} on ${companies.id} = ${findings.companyId}
-        where ${repositories.id} = ${findings.repositoryId})`,
-    createdBy: userSummaryJson(creator, creatorMember),
-    assignedTo: userSummaryJson(assignee, assigneeMember),
-    hasUnread: hasUnreadCommentsOf(v),
-    unread: unreadCommentsCountOf(v),
-    lastCommentAt: isoMillis(visibleLastCommentAtOf(v)),
-    files: sql<RelatedFileJson[] | null>`(select json_agg(json_build_object('id', ${findingRelatedFiles.id},
-        'path', ${findingRelatedFiles.path}, 'startLine', ${findingRelatedFiles.startLine},
-        'endLine', ${findingRelatedFiles.endLine}, 'language', ${findingRelatedFiles.language},
-        'relevantContent', ${findingRelatedFiles.relevantContent})
+        where ${repositories.id} = ${findings.repositoryId})`.as('place'),
+    createdBy: userSummaryJson(creator, creatorMember).as('created_by_json'),
+    assignedTo: userSummaryJson(assignee, assigneeMember).as('assigned_to_json'),
+    hasUnread: hasUnreadCommentsOf(v).as('has_unread'),
+    unread: unreadCommentsCountOf(v).as('unread'),
+    lastCommentAt: isoMillis(visibleLastCommentAtOf(v)).as('last_comment_at_text'),
+    files: sql<unknown>`coalesce((select json_agg(json_build_object('id', ${findingRelatedFiles.id},
+        'path', ${findingRelatedFiles.path},
+        'lines', case when ${findingRelatedFiles.startLine} is not null and ${findingRelatedFiles.endLine} is not null
+          then json_build_object('start', ${findingRelatedFiles.startLine}, 'end', ${findingRelatedFiles.endLine}) end,
+        'language', ${findingRelatedFiles.language}, 'relevantContent', ${findingRelatedFiles.relevantContent})
         order by ${findingRelatedFiles.path}, ${findingRelatedFiles.startLine}, ${findingRelatedFiles.id})
-        from ${findingRelatedFiles} where ${findingRelatedFiles.findingId} = ${findings.id})`,
-    labels: sql<
-      LabelJson[] | null
-    >`(select json_agg(json_build_object('id', ${labels.id}, 'name', ${labels.name},
+        from ${findingRelatedFiles} where ${findingRelatedFiles.findingId} = ${findings.id}), '[]'::json)`.as(
+      'files',
+    ),
+    labels:
+      sql<unknown>`coalesce((select json_agg(json_build_object('id', ${labels.id}, 'name', ${labels.name},
         'isSystem', ${labels.isSystem}, 'reviewerRead', ${labels.reviewerRead}, 'reviewerUse', ${labels.reviewerUse},
-        'description', ${labels.description}, 'archivedAt', ${labels.archivedAt}) order by ${labels.name})
+        'description', ${labels.description}, 'archivedAt', ${isoMillis(labels.archivedAt)}) order by ${labels.name}, ${labels.id})
         from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
-        where ${findingLabels.findingId} = ${findings.id})`,
-    // The root and the duplicates of the row's group, limited to what the user may see. The
-    // group is looked up first (`offset 0` keeps the visibility test out of that lookup): the
-    // planner would otherwise intersect it with every visible finding of the company.
-    group: sql<GroupMemberJson[] | null>`(select json_agg(json_build_object('id', ${groupMember.id},
-        'number', ${groupMember.number}, 'title', ${groupMember.title}, 'duplicateOf', ${groupMember.duplicateOf},
-        'description', ${groupMember.duplicateGroupDescription}) order by ${groupMember.number})
+        where ${findingLabels.findingId} = ${findings.id} and ${readableLabelConditionOf(v)}), '[]'::json)`.as(
+        'labels',
+      ),
+    // The root and the duplicates of the row's group that the user may see, as an array of three
+    // JSON values: the root's reference (null when it is not visible), the references of the
+    // duplicates by number (null when none is visible), and the group's description. The group is
+    // looked up first (`offset 0` keeps the visibility test out of that lookup): the planner would
+    // otherwise intersect it with every visible finding of the company.
+    group: sql<unknown>`(select array[
+          (array_agg(${findingRefJson(groupMember)}) filter (where ${groupMember.id} = ${root}))[1],
+          json_agg(${findingRefJson(groupMember)} order by ${groupMember.number}, ${groupMember.id})
+            filter (where ${groupMember.duplicateOf} = ${root}),
+          to_json((array_agg(${groupMember.duplicateGroupDescription}) filter (where ${groupMember.id} = ${root}))[1])]
         from (select ${groupRow.id}, ${groupRow.number}, ${groupRow.title}, ${groupRow.duplicateOf},
             ${groupRow.duplicateGroupDescription}, ${groupRow.published}, ${groupRow.repositoryId},
             ${groupRow.companyId}, ${groupRow.createdBy}
           from ${findings} as "group_row" where ${groupRow.id} = ${root} or ${groupRow.duplicateOf} = ${root} offset 0)
           as "group_member"
-        where ${visibleFindingsConditionOf(v, groupMember)})`,
-    harborAssets: sql<SafeHarborAsset[] | null>`(select ${safeHarbors.assets} from ${safeHarbors}
-        where ${safeHarbors.repositoryId} = ${findings.repositoryId})`,
+        where ${visibleFindingsConditionOf(v, groupMember)})`.as('duplicate_group'),
+    // The safe-harbor assets of the repository that the finding names, in the safe harbor's order.
+    harborAssets:
+      sql<unknown>`coalesce((select json_agg(json_build_object('id', asset->>'id', 'name', asset->>'name',
+          'description', asset->>'description') order by position)
+        from ${safeHarbors}, jsonb_array_elements(${safeHarbors.assets}) with ordinality as harbor_asset(asset, position)
+        where ${safeHarbors.repositoryId} = ${findings.repositoryId}
+          and asset->>'id' = any(${findings.safeHarborAssetIds}::text[])), '[]'::json)`.as('harbor_assets'),
+    // The asset group (rare) with its sub-groups (by position and name) and the assets of each.
+    assetGroup: sql<unknown>`(case when ${findings.assetGroupId} is null then null else
+        (select json_build_object('id', ${assetGroups.id}, 'name', ${assetGroups.name},
+          'description', ${assetGroups.description}, 'outOfScope', ${assetGroups.outOfScope},
+          'rewards', coalesce((select json_agg(json_build_object('minReward', reward->>'minReward',
+              'maxReward', reward->>'maxReward') order by position)
+            from jsonb_array_elements(${assetGroups.rewards}) with ordinality as group_reward(reward, position)), '[]'::json),
+          'assets', ${assetsJson(groupAsset, 'group_asset', assetGroups.id)},
+          'subGroups', coalesce((select json_agg(json_build_object('id', ${subGroup.id}, 'name', ${subGroup.name},
+              'description', ${subGroup.description}, 'assets', ${assetsJson(subAsset, 'sub_asset', subGroup.id)})
+              order by ${subGroup.position}, ${subGroup.name}, ${subGroup.id})
+            from ${assetGroups} as "sub_group" where ${subGroup.parentId} = ${assetGroups.id}), '[]'::json))
+        from ${assetGroups} where ${assetGroups.id} = ${findings.assetGroupId}) end)`.as('asset_group'),
   };
 }
 
-/** The payload columns with the access placeholders: one selection, and so one statement text, for every user. */
-const PAYLOAD_COLUMNS = payloadColumns(accessPlaceholders());
-type PayloadRow = { [K in keyof typeof PAYLOAD_COLUMNS]: unknown } & {
-  files: RelatedFileJson[] | null;
-  labels: LabelJson[] | null;
-  group: GroupMemberJson[] | null;
-  harborAssets: SafeHarborAsset[] | null;
-  place: PlaceJson | null;
-  createdBy: FullUserSummary | null;
-  assignedTo: FullUserSummary | null;
-};
+/**
+ * `offset 0` in the text, where Drizzle takes a number: it leaves out an offset of the number 0,
+ * and an offset placeholder would make the planner estimate generic plans apart from custom ones.
+ */
+const OFFSET_ZERO = sql`0` as unknown as number;
 
 /**
- * The payload statement: `findings` of the ids of the placeholder `ids` with their repository,
- * company, author and assignee rows. Built once per database handle; its text is the same for
- * every user and page, so each connection prepares it once and reuses its generic plan.
+ * The rows of the payload statement: `findings` of the ids of the placeholder `ids` with their
+ * author's and assignee's rows, each column computed once: the outer selection names some of them
+ * more than once, and the planner would put their expressions in its place, computing them again.
+ * An `offset 0` keeps it from doing so ({@link OFFSET_ZERO}).
+ */
+function preparePayloadRows(db: Db) {
+  return db
+    .select(payloadColumns(accessPlaceholders()))
+    .from(findings)
+    .leftJoin(creator, eq(creator.id, findings.createdBy))
+    .leftJoin(
+      creatorMember,
+      and(
+        eq(creatorMember.userId, findings.createdBy),
+        eq(creatorMember.repositoryId, findings.repositoryId),
+      ),
+    )
+    .leftJoin(assignee, eq(assignee.id, findings.assignedTo))
+    .leftJoin(
+      assigneeMember,
+      and(
+        eq(assigneeMember.userId, findings.assignedTo),
+        eq(assigneeMember.repositoryId, findings.repositoryId),
+      ),
+    )
+    .where(
+      sql`${findings.id} = any(${sql.placeholder('ids')}::uuid[]) and ${findings.repositoryId} is not null`,
+    )
+    .offset(OFFSET_ZERO)
+    .as('payload');
+}
+
+/** A column of the payload statement whose value is JSON, taken as its text (see {@link findingBody}). */
+type JsonText = string;
+
+/**
+ * The payload statement's selection: the payload rows' values as the answer writes them. JSON
+ * values arrive as their text, unparsed ({@link plainRows}' `jsonAsText`); the duplicate group's
+ * three parts and the place's two are taken out of their arrays once each here.
+ */
+function payloadTextFields(p: ReturnType<typeof preparePayloadRows>) {
+  return {
+    id: p.id,
+    number: p.number,
+    attributedTo: p.attributedTo,
+    title: p.title,
+    description: p.description,
+    files: p.files,
+    createdBy: p.createdBy,
+    createdAt: p.createdAt,
+    lastUpdatedAt: p.lastUpdatedAt,
+    locked: p.locked,
+    hasUnread: p.hasUnread,
+    unread: p.unread,
+    repository: sql<JsonText>`${p.place}[1]`,
+    company: sql<JsonText>`${p.place}[2]`,
+    reward: p.reward,
+    fixedBy: sql<JsonText>`to_json(${p.fixedBy})`,
+    duplicateOf: p.duplicateOf,
+    rootRef: sql<JsonText | null>`${p.group}[1]`,
+    duplicateRefs: sql<JsonText | null>`${p.group}[2]`,
+    groupDescription: sql<JsonText | null>`${p.group}[3]`,
+    category: p.category,
+    labels: p.labels,
+    assignedTo: p.assignedTo,
+    assetGroup: p.assetGroup,
+    lastCommentAt: p.lastCommentAt,
+    harborAssets: p.harborAssets,
+    note: p.note,
+    paymentId: p.paymentId,
+    status: p.status,
+    severity: p.severity,
+  };
+}
+type PayloadTextRow = { [K in keyof ReturnType<typeof payloadTextFields>]: unknown };
+
+/** A JSON value of the statement, as its text (`null` for SQL null). */
+const jsonText = (value: unknown): string => (value === null ? 'null' : (value as string));
+const str = (value: unknown): string => JSON.stringify(value);
+
+/**
+ * A finding's payload as the API sends it: the `Finding` schema's fields in its order, its JSON
+ * parts (files, users, labels, the asset group…) written by PostgreSQL and put in as they came, so
+ * that a page of findings is neither parsed into objects nor serialized again. The duplicate group
+ * is the root (when the user sees it) followed by the duplicates the user sees.
+ */
+function findingBody(r: PayloadTextRow): string {
+  const rootRef = r.rootRef as string | null;
+  const duplicateRefs = r.duplicateRefs as string | null;
+  const isDuplicate = r.duplicateOf !== null;
+  const group =
+    rootRef !== null && duplicateRefs !== null
+      ? `{"description":${jsonText(r.groupDescription)},"findings":[${rootRef},${duplicateRefs.slice(1, -1)}]}`
+      : 'null';
+  return (
+    `{"id":${str(r.id)},"number":${(r.number as number | null) ?? 0},"attributedTo":${str(r.attributedTo)},` +
+    `"title":${str(r.title)},"description":${str(r.description)},"relatedFiles":${jsonText(r.files)},` +
+    `"createdBy":${jsonText(r.createdBy)},"createdAt":${str(r.createdAt)},"lastUpdatedAt":${str(r.lastUpdatedAt)},` +
+    `"locked":${r.locked === true},"hasUnreadComments":${r.hasUnread === true},"unreadCommentsNumber":${Number(r.unread)},` +
+    `"repository":${jsonText(r.repository)},"company":${jsonText(r.company)},"reward":${str(r.reward)},` +
+    `"fixedBy":${jsonText(r.fixedBy)},"duplicateOf":${isDuplicate ? jsonText(rootRef) : 'null'},` +
+    `"duplicates":${!isDuplicate && duplicateRefs !== null ? duplicateRefs : '[]'},"duplicateGroup":${group},` +
+    `"category":${str(r.category)},"labels":${jsonText(r.labels)},"assignedTo":${jsonText(r.assignedTo)},` +
+    `"assetGroup":${jsonText(r.assetGroup)},"lastCommentAt":${str(r.lastCommentAt)},` +
+    `"safeHarborAssets":${jsonText(r.harborAssets)},"note":${str(r.note)},"paymentId":${str(r.paymentId)},` +
+    `"status":${str(r.status)},"severity":${str(r.severity)}}`
+  );
+}
+
+/**
+ * The payload statement. Its generic plan must stay the plan PostgreSQL chooses after five
+ * executions, or every execution is planned again (some 3 ms): `finding-payload.test.ts` checks.
  */
 function preparePayloadSelect(db: Db) {
-  return (
-    db
-      .select(PAYLOAD_COLUMNS)
-      .from(findings)
-      .leftJoin(creator, eq(creator.id, findings.createdBy))
-      .leftJoin(
-        creatorMember,
-        and(
-          eq(creatorMember.userId, findings.createdBy),
-          eq(creatorMember.repositoryId, findings.repositoryId),
-        ),
-      )
-      .leftJoin(assignee, eq(assignee.id, findings.assignedTo))
-      .leftJoin(
-        assigneeMember,
-        and(
-          eq(assigneeMember.userId, findings.assignedTo),
-          eq(assigneeMember.repositoryId, findings.repositoryId),
-        ),
-      )
-      // A finding is shown with its repository and company (a scanner draft has neither).
-      .where(
-        sql`${findings.id} = any(${sql.placeholder('ids')}::uuid[]) and ${findings.repositoryId} is not null`,
-      )
-  );
+  const rows = preparePayloadRows(db);
+  const fields = payloadTextFields(rows);
+  return {
+    fields,
+    query: db.select(fields).from(rows).where(sql`${rows.place} is not null`),
+  };
 }
 const payloadSelects = keptStatements<ReturnType<typeof preparePayloadSelect>>();
 
+/** How many ids the payload statement is given at the least (see {@link planIds}). */
+const PLAN_IDS = 11;
+const NO_FINDING = '00000000-0000-0000-0000-000000000000';
+
 /**
- * Builds the API payloads of the given findings as the user sees them, in the order of `ids`.
- * One statement whatever the page size: the finding rows with their repository, company, author
- * and assignee, and per row its related files, labels, visible duplicate group and safe-harbor
- * assets as JSON aggregates (asset groups, rare, take three more). The caller has already
- * checked visibility of the findings themselves; related data (duplicates, labels, comments) is
- * filtered here.
+ * The ids, made up to {@link PLAN_IDS} with an id no finding has. PostgreSQL's plan cache compares
+ * the generic plan, whose cost it estimates for an array parameter of ten values, with the custom
+ * plans of the actual arrays: for fewer than ten ids (one finding, the last page) the custom plan
+ * always looks cheaper, and the statement was planned again at every execution (some 3 ms). The
+ * index scan reads the repeated id once.
  */
+function planIds(ids: string[]): string[] {
+  return ids.length >= PLAN_IDS ? ids : [...ids, ...Array<string>(PLAN_IDS - ids.length).fill(NO_FINDING)];
+}
+
+/**
+ * The API payloads of the given findings as the user sees them, as JSON texts ({@link
+ * findingBody}), in the order of `ids` (findings that have no payload row are left out). One
+ * statement whatever the page size, prepared once per connection: its text is the same for every
+ * user and page. The caller has already checked visibility of the findings themselves; related
+ * data (duplicates, labels, comments, the note) is filtered here.
+ */
+export async function loadFindingBodies(db: Db, access: FindingAccess, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { fields, query } = payloadSelects(db, '', () => preparePayloadSelect(db));
+  const rows = (await plainRows(
+    db,
+    fields,
+    query,
+    { ...accessPlaceholderValues(access), ids: planIds(ids) },
+    { jsonAsText: true },
+  )) as PayloadTextRow[];
+  const byId = new Map(rows.map((r) => [r.id as string, findingBody(r)]));
+  return ids.map((id) => byId.get(id)).filter((body): body is string => body !== undefined);
+}
+
+/** {@link loadFindingBodies} as objects (one finding's answer to a write or a read). */
 export async function loadFindingPayloads(db: Db, access: FindingAccess, ids: string[]): Promise<Finding[]> {
-  if (ids.length === 0) return [];
-  const query = payloadSelects(db, '', () => preparePayloadSelect(db));
-  const rows = await plainRows(db, PAYLOAD_COLUMNS, query, {
-    ...accessPlaceholderValues(access),
-    ids,
-  });
-  const payloads = await toPayloads(db, access, rows);
-  const byId = new Map(payloads.map((p) => [p.id, p]));
-  return ids.map((id) => byId.get(id)).filter((f): f is Finding => f !== undefined);
-}
-
-/** Maps payload rows to their API shape, in the order of the rows. */
-async function toPayloads(db: Db, access: FindingAccess, rows: PayloadRow[]): Promise<Finding[]> {
-  const groupIds = [
-    ...new Set(rows.map((r) => r.assetGroupId as string | null).filter((id): id is string => id !== null)),
-  ];
-  const groups = await loadAssetGroups(db, groupIds);
-  const groupsBy = new Map(groups.map((g) => [g.id, g]));
-  const ref = (m: { id: string; number: number | null; title: string }) => ({
-    id: m.id,
-    number: m.number ?? 0,
-    title: m.title,
-  });
-
-  return rows.flatMap((row): Finding[] => {
-    const place = row.place;
-    if (place === null) return [];
-    const id = row.id as string;
-    const duplicateOf = row.duplicateOf as string | null;
-    const assetGroupId = row.assetGroupId as string | null;
-    const safeHarborAssetIds = row.safeHarborAssetIds as string[];
-    const company = { id: row.companyId as string, handle: place.companyHandle };
-    const repo = { id: row.repositoryId as string, companyId: company.id };
-    const rootId = duplicateOf ?? id;
-    const members = row.group ?? [];
-    const root = members.find((m) => m.id === rootId);
-    const groupDuplicates = members.filter((m) => m.duplicateOf === rootId);
-    const harborAssets = row.harborAssets ?? [];
-    const finding: Finding = {
-      id,
-      number: (row.number as number | null) ?? 0,
-      attributedTo: row.attributedTo as string | null,
-      title: row.title as string,
-      description: row.description as string,
-      relatedFiles: (row.files ?? []).map((file) => ({
-        id: file.id,
-        path: file.path,
-        lines:
-          file.startLine !== null && file.endLine !== null
-            ? { start: file.startLine, end: file.endLine }
-            : null,
-        language: file.language,
-        relevantContent: file.relevantContent,
-      })),
-      createdBy: row.createdBy,
-      createdAt: row.createdAt as string,
-      lastUpdatedAt: row.lastUpdatedAt as string,
-      locked: row.locked as boolean,
-      hasUnreadComments: row.hasUnread as boolean,
-      unreadCommentsNumber: row.unread as number,
-      repository: {
-        id: repo.id,
-        name: place.repositoryName,
-        allowedSeverities: place.allowedSeverities,
-      },
-      company,
-      reward: row.reward as string | null,
-      fixedBy: row.fixedBy as string[],
-      duplicateOf: duplicateOf && root ? ref(root) : null,
-      duplicates: duplicateOf ? [] : groupDuplicates.map(ref),
-      duplicateGroup:
-        groupDuplicates.length > 0 && root
-          ? { description: root.description, findings: [root, ...groupDuplicates].map(ref) }
-          : null,
-      category: row.category as string | null,
-      labels: (row.labels ?? [])
-        .filter((label) => can(access, 'label.read', { repository: repo, label }))
-        .map(labelOfJson),
-      assignedTo: row.assignedTo,
-      assetGroup: assetGroupId ? (groupsBy.get(assetGroupId) ?? null) : null,
-      lastCommentAt: row.lastCommentAt as string | null,
-      safeHarborAssets: harborAssets.filter((a) => safeHarborAssetIds.includes(a.id)),
-      note: can(access, 'finding.read_note', { repository: repo }) ? (row.note as string | null) : null,
-      paymentId: row.paymentId as string | null,
-      status: row.status as Finding['status'],
-      severity: row.severity as Severity,
-    };
-    return [finding];
-  });
-}
-
-/** A label aggregated as JSON, in its API shape (the time as `toISOString`, like {@link toLabel}). */
-function labelOfJson(label: LabelJson): Label {
-  return {
-    id: label.id,
-    name: label.name,
-    isSystem: label.isSystem,
-    reviewerRead: label.reviewerRead,
-    reviewerUse: label.reviewerUse,
-    description: label.description,
-    archivedAt: label.archivedAt === null ? null : new Date(label.archivedAt).toISOString(),
-  };
-}
-
-async function loadAssetGroups(db: Db, ids: string[]): Promise<Array<NonNullable<Finding['assetGroup']>>> {
-  if (ids.length === 0) return [];
-  const top = await db.select().from(assetGroups).where(inArray(assetGroups.id, ids));
-  const subs = await db
-    .select()
-    .from(assetGroups)
-    .where(and(isNotNull(assetGroups.parentId), inArray(assetGroups.parentId, ids)))
-    .orderBy(asc(assetGroups.position), asc(assetGroups.name));
-  const allIds = [...top.map((g) => g.id), ...subs.map((g) => g.id)];
-  const assetRows = await db
-    .select()
-    .from(assets)
-    .where(inArray(assets.assetGroupId, allIds))
-    .orderBy(asc(assets.name));
-  const assetsBy = groupBy(assetRows, (a) => a.assetGroupId);
-  const toAsset = (a: typeof assets.$inferSelect) => ({
-    id: a.id,
-    name: a.name,
-    description: a.description,
-    reference: a.reference,
-  });
-  const subsBy = groupBy(subs, (s) => s.parentId as string);
-  return top.map((g) => ({
-    id: g.id,
-    name: g.name,
-    description: g.description,
-    outOfScope: g.outOfScope,
-    rewards: g.rewards,
-    assets: (assetsBy.get(g.id) ?? []).map(toAsset),
-    subGroups: (subsBy.get(g.id) ?? []).map((s) => ({
-      id: s.id,
-      name: s.name,
-      description: s.description,
-      assets: (assetsBy.get(s.id) ?? []).map(toAsset),
-    })),
-  }));
-}
-
-function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const list = out.get(k);
-    if (list) list.push(item);
-    else out.set(k, [item]);
-  }
-  return out;
+  return (await loadFindingBodies(db, access, ids)).map((body) => JSON.parse(body) as Finding);
 }
 
 /**

@@ -1,0 +1,312 @@
+import { describe, expect, it } from 'vitest';
+import { getJson, sharedTestApp } from '../../../test/helpers/app.ts';
+import {
+  buildComment,
+  buildFinding,
+  buildLabel,
+  buildRepositoryTeam,
+} from '../../../test/helpers/factories.ts';
+import type { FindingAccess } from '../../access/policy.ts';
+import { assetGroups, assets, findingLabels, safeHarbors } from '../../db/schema/index.ts';
+import { loadFindingBodies } from './findings.repo.ts';
+import { type Finding, FindingSchema } from './findings.schemas.ts';
+
+const t = sharedTestApp();
+
+interface Listing {
+  findings: Finding[];
+  filteredTotal: number;
+  nextValue: string | null;
+}
+
+/**
+ * A repository with every part a finding's payload has: labels a reviewer may and may not read,
+ * an asset group with sub-groups and assets, a safe harbor with more assets than the finding
+ * names, related files with and without lines, a note, a reward, an assignee, a comment, and a
+ * duplicate group whose members belong to two reviewers.
+ */
+async function scenario() {
+  const team = await buildRepositoryTeam(t);
+  const { repository } = team;
+  const db = t.container.database.db;
+  const open = await buildLabel(t, {
+    repositoryId: repository.id,
+    name: 'b-open',
+    reviewerRead: true,
+    archivedAt: new Date('2026-03-04T05:06:07.891Z'),
+  });
+  const secret = await buildLabel(t, { repositoryId: repository.id, name: 'a-secret', reviewerRead: false });
+  const harborAssets = [
+    { id: '00000000-0000-4000-8000-00000000000a', name: 'Vault', description: 'The vault.', extra: 'x' },
+    { id: '00000000-0000-4000-8000-00000000000b', name: 'Router', description: 'The router.' },
+    { id: '00000000-0000-4000-8000-00000000000c', name: 'Oracle', description: 'The oracle.' },
+  ];
+  await db.insert(safeHarbors).values({ repositoryId: repository.id, assets: harborAssets });
+  const [group] = await db
+    .insert(assetGroups)
+    .values({
+      repositoryId: repository.id,
+      name: 'Core',
+      description: 'Core contracts.',
+      rewards: [{ minReward: '10', maxReward: '100' }],
+    })
+    .returning();
+  const [later, earlier] = await db
+    .insert(assetGroups)
+    .values([
+      { repositoryId: repository.id, parentId: group!.id, name: 'Later', position: 2 },
+      { repositoryId: repository.id, parentId: group!.id, name: 'Earlier', position: 1 },
+    ])
+    .returning();
+  await db.insert(assets).values([
+    { assetGroupId: group!.id, name: 'Token', reference: '0xtoken' },
+    { assetGroupId: group!.id, name: 'Bridge', description: 'The bridge.', reference: '0xbridge' },
+    { assetGroupId: earlier!.id, name: 'Pool', reference: '0xpool' },
+  ]);
+  const root = await buildFinding(t, {
+    repositoryId: repository.id,
+    title: 'Root',
+    description: 'Reentrancy "in" withdraw\n\ttab é ✓',
+    createdBy: team.reviewer.id,
+    assignedTo: team.judge.id,
+    note: 'Judges only.',
+    reward: '12.5',
+    fixedBy: ['abc123'],
+    category: 'reentrancy',
+    assetGroupId: group!.id,
+    safeHarborAssetIds: [harborAssets[2]!.id, harborAssets[0]!.id],
+    duplicateGroupDescription: 'Same withdraw bug.',
+    files: [
+      { path: 'b.sol', startLine: 3, endLine: 9, language: 'solidity', relevantContent: 'call{value: x}' },
+      { path: 'a.sol' },
+    ],
+  });
+  const own = await buildFinding(t, {
+    repositoryId: repository.id,
+    title: 'Own duplicate',
+    createdBy: team.reviewer.id,
+    duplicateOf: root.id,
+    status: 'duplicate',
+  });
+  const others = await buildFinding(t, {
+    repositoryId: repository.id,
+    title: 'Other duplicate',
+    createdBy: team.otherReviewer.id,
+    duplicateOf: root.id,
+    status: 'duplicate',
+  });
+  await db.insert(findingLabels).values([
+    { findingId: root.id, labelId: open.id },
+    { findingId: root.id, labelId: secret.id },
+  ]);
+  await buildComment(t, { findingId: root.id, authorId: team.judge.id, content: 'Confirmed.' });
+  return {
+    team,
+    repository,
+    root,
+    own,
+    others,
+    open,
+    secret,
+    group: group!,
+    later: later!,
+    earlier: earlier!,
+  };
+}
+
+const ref = (f: { id: string; number: number | null; title: string }) => ({
+  id: f.id,
+  number: f.number,
+  title: f.title,
+});
+
+/** The caller's listing of the repository, and each listed finding read alone. */
+async function read(token: string, repositoryId: string) {
+  const listing = await getJson<Listing>(
+    t,
+    token,
+    `/api/v0/repositories/all-findings?repositories=${repositoryId}&order_by=number_asc`,
+  );
+  expect(listing.status).toBe(200);
+  const byTitle = new Map(listing.body.findings.map((f) => [f.title, f]));
+  for (const finding of listing.body.findings) {
+    // The listing's text is written by PostgreSQL; a finding read alone goes through the route's
+    // serializer, which writes the schema's fields only, in its types: the two agree.
+    const alone = await getJson<Finding>(
+      t,
+      token,
+      `/api/v0/repositories/${repositoryId}/findings/${finding.id}`,
+    );
+    expect(alone.status).toBe(200);
+    expect(finding).toStrictEqual(alone.body);
+    expect(Object.keys(finding)).toEqual(Object.keys(FindingSchema.properties));
+  }
+  return { listing: listing.body, byTitle };
+}
+
+describe("A finding's payload, as the listing and a read of one finding send it", () => {
+  it('has every part in its API shape for a judge: labels, note, asset group, safe harbor, files, duplicates', async () => {
+    const s = await scenario();
+    const { team, repository } = s;
+    const { listing, byTitle } = await read(team.judge.token, repository.id);
+    expect(listing.filteredTotal).toBe(3);
+    expect(listing.findings.map((f) => f.title)).toEqual(['Root', 'Own duplicate', 'Other duplicate']);
+    const root = byTitle.get('Root')!;
+    expect(root).toMatchObject({
+      id: s.root.id,
+      number: s.root.number,
+      description: 'Reentrancy "in" withdraw\n\ttab é ✓',
+      note: 'Judges only.',
+      reward: '12.5',
+      fixedBy: ['abc123'],
+      category: 'reentrancy',
+      locked: false,
+      status: s.root.status,
+      severity: 'medium',
+      repository: {
+        id: repository.id,
+        name: repository.name,
+        allowedSeverities: repository.allowedSeverities,
+      },
+      company: { id: team.company.id, handle: team.company.handle },
+      createdBy: { userId: team.reviewer.id, username: team.reviewer.username },
+      assignedTo: { userId: team.judge.id, username: team.judge.username },
+      duplicateOf: null,
+      duplicates: [ref(s.own), ref(s.others)],
+      duplicateGroup: {
+        description: 'Same withdraw bug.',
+        findings: [ref(s.root), ref(s.own), ref(s.others)],
+      },
+    });
+    expect(root.labels.map((l) => [l.name, l.archivedAt])).toEqual([
+      ['a-secret', null],
+      ['b-open', '2026-03-04T05:06:07.891Z'],
+    ]);
+    expect(root.relatedFiles).toEqual([
+      { id: expect.any(String), path: 'a.sol', lines: null, language: null, relevantContent: null },
+      {
+        id: expect.any(String),
+        path: 'b.sol',
+        lines: { start: 3, end: 9 },
+        language: 'solidity',
+        relevantContent: 'call{value: x}',
+      },
+    ]);
+    // The assets the finding names, in the safe harbor's order, with the schema's fields only.
+    expect(root.safeHarborAssets).toEqual([
+      { id: '00000000-0000-4000-8000-00000000000a', name: 'Vault', description: 'The vault.' },
+      { id: '00000000-0000-4000-8000-00000000000c', name: 'Oracle', description: 'The oracle.' },
+    ]);
+    expect(root.assetGroup).toEqual({
+      id: s.group.id,
+      name: 'Core',
+      description: 'Core contracts.',
+      outOfScope: false,
+      rewards: [{ minReward: '10', maxReward: '100' }],
+      assets: [
+        { id: expect.any(String), name: 'Bridge', description: 'The bridge.', reference: '0xbridge' },
+        { id: expect.any(String), name: 'Token', description: '', reference: '0xtoken' },
+      ],
+      subGroups: [
+        {
+          id: s.earlier.id,
+          name: 'Earlier',
+          description: '',
+          assets: [{ id: expect.any(String), name: 'Pool', description: '', reference: '0xpool' }],
+        },
+        { id: s.later.id, name: 'Later', description: '', assets: [] },
+      ],
+    });
+    expect(byTitle.get('Own duplicate')).toMatchObject({
+      duplicateOf: ref(s.root),
+      duplicates: [],
+      duplicateGroup: {
+        description: 'Same withdraw bug.',
+        findings: [ref(s.root), ref(s.own), ref(s.others)],
+      },
+      assetGroup: null,
+      safeHarborAssets: [],
+      relatedFiles: [],
+      labels: [],
+      reward: null,
+      assignedTo: null,
+    });
+  });
+
+  it("leaves out for a reviewer what the access policy keeps from them: labels, the note, others' duplicates", async () => {
+    const s = await scenario();
+    const { listing, byTitle } = await read(s.team.reviewer.token, s.repository.id);
+    // The other reviewer's duplicate is not theirs to see.
+    expect(listing.findings.map((f) => f.title)).toEqual(['Root', 'Own duplicate']);
+    const root = byTitle.get('Root')!;
+    expect(root.labels.map((l) => l.name)).toEqual(['b-open']);
+    expect(root.note).toBeNull();
+    expect(root.duplicates).toEqual([ref(s.own)]);
+    expect(root.duplicateGroup).toEqual({
+      description: 'Same withdraw bug.',
+      findings: [ref(s.root), ref(s.own)],
+    });
+    expect(root).toMatchObject({ hasUnreadComments: true, unreadCommentsNumber: 1 });
+    expect(root.lastCommentAt).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/));
+    expect(byTitle.get('Own duplicate')).toMatchObject({
+      duplicateOf: ref(s.root),
+      duplicateGroup: { findings: [ref(s.root), ref(s.own)] },
+    });
+  });
+
+  it("gives the other reviewer a duplicate whose root they cannot see without the root's reference", async () => {
+    const s = await scenario();
+    const { listing, byTitle } = await read(s.team.otherReviewer.token, s.repository.id);
+    expect(listing.findings.map((f) => f.title)).toEqual(['Other duplicate']);
+    expect(byTitle.get('Other duplicate')).toMatchObject({
+      duplicateOf: null,
+      duplicates: [],
+      duplicateGroup: null,
+    });
+  });
+
+  it('reads a company member and a client as no reviewer: every label and the note', async () => {
+    const s = await scenario();
+    for (const user of [s.team.companyUser, s.team.client]) {
+      const { byTitle } = await read(user.token, s.repository.id);
+      const root = byTitle.get('Root')!;
+      expect(root.labels.map((l) => l.name)).toEqual(['a-secret', 'b-open']);
+      expect(root.note).toBe('Judges only.');
+    }
+  });
+
+  it('is planned once per connection: after five executions PostgreSQL keeps its generic plan', async () => {
+    const s = await scenario();
+    const access: FindingAccess = {
+      userId: s.team.judge.id,
+      readAll: false,
+      platformAdmin: false,
+      companyIds: [],
+      managedCompanyIds: [],
+      memberships: new Map([
+        [s.repository.id, { role: 'judge', showAllFindings: false, companyId: s.repository.companyId }],
+      ]),
+    };
+    const ids = [s.root.id, s.own.id, s.others.id];
+    // One transaction: one connection, whose prepared statements the view lists.
+    const counts = await t.container.database.transaction(async (tx) => {
+      const read = async (times: number) => {
+        for (let i = 0; i < times; i++) expect(await loadFindingBodies(tx.db, access, ids)).toHaveLength(3);
+        const { rows } = await tx.executeSql(
+          `select generic_plans::int as generic, custom_plans::int as custom from pg_prepared_statements
+            where statement like '%harbor_asset(asset, position)%'`,
+        );
+        return rows;
+      };
+      // Past the five custom plans on this connection (fewer if it ran the statement before).
+      const settled = await read(6);
+      return { settled, after: await read(4) };
+    });
+    expect(counts.settled).toHaveLength(1);
+    expect(counts.after).toHaveLength(1);
+    const [settled, after] = [counts.settled[0]!, counts.after[0]!];
+    expect(settled.custom).toBeLessThanOrEqual(5);
+    // Every later execution reuses the generic plan: none is planned again.
+    expect(after).toEqual({ custom: settled.custom, generic: Number(settled.generic) + 4 });
+  });
+});
