@@ -20,7 +20,10 @@
  * the statement as it is; the statement wrapped in `select count(*)`, which PostgreSQL runs
  * without evaluating the per-row columns; and wrapped in `select sum(length(row::text))`, which
  * evaluates them without sending them. The first against the third is the cost of sending and
- * parsing the rows; the third against the second the cost of the columns.
+ * parsing the rows; the third against the second the cost of the columns. Last, it calls the
+ * payload statement as the server does (`loadFindingBodies`, one pooled connection) for one finding
+ * and for a page of 20, and prints the median call, Node's CPU per call and how many of the
+ * executions PostgreSQL planned anew (custom plans) or ran on its kept generic plan.
  */
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
@@ -28,6 +31,7 @@ import { loadFindingAccess } from '../src/access/access.service.ts';
 import type { UserActor } from '../src/auth/actor.ts';
 import { type Db, openDatabase } from '../src/db/client.ts';
 import * as schema from '../src/db/schema/index.ts';
+import { loadFindingBodies } from '../src/platform/findings/findings.repo.ts';
 import { type AllFindingsQuery, listAllFindings } from '../src/platform/findings/findings-listing.ts';
 import { createCursorCodec } from '../src/platform/pagination/cursor.ts';
 import { captureStatements } from './findings-data.ts';
@@ -162,3 +166,43 @@ for (const [name, query] of reads) {
   );
 }
 await database.close();
+
+// The payload statement alone for one finding and for a page, on one pooled connection as the
+// server runs it: the median call, Node's CPU per call, and how PostgreSQL planned its executions
+// (a statement planned at every execution shows as custom plans only).
+const one = await openDatabase({ kind: 'postgres', url: url.toString(), poolSize: 1 });
+const memberAccess = await loadFindingAccess(one.db, member);
+const pageIds = (
+  await one.executeSql(
+    'select id from findings where company_id = $1 and published order by number limit 20',
+    [ids.company],
+  )
+).rows.map((r) => r.id as string);
+process.stdout.write('\n');
+/** How many executions of the payload statement on the connection PostgreSQL planned, and how. */
+const payloadPlans = async () =>
+  (
+    await one.executeSql(
+      `select coalesce(sum(generic_plans), 0)::int as generic, coalesce(sum(custom_plans), 0)::int as custom
+        from pg_prepared_statements where statement like '%harbor_asset(asset, position)%'`,
+    )
+  ).rows[0] as { generic: number; custom: number };
+for (const [name, idsOfCall] of [
+  ['one finding', pageIds.slice(0, 1)],
+  ['a page of 20', pageIds],
+] as const) {
+  const before = await payloadPlans();
+  const calls: number[] = [];
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < PAYLOAD_ROUND_TRIPS + 6; i++) {
+    const start = performance.now();
+    await loadFindingBodies(one.db, memberAccess, [...idsOfCall]);
+    if (i >= 6) calls.push(performance.now() - start);
+  }
+  const used = process.cpuUsage(cpu);
+  const after = await payloadPlans();
+  process.stdout.write(
+    `payload of ${name}: ${PAYLOAD_ROUND_TRIPS + 6} calls, median ${median(calls).toFixed(2)} ms, ${((used.user + used.system) / (PAYLOAD_ROUND_TRIPS + 6)).toFixed(0)} µs Node CPU per call; executions on a generic plan ${after.generic - before.generic}, planned anew ${after.custom - before.custom}\n`,
+  );
+}
+await one.close();

@@ -9,3 +9,26 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObj
 export interface JsonObject {
   [key: string]: JsonValue;
 }
+
+/**
+ * JSON text without the white space between its tokens (strings are left as they are):
+ * PostgreSQL writes `json` values as `{"key" : value, "other" : value}`, which an answer that
+ * puts them in as they came would otherwise carry.
+ */
+export function compactJson(text: string): string {
+  let out = '';
+  let from = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
+      out += text.slice(from, i);
+      from = i + 1;
+    }
+  }
+  return from === 0 ? text : out + text.slice(from);
+}

@@ -33,6 +33,7 @@ import {
   users,
 } from '../../db/schema/index.ts';
 import { type Binder, INLINE_VALUES, isoMillis, keptStatements, plainRows } from '../../db/sql.ts';
+import { compactJson } from '../../json.ts';
 import type { Label } from '../labels/labels.schemas.ts';
 import type { Finding, FullUserSummary } from './findings.schemas.ts';
 
@@ -305,8 +306,8 @@ function payloadTextFields(p: ReturnType<typeof preparePayloadRows>) {
 }
 type PayloadTextRow = { [K in keyof ReturnType<typeof payloadTextFields>]: unknown };
 
-/** A JSON value of the statement, as its text (`null` for SQL null). */
-const jsonText = (value: unknown): string => (value === null ? 'null' : (value as string));
+/** A JSON value of the statement, as its text without PostgreSQL's spaces (`null` for SQL null). */
+const jsonText = (value: unknown): string => (value === null ? 'null' : compactJson(value as string));
 const str = (value: unknown): string => JSON.stringify(value);
 
 /**
@@ -316,8 +317,8 @@ const str = (value: unknown): string => JSON.stringify(value);
  * is the root (when the user sees it) followed by the duplicates the user sees.
  */
 function findingBody(r: PayloadTextRow): string {
-  const rootRef = r.rootRef as string | null;
-  const duplicateRefs = r.duplicateRefs as string | null;
+  const rootRef = r.rootRef === null ? null : jsonText(r.rootRef);
+  const duplicateRefs = r.duplicateRefs === null ? null : jsonText(r.duplicateRefs);
   const isDuplicate = r.duplicateOf !== null;
   const group =
     rootRef !== null && duplicateRefs !== null
@@ -329,7 +330,7 @@ function findingBody(r: PayloadTextRow): string {
     `"createdBy":${jsonText(r.createdBy)},"createdAt":${str(r.createdAt)},"lastUpdatedAt":${str(r.lastUpdatedAt)},` +
     `"locked":${r.locked === true},"hasUnreadComments":${r.hasUnread === true},"unreadCommentsNumber":${Number(r.unread)},` +
     `"repository":${jsonText(r.repository)},"company":${jsonText(r.company)},"reward":${str(r.reward)},` +
-    `"fixedBy":${jsonText(r.fixedBy)},"duplicateOf":${isDuplicate ? jsonText(rootRef) : 'null'},` +
+    `"fixedBy":${jsonText(r.fixedBy)},"duplicateOf":${isDuplicate ? (rootRef ?? 'null') : 'null'},` +
     `"duplicates":${!isDuplicate && duplicateRefs !== null ? duplicateRefs : '[]'},"duplicateGroup":${group},` +
     `"category":${str(r.category)},"labels":${jsonText(r.labels)},"assignedTo":${jsonText(r.assignedTo)},` +
     `"assetGroup":${jsonText(r.assetGroup)},"lastCommentAt":${str(r.lastCommentAt)},` +
