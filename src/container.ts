@@ -29,7 +29,11 @@ import { AUDIT_LOG_TABLES, type AuditLogPage, createAuditService } from './platf
 import { createCommentsService } from './platform/comments/comments.service.ts';
 import { createCompaniesService } from './platform/companies/companies.service.ts';
 import { createFindingsService } from './platform/findings/findings.service.ts';
-import { ALL_FINDINGS_TABLES, type AllFindingsResult } from './platform/findings/findings-listing.ts';
+import {
+  ALL_FINDINGS_TABLES,
+  type AllFindingsResult,
+  allFindingsJsonLength,
+} from './platform/findings/findings-listing.ts';
 import { createGuildsService } from './platform/guilds/guilds.service.ts';
 import { createLabelsService } from './platform/labels/labels.service.ts';
 import { createLeaderboardService } from './platform/leaderboard/leaderboard.service.ts';
@@ -205,10 +209,14 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const db = database.db;
   const integrations = createIntegrationsService({ database, secretBox, outbound });
   // Read answers kept per caller, forgotten when a table they read changes (see kept-reads.ts).
-  const keptPagesOf = <T>(tables: readonly string[]) =>
-    createKeptReads<T>({ tables, maxEntries: config.credentialCacheSize > 0 ? KEPT_PAGES_PER_READ : 0 });
+  const keptPagesOf = <T>(tables: readonly string[], jsonLengthOf?: (value: T) => number) =>
+    createKeptReads<T>({
+      tables,
+      maxEntries: config.credentialCacheSize > 0 ? KEPT_PAGES_PER_READ : 0,
+      jsonLengthOf,
+    });
   const keptPages = {
-    allFindings: keptPagesOf<AllFindingsResult>(ALL_FINDINGS_TABLES),
+    allFindings: keptPagesOf<AllFindingsResult>(ALL_FINDINGS_TABLES, allFindingsJsonLength),
     reports: keptPagesOf<ReportPage>(REPORTS_LIST_TABLES),
     auditLog: keptPagesOf<AuditLogPage>(AUDIT_LOG_TABLES),
     scanStatus: keptPagesOf<ScanStatus>(SCAN_STATUS_TABLES),

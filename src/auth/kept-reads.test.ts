@@ -185,6 +185,22 @@ describe('kept reads', () => {
     expect(calls.count).toBe(8);
   });
 
+  it('weighs a value by what its jsonLengthOf says of it, when it has one', async () => {
+    // A value that holds JSON as text: stringifying it would escape each quote again.
+    const texts = { bodies: ['{"a":"b"}', '{"c":"d"}'] };
+    const reads = createKeptReads<typeof texts>({
+      tables: ['findings'],
+      maxEntries: 8,
+      maxJsonLength: 30,
+      jsonLengthOf: (value) => value.bodies.join(',').length + 2,
+    });
+    reads.setEnabled(true);
+    expect(JSON.stringify(texts).length).toBeGreaterThan(30);
+    const caller = {};
+    for (let i = 0; i < 2; i++) await reads.read(caller, 'q', async () => texts);
+    expect([reads.size, reads.keptJsonLength]).toEqual([1, 21]);
+  });
+
   it('keeps at most maxTotalJsonLength characters of JSON, least recently used out', async () => {
     // Each value is `{"n":1}`: 7 characters; room for two.
     const reads = keptReads({ maxEntries: 8, maxTotalJsonLength: 15 });

@@ -29,7 +29,7 @@ import { type CredentialCache, createCredentialCache } from './credential-cache.
 /** The channel migration 0019's triggers notify, with the changed table's name as payload. */
 export const READS_CHANNEL = 'vigil_reads';
 
-export interface KeptReadsOptions {
+export interface KeptReadsOptions<T = unknown> {
   /** Every table the read's statements read (checked against their plans by a test). */
   tables: readonly string[];
   /** Values kept at most (least recently used out); 0 keeps none. */
@@ -40,6 +40,12 @@ export interface KeptReadsOptions {
   maxJsonLength?: number;
   /** The most characters of JSON the kept values add up to (least recently used out). */
   maxTotalJsonLength?: number;
+  /**
+   * How many characters of JSON a value answers with (by default `JSON.stringify`'s): a value that
+   * holds its answer's JSON as texts (a page of findings) says so itself, since stringifying it
+   * would escape every quote of those texts again.
+   */
+  jsonLengthOf?: (value: T) => number;
   now?: () => number;
 }
 
@@ -122,7 +128,7 @@ const NO_EXPIRY = new Date(0);
  */
 export const KEPT_PAGES_PER_READ = 64;
 
-export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
+export function createKeptReads<T>(options: KeptReadsOptions<T>): KeptReads<T> {
   const cache: CredentialCache<Kept<T>> = createCredentialCache<Kept<T>>({
     maxEntries: options.maxEntries,
     maxAgeMs: options.maxAgeMs,
@@ -161,7 +167,7 @@ export function createKeptReads<T>(options: KeptReadsOptions): KeptReads<T> {
       const generation = cache.begin();
       const value = await load();
       if (generation === cache.begin()) {
-        const jsonLength = JSON.stringify(value).length;
+        const jsonLength = options.jsonLengthOf ? options.jsonLengthOf(value) : JSON.stringify(value).length;
         if (jsonLength <= maxJsonLength)
           cache.store(fullKey, generation, {
             value: { value, user: userOf(actor), companies: companiesOf?.() ?? null },

@@ -42,7 +42,10 @@ const builtQueries = new WeakMap<object, { sql: string; params: unknown[] }>();
  * placeholder named in several places (a user's access sets, used by many predicates) a parameter
  * of its own at each place, which the client then encodes and PostgreSQL decodes each time. Each
  * later place refers to the placeholder's first parameter instead (`$n` may stand more than once
- * in a statement); the others are numbered down. Other parameters are left as they are.
+ * in a statement); the others are numbered down. Other parameters are left as they are. The text
+ * is rewritten wherever `$<digits>` stands: statements built from code, which write no such text
+ * in a literal, a quoted name or a comment; and a placeholder named in several places takes its
+ * type from the first (each place casts it to the same type in the statements that repeat one).
  */
 export function onePerPlaceholder(query: { sql: string; params: unknown[] }): {
   sql: string;

@@ -1,15 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { getJson, sharedTestApp } from '../../../test/helpers/app.ts';
 import {
+  addMember,
   buildComment,
   buildFinding,
   buildLabel,
   buildRepositoryTeam,
+  buildUser,
 } from '../../../test/helpers/factories.ts';
 import type { FindingAccess } from '../../access/policy.ts';
 import { assetGroups, assets, findingLabels, safeHarbors } from '../../db/schema/index.ts';
 import { loadFindingBodies } from './findings.repo.ts';
 import { type Finding, FindingSchema } from './findings.schemas.ts';
+import { allFindingsBody, allFindingsJsonLength } from './findings-listing.ts';
 
 const t = sharedTestApp();
 
@@ -275,6 +278,19 @@ describe("A finding's payload, as the listing and a read of one finding send it"
     }
   });
 
+  it('reads a reviewer who is also of the company, or reads every company, as no reviewer', async () => {
+    const s = await scenario();
+    const companyReviewer = await buildUser(t, { companyId: s.team.company.id, companyRole: 'member' });
+    const crossReader = await buildUser(t, { permissions: ['read_all_companies'] });
+    for (const user of [companyReviewer, crossReader]) {
+      await addMember(t, s.repository.id, user.id, 'reviewer');
+      const { byTitle } = await read(user.token, s.repository.id);
+      const root = byTitle.get('Root')!;
+      expect(root.labels.map((l) => l.name)).toEqual(['a-secret', 'b-open']);
+      expect(root.note).toBe('Judges only.');
+    }
+  });
+
   it('is planned once per connection: after five executions PostgreSQL keeps its generic plan', async () => {
     const s = await scenario();
     const access: FindingAccess = {
@@ -308,5 +324,26 @@ describe("A finding's payload, as the listing and a read of one finding send it"
     expect(settled.custom).toBeLessThanOrEqual(5);
     // Every later execution reuses the generic plan: none is planned again.
     expect(after).toEqual({ custom: settled.custom, generic: Number(settled.generic) + 4 });
+  });
+
+  it("writes a page's answer from the findings' texts, and weighs it without writing it", () => {
+    const page = {
+      findingBodies: ['{"id":"a","title":"x \\"y\\""}', '{"id":"b"}'],
+      filteredTotal: 1234,
+      nextValue: 'cursor"with\\quote',
+    };
+    const body = allFindingsBody(page);
+    expect(JSON.parse(body)).toEqual({
+      findings: [{ id: 'a', title: 'x "y"' }, { id: 'b' }],
+      filteredTotal: 1234,
+      nextValue: 'cursor"with\\quote',
+    });
+    expect(allFindingsJsonLength(page)).toBeGreaterThanOrEqual(body.length);
+    expect(allFindingsJsonLength(page)).toBeLessThan(body.length + 64);
+    expect(JSON.parse(allFindingsBody({ findingBodies: [], filteredTotal: 0, nextValue: null }))).toEqual({
+      findings: [],
+      filteredTotal: 0,
+      nextValue: null,
+    });
   });
 });

@@ -79,6 +79,13 @@ export interface AllFindingsResult {
   nextValue: string | null;
 }
 
+/** The length of {@link allFindingsBody}'s text, without writing it (what a kept page weighs). */
+export function allFindingsJsonLength(page: AllFindingsResult): number {
+  let length = 64 + (page.nextValue?.length ?? 0);
+  for (const body of page.findingBodies) length += body.length + 1;
+  return length;
+}
+
 /** The answer to a page (the route's `FindingPage` schema) as JSON text, the findings' texts as they are. */
 export function allFindingsBody(page: AllFindingsResult): string {
   return `{"findings":[${page.findingBodies.join(',')}],"filteredTotal":${page.filteredTotal},"nextValue":${JSON.stringify(page.nextValue)}}`;
