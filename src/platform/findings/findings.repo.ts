@@ -229,6 +229,14 @@ function payloadColumns(v: AccessValues) {
  */
 const OFFSET_ZERO = sql`0` as unknown as number;
 
+/** The membership row of the user in `userId` in the finding's repository (author or assignee). */
+function membershipOf(
+  member: typeof creatorMember | typeof assigneeMember,
+  userId: AnyColumn,
+): SQL | undefined {
+  return and(eq(member.userId, userId), eq(member.repositoryId, findings.repositoryId));
+}
+
 /**
  * The rows of the payload statement: `findings` of the ids of the placeholder `ids` with their
  * author's and assignee's rows, each column computed once: the outer selection names some of them
@@ -240,21 +248,9 @@ function preparePayloadRows(db: Db) {
     .select(payloadColumns(accessPlaceholders()))
     .from(findings)
     .leftJoin(creator, eq(creator.id, findings.createdBy))
-    .leftJoin(
-      creatorMember,
-      and(
-        eq(creatorMember.userId, findings.createdBy),
-        eq(creatorMember.repositoryId, findings.repositoryId),
-      ),
-    )
+    .leftJoin(creatorMember, membershipOf(creatorMember, findings.createdBy))
     .leftJoin(assignee, eq(assignee.id, findings.assignedTo))
-    .leftJoin(
-      assigneeMember,
-      and(
-        eq(assigneeMember.userId, findings.assignedTo),
-        eq(assigneeMember.repositoryId, findings.repositoryId),
-      ),
-    )
+    .leftJoin(assigneeMember, membershipOf(assigneeMember, findings.assignedTo))
     .where(
       sql`${findings.id} = any(${sql.placeholder('ids')}::uuid[]) and ${findings.repositoryId} is not null`,
     )
