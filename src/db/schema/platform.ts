@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   boolean,
   check,
   index,
@@ -289,6 +290,10 @@ export const findings = pgTable(
       ),
     // Duplicate groups (payloads, filter_for=with_duplicates) look findings up by their root.
     index('findings_duplicate_of_idx').on(t.duplicateOf).where(sql`${t.duplicateOf} is not null`),
+    // A change of a user or of an asset group forgets the kept bodies (finding_bodies) of the
+    // findings assigned to that user or filed under that group: found by these.
+    index('findings_assigned_to_idx').on(t.assignedTo).where(sql`${t.assignedTo} is not null`),
+    index('findings_asset_group_idx').on(t.assetGroupId).where(sql`${t.assetGroupId} is not null`),
     // Keyset pages of the default order (number, id) within the companies a user belongs to: the
     // first page reads `limit` entries in order instead of sorting every finding of the company,
     // and the status and severity filters and their count are answered from the index alone
@@ -334,6 +339,23 @@ export const findingCounts = pgTable(
     index('finding_counts_company_idx').on(t.companyId),
   ],
 );
+
+/**
+ * The part of each finding's API payload that is the same for every reader (its own fields, its
+ * related files, author and assignee, repository and company, asset group and safe-harbor
+ * assets), written once and read by every page that lists the finding. Triggers of migration 0025
+ * add a row with each finding and, in the transaction of every write that changes what the part
+ * is made of, clear its `body` and move its `stamp` on; a reader that finds no body computes it
+ * and writes it back only where the stamp it read is still there, so a body written from an older
+ * snapshot never outlives the change (`loadFindingBodies`, src/platform/findings/findings.repo.ts).
+ */
+export const findingBodies = pgTable('finding_bodies', {
+  findingId: uuid('finding_id')
+    .primaryKey()
+    .references(() => findings.id, { onDelete: 'cascade' }),
+  stamp: bigint('stamp', { mode: 'number' }).notNull().default(0),
+  body: text('body'),
+});
 
 /** Which findings a scan reported (a finding found again by a later scan is linked again). */
 export const scanFindings = pgTable(

@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { api, getJson, sharedTestApp } from '../../../test/helpers/app.ts';
-import {
-  addMember,
-  buildComment,
-  buildFinding,
-  buildLabel,
-  buildRepositoryTeam,
-  buildUser,
-} from '../../../test/helpers/factories.ts';
+import { addMember, buildUser } from '../../../test/helpers/factories.ts';
+import { type PayloadScenario, payloadScenario } from '../../../test/helpers/finding-payload-scenario.ts';
 import type { FindingAccess } from '../../access/policy.ts';
-import { assetGroups, assets, findingLabels, safeHarbors } from '../../db/schema/index.ts';
 import { loadFindingBodies } from './findings.repo.ts';
 import { type Finding, FindingSchema } from './findings.schemas.ts';
 import { allFindingsBody, allFindingsJsonLength } from './findings-listing.ts';
@@ -20,101 +13,6 @@ interface Listing {
   findings: Finding[];
   filteredTotal: number;
   nextValue: string | null;
-}
-
-/**
- * A repository with every part a finding's payload has: labels a reviewer may and may not read,
- * an asset group with sub-groups and assets, a safe harbor with more assets than the finding
- * names, related files with and without lines, a note, a reward, an assignee, a comment, and a
- * duplicate group whose members belong to two reviewers.
- */
-async function scenario() {
-  const team = await buildRepositoryTeam(t);
-  const { repository } = team;
-  const db = t.container.database.db;
-  const open = await buildLabel(t, {
-    repositoryId: repository.id,
-    name: 'b-open',
-    reviewerRead: true,
-    archivedAt: new Date('2026-03-04T05:06:07.891Z'),
-  });
-  const secret = await buildLabel(t, { repositoryId: repository.id, name: 'a-secret', reviewerRead: false });
-  const harborAssets = [
-    { id: '00000000-0000-4000-8000-00000000000a', name: 'Vault', description: 'The vault.', extra: 'x' },
-    { id: '00000000-0000-4000-8000-00000000000b', name: 'Router', description: 'The router.' },
-    { id: '00000000-0000-4000-8000-00000000000c', name: 'Oracle', description: 'The oracle.' },
-  ];
-  await db.insert(safeHarbors).values({ repositoryId: repository.id, assets: harborAssets });
-  const [group] = await db
-    .insert(assetGroups)
-    .values({
-      repositoryId: repository.id,
-      name: 'Core',
-      description: 'Core contracts.',
-      rewards: [{ minReward: '10', maxReward: '100' }],
-    })
-    .returning();
-  const [later, earlier] = await db
-    .insert(assetGroups)
-    .values([
-      { repositoryId: repository.id, parentId: group!.id, name: 'Later', position: 2 },
-      { repositoryId: repository.id, parentId: group!.id, name: 'Earlier', position: 1 },
-    ])
-    .returning();
-  await db.insert(assets).values([
-    { assetGroupId: group!.id, name: 'Token', reference: '0xtoken' },
-    { assetGroupId: group!.id, name: 'Bridge', description: 'The bridge.', reference: '0xbridge' },
-    { assetGroupId: earlier!.id, name: 'Pool', reference: '0xpool' },
-  ]);
-  const root = await buildFinding(t, {
-    repositoryId: repository.id,
-    title: 'Root',
-    description: 'Reentrancy "in" withdraw\n\ttab é ✓',
-    createdBy: team.reviewer.id,
-    assignedTo: team.judge.id,
-    note: 'Judges only.',
-    reward: '12.5',
-    fixedBy: ['abc123'],
-    category: 'reentrancy',
-    assetGroupId: group!.id,
-    safeHarborAssetIds: [harborAssets[2]!.id, harborAssets[0]!.id],
-    duplicateGroupDescription: 'Same withdraw bug.',
-    files: [
-      { path: 'b.sol', startLine: 3, endLine: 9, language: 'solidity', relevantContent: 'call{value: x}' },
-      { path: 'a.sol' },
-    ],
-  });
-  const own = await buildFinding(t, {
-    repositoryId: repository.id,
-    title: 'Own duplicate',
-    createdBy: team.reviewer.id,
-    duplicateOf: root.id,
-    status: 'duplicate',
-  });
-  const others = await buildFinding(t, {
-    repositoryId: repository.id,
-    title: 'Other duplicate',
-    createdBy: team.otherReviewer.id,
-    duplicateOf: root.id,
-    status: 'duplicate',
-  });
-  await db.insert(findingLabels).values([
-    { findingId: root.id, labelId: open.id },
-    { findingId: root.id, labelId: secret.id },
-  ]);
-  await buildComment(t, { findingId: root.id, authorId: team.judge.id, content: 'Confirmed.' });
-  return {
-    team,
-    repository,
-    root,
-    own,
-    others,
-    open,
-    secret,
-    group: group!,
-    later: later!,
-    earlier: earlier!,
-  };
 }
 
 const ref = (f: { id: string; number: number | null; title: string }) => ({
@@ -153,7 +51,7 @@ async function read(token: string, repositoryId: string) {
 }
 
 /** The caller reads the root with every label and its note, as no reviewer does. */
-async function expectEveryLabelAndTheNote(token: string, s: Awaited<ReturnType<typeof scenario>>) {
+async function expectEveryLabelAndTheNote(token: string, s: PayloadScenario) {
   const { byTitle } = await read(token, s.repository.id);
   const root = byTitle.get('Root')!;
   expect(root.labels.map((l) => l.name)).toEqual(['a-secret', 'b-open']);
@@ -162,7 +60,7 @@ async function expectEveryLabelAndTheNote(token: string, s: Awaited<ReturnType<t
 
 describe("A finding's payload, as the listing and a read of one finding send it", () => {
   it('has every part in its API shape for a judge: labels, note, asset group, safe harbor, files, duplicates', async () => {
-    const s = await scenario();
+    const s = await payloadScenario(t);
     const { team, repository } = s;
     const { listing, byTitle } = await read(team.judge.token, repository.id);
     expect(listing.filteredTotal).toBe(3);
@@ -250,7 +148,7 @@ describe("A finding's payload, as the listing and a read of one finding send it"
   });
 
   it("leaves out for a reviewer what the access policy keeps from them: labels, the note, others' duplicates", async () => {
-    const s = await scenario();
+    const s = await payloadScenario(t);
     const { listing, byTitle } = await read(s.team.reviewer.token, s.repository.id);
     // The other reviewer's duplicate is not theirs to see.
     expect(listing.findings.map((f) => f.title)).toEqual(['Root', 'Own duplicate']);
@@ -271,7 +169,7 @@ describe("A finding's payload, as the listing and a read of one finding send it"
   });
 
   it("gives the other reviewer a duplicate whose root they cannot see without the root's reference", async () => {
-    const s = await scenario();
+    const s = await payloadScenario(t);
     const { listing, byTitle } = await read(s.team.otherReviewer.token, s.repository.id);
     expect(listing.findings.map((f) => f.title)).toEqual(['Other duplicate']);
     expect(byTitle.get('Other duplicate')).toMatchObject({
@@ -282,12 +180,12 @@ describe("A finding's payload, as the listing and a read of one finding send it"
   });
 
   it('reads a company member and a client as no reviewer: every label and the note', async () => {
-    const s = await scenario();
+    const s = await payloadScenario(t);
     for (const user of [s.team.companyUser, s.team.client]) await expectEveryLabelAndTheNote(user.token, s);
   });
 
   it('reads a reviewer who is also of the company, or reads every company, as no reviewer', async () => {
-    const s = await scenario();
+    const s = await payloadScenario(t);
     const companyReviewer = await buildUser(t, { companyId: s.team.company.id, companyRole: 'member' });
     const crossReader = await buildUser(t, { permissions: ['read_all_companies'] });
     for (const user of [companyReviewer, crossReader]) {
@@ -297,7 +195,7 @@ describe("A finding's payload, as the listing and a read of one finding send it"
   });
 
   it('is planned once per connection: after five executions PostgreSQL keeps its generic plan', async () => {
-    const s = await scenario();
+    const s = await payloadScenario(t);
     const access: FindingAccess = {
       userId: s.team.judge.id,
       readAll: false,

@@ -23,6 +23,7 @@ import {
   comments,
   companies,
   companyMembers,
+  findingBodies,
   findingLabels,
   findingRelatedFiles,
   findings,
@@ -77,19 +78,25 @@ const assignee = alias(users, 'assignee');
 const assigneeMember = alias(repositoryMembers, 'assignee_member');
 
 /**
- * The user summary (author or assignee) of the payload row, with their repository membership, as
- * one JSON value in its API shape (null when there is no such user): one column to parse instead
- * of eleven. Times are written as `toISOString()` writes them ({@link isoMillis}).
+ * The user summary (author or assignee) of the finding, with their membership of its repository,
+ * as one JSON value in its API shape (null when there is no such user): one column to parse
+ * instead of eleven. Times are written as `toISOString()` writes them ({@link isoMillis}).
  */
 function userSummaryJson(
   user: typeof creator | typeof assignee,
   member: typeof creatorMember | typeof assigneeMember,
+  userId: AnyColumn,
 ): SQL<FullUserSummary | null> {
-  return sql<FullUserSummary | null>`case when ${user.id} is null then null else json_build_object(
+  const userAlias = sql.identifier(user === creator ? 'creator' : 'assignee');
+  const memberAlias = sql.identifier(member === creatorMember ? 'creator_member' : 'assignee_member');
+  return sql<FullUserSummary | null>`(select json_build_object(
     'userId', ${user.id}, 'name', ${user.name}, 'username', ${user.username}, 'avatar', ${user.avatar},
     'isBot', ${user.isBot}, 'createdAt', ${isoMillis(user.createdAt)}, 'teamId', ${member.teamId},
     'pingsLeft', ${member.pingsLeft}, 'reputation', ${user.reputation},
-    'disabledAt', ${isoMillis(user.disabledAt)}, 'deletedFromRepoAt', ${isoMillis(member.deletedAt)}) end`;
+    'disabledAt', ${isoMillis(user.disabledAt)}, 'deletedFromRepoAt', ${isoMillis(member.deletedAt)})
+    from ${users} as ${userAlias} left join ${repositoryMembers} as ${memberAlias}
+      on ${member.userId} = ${user.id} and ${member.repositoryId} = ${findings.repositoryId}
+    where ${user.id} = ${userId})`;
 }
 
 /** Maps a label row to its API shape. */
@@ -108,6 +115,8 @@ export function toLabel(row: typeof labels.$inferSelect): Label {
 /** Finding rows of the duplicate group of the outer one: looked up, then tested for visibility. */
 const groupRow = alias(findings, 'group_row');
 const groupMember = alias(findings, 'group_member');
+/** A duplicate of the outer finding: whether it is the root of a group at all. */
+const duplicate = alias(findings, 'duplicate');
 /** The asset group of a finding, its sub-groups, and the assets of each. */
 const subGroup = alias(assetGroups, 'sub_group');
 const groupAsset = alias(assets, 'group_asset');
@@ -126,56 +135,72 @@ function assetsJson(asset: typeof groupAsset | typeof subAsset, aliasName: strin
 }
 
 /**
+ * A column of the part of the payload that every reader sees alike: computed only for a finding
+ * whose kept body is missing (`finding_bodies`, see {@link loadFindingBodies}), null otherwise.
+ */
+function shared<T>(expression: SQL | AnyColumn): SQL<T | null> {
+  return sql<T | null>`case when ${findingBodies.body} is null then ${expression} end`;
+}
+
+/**
  * The columns of a finding's payload, each already in its API shape as JSON where it is not a
  * plain value, with the user's access sets as placeholders (see {@link accessPlaceholders}): the
- * rows the user may not read (labels, the note, members of the duplicate group, safe-harbor assets
- * the finding does not name) are left out here, by the access policy's predicates.
+ * rows the user may not read (labels, the note, members of the duplicate group) are left out here,
+ * by the access policy's predicates. The columns every reader sees alike ({@link shared}) are
+ * computed only where the finding's kept body is missing.
  */
 function payloadColumns(v: AccessValues) {
   const root = sql`coalesce(${findings.duplicateOf}, ${findings.id})`;
   return {
     id: findings.id,
-    number: findings.number,
-    attributedTo: findings.attributedTo,
-    title: findings.title,
-    description: findings.description,
-    createdAt: isoMillis<string>(findings.createdAt).as('created_at_text'),
-    lastUpdatedAt: isoMillis<string>(findings.lastUpdatedAt).as('last_updated_at_text'),
-    locked: findings.locked,
-    reward: sql<string | null>`${findings.reward}::text`.as('reward_text'),
-    fixedBy: findings.fixedBy,
+    stamp: sql<string | null>`${findingBodies.stamp}::text`.as('stamp'),
+    body: findingBodies.body,
+    number: shared<number>(findings.number).as('number'),
+    attributedTo: shared<string>(findings.attributedTo).as('attributed_to'),
+    title: shared<string>(findings.title).as('title'),
+    description: shared<string>(findings.description).as('description'),
+    createdAt: shared<string>(isoMillis(findings.createdAt)).as('created_at_text'),
+    lastUpdatedAt: shared<string>(isoMillis(findings.lastUpdatedAt)).as('last_updated_at_text'),
+    locked: shared<boolean>(findings.locked).as('locked'),
+    reward: shared<string>(sql`${findings.reward}::text`).as('reward_text'),
+    fixedBy: shared<string[]>(findings.fixedBy).as('fixed_by'),
     duplicateOf: findings.duplicateOf,
-    category: findings.category,
+    category: shared<string>(findings.category).as('category'),
     note: sql<string | null>`case when ${readableNoteConditionOf(v)} then ${findings.note} end`.as(
       'readable_note',
     ),
-    paymentId: findings.paymentId,
-    status: findings.status,
-    severity: findings.severity,
+    paymentId: shared<string>(findings.paymentId).as('payment_id'),
+    status: shared<string>(findings.status).as('status'),
+    severity: shared<string>(findings.severity).as('severity'),
     // The repository and the company (`{repository, company}`, each in its API shape) by their
     // primary keys, once per row: as joins, the generic plan (which expects ten ids) hashed every
     // repository of the database for each page. An array of JSON values, not one JSON value, so
     // that each is taken out without parsing it.
-    place:
-      sql<unknown>`(select array[json_build_object('id', ${repositories.id}, 'name', ${repositories.name},
+    place: shared<unknown>(
+      sql`(select array[json_build_object('id', ${repositories.id}, 'name', ${repositories.name},
           'allowedSeverities', ${repositories.allowedSeverities}),
         json_build_object('id', ${companies.id}, 'handle', ${companies.handle})]
         from ${repositories} inner join ${companies} on ${companies.id} = ${findings.companyId}
-        where ${repositories.id} = ${findings.repositoryId})`.as('place'),
-    createdBy: userSummaryJson(creator, creatorMember).as('created_by_json'),
-    assignedTo: userSummaryJson(assignee, assigneeMember).as('assigned_to_json'),
+        where ${repositories.id} = ${findings.repositoryId})`,
+    ).as('place'),
+    createdBy: shared<unknown>(userSummaryJson(creator, creatorMember, findings.createdBy)).as(
+      'created_by_json',
+    ),
+    assignedTo: shared<unknown>(userSummaryJson(assignee, assigneeMember, findings.assignedTo)).as(
+      'assigned_to_json',
+    ),
     hasUnread: hasUnreadCommentsOf(v).as('has_unread'),
     unread: unreadCommentsCountOf(v).as('unread'),
     lastCommentAt: isoMillis(visibleLastCommentAtOf(v)).as('last_comment_at_text'),
-    files: sql<unknown>`coalesce((select json_agg(json_build_object('id', ${findingRelatedFiles.id},
+    files: shared<unknown>(
+      sql`coalesce((select json_agg(json_build_object('id', ${findingRelatedFiles.id},
         'path', ${findingRelatedFiles.path},
         'lines', case when ${findingRelatedFiles.startLine} is not null and ${findingRelatedFiles.endLine} is not null
           then json_build_object('start', ${findingRelatedFiles.startLine}, 'end', ${findingRelatedFiles.endLine}) end,
         'language', ${findingRelatedFiles.language}, 'relevantContent', ${findingRelatedFiles.relevantContent})
         order by ${findingRelatedFiles.path}, ${findingRelatedFiles.startLine}, ${findingRelatedFiles.id})
-        from ${findingRelatedFiles} where ${findingRelatedFiles.findingId} = ${findings.id}), '[]'::json)`.as(
-      'files',
-    ),
+        from ${findingRelatedFiles} where ${findingRelatedFiles.findingId} = ${findings.id}), '[]'::json)`,
+    ).as('files'),
     labels:
       sql<unknown>`coalesce((select json_agg(json_build_object('id', ${labels.id}, 'name', ${labels.name},
         'isSystem', ${labels.isSystem}, 'reviewerRead', ${labels.reviewerRead}, 'reviewerUse', ${labels.reviewerUse},
@@ -186,10 +211,13 @@ function payloadColumns(v: AccessValues) {
       ),
     // The root and the duplicates of the row's group that the user may see, as an array of three
     // JSON values: the root's reference (null when it is not visible), the references of the
-    // duplicates by number (null when none is visible), and the group's description. The group is
-    // looked up first (`offset 0` keeps the visibility test out of that lookup): the planner would
-    // otherwise intersect it with every visible finding of the company.
-    group: sql<unknown>`(select array[
+    // duplicates by number (null when none is visible), and the group's description; null for a
+    // finding that is neither a duplicate nor the root of one (most: one probe of the index of
+    // duplicates). The group is looked up first (`offset 0` keeps the visibility test out of that
+    // lookup): the planner would otherwise intersect it with every visible finding of the company.
+    group: sql<unknown>`(case when ${findings.duplicateOf} is not null
+        or exists (select 1 from ${findings} as "duplicate" where ${duplicate.duplicateOf} = ${findings.id})
+      then (select array[
           (array_agg(${findingRefJson(groupMember)}) filter (where ${groupMember.id} = ${root}))[1],
           json_agg(${findingRefJson(groupMember)} order by ${groupMember.number}, ${groupMember.id})
             filter (where ${groupMember.duplicateOf} = ${root}),
@@ -199,16 +227,18 @@ function payloadColumns(v: AccessValues) {
             ${groupRow.companyId}, ${groupRow.createdBy}
           from ${findings} as "group_row" where ${groupRow.id} = ${root} or ${groupRow.duplicateOf} = ${root} offset 0)
           as "group_member"
-        where ${visibleFindingsConditionOf(v, groupMember)})`.as('duplicate_group'),
+        where ${visibleFindingsConditionOf(v, groupMember)}) end)`.as('duplicate_group'),
     // The safe-harbor assets of the repository that the finding names, in the safe harbor's order.
-    harborAssets:
-      sql<unknown>`coalesce((select json_agg(json_build_object('id', asset->>'id', 'name', asset->>'name',
+    harborAssets: shared<unknown>(
+      sql`coalesce((select json_agg(json_build_object('id', asset->>'id', 'name', asset->>'name',
           'description', asset->>'description') order by position)
         from ${safeHarbors}, jsonb_array_elements(${safeHarbors.assets}) with ordinality as harbor_asset(asset, position)
         where ${safeHarbors.repositoryId} = ${findings.repositoryId}
-          and asset->>'id' = any(${findings.safeHarborAssetIds}::text[])), '[]'::json)`.as('harbor_assets'),
+          and asset->>'id' = any(${findings.safeHarborAssetIds}::text[])), '[]'::json)`,
+    ).as('harbor_assets'),
     // The asset group (rare) with its sub-groups (by position and name) and the assets of each.
-    assetGroup: sql<unknown>`(case when ${findings.assetGroupId} is null then null else
+    assetGroup: shared<unknown>(
+      sql`(case when ${findings.assetGroupId} is null then null else
         (select json_build_object('id', ${assetGroups.id}, 'name', ${assetGroups.name},
           'description', ${assetGroups.description}, 'outOfScope', ${assetGroups.outOfScope},
           'rewards', coalesce((select json_agg(json_build_object('minReward', reward->>'minReward',
@@ -219,7 +249,8 @@ function payloadColumns(v: AccessValues) {
               'description', ${subGroup.description}, 'assets', ${assetsJson(subAsset, 'sub_asset', subGroup.id)})
               order by ${subGroup.position}, ${subGroup.name}, ${subGroup.id})
             from ${assetGroups} as "sub_group" where ${subGroup.parentId} = ${assetGroups.id}), '[]'::json))
-        from ${assetGroups} where ${assetGroups.id} = ${findings.assetGroupId}) end)`.as('asset_group'),
+        from ${assetGroups} where ${assetGroups.id} = ${findings.assetGroupId}) end)`,
+    ).as('asset_group'),
   };
 }
 
@@ -229,28 +260,17 @@ function payloadColumns(v: AccessValues) {
  */
 const OFFSET_ZERO = sql`0` as unknown as number;
 
-/** The membership row of the user in `userId` in the finding's repository (author or assignee). */
-function membershipOf(
-  member: typeof creatorMember | typeof assigneeMember,
-  userId: AnyColumn,
-): SQL | undefined {
-  return and(eq(member.userId, userId), eq(member.repositoryId, findings.repositoryId));
-}
-
 /**
  * The rows of the payload statement: `findings` of the ids of the placeholder `ids` with their
- * author's and assignee's rows, each column computed once: the outer selection names some of them
- * more than once, and the planner would put their expressions in its place, computing them again.
- * An `offset 0` keeps it from doing so ({@link OFFSET_ZERO}).
+ * kept bodies, each column computed once: the outer selection names some of them more than once,
+ * and the planner would put their expressions in its place, computing them again. An `offset 0`
+ * keeps it from doing so ({@link OFFSET_ZERO}).
  */
 function preparePayloadRows(db: Db) {
   return db
     .select(payloadColumns(accessPlaceholders()))
     .from(findings)
-    .leftJoin(creator, eq(creator.id, findings.createdBy))
-    .leftJoin(creatorMember, membershipOf(creatorMember, findings.createdBy))
-    .leftJoin(assignee, eq(assignee.id, findings.assignedTo))
-    .leftJoin(assigneeMember, membershipOf(assigneeMember, findings.assignedTo))
+    .leftJoin(findingBodies, eq(findingBodies.findingId, findings.id))
     .where(
       sql`${findings.id} = any(${sql.placeholder('ids')}::uuid[]) and ${findings.repositoryId} is not null`,
     )
@@ -269,6 +289,8 @@ type JsonText = string;
 function payloadTextFields(p: ReturnType<typeof preparePayloadRows>) {
   return {
     id: p.id,
+    stamp: p.stamp,
+    body: p.body,
     number: p.number,
     attributedTo: p.attributedTo,
     title: p.title,
@@ -307,12 +329,48 @@ const jsonText = (value: unknown): string => (value === null ? 'null' : compactJ
 const str = (value: unknown): string => JSON.stringify(value);
 
 /**
- * A finding's payload as the API sends it: the `Finding` schema's fields in its order, its JSON
- * parts (files, users, labels, the asset group…) written by PostgreSQL and put in as they came, so
- * that a page of findings is neither parsed into objects nor serialized again. The duplicate group
- * is the root (when the user sees it) followed by the duplicates the user sees.
+ * Between the pieces of a kept body: a character JSON text never holds unescaped, so the body
+ * splits back into its pieces without being parsed.
  */
-function findingBody(r: PayloadTextRow): string {
+const PIECE_SEPARATOR = '\u0001';
+/** How many pieces a kept body has ({@link sharedPieces}). */
+const PIECES = 6;
+
+/**
+ * The part of a finding's payload that every reader sees alike, as the six pieces of its JSON
+ * text that come between the reader's own fields ({@link findingBody}), in the `Finding` schema's
+ * order. Its JSON parts (files, users, the asset group…) are put in as PostgreSQL wrote them.
+ */
+function sharedPieces(r: PayloadTextRow): string[] {
+  return [
+    `{"id":${str(r.id)},"number":${(r.number as number | null) ?? 0},"attributedTo":${str(r.attributedTo)},` +
+      `"title":${str(r.title)},"description":${str(r.description)},"relatedFiles":${jsonText(r.files)},` +
+      `"createdBy":${jsonText(r.createdBy)},"createdAt":${str(r.createdAt)},"lastUpdatedAt":${str(r.lastUpdatedAt)},` +
+      `"locked":${r.locked === true},`,
+    `"repository":${jsonText(r.repository)},"company":${jsonText(r.company)},"reward":${str(r.reward)},` +
+      `"fixedBy":${jsonText(r.fixedBy)},`,
+    `"category":${str(r.category)},`,
+    `"assignedTo":${jsonText(r.assignedTo)},"assetGroup":${jsonText(r.assetGroup)},`,
+    `"safeHarborAssets":${jsonText(r.harborAssets)},`,
+    `"paymentId":${str(r.paymentId)},"status":${str(r.status)},"severity":${str(r.severity)}}`,
+  ];
+}
+
+/** The pieces of a kept body ({@link sharedPieces}). */
+function keptPieces(id: string, body: string): string[] {
+  const pieces = body.split(PIECE_SEPARATOR);
+  if (pieces.length !== PIECES) throw new Error(`the kept body of finding ${id} has ${pieces.length} pieces`);
+  return pieces;
+}
+
+/**
+ * A finding's payload as the API sends it: the `Finding` schema's fields in its order, the shared
+ * pieces ({@link sharedPieces}) with the reader's own fields between them — the unread comments,
+ * the duplicate group as the reader sees it (the root when visible, then the visible duplicates),
+ * the labels the reader may read, the last comment the reader may read, and the note — so that a
+ * page of findings is neither parsed into objects nor serialized again.
+ */
+function findingBody(shared: string[], r: PayloadTextRow): string {
   const rootRef = r.rootRef === null ? null : jsonText(r.rootRef);
   const duplicateRefs = r.duplicateRefs === null ? null : jsonText(r.duplicateRefs);
   const isDuplicate = r.duplicateOf !== null;
@@ -321,17 +379,11 @@ function findingBody(r: PayloadTextRow): string {
       ? `{"description":${jsonText(r.groupDescription)},"findings":[${rootRef},${duplicateRefs.slice(1, -1)}]}`
       : 'null';
   return (
-    `{"id":${str(r.id)},"number":${(r.number as number | null) ?? 0},"attributedTo":${str(r.attributedTo)},` +
-    `"title":${str(r.title)},"description":${str(r.description)},"relatedFiles":${jsonText(r.files)},` +
-    `"createdBy":${jsonText(r.createdBy)},"createdAt":${str(r.createdAt)},"lastUpdatedAt":${str(r.lastUpdatedAt)},` +
-    `"locked":${r.locked === true},"hasUnreadComments":${r.hasUnread === true},"unreadCommentsNumber":${Number(r.unread)},` +
-    `"repository":${jsonText(r.repository)},"company":${jsonText(r.company)},"reward":${str(r.reward)},` +
-    `"fixedBy":${jsonText(r.fixedBy)},"duplicateOf":${isDuplicate ? (rootRef ?? 'null') : 'null'},` +
+    `${shared[0]}"hasUnreadComments":${r.hasUnread === true},"unreadCommentsNumber":${Number(r.unread)},` +
+    `${shared[1]}"duplicateOf":${isDuplicate ? (rootRef ?? 'null') : 'null'},` +
     `"duplicates":${!isDuplicate && duplicateRefs !== null ? duplicateRefs : '[]'},"duplicateGroup":${group},` +
-    `"category":${str(r.category)},"labels":${jsonText(r.labels)},"assignedTo":${jsonText(r.assignedTo)},` +
-    `"assetGroup":${jsonText(r.assetGroup)},"lastCommentAt":${str(r.lastCommentAt)},` +
-    `"safeHarborAssets":${jsonText(r.harborAssets)},"note":${str(r.note)},"paymentId":${str(r.paymentId)},` +
-    `"status":${str(r.status)},"severity":${str(r.severity)}}`
+    `${shared[2]}"labels":${jsonText(r.labels)},${shared[3]}"lastCommentAt":${str(r.lastCommentAt)},` +
+    `${shared[4]}"note":${str(r.note)},${shared[5]}`
   );
 }
 
@@ -342,10 +394,7 @@ function findingBody(r: PayloadTextRow): string {
 function preparePayloadSelect(db: Db) {
   const rows = preparePayloadRows(db);
   const fields = payloadTextFields(rows);
-  return {
-    fields,
-    query: db.select(fields).from(rows).where(sql`${rows.place} is not null`),
-  };
+  return { fields, query: db.select(fields).from(rows) };
 }
 const payloadSelects = keptStatements<ReturnType<typeof preparePayloadSelect>>();
 
@@ -364,12 +413,41 @@ function planIds(ids: string[]): string[] {
   return ids.length >= PLAN_IDS ? ids : [...ids, ...Array<string>(PLAN_IDS - ids.length).fill(NO_FINDING)];
 }
 
+/** Bodies computed by a reader, to be kept where the stamp read with them is still the row's. */
+interface BodiesToKeep {
+  ids: string[];
+  stamps: unknown[];
+  bodies: string[];
+}
+
+/**
+ * Writes computed bodies back to `finding_bodies`: only where the row still has the stamp the
+ * reader read and no body (a write since has moved the stamp on, so a body computed from an older
+ * snapshot is not kept), and only rows no other transaction holds (`skip locked`): a reader never
+ * waits here, and what it skips is computed again by a later one.
+ */
+async function keepFindingBodies(db: Db, keep: BodiesToKeep): Promise<void> {
+  const ids = sql.param(keep.ids);
+  await db.execute(sql`update ${findingBodies} set body = kept.body
+    from unnest(${ids}::uuid[], ${sql.param(keep.stamps)}::bigint[], ${sql.param(keep.bodies)}::text[])
+      as kept(finding_id, stamp, body)
+    where ${findingBodies.findingId} = kept.finding_id and ${findingBodies.stamp} = kept.stamp
+      and ${findingBodies.body} is null
+      and ${findingBodies.findingId} in (select "finding_id" from ${findingBodies}
+        where "finding_id" = any(${ids}::uuid[]) for update skip locked)`);
+}
+
 /**
  * The API payloads of the given findings as the user sees them, as JSON texts ({@link
  * findingBody}), in the order of `ids` (findings that have no payload row are left out). One
  * statement whatever the page size, prepared once per connection: its text is the same for every
  * user and page. The caller has already checked visibility of the findings themselves; related
  * data (duplicates, labels, comments, the note) is filtered here.
+ *
+ * The part every reader sees alike is read from `finding_bodies`; where it is missing (a new
+ * finding, or a write since cleared it: the triggers of migration 0025), the statement computes
+ * it and it is written back for the readers after ({@link keepFindingBodies}). A change of what a
+ * kept body holds or how it is pieced must come with a migration that clears the bodies.
  */
 export async function loadFindingBodies(db: Db, access: FindingAccess, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
@@ -381,7 +459,23 @@ export async function loadFindingBodies(db: Db, access: FindingAccess, ids: stri
     { ...accessPlaceholderValues(access), ids: planIds(ids) },
     { jsonAsText: true },
   )) as PayloadTextRow[];
-  const byId = new Map(rows.map((r) => [r.id as string, findingBody(r)]));
+  const keep: BodiesToKeep = { ids: [], stamps: [], bodies: [] };
+  const byId = new Map<string, string>();
+  for (const r of rows) {
+    const id = r.id as string;
+    let pieces: string[];
+    if (r.body !== null) pieces = keptPieces(id, r.body as string);
+    else {
+      pieces = sharedPieces(r);
+      if (r.stamp !== null) {
+        keep.ids.push(id);
+        keep.stamps.push(r.stamp);
+        keep.bodies.push(pieces.join(PIECE_SEPARATOR));
+      }
+    }
+    byId.set(id, findingBody(pieces, r));
+  }
+  if (keep.ids.length > 0) await keepFindingBodies(db, keep);
   return ids.map((id) => byId.get(id)).filter((body): body is string => body !== undefined);
 }
 
