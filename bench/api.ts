@@ -577,6 +577,21 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       token: memberToken,
       p99TargetMs: TARGET_ALL_FINDINGS_P99_MS,
     },
+    // The same pages with the findings' kept bodies (finding_bodies) cleared ten times a second,
+    // more often than a page comes again: nearly every page computes its findings' bodies anew
+    // and writes them back, as the first read after a write to them does.
+    {
+      name: `all-findings limit=20, ${pagePaths.length} pages in turn, bodies cleared 10/s`,
+      kind: 'read',
+      url: `${base}${pagePaths[0]}`,
+      paths: pagePaths,
+      token: memberToken,
+      p99TargetMs: TARGET_ALL_FINDINGS_P99_MS,
+      writesBeside: {
+        perSecond: 10,
+        write: () => run('update finding_bodies set body = null where body is not null'),
+      },
+    },
     // The kept page again, with writes sent through the same `vigil serve` beside it.
     keptPageBeside('10 credit grants/s', () =>
       call(base, 'POST', `/api/v0/admin/companies/${ids.company}/credits`, adminToken, { amount: 1 }),

@@ -135,72 +135,23 @@ function assetsJson(asset: typeof groupAsset | typeof subAsset, aliasName: strin
 }
 
 /**
- * A column of the part of the payload that every reader sees alike: computed only for a finding
- * whose kept body is missing (`finding_bodies`, see {@link loadFindingBodies}), null otherwise.
+ * The columns of a finding's payload that depend on the reader, with the user's access sets as
+ * placeholders (see {@link accessPlaceholders}): what the user may not read (labels, the note,
+ * members of the duplicate group, comments) is left out here, by the access policy's predicates.
+ * With them, the finding's kept body: the part every reader sees alike ({@link sharedColumns}).
  */
-function shared<T>(expression: SQL | AnyColumn): SQL<T | null> {
-  return sql<T | null>`case when ${findingBodies.body} is null then ${expression} end`;
-}
-
-/**
- * The columns of a finding's payload, each already in its API shape as JSON where it is not a
- * plain value, with the user's access sets as placeholders (see {@link accessPlaceholders}): the
- * rows the user may not read (labels, the note, members of the duplicate group) are left out here,
- * by the access policy's predicates. The columns every reader sees alike ({@link shared}) are
- * computed only where the finding's kept body is missing.
- */
-function payloadColumns(v: AccessValues) {
+function readerColumns(v: AccessValues) {
   const root = sql`coalesce(${findings.duplicateOf}, ${findings.id})`;
   return {
     id: findings.id,
-    stamp: sql<string | null>`${findingBodies.stamp}::text`.as('stamp'),
     body: findingBodies.body,
-    number: shared<number>(findings.number).as('number'),
-    attributedTo: shared<string>(findings.attributedTo).as('attributed_to'),
-    title: shared<string>(findings.title).as('title'),
-    description: shared<string>(findings.description).as('description'),
-    createdAt: shared<string>(isoMillis(findings.createdAt)).as('created_at_text'),
-    lastUpdatedAt: shared<string>(isoMillis(findings.lastUpdatedAt)).as('last_updated_at_text'),
-    locked: shared<boolean>(findings.locked).as('locked'),
-    reward: shared<string>(sql`${findings.reward}::text`).as('reward_text'),
-    fixedBy: shared<string[]>(findings.fixedBy).as('fixed_by'),
     duplicateOf: findings.duplicateOf,
-    category: shared<string>(findings.category).as('category'),
     note: sql<string | null>`case when ${readableNoteConditionOf(v)} then ${findings.note} end`.as(
       'readable_note',
-    ),
-    paymentId: shared<string>(findings.paymentId).as('payment_id'),
-    status: shared<string>(findings.status).as('status'),
-    severity: shared<string>(findings.severity).as('severity'),
-    // The repository and the company (`{repository, company}`, each in its API shape) by their
-    // primary keys, once per row: as joins, the generic plan (which expects ten ids) hashed every
-    // repository of the database for each page. An array of JSON values, not one JSON value, so
-    // that each is taken out without parsing it.
-    place: shared<unknown>(
-      sql`(select array[json_build_object('id', ${repositories.id}, 'name', ${repositories.name},
-          'allowedSeverities', ${repositories.allowedSeverities}),
-        json_build_object('id', ${companies.id}, 'handle', ${companies.handle})]
-        from ${repositories} inner join ${companies} on ${companies.id} = ${findings.companyId}
-        where ${repositories.id} = ${findings.repositoryId})`,
-    ).as('place'),
-    createdBy: shared<unknown>(userSummaryJson(creator, creatorMember, findings.createdBy)).as(
-      'created_by_json',
-    ),
-    assignedTo: shared<unknown>(userSummaryJson(assignee, assigneeMember, findings.assignedTo)).as(
-      'assigned_to_json',
     ),
     hasUnread: hasUnreadCommentsOf(v).as('has_unread'),
     unread: unreadCommentsCountOf(v).as('unread'),
     lastCommentAt: isoMillis(visibleLastCommentAtOf(v)).as('last_comment_at_text'),
-    files: shared<unknown>(
-      sql`coalesce((select json_agg(json_build_object('id', ${findingRelatedFiles.id},
-        'path', ${findingRelatedFiles.path},
-        'lines', case when ${findingRelatedFiles.startLine} is not null and ${findingRelatedFiles.endLine} is not null
-          then json_build_object('start', ${findingRelatedFiles.startLine}, 'end', ${findingRelatedFiles.endLine}) end,
-        'language', ${findingRelatedFiles.language}, 'relevantContent', ${findingRelatedFiles.relevantContent})
-        order by ${findingRelatedFiles.path}, ${findingRelatedFiles.startLine}, ${findingRelatedFiles.id})
-        from ${findingRelatedFiles} where ${findingRelatedFiles.findingId} = ${findings.id}), '[]'::json)`,
-    ).as('files'),
     labels:
       sql<unknown>`coalesce((select json_agg(json_build_object('id', ${labels.id}, 'name', ${labels.name},
         'isSystem', ${labels.isSystem}, 'reviewerRead', ${labels.reviewerRead}, 'reviewerUse', ${labels.reviewerUse},
@@ -228,17 +179,61 @@ function payloadColumns(v: AccessValues) {
           from ${findings} as "group_row" where ${groupRow.id} = ${root} or ${groupRow.duplicateOf} = ${root} offset 0)
           as "group_member"
         where ${visibleFindingsConditionOf(v, groupMember)}) end)`.as('duplicate_group'),
+  };
+}
+
+/**
+ * The columns of a finding's payload that every reader sees alike, each already in its API shape
+ * as JSON where it is not a plain value, with the stamp of the finding's kept body as this
+ * snapshot has it (see {@link keepFindingBodies}).
+ */
+function sharedColumns() {
+  return {
+    id: findings.id,
+    stamp: sql<string | null>`${findingBodies.stamp}::text`.as('stamp'),
+    number: findings.number,
+    attributedTo: findings.attributedTo,
+    title: findings.title,
+    description: findings.description,
+    createdAt: isoMillis<string>(findings.createdAt).as('created_at_text'),
+    lastUpdatedAt: isoMillis<string>(findings.lastUpdatedAt).as('last_updated_at_text'),
+    locked: findings.locked,
+    reward: sql<string | null>`${findings.reward}::text`.as('reward_text'),
+    fixedBy: findings.fixedBy,
+    category: findings.category,
+    paymentId: findings.paymentId,
+    status: findings.status,
+    severity: findings.severity,
+    // The repository and the company (`{repository, company}`, each in its API shape) by their
+    // primary keys, once per row: as joins, the generic plan (which expects ten ids) hashed every
+    // repository of the database for each page. An array of JSON values, not one JSON value, so
+    // that each is taken out without parsing it.
+    place:
+      sql<unknown>`(select array[json_build_object('id', ${repositories.id}, 'name', ${repositories.name},
+          'allowedSeverities', ${repositories.allowedSeverities}),
+        json_build_object('id', ${companies.id}, 'handle', ${companies.handle})]
+        from ${repositories} inner join ${companies} on ${companies.id} = ${findings.companyId}
+        where ${repositories.id} = ${findings.repositoryId})`.as('place'),
+    createdBy: userSummaryJson(creator, creatorMember, findings.createdBy).as('created_by_json'),
+    assignedTo: userSummaryJson(assignee, assigneeMember, findings.assignedTo).as('assigned_to_json'),
+    files: sql<unknown>`coalesce((select json_agg(json_build_object('id', ${findingRelatedFiles.id},
+        'path', ${findingRelatedFiles.path},
+        'lines', case when ${findingRelatedFiles.startLine} is not null and ${findingRelatedFiles.endLine} is not null
+          then json_build_object('start', ${findingRelatedFiles.startLine}, 'end', ${findingRelatedFiles.endLine}) end,
+        'language', ${findingRelatedFiles.language}, 'relevantContent', ${findingRelatedFiles.relevantContent})
+        order by ${findingRelatedFiles.path}, ${findingRelatedFiles.startLine}, ${findingRelatedFiles.id})
+        from ${findingRelatedFiles} where ${findingRelatedFiles.findingId} = ${findings.id}), '[]'::json)`.as(
+      'files',
+    ),
     // The safe-harbor assets of the repository that the finding names, in the safe harbor's order.
-    harborAssets: shared<unknown>(
-      sql`coalesce((select json_agg(json_build_object('id', asset->>'id', 'name', asset->>'name',
+    harborAssets:
+      sql<unknown>`coalesce((select json_agg(json_build_object('id', asset->>'id', 'name', asset->>'name',
           'description', asset->>'description') order by position)
         from ${safeHarbors}, jsonb_array_elements(${safeHarbors.assets}) with ordinality as harbor_asset(asset, position)
         where ${safeHarbors.repositoryId} = ${findings.repositoryId}
-          and asset->>'id' = any(${findings.safeHarborAssetIds}::text[])), '[]'::json)`,
-    ).as('harbor_assets'),
+          and asset->>'id' = any(${findings.safeHarborAssetIds}::text[])), '[]'::json)`.as('harbor_assets'),
     // The asset group (rare) with its sub-groups (by position and name) and the assets of each.
-    assetGroup: shared<unknown>(
-      sql`(case when ${findings.assetGroupId} is null then null else
+    assetGroup: sql<unknown>`(case when ${findings.assetGroupId} is null then null else
         (select json_build_object('id', ${assetGroups.id}, 'name', ${assetGroups.name},
           'description', ${assetGroups.description}, 'outOfScope', ${assetGroups.outOfScope},
           'rewards', coalesce((select json_agg(json_build_object('minReward', reward->>'minReward',
@@ -249,8 +244,7 @@ function payloadColumns(v: AccessValues) {
               'description', ${subGroup.description}, 'assets', ${assetsJson(subAsset, 'sub_asset', subGroup.id)})
               order by ${subGroup.position}, ${subGroup.name}, ${subGroup.id})
             from ${assetGroups} as "sub_group" where ${subGroup.parentId} = ${assetGroups.id}), '[]'::json))
-        from ${assetGroups} where ${assetGroups.id} = ${findings.assetGroupId}) end)`,
-    ).as('asset_group'),
+        from ${assetGroups} where ${assetGroups.id} = ${findings.assetGroupId}) end)`.as('asset_group'),
   };
 }
 
@@ -260,37 +254,65 @@ function payloadColumns(v: AccessValues) {
  */
 const OFFSET_ZERO = sql`0` as unknown as number;
 
-/**
- * The rows of the payload statement: `findings` of the ids of the placeholder `ids` with their
- * kept bodies, each column computed once: the outer selection names some of them more than once,
- * and the planner would put their expressions in its place, computing them again. An `offset 0`
- * keeps it from doing so ({@link OFFSET_ZERO}).
+/** The findings of the ids of the placeholder `ids` (filed on a repository). */
+const OF_THE_IDS = sql`${findings.id} = any(${sql.placeholder('ids')}::uuid[]) and ${findings.repositoryId} is not null`;
+
+/*
+ * The rows of each payload statement: `findings` of the ids with their kept bodies, each column
+ * computed once: the outer selection names some of them more than once, and the planner would put
+ * their expressions in its place, computing them again. An `offset 0` keeps it from doing so
+ * ({@link OFFSET_ZERO}).
  */
-function preparePayloadRows(db: Db) {
-  return db
-    .select(payloadColumns(accessPlaceholders()))
+const readerRows = (db: Db) =>
+  db
+    .select(readerColumns(accessPlaceholders()))
     .from(findings)
     .leftJoin(findingBodies, eq(findingBodies.findingId, findings.id))
-    .where(
-      sql`${findings.id} = any(${sql.placeholder('ids')}::uuid[]) and ${findings.repositoryId} is not null`,
-    )
+    .where(OF_THE_IDS)
     .offset(OFFSET_ZERO)
     .as('payload');
-}
+const sharedRows = (db: Db) =>
+  db
+    .select(sharedColumns())
+    .from(findings)
+    .leftJoin(findingBodies, eq(findingBodies.findingId, findings.id))
+    .where(OF_THE_IDS)
+    .offset(OFFSET_ZERO)
+    .as('shared');
 
 /** A column of the payload statement whose value is JSON, taken as its text (see {@link findingBody}). */
 type JsonText = string;
 
 /**
- * The payload statement's selection: the payload rows' values as the answer writes them. JSON
- * values arrive as their text, unparsed ({@link plainRows}' `jsonAsText`); the duplicate group's
- * three parts and the place's two are taken out of their arrays once each here.
+ * The reader's statement: {@link readerColumns} as the answer writes them, the duplicate group's
+ * three parts taken out of their array once each. JSON values arrive as their text, unparsed
+ * ({@link plainRows}' `jsonAsText`).
  */
-function payloadTextFields(p: ReturnType<typeof preparePayloadRows>) {
-  return {
+function prepareReaderSelect(db: Db) {
+  const p = readerRows(db);
+  const fields = {
+    id: p.id,
+    body: p.body,
+    duplicateOf: p.duplicateOf,
+    note: p.note,
+    hasUnread: p.hasUnread,
+    unread: p.unread,
+    lastCommentAt: p.lastCommentAt,
+    labels: p.labels,
+    rootRef: sql<JsonText | null>`${p.group}[1]`,
+    duplicateRefs: sql<JsonText | null>`${p.group}[2]`,
+    groupDescription: sql<JsonText | null>`${p.group}[3]`,
+  };
+  return { fields, query: db.select(fields).from(p) };
+}
+type ReaderRow = { [K in keyof ReturnType<typeof prepareReaderSelect>['fields']]: unknown };
+
+/** The shared statement: {@link sharedColumns}, the place's two parts taken out of their array. */
+function prepareSharedSelect(db: Db) {
+  const p = sharedRows(db);
+  const fields = {
     id: p.id,
     stamp: p.stamp,
-    body: p.body,
     number: p.number,
     attributedTo: p.attributedTo,
     title: p.title,
@@ -300,29 +322,21 @@ function payloadTextFields(p: ReturnType<typeof preparePayloadRows>) {
     createdAt: p.createdAt,
     lastUpdatedAt: p.lastUpdatedAt,
     locked: p.locked,
-    hasUnread: p.hasUnread,
-    unread: p.unread,
     repository: sql<JsonText>`${p.place}[1]`,
     company: sql<JsonText>`${p.place}[2]`,
     reward: p.reward,
     fixedBy: sql<JsonText>`to_json(${p.fixedBy})`,
-    duplicateOf: p.duplicateOf,
-    rootRef: sql<JsonText | null>`${p.group}[1]`,
-    duplicateRefs: sql<JsonText | null>`${p.group}[2]`,
-    groupDescription: sql<JsonText | null>`${p.group}[3]`,
     category: p.category,
-    labels: p.labels,
     assignedTo: p.assignedTo,
     assetGroup: p.assetGroup,
-    lastCommentAt: p.lastCommentAt,
     harborAssets: p.harborAssets,
-    note: p.note,
     paymentId: p.paymentId,
     status: p.status,
     severity: p.severity,
   };
+  return { fields, query: db.select(fields).from(p) };
 }
-type PayloadTextRow = { [K in keyof ReturnType<typeof payloadTextFields>]: unknown };
+type SharedRow = { [K in keyof ReturnType<typeof prepareSharedSelect>['fields']]: unknown };
 
 /** A JSON value of the statement, as its text without PostgreSQL's spaces (`null` for SQL null). */
 const jsonText = (value: unknown): string => (value === null ? 'null' : compactJson(value as string));
@@ -341,7 +355,7 @@ const PIECES = 6;
  * text that come between the reader's own fields ({@link findingBody}), in the `Finding` schema's
  * order. Its JSON parts (files, users, the asset group…) are put in as PostgreSQL wrote them.
  */
-function sharedPieces(r: PayloadTextRow): string[] {
+function sharedPieces(r: SharedRow): string[] {
   return [
     `{"id":${str(r.id)},"number":${(r.number as number | null) ?? 0},"attributedTo":${str(r.attributedTo)},` +
       `"title":${str(r.title)},"description":${str(r.description)},"relatedFiles":${jsonText(r.files)},` +
@@ -370,7 +384,7 @@ function keptPieces(id: string, body: string): string[] {
  * the labels the reader may read, the last comment the reader may read, and the note — so that a
  * page of findings is neither parsed into objects nor serialized again.
  */
-function findingBody(shared: string[], r: PayloadTextRow): string {
+function findingBody(shared: string[], r: ReaderRow): string {
   const rootRef = r.rootRef === null ? null : jsonText(r.rootRef);
   const duplicateRefs = r.duplicateRefs === null ? null : jsonText(r.duplicateRefs);
   const isDuplicate = r.duplicateOf !== null;
@@ -388,17 +402,14 @@ function findingBody(shared: string[], r: PayloadTextRow): string {
 }
 
 /**
- * The payload statement. Its generic plan must stay the plan PostgreSQL chooses after five
- * executions, or every execution is planned again (some 3 ms): `finding-payload.test.ts` checks.
+ * The two payload statements, each prepared once per connection. Their generic plans must stay
+ * the plans PostgreSQL chooses after five executions, or every execution is planned again (some
+ * 3 ms): `finding-payload.test.ts` checks.
  */
-function preparePayloadSelect(db: Db) {
-  const rows = preparePayloadRows(db);
-  const fields = payloadTextFields(rows);
-  return { fields, query: db.select(fields).from(rows) };
-}
-const payloadSelects = keptStatements<ReturnType<typeof preparePayloadSelect>>();
+const readerSelects = keptStatements<ReturnType<typeof prepareReaderSelect>>();
+const sharedSelects = keptStatements<ReturnType<typeof prepareSharedSelect>>();
 
-/** How many ids the payload statement is given at the least (see {@link planIds}). */
+/** How many ids the payload statements are given at the least (see {@link planIds}). */
 const PLAN_IDS = 11;
 const NO_FINDING = '00000000-0000-0000-0000-000000000000';
 
@@ -421,10 +432,10 @@ interface BodiesToKeep {
 }
 
 /**
- * Writes computed bodies back to `finding_bodies`: only where the row still has the stamp the
- * reader read and no body (a write since has moved the stamp on, so a body computed from an older
- * snapshot is not kept), and only rows no other transaction holds (`skip locked`): a reader never
- * waits here, and what it skips is computed again by a later one.
+ * Writes computed bodies back to `finding_bodies`: only where the row still has the stamp read in
+ * the snapshot the body was computed from and no body (a write since has moved the stamp on, so a
+ * body computed from an older snapshot is not kept), and only rows no other transaction holds
+ * (`skip locked`): a reader never waits here, and what it skips is computed again by a later one.
  */
 async function keepFindingBodies(db: Db, keep: BodiesToKeep): Promise<void> {
   const ids = sql.param(keep.ids);
@@ -438,44 +449,65 @@ async function keepFindingBodies(db: Db, keep: BodiesToKeep): Promise<void> {
 }
 
 /**
+ * The parts every reader sees alike of the findings whose bodies are not kept, computed by the
+ * shared statement (by id), and written back to be kept ({@link keepFindingBodies}).
+ */
+async function computeSharedPieces(db: Db, ids: string[]): Promise<Map<string, string[]>> {
+  const { fields, query } = sharedSelects(db, '', () => prepareSharedSelect(db));
+  const rows = (await plainRows(
+    db,
+    fields,
+    query,
+    { ids: planIds(ids) },
+    { jsonAsText: true },
+  )) as SharedRow[];
+  const keep: BodiesToKeep = { ids: [], stamps: [], bodies: [] };
+  const pieces = new Map<string, string[]>();
+  for (const r of rows) {
+    const shared = sharedPieces(r);
+    pieces.set(r.id as string, shared);
+    if (r.stamp !== null) {
+      keep.ids.push(r.id as string);
+      keep.stamps.push(r.stamp);
+      keep.bodies.push(shared.join(PIECE_SEPARATOR));
+    }
+  }
+  if (keep.ids.length > 0) await keepFindingBodies(db, keep);
+  return pieces;
+}
+
+/**
  * The API payloads of the given findings as the user sees them, as JSON texts ({@link
- * findingBody}), in the order of `ids` (findings that have no payload row are left out). One
- * statement whatever the page size, prepared once per connection: its text is the same for every
- * user and page. The caller has already checked visibility of the findings themselves; related
- * data (duplicates, labels, comments, the note) is filtered here.
+ * findingBody}), in the order of `ids` (findings that have no payload row are left out). The
+ * caller has already checked visibility of the findings themselves; related data (duplicates,
+ * labels, comments, the note) is filtered here.
  *
- * The part every reader sees alike is read from `finding_bodies`; where it is missing (a new
- * finding, or a write since cleared it: the triggers of migration 0025), the statement computes
- * it and it is written back for the readers after ({@link keepFindingBodies}). A change of what a
- * kept body holds or how it is pieced must come with a migration that clears the bodies.
+ * One statement reads what depends on the reader with each finding's kept body, the part every
+ * reader sees alike (`finding_bodies`); its text is the same for every user and page. Where a body
+ * is missing (a new finding, or a write since cleared it: the triggers of migration 0025), a
+ * second statement computes that part ({@link computeSharedPieces}) and it is kept for the readers
+ * after. A change of what a kept body holds or how it is pieced must come with a migration that
+ * clears the bodies.
  */
 export async function loadFindingBodies(db: Db, access: FindingAccess, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
-  const { fields, query } = payloadSelects(db, '', () => preparePayloadSelect(db));
+  const { fields, query } = readerSelects(db, '', () => prepareReaderSelect(db));
   const rows = (await plainRows(
     db,
     fields,
     query,
     { ...accessPlaceholderValues(access), ids: planIds(ids) },
     { jsonAsText: true },
-  )) as PayloadTextRow[];
-  const keep: BodiesToKeep = { ids: [], stamps: [], bodies: [] };
+  )) as ReaderRow[];
+  const missing = rows.filter((r) => r.body === null).map((r) => r.id as string);
+  const computed = missing.length > 0 ? await computeSharedPieces(db, missing) : undefined;
   const byId = new Map<string, string>();
   for (const r of rows) {
     const id = r.id as string;
-    let pieces: string[];
-    if (r.body !== null) pieces = keptPieces(id, r.body as string);
-    else {
-      pieces = sharedPieces(r);
-      if (r.stamp !== null) {
-        keep.ids.push(id);
-        keep.stamps.push(r.stamp);
-        keep.bodies.push(pieces.join(PIECE_SEPARATOR));
-      }
-    }
-    byId.set(id, findingBody(pieces, r));
+    const shared = r.body !== null ? keptPieces(id, r.body as string) : computed?.get(id);
+    // A finding removed between the two statements is left out, as one removed before.
+    if (shared) byId.set(id, findingBody(shared, r));
   }
-  if (keep.ids.length > 0) await keepFindingBodies(db, keep);
   return ids.map((id) => byId.get(id)).filter((body): body is string => body !== undefined);
 }
 
