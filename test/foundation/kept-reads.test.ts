@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/auth/actor.ts';
+import { ALL_FINDINGS_DERIVED_TABLES } from '../../src/platform/findings/findings-listing.ts';
 import { createTestApp, sharedTestApp, type TestApp } from '../helpers/app.ts';
 import {
   addMember,
@@ -544,6 +545,8 @@ describe('what the kept pages depend on', () => {
       { unlabeled: true, duplicates: false, filter_for: 'with_duplicates' as const },
       { s: 'status:new label:triage is:unread' },
     ];
+    // The kept bodies of findings are read too; they change with the tables they are made of.
+    const allFindingsTables = new Set([...keptPages.allFindings.tables, ...ALL_FINDINGS_DERIVED_TABLES]);
     const reads: Array<{
       name: string;
       tables: ReadonlySet<string>;
@@ -554,7 +557,7 @@ describe('what the kept pages depend on', () => {
       for (const query of findingQueries) {
         reads.push({
           name: `all-findings ${JSON.stringify(query)}`,
-          tables: keptPages.allFindings.tables,
+          tables: allFindingsTables,
           token,
           run: (actor) => services.findings.listAllFindings(actor, query),
         });
@@ -624,6 +627,18 @@ describe('what the kept pages depend on', () => {
     const notifying = new Map(rows.map((r) => [r.table as string, r.events as number]));
     for (const pages of Object.values(keptPages)) {
       for (const table of pages.tables) expect(notifying.get(table), `${table} notifies`).toBe(60);
+    }
+    // Every table whose changes clear kept finding bodies is one the kept pages depend on (and so
+    // notifies): a change that clears a body also forgets the pages that hold it.
+    const { rows: clearing } = await a.container.database.executeSql(
+      `select distinct c.relname as "table" from pg_trigger t
+         join pg_class c on c.oid = t.tgrelid
+         join pg_proc p on p.oid = t.tgfoid
+        where p.proname = 'vigil_finding_bodies_forget'`,
+    );
+    expect(clearing.length).toBeGreaterThan(5);
+    for (const { table } of clearing) {
+      expect(keptPages.allFindings.tables.has(table as string), `${table} is a kept page's table`).toBe(true);
     }
   });
 });

@@ -50,9 +50,13 @@ async function actorOf(token: string) {
   return t.container.services.auth.authenticateUserToken(token);
 }
 
-/** The texts one listing sends, and its answer. */
+/**
+ * The texts one listing sends, and its answer. The findings' kept bodies are cleared first, so that
+ * every listing sends the statements of a page whose bodies are computed (and written back) too.
+ */
 async function run(db: Db, token: string, query: AllFindingsQuery) {
   const access = await loadFindingAccess(db, await actorOf(token));
+  await t.container.database.executeSql('update finding_bodies set body = null where body is not null');
   sent.length = 0;
   const result = await listAllFindings(db, access, query, cursors);
   return { texts: [...sent], result };

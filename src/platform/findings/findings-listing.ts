@@ -113,6 +113,14 @@ export const ALL_FINDINGS_TABLES = [
   'safe_harbors',
 ] as const;
 
+/**
+ * A table the listing reads whose changes need not forget kept pages: `finding_bodies` holds what
+ * the tables above hold, and triggers clear a body in the transaction of the change of one of them,
+ * which notifies; a reader writing a body back changes no answer. A test checks that every table
+ * whose changes clear bodies is one of {@link ALL_FINDINGS_TABLES}.
+ */
+export const ALL_FINDINGS_DERIVED_TABLES = ['finding_bodies'] as const;
+
 export const DEFAULT_FINDINGS_LIMIT = 20;
 export const MAX_FINDINGS_LIMIT = 100;
 /** "Default order by number" (v0 §4.4): ascending, as SQL orders by a column by default. */
