@@ -14,16 +14,19 @@
  * request (`process.cpuUsage`): the rest of the wall time is PostgreSQL and the network. With
  * `plans`, the plans themselves are printed. Prints only; nothing is written.
  *
- * For the payload statement (the page's findings by id, with their per-row columns) it then
- * times, as prepared statements on one connection, taking turns, the median of 300 round trips
- * (after six to prepare them and settle on a generic plan) of:
- * the statement as it is; the statement wrapped in `select count(*)`, which PostgreSQL runs
- * without evaluating the per-row columns; and wrapped in `select sum(length(row::text))`, which
- * evaluates them without sending them. The first against the third is the cost of sending and
- * parsing the rows; the third against the second the cost of the columns. Last, it calls the
- * payload statement as the server does (`loadFindingBodies`, one pooled connection) for one finding
- * and for a page of 20, and prints the median call, Node's CPU per call and how many of the
- * executions PostgreSQL planned anew (custom plans) or ran on its kept generic plan.
+ * The payload of a page is read by the reader's statement (what depends on the reader, with the
+ * findings' kept bodies) and, for findings whose body is not kept, the shared statement, whose
+ * result is written back to `finding_bodies` (an update, listed but not explained). For the
+ * reader's statement it then times, as prepared statements on one connection, taking turns, the
+ * median of 300 round trips (after six to prepare them and settle on a generic plan) of: the
+ * statement as it is; the statement wrapped in `select count(*)`, which PostgreSQL runs without
+ * evaluating the per-row columns; and wrapped in `select sum(length(row::text))`, which evaluates
+ * them without sending them; and the same of the shared statement. Last, it calls the payload as
+ * the server does (`loadFindingBodies`, one pooled connection) for one finding and for a page of
+ * 20, with the bodies kept and with them cleared before each call, and prints the median call,
+ * Node's CPU per call and how many executions of each statement PostgreSQL planned anew (custom
+ * plans) or ran on its kept generic plan. Nothing is written but the kept bodies of the findings it
+ * reads (`finding_bodies`, which it clears and fills).
  */
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
@@ -84,6 +87,12 @@ for (const [name, query] of reads) {
     `\n=== ${name}: ${captured.length} statements after the memberships query, ${result.findingBodies.length} findings, filteredTotal ${result.filteredTotal}\n`,
   );
   for (const [i, statement] of captured.entries()) {
+    if (/^\s*update\b/i.test(statement.query)) {
+      process.stdout.write(
+        `\n[${i}] ${statement.query.replace(/\s+/g, ' ').slice(0, 110)}… (writes back; not explained)\n`,
+      );
+      continue;
+    }
     const custom = (
       await pool.query(`explain (analyze, buffers) ${statement.query}`, statement.params)
     ).rows.map((r) => r['QUERY PLAN'] as string);
@@ -115,33 +124,54 @@ for (const [name, query] of reads) {
   }
 }
 
-/** The payload statement of the first read: the one that selects findings by a list of ids. */
-const payloadStatement = (
+/** Clears the kept bodies of the member's findings: the next read computes them (the shared statement). */
+const clearBodies = () =>
+  pool.query(
+    'update finding_bodies set body = null where body is not null and finding_id in (select id from findings where company_id = $1)',
+    [ids.company],
+  );
+await clearBodies();
+/** The payload statements of the first read: the reader's and the shared one (bodies cleared). */
+const payloadCaptured = (
   await capture.during(async () =>
     listAllFindings(db, await loadFindingAccess(db, member), reads[0]![1], cursors),
   )
-).statements.find((s) => /= any\(\$\d+::uuid\[\]\)/.test(s.query) && s.query.includes('relevantContent'));
-if (!payloadStatement) throw new Error('the payload statement was not found among the captured statements');
+).statements;
+const readerStatement = payloadCaptured.find((s) => s.query.includes('"duplicate_group"'));
+const sharedStatement = payloadCaptured.find((s) => s.query.includes('harbor_asset(asset, position)'));
+if (!readerStatement || !sharedStatement)
+  throw new Error('the payload statements were not found among the captured statements');
 const PAYLOAD_ROUND_TRIPS = 300;
-const variants: Array<[string, string]> = [
-  ['as it is', payloadStatement.query],
-  ['in select count(*): no per-row columns', `select count(*) from (${payloadStatement.query}) p`],
-  [
-    'in select sum(length(p::text)): columns computed, not sent',
-    `select sum(length(p::text)) from (${payloadStatement.query}) p`,
-  ],
-];
+const variants: Array<[string, string, unknown[]]> = [];
+for (const [which, statement] of [
+  ["reader's statement", readerStatement],
+  ['shared statement', sharedStatement],
+] as const) {
+  variants.push(
+    [`${which} as it is`, statement.query, statement.params],
+    [
+      `${which} in select count(*): no per-row columns`,
+      `select count(*) from (${statement.query}) p`,
+      statement.params,
+    ],
+    [
+      `${which} in select sum(length(p::text)): columns computed, not sent`,
+      `select sum(length(p::text)) from (${statement.query}) p`,
+      statement.params,
+    ],
+  );
+}
 const trips = variants.map(() => [] as number[]);
 for (let k = 0; k < PAYLOAD_ROUND_TRIPS + 6; k++) {
-  for (const [i, [, text]] of variants.entries()) {
+  for (const [i, [, text, values]] of variants.entries()) {
     const start = performance.now();
-    await client.query({ name: `payload_${i}`, text, values: payloadStatement.params });
+    await client.query({ name: `payload_${i}`, text, values });
     // The first round prepares the statements; a generic plan is chosen after five executions.
     if (k >= 6) trips[i]!.push(performance.now() - start);
   }
 }
 process.stdout.write(
-  `\n=== payload statement of ${reads[0]![0]} (${PAYLOAD_ROUND_TRIPS} prepared round trips each, taking turns)\n`,
+  `\n=== payload statements of ${reads[0]![0]} (${PAYLOAD_ROUND_TRIPS} prepared round trips each, taking turns; the reader's with the bodies kept)\n`,
 );
 for (const [i, [name]] of variants.entries())
   process.stdout.write(`${name}: median ${median(trips[i]!).toFixed(2)} ms\n`);
@@ -179,30 +209,48 @@ const pageIds = (
   )
 ).rows.map((r) => r.id as string);
 process.stdout.write('\n');
-/** How many executions of the payload statement on the connection PostgreSQL planned, and how. */
+/** How many executions of each payload statement on the connection PostgreSQL planned, and how. */
 const payloadPlans = async () =>
   (
     await one.executeSql(
-      `select coalesce(sum(generic_plans), 0)::int as generic, coalesce(sum(custom_plans), 0)::int as custom
-        from pg_prepared_statements where statement like '%harbor_asset(asset, position)%'`,
+      `select case when statement like '%harbor_asset(asset, position)%' then 'shared' else 'reader' end as statement,
+          sum(generic_plans)::int as generic, sum(custom_plans)::int as custom
+        from pg_prepared_statements
+        where statement like '%harbor_asset(asset, position)%' or statement like '%"duplicate_group"[3]%'
+        group by 1`,
     )
-  ).rows[0] as { generic: number; custom: number };
-for (const [name, idsOfCall] of [
-  ['one finding', pageIds.slice(0, 1)],
-  ['a page of 20', pageIds],
-] as const) {
-  const before = await payloadPlans();
-  const calls: number[] = [];
-  const cpu = process.cpuUsage();
-  for (let i = 0; i < PAYLOAD_ROUND_TRIPS + 6; i++) {
-    const start = performance.now();
-    await loadFindingBodies(one.db, memberAccess, [...idsOfCall]);
-    if (i >= 6) calls.push(performance.now() - start);
+  ).rows as Array<{ statement: string; generic: number; custom: number }>;
+const plansSince = (before: Awaited<ReturnType<typeof payloadPlans>>, after: typeof before) =>
+  after
+    .map((a) => {
+      const b = before.find((r) => r.statement === a.statement) ?? { generic: 0, custom: 0 };
+      return `${a.statement}: ${a.generic - b.generic} on a generic plan, ${a.custom - b.custom} planned anew`;
+    })
+    .join('; ');
+for (const kept of [true, false]) {
+  for (const [name, idsOfCall] of [
+    ['one finding', pageIds.slice(0, 1)],
+    ['a page of 20', pageIds],
+  ] as const) {
+    const before = await payloadPlans();
+    const calls: number[] = [];
+    let cpuUs = 0;
+    for (let i = 0; i < PAYLOAD_ROUND_TRIPS + 6; i++) {
+      if (!kept)
+        await one.executeSql('update finding_bodies set body = null where finding_id = any($1::uuid[])', [
+          idsOfCall,
+        ]);
+      const cpu = process.cpuUsage();
+      const start = performance.now();
+      await loadFindingBodies(one.db, memberAccess, [...idsOfCall]);
+      const used = process.cpuUsage(cpu);
+      cpuUs += used.user + used.system;
+      if (i >= 6) calls.push(performance.now() - start);
+    }
+    const after = await payloadPlans();
+    process.stdout.write(
+      `payload of ${name}, bodies ${kept ? 'kept' : 'cleared before each call'}: ${PAYLOAD_ROUND_TRIPS + 6} calls, median ${median(calls).toFixed(2)} ms, ${(cpuUs / (PAYLOAD_ROUND_TRIPS + 6)).toFixed(0)} µs Node CPU per call; ${plansSince(before, after)}\n`,
+    );
   }
-  const used = process.cpuUsage(cpu);
-  const after = await payloadPlans();
-  process.stdout.write(
-    `payload of ${name}: ${PAYLOAD_ROUND_TRIPS + 6} calls, median ${median(calls).toFixed(2)} ms, ${((used.user + used.system) / (PAYLOAD_ROUND_TRIPS + 6)).toFixed(0)} µs Node CPU per call; executions on a generic plan ${after.generic - before.generic}, planned anew ${after.custom - before.custom}\n`,
-  );
 }
 await one.close();

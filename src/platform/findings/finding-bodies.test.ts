@@ -288,6 +288,46 @@ describe("Kept finding bodies (the part of a finding's payload every reader sees
     expect(after).not.toBe(before);
   });
 
+  it('end as the tables say under concurrent reads and writes (findings, the repository, authors)', async () => {
+    const { s } = await keptScenario();
+    const writes = [
+      ...Array.from(
+        { length: 8 },
+        (_, i) => () =>
+          db()
+            .update(findings)
+            .set({ title: `Root ${i}` })
+            .where(eq(findings.id, s.root.id)),
+      ),
+      ...Array.from(
+        { length: 4 },
+        (_, i) => () =>
+          db()
+            .update(repositories)
+            .set({ name: `repo-${i}` })
+            .where(eq(repositories.id, s.repository.id)),
+      ),
+      ...Array.from(
+        { length: 4 },
+        (_, i) => () =>
+          db()
+            .update(users)
+            .set({ name: `Reviewer ${i}` })
+            .where(eq(users.id, s.team.reviewer.id)),
+      ),
+    ];
+    // Writes of every kind at once with reads between them; each read's answer is a real state.
+    const results = await Promise.allSettled([
+      ...writes.map((write) => write()),
+      ...Array.from({ length: 12 }, () => listing(s)),
+    ]);
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    const after = await expectKeptAsComputed(s);
+    expect(after).toMatch(/"title":"Root \d"/);
+    expect(after).toMatch(/"name":"repo-\d"/);
+    expect(after).toMatch(/"name":"Reviewer \d"/);
+  });
+
   it('are not written by a reader while a write holds them: the write clears them when it commits', async () => {
     const { s } = await keptScenario();
     await forget(s);
