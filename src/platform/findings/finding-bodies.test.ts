@@ -275,6 +275,29 @@ describe("Kept finding bodies (the part of a finding's payload every reader sees
     });
   }
 
+  it('are all cleared by a TRUNCATE of a table they draw on, which names no rows', async () => {
+    for (const table of ['finding_related_files', 'safe_harbors']) {
+      const { s, before, stamps } = await keptScenario();
+      await t.container.database.executeSql(`truncate ${table}`);
+      expect((await moved(s, stamps)).sort()).toEqual(['Other duplicate', 'Own duplicate', 'Root']);
+      const after = await expectKeptAsComputed(s);
+      expect(after).not.toBe(before);
+      expect(after).toContain(table === 'safe_harbors' ? '"safeHarborAssets":[]' : '"relatedFiles":[]');
+    }
+  });
+
+  it('are cleared on TRUNCATE by every table whose writes clear them (findings: its bodies go with it)', async () => {
+    const { rows } = await t.container.database.executeSql(
+      `select tgrelid::regclass::text as "table", bool_or(tgtype & 32 <> 0) as "onTruncate"
+        from pg_trigger where tgfoid = 'vigil_finding_bodies_forget'::regproc group by tgrelid order by 1`,
+    );
+    const tables = rows.map((r) => r.table as string);
+    expect(tables).toEqual(
+      expect.arrayContaining(['assets', 'finding_related_files', 'findings', 'repository_members', 'users']),
+    );
+    expect(rows.filter((r) => r.table !== 'findings' && r.onTruncate !== true)).toEqual([]);
+  });
+
   it('are left as they are by writes that change nothing they hold (a new finding number, a comment)', async () => {
     const { s, before, stamps } = await keptScenario();
     await db()
