@@ -161,8 +161,10 @@ export function readableLabelCondition(
 /**
  * Whether the user reads the finding row as a reviewer ({@link readableLabelCondition}'s rule over
  * {@link AccessValues}): a reviewer membership of its repository, outside the user's companies.
+ * Such a user reads only the finding's labels that reviewers may read (`labels.reviewer_read`),
+ * any other user all of them ({@link readableLabelConditionOf}).
  */
-function readsAsReviewerOf(v: AccessValues, finding: FindingColumns = findings): SQL<boolean> {
+export function readsAsReviewerOf(v: AccessValues, finding: FindingColumns = findings): SQL<boolean> {
   return sql<boolean>`(${finding.repositoryId} = any(${v.reviewerReadRepositoryIds}) and not (${finding.companyId} = any(${v.companyIds})))`;
 }
 

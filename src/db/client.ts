@@ -13,6 +13,14 @@ export type Db = NodePgDatabase<Schema>;
 /** Runs one SQL text with positional parameters; the shape pg-boss expects of a connection. */
 export type ExecuteSql = (text: string, values?: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
 
+/**
+ * Whether each statement on `db` is a transaction of its own (the pool's handle, {@link
+ * Database.db}) rather than part of one of {@link Database.transaction}.
+ */
+export function ownTransactionPerStatement(db: Db): boolean {
+  return Reflect.get(db, '$client') instanceof pg.Pool;
+}
+
 /** What a transaction callback receives: Drizzle bound to the transaction, and raw SQL on it. */
 export interface Tx {
   db: Db;

@@ -1,32 +1,37 @@
 import { randomUUID } from 'node:crypto';
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { api, sharedTestApp } from '../../../test/helpers/app.ts';
-import { buildComment, buildFinding } from '../../../test/helpers/factories.ts';
+import { buildComment, buildFinding, buildLabel } from '../../../test/helpers/factories.ts';
 import { type PayloadScenario, payloadScenario } from '../../../test/helpers/finding-payload-scenario.ts';
+import type { FindingAccess } from '../../access/policy.ts';
+import { ownTransactionPerStatement } from '../../db/client.ts';
 import {
   assetGroups,
   assets,
   companies,
+  findingLabels,
   findingRelatedFiles,
   findings,
+  labels,
   repositories,
   repositoryMembers,
   safeHarbors,
   users,
 } from '../../db/schema/index.ts';
+import { loadFindingPayloads } from './findings.repo.ts';
 import type { Finding } from './findings.schemas.ts';
 
 const t = sharedTestApp();
 const db = () => t.container.database.db;
 
-/** The judge's listing of the scenario's repository, as the answer's text. */
-async function listing(s: PayloadScenario): Promise<string> {
+/** The judge's (or another user's) listing of the scenario's repository, as the answer's text. */
+async function listing(s: PayloadScenario, token = s.team.judge.token): Promise<string> {
   const res = await api(
     t,
     'GET',
     `/api/v0/repositories/all-findings?repositories=${s.repository.id}&order_by=number_asc`,
-    s.team.judge.token,
+    token,
   );
   expect(res.statusCode).toBe(200);
   return res.body;
@@ -223,6 +228,35 @@ const changes: Change[] = [
     clears: ['Root'],
   },
   {
+    name: 'a label renamed',
+    change: (s) => db().update(labels).set({ name: 'b-open, renamed' }).where(eq(labels.id, s.open.id)),
+    clears: ['Root'],
+    shows: '"name":"b-open, renamed"',
+  },
+  {
+    name: 'a label made readable by reviewers',
+    change: (s) => db().update(labels).set({ reviewerRead: true }).where(eq(labels.id, s.secret.id)),
+    clears: ['Root'],
+  },
+  {
+    name: 'a label put on a finding',
+    change: (s) => db().insert(findingLabels).values({ findingId: s.own.id, labelId: s.open.id }),
+    clears: ['Own duplicate'],
+  },
+  {
+    name: 'a label taken off a finding',
+    change: (s) =>
+      db()
+        .delete(findingLabels)
+        .where(and(eq(findingLabels.findingId, s.root.id), eq(findingLabels.labelId, s.secret.id))),
+    clears: ['Root'],
+  },
+  {
+    name: 'a label removed',
+    change: (s) => db().delete(labels).where(eq(labels.id, s.open.id)),
+    clears: ['Root'],
+  },
+  {
     name: 'the asset group removed (the finding loses it)',
     change: async (s) => {
       await db().delete(assetGroups).where(eq(assetGroups.parentId, s.group.id));
@@ -298,6 +332,64 @@ describe("Kept finding bodies (the part of a finding's payload every reader sees
     expect(rows.filter((r) => r.table !== 'findings' && r.onTruncate !== true)).toEqual([]);
   });
 
+  it("written back inside a write's transaction leave its commit synchronous; alone they commit without waiting", async () => {
+    const { s } = await keptScenario();
+    await forget(s);
+    const database = t.container.database;
+    const access: FindingAccess = {
+      userId: s.team.judge.id,
+      readAll: false,
+      platformAdmin: false,
+      companyIds: [],
+      managedCompanyIds: [],
+      memberships: new Map([
+        [s.repository.id, { role: 'judge', showAllFindings: false, companyId: s.repository.companyId }],
+      ]),
+    };
+    expect(ownTransactionPerStatement(database.db)).toBe(true);
+    await database.transaction(async (tx) => {
+      expect(ownTransactionPerStatement(tx.db)).toBe(false);
+      await tx.db.update(findings).set({ title: 'Root, written' }).where(eq(findings.id, s.root.id));
+      const [root] = await loadFindingPayloads(tx.db, access, [s.root.id]);
+      expect(root?.title).toBe('Root, written');
+      // The write-back ran in this transaction and left its setting alone: the write's own
+      // commit still waits for the disk.
+      expect((await tx.executeSql('show synchronous_commit')).rows).toEqual([{ synchronous_commit: 'on' }]);
+    });
+    expect((await kept(s)).get(s.root.id)?.body).toContain('"title":"Root, written"');
+    // Alone, the write-back's setting lasts its own statement's transaction only.
+    await loadFindingPayloads(database.db, access, [s.own.id]);
+    expect((await kept(s)).get(s.own.id)?.body).not.toBeNull();
+    expect((await database.executeSql('show synchronous_commit')).rows).toEqual([
+      { synchronous_commit: 'on' },
+    ]);
+  });
+
+  it("give a reviewer only the labels reviewers may read, from the body the judge's read kept", async () => {
+    const { s } = await keptScenario();
+    const asReviewer = await listing(s, s.team.reviewer.token);
+    expect(asReviewer).toContain('"name":"b-open"');
+    expect(asReviewer).not.toContain('a-secret');
+    // The judge's read kept the bodies with both lists; computed anew, the reviewer's is the same.
+    await forget(s);
+    expect(await listing(s, s.team.reviewer.token)).toBe(asReviewer);
+    expect(await listing(s)).toContain('"name":"a-secret"');
+  });
+
+  it('of another layout (kept by a process of another version) are computed anew and replaced', async () => {
+    const { s, before } = await keptScenario();
+    // A body of six pieces, as kept before the labels were part of it.
+    await t.container.database.executeSql(
+      `update finding_bodies set body = array_to_string((string_to_array(body, E'\\x01'))[1:6], E'\\x01')
+        where finding_id = $1`,
+      [s.root.id],
+    );
+    expect((await kept(s)).get(s.root.id)?.body?.split('\u0001')).toHaveLength(6);
+    expect(await listing(s)).toBe(before);
+    expect((await kept(s)).get(s.root.id)?.body?.split('\u0001')).toHaveLength(8);
+    expect(await listing(s)).toBe(before);
+  });
+
   it('are left as they are by writes that change nothing they hold (a new finding number, a comment)', async () => {
     const { s, before, stamps } = await keptScenario();
     await db()
@@ -305,6 +397,9 @@ describe("Kept finding bodies (the part of a finding's payload every reader sees
       .set({ findingSeq: sql`${repositories.findingSeq} + 1` })
       .where(eq(repositories.id, s.repository.id));
     await buildComment(t, { findingId: s.own.id, authorId: s.team.otherReviewer.id, content: 'Seen.' });
+    // A label no finding carries yet, and a label updated to what it already holds.
+    await buildLabel(t, { repositoryId: s.repository.id, name: 'c-unused' });
+    await db().update(labels).set({ name: 'b-open' }).where(eq(labels.id, s.open.id));
     expect(await moved(s, stamps)).toEqual([]);
     // The comment is the reader's part of the payload: it shows with the kept body.
     const after = await expectKeptAsComputed(s);

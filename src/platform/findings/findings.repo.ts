@@ -7,15 +7,15 @@ import {
   boundAccessValues,
   FINDING_HAS_COMMENTS,
   latestReadableByOthersAtOf,
-  readableLabelConditionOf,
   readableNoteConditionOf,
+  readsAsReviewerOf,
   visibleCommentsConditionOf,
   visibleFindingsCondition,
   visibleFindingsConditionOf,
   visibleLastCommentAtOf,
 } from '../../access/access.repo.ts';
 import type { FindingAccess } from '../../access/policy.ts';
-import type { Db } from '../../db/client.ts';
+import { type Db, ownTransactionPerStatement } from '../../db/client.ts';
 import {
   assetGroups,
   assets,
@@ -122,6 +122,19 @@ const subGroup = alias(assetGroups, 'sub_group');
 const groupAsset = alias(assets, 'group_asset');
 const subAsset = alias(assets, 'sub_asset');
 
+/**
+ * The finding's labels (`Label[]`) by name that meet `condition`: all of them, or those reviewers
+ * may read. Both are kept with the body, and the reader's statement picks one ({@link
+ * readerColumns}' `readsAsReviewer`): no per-row lookup of labels for a reader.
+ */
+function labelsJson(condition: SQL): SQL {
+  return sql`coalesce((select json_agg(json_build_object('id', ${labels.id}, 'name', ${labels.name},
+      'isSystem', ${labels.isSystem}, 'reviewerRead', ${labels.reviewerRead}, 'reviewerUse', ${labels.reviewerUse},
+      'description', ${labels.description}, 'archivedAt', ${isoMillis(labels.archivedAt)}) order by ${labels.name}, ${labels.id})
+    from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
+    where ${findingLabels.findingId} = ${findings.id} and ${condition}), '[]'::json)`;
+}
+
 /** A finding reference (`FindingRef`) of a row of the duplicate group. */
 function findingRefJson(row: typeof groupMember): SQL {
   return sql`json_build_object('id', ${row.id}, 'number', coalesce(${row.number}, 0), 'title', ${row.title})`;
@@ -152,14 +165,9 @@ function readerColumns(v: AccessValues) {
     hasUnread: hasUnreadCommentsOf(v).as('has_unread'),
     unread: unreadCommentsCountOf(v).as('unread'),
     lastCommentAt: isoMillis(visibleLastCommentAtOf(v)).as('last_comment_at_text'),
-    labels:
-      sql<unknown>`coalesce((select json_agg(json_build_object('id', ${labels.id}, 'name', ${labels.name},
-        'isSystem', ${labels.isSystem}, 'reviewerRead', ${labels.reviewerRead}, 'reviewerUse', ${labels.reviewerUse},
-        'description', ${labels.description}, 'archivedAt', ${isoMillis(labels.archivedAt)}) order by ${labels.name}, ${labels.id})
-        from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
-        where ${findingLabels.findingId} = ${findings.id} and ${readableLabelConditionOf(v)}), '[]'::json)`.as(
-        'labels',
-      ),
+    // Which of the kept body's two label lists the user reads: a user who reads the finding as a
+    // reviewer reads only the labels reviewers may read (the access policy's `label.read`).
+    readsAsReviewer: readsAsReviewerOf(v).as('reads_as_reviewer'),
     // The root and the duplicates of the row's group that the user may see, as an array of three
     // JSON values: the root's reference (null when it is not visible), the references of the
     // duplicates by number (null when none is visible), and the group's description; null for a
@@ -225,6 +233,8 @@ function sharedColumns() {
         from ${findingRelatedFiles} where ${findingRelatedFiles.findingId} = ${findings.id}), '[]'::json)`.as(
       'files',
     ),
+    labels: labelsJson(sql`true`).as('labels'),
+    reviewerLabels: labelsJson(sql`${labels.reviewerRead}`).as('reviewer_labels'),
     // The safe-harbor assets of the repository that the finding names, in the safe harbor's order.
     harborAssets:
       sql<unknown>`coalesce((select json_agg(json_build_object('id', asset->>'id', 'name', asset->>'name',
@@ -298,7 +308,7 @@ function prepareReaderSelect(db: Db) {
     hasUnread: p.hasUnread,
     unread: p.unread,
     lastCommentAt: p.lastCommentAt,
-    labels: p.labels,
+    readsAsReviewer: p.readsAsReviewer,
     rootRef: sql<JsonText | null>`${p.group}[1]`,
     duplicateRefs: sql<JsonText | null>`${p.group}[2]`,
     groupDescription: sql<JsonText | null>`${p.group}[3]`,
@@ -330,6 +340,8 @@ function prepareSharedSelect(db: Db) {
     assignedTo: p.assignedTo,
     assetGroup: p.assetGroup,
     harborAssets: p.harborAssets,
+    labels: p.labels,
+    reviewerLabels: p.reviewerLabels,
     paymentId: p.paymentId,
     status: p.status,
     severity: p.severity,
@@ -348,12 +360,14 @@ const str = (value: unknown): string => JSON.stringify(value);
  */
 const PIECE_SEPARATOR = '\u0001';
 /** How many pieces a kept body has ({@link sharedPieces}). */
-const PIECES = 6;
+const PIECES = 8;
 
 /**
  * The part of a finding's payload that every reader sees alike, as the six pieces of its JSON
  * text that come between the reader's own fields ({@link findingBody}), in the `Finding` schema's
- * order. Its JSON parts (files, users, the asset group…) are put in as PostgreSQL wrote them.
+ * order, then its two label lists (`labels`: all of them, and those reviewers may read), of which
+ * the reader's fields name one. Its JSON parts (files, users, the asset group…) are put in as
+ * PostgreSQL wrote them.
  */
 function sharedPieces(r: SharedRow): string[] {
   return [
@@ -367,14 +381,18 @@ function sharedPieces(r: SharedRow): string[] {
     `"assignedTo":${jsonText(r.assignedTo)},"assetGroup":${jsonText(r.assetGroup)},`,
     `"safeHarborAssets":${jsonText(r.harborAssets)},`,
     `"paymentId":${str(r.paymentId)},"status":${str(r.status)},"severity":${str(r.severity)}}`,
+    jsonText(r.labels),
+    jsonText(r.reviewerLabels),
   ];
 }
 
-/** The pieces of a kept body ({@link sharedPieces}). */
-function keptPieces(id: string, body: string): string[] {
+/**
+ * The pieces of a kept body ({@link sharedPieces}); undefined for a body of another layout (one
+ * kept by a process of another version while both ran), which is then computed anew.
+ */
+function keptPieces(body: string): string[] | undefined {
   const pieces = body.split(PIECE_SEPARATOR);
-  if (pieces.length !== PIECES) throw new Error(`the kept body of finding ${id} has ${pieces.length} pieces`);
-  return pieces;
+  return pieces.length === PIECES ? pieces : undefined;
 }
 
 /**
@@ -396,7 +414,7 @@ function findingBody(shared: string[], r: ReaderRow): string {
     `${shared[0]}"hasUnreadComments":${r.hasUnread === true},"unreadCommentsNumber":${Number(r.unread)},` +
     `${shared[1]}"duplicateOf":${isDuplicate ? (rootRef ?? 'null') : 'null'},` +
     `"duplicates":${!isDuplicate && duplicateRefs !== null ? duplicateRefs : '[]'},"duplicateGroup":${group},` +
-    `${shared[2]}"labels":${jsonText(r.labels)},${shared[3]}"lastCommentAt":${str(r.lastCommentAt)},` +
+    `${shared[2]}"labels":${r.readsAsReviewer === true ? shared[7] : shared[6]},${shared[3]}"lastCommentAt":${str(r.lastCommentAt)},` +
     `${shared[4]}"note":${str(r.note)},${shared[5]}`
   );
 }
@@ -424,26 +442,34 @@ function planIds(ids: string[]): string[] {
   return ids.length >= PLAN_IDS ? ids : [...ids, ...Array<string>(PLAN_IDS - ids.length).fill(NO_FINDING)];
 }
 
-/** Bodies computed by a reader, to be kept where the stamp read with them is still the row's. */
-interface BodiesToKeep {
-  ids: string[];
-  stamps: unknown[];
-  bodies: string[];
+/** A body computed by a reader, to be kept where the stamp read with it is still the row's. */
+interface BodyToKeep {
+  id: string;
+  /** The stamp as this snapshot had it (a bigint, as its text). */
+  stamp: string;
+  body: string;
 }
 
 /**
  * Writes computed bodies back to `finding_bodies`: only where the row still has the stamp read in
- * the snapshot the body was computed from and no body (a write since has moved the stamp on, so a
- * body computed from an older snapshot is not kept), and only rows no other transaction holds
+ * the snapshot the body was computed from and no body, or one of another layout (a write since has
+ * moved the stamp on, so a body computed from an older snapshot is not kept), and only rows no other transaction holds
  * (`skip locked`): a reader never waits here, and what it skips is computed again by a later one.
+ * The bodies go as one JSON parameter (one `JSON.stringify`, not an array literal escaped body by
+ * body). Outside a transaction the statement commits without waiting for its WAL to reach the
+ * disk: a write-back lost in a crash only means the body is computed again; inside one (a write's
+ * answer) the transaction's own commit decides, untouched.
  */
-async function keepFindingBodies(db: Db, keep: BodiesToKeep): Promise<void> {
-  const ids = sql.param(keep.ids);
+async function keepFindingBodies(db: Db, keep: BodyToKeep[]): Promise<void> {
+  const ids = sql.param(keep.map((k) => k.id));
+  const asyncCommit = ownTransactionPerStatement(db)
+    ? sql`, (select set_config('synchronous_commit', 'off', true)) as async_commit`
+    : sql``;
   await db.execute(sql`update ${findingBodies} set body = kept.body
-    from unnest(${ids}::uuid[], ${sql.param(keep.stamps)}::bigint[], ${sql.param(keep.bodies)}::text[])
-      as kept(finding_id, stamp, body)
-    where ${findingBodies.findingId} = kept.finding_id and ${findingBodies.stamp} = kept.stamp
-      and ${findingBodies.body} is null
+    from json_to_recordset(${JSON.stringify(keep)}::json) as kept(id uuid, stamp bigint, body text)${asyncCommit}
+    where ${findingBodies.findingId} = kept.id and ${findingBodies.stamp} = kept.stamp
+      and (${findingBodies.body} is null
+        or length(${findingBodies.body}) - length(replace(${findingBodies.body}, ${PIECE_SEPARATOR}, '')) <> ${PIECES - 1})
       and ${findingBodies.findingId} in (select "finding_id" from ${findingBodies}
         where "finding_id" = any(${ids}::uuid[]) for update skip locked)`);
 }
@@ -461,18 +487,16 @@ async function computeSharedPieces(db: Db, ids: string[]): Promise<Map<string, s
     { ids: planIds(ids) },
     { jsonAsText: true },
   )) as SharedRow[];
-  const keep: BodiesToKeep = { ids: [], stamps: [], bodies: [] };
+  const keep: BodyToKeep[] = [];
   const pieces = new Map<string, string[]>();
   for (const r of rows) {
     const shared = sharedPieces(r);
     pieces.set(r.id as string, shared);
     if (r.stamp !== null) {
-      keep.ids.push(r.id as string);
-      keep.stamps.push(r.stamp);
-      keep.bodies.push(shared.join(PIECE_SEPARATOR));
+      keep.push({ id: r.id as string, stamp: r.stamp as string, body: shared.join(PIECE_SEPARATOR) });
     }
   }
-  if (keep.ids.length > 0) await keepFindingBodies(db, keep);
+  if (keep.length > 0) await keepFindingBodies(db, keep);
   return pieces;
 }
 
@@ -499,12 +523,18 @@ export async function loadFindingBodies(db: Db, access: FindingAccess, ids: stri
     { ...accessPlaceholderValues(access), ids: planIds(ids) },
     { jsonAsText: true },
   )) as ReaderRow[];
-  const missing = rows.filter((r) => r.body === null).map((r) => r.id as string);
+  const kept = new Map<string, string[]>();
+  const missing: string[] = [];
+  for (const r of rows) {
+    const pieces = r.body === null ? undefined : keptPieces(r.body as string);
+    if (pieces) kept.set(r.id as string, pieces);
+    else missing.push(r.id as string);
+  }
   const computed = missing.length > 0 ? await computeSharedPieces(db, missing) : undefined;
   const byId = new Map<string, string>();
   for (const r of rows) {
     const id = r.id as string;
-    const shared = r.body !== null ? keptPieces(id, r.body as string) : computed?.get(id);
+    const shared = kept.get(id) ?? computed?.get(id);
     // A finding removed between the two statements is left out, as one removed before.
     if (shared) byId.set(id, findingBody(shared, r));
   }
