@@ -123,16 +123,19 @@ const groupAsset = alias(assets, 'group_asset');
 const subAsset = alias(assets, 'sub_asset');
 
 /**
- * The finding's labels (`Label[]`) by name that meet `condition`: all of them, or those reviewers
- * may read. Both are kept with the body, and the reader's statement picks one ({@link
- * readerColumns}' `readsAsReviewer`): no per-row lookup of labels for a reader.
+ * The finding's two label lists (`Label[]`, by name) in one lookup, as an array of two JSON
+ * values: all of its labels, and those reviewers may read. Both are kept with the body, and the
+ * reader's statement picks one ({@link readerColumns}' `readsAsReviewer`): no per-row lookup of
+ * labels for a reader.
  */
-function labelsJson(condition: SQL): SQL {
-  return sql`coalesce((select json_agg(json_build_object('id', ${labels.id}, 'name', ${labels.name},
+function labelListsJson(): SQL {
+  const label = sql`json_build_object('id', ${labels.id}, 'name', ${labels.name},
       'isSystem', ${labels.isSystem}, 'reviewerRead', ${labels.reviewerRead}, 'reviewerUse', ${labels.reviewerUse},
-      'description', ${labels.description}, 'archivedAt', ${isoMillis(labels.archivedAt)}) order by ${labels.name}, ${labels.id})
+      'description', ${labels.description}, 'archivedAt', ${isoMillis(labels.archivedAt)})`;
+  return sql`(select array[coalesce(json_agg(${label} order by ${labels.name}, ${labels.id}), '[]'::json),
+      coalesce(json_agg(${label} order by ${labels.name}, ${labels.id}) filter (where ${labels.reviewerRead}), '[]'::json)]
     from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
-    where ${findingLabels.findingId} = ${findings.id} and ${condition}), '[]'::json)`;
+    where ${findingLabels.findingId} = ${findings.id})`;
 }
 
 /** A finding reference (`FindingRef`) of a row of the duplicate group. */
@@ -233,8 +236,7 @@ function sharedColumns() {
         from ${findingRelatedFiles} where ${findingRelatedFiles.findingId} = ${findings.id}), '[]'::json)`.as(
       'files',
     ),
-    labels: labelsJson(sql`true`).as('labels'),
-    reviewerLabels: labelsJson(sql`${labels.reviewerRead}`).as('reviewer_labels'),
+    labelLists: sql<unknown>`${labelListsJson()}`.as('label_lists'),
     // The safe-harbor assets of the repository that the finding names, in the safe harbor's order.
     harborAssets:
       sql<unknown>`coalesce((select json_agg(json_build_object('id', asset->>'id', 'name', asset->>'name',
@@ -340,8 +342,8 @@ function prepareSharedSelect(db: Db) {
     assignedTo: p.assignedTo,
     assetGroup: p.assetGroup,
     harborAssets: p.harborAssets,
-    labels: p.labels,
-    reviewerLabels: p.reviewerLabels,
+    labels: sql<JsonText>`${p.labelLists}[1]`,
+    reviewerLabels: sql<JsonText>`${p.labelLists}[2]`,
     paymentId: p.paymentId,
     status: p.status,
     severity: p.severity,
