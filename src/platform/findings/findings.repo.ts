@@ -39,17 +39,23 @@ import type { Label } from '../labels/labels.schemas.ts';
 import type { Finding, FullUserSummary } from './findings.schemas.ts';
 
 /**
- * The number of comments on the outer `findings` row that the user has not read: written by
- * someone else after the user's last read, not deleted, and readable by the user (access policy).
- * Counted on `comments` for the findings of one page only; zero unless {@link hasUnreadComments}.
+ * The user's read marker of the outer `findings` row, joined once per row to the payload's
+ * findings (its primary key: at most one row), so that the payload's unread state reads it once.
  */
-function unreadCommentsCountOf(v: AccessValues): SQL<number> {
-  return sql<number>`(case when ${hasUnreadCommentsOf(v)} then (select count(*)::int from ${comments}
+const readMarker = alias(commentReads, 'read_marker');
+
+/**
+ * The number of comments on the outer `findings` row that the user has not read: written by
+ * someone else after the user's last read (`readAt`, the {@link readMarker}'s), not deleted, and
+ * readable by the user (access policy). Counted on `comments` for the findings of one page only;
+ * zero unless {@link hasUnreadComments}.
+ */
+function unreadCommentsCountOf(v: AccessValues, readAt: SQL): SQL<number> {
+  return sql<number>`(case when ${hasUnreadCommentsOf(v, readAt)} then (select count(*)::int from ${comments}
     where ${comments.findingId} = ${findings.id}
       and ${comments.authorId} is distinct from ${v.userId}
       and ${comments.deletedAt} is null
-      and ${comments.createdAt} > coalesce((select ${commentReads.readAt} from ${commentReads}
-        where ${commentReads.userId} = ${v.userId} and ${commentReads.findingId} = ${findings.id}), '-infinity'::timestamptz)
+      and ${comments.createdAt} > coalesce(${readAt}, '-infinity'::timestamptz)
       and ${visibleCommentsConditionOf(v)}) else 0 end)`;
 }
 
@@ -64,12 +70,19 @@ export function hasUnreadComments(access: FindingAccess, b: Binder = INLINE_VALU
   return hasUnreadCommentsOf(boundAccessValues(access, b));
 }
 
-/** {@link hasUnreadComments} over {@link AccessValues}. */
-function hasUnreadCommentsOf(v: AccessValues): SQL<boolean> {
+/**
+ * {@link hasUnreadComments} over {@link AccessValues}; with `readAt`, the user's read marker of
+ * the row already at hand (the payload's {@link readMarker}, null when there is none) instead of
+ * a probe of `comment_reads`.
+ */
+function hasUnreadCommentsOf(v: AccessValues, readAt?: SQL): SQL<boolean> {
   const latest = latestReadableByOthersAtOf(v);
-  return sql<boolean>`(${FINDING_HAS_COMMENTS} and ${latest} is not null and not exists (select 1 from ${commentReads}
+  const notRead = readAt
+    ? sql`(${readAt} is null or ${readAt} < ${latest})`
+    : sql`not exists (select 1 from ${commentReads}
     where ${commentReads.userId} = ${v.userId} and ${commentReads.findingId} = ${findings.id}
-      and ${commentReads.readAt} >= ${latest}))`;
+      and ${commentReads.readAt} >= ${latest})`;
+  return sql<boolean>`(${FINDING_HAS_COMMENTS} and ${latest} is not null and ${notRead})`;
 }
 
 const creator = alias(users, 'creator');
@@ -165,8 +178,8 @@ function readerColumns(v: AccessValues) {
     note: sql<string | null>`case when ${readableNoteConditionOf(v)} then ${findings.note} end`.as(
       'readable_note',
     ),
-    hasUnread: hasUnreadCommentsOf(v).as('has_unread'),
-    unread: unreadCommentsCountOf(v).as('unread'),
+    hasUnread: hasUnreadCommentsOf(v, sql`${readMarker.readAt}`).as('has_unread'),
+    unread: unreadCommentsCountOf(v, sql`${readMarker.readAt}`).as('unread'),
     lastCommentAt: isoMillis(visibleLastCommentAtOf(v)).as('last_comment_at_text'),
     // Which of the kept body's two label lists the user reads: a user who reads the finding as a
     // reviewer reads only the labels reviewers may read (the access policy's `label.read`).
@@ -275,14 +288,20 @@ const OF_THE_IDS = sql`${findings.id} = any(${sql.placeholder('ids')}::uuid[]) a
  * their expressions in its place, computing them again. An `offset 0` keeps it from doing so
  * ({@link OFFSET_ZERO}).
  */
-const readerRows = (db: Db) =>
-  db
-    .select(readerColumns(accessPlaceholders()))
+const readerRows = (db: Db) => {
+  const v = accessPlaceholders();
+  return db
+    .select(readerColumns(v))
     .from(findings)
     .leftJoin(findingBodies, eq(findingBodies.findingId, findings.id))
+    .leftJoin(
+      readMarker,
+      sql`${readMarker.findingId} = ${findings.id} and ${readMarker.userId} = ${v.userId}`,
+    )
     .where(OF_THE_IDS)
     .offset(OFFSET_ZERO)
     .as('payload');
+};
 const sharedRows = (db: Db) =>
   db
     .select(sharedColumns())
