@@ -1,3 +1,4 @@
+import type { FindingAccess } from '../../src/access/policy.ts';
 import { assetGroups, assets, findingLabels, safeHarbors } from '../../src/db/schema/index.ts';
 import type { TestApp } from './app.ts';
 import { buildComment, buildFinding, buildLabel, buildRepositoryTeam } from './factories.ts';
@@ -98,3 +99,20 @@ export async function payloadScenario(t: TestApp) {
 }
 
 export type PayloadScenario = Awaited<ReturnType<typeof payloadScenario>>;
+
+/**
+ * The access of the scenario's judge, as the access service loads it (a judge of the repository,
+ * in no company): for calling the payload's repository functions directly.
+ */
+export function judgeAccess(s: PayloadScenario): FindingAccess {
+  return {
+    userId: s.team.judge.id,
+    readAll: false,
+    platformAdmin: false,
+    companyIds: [],
+    managedCompanyIds: [],
+    memberships: new Map([
+      [s.repository.id, { role: 'judge', showAllFindings: false, companyId: s.repository.companyId }],
+    ]),
+  };
+}

@@ -20,10 +20,15 @@ CREATE TRIGGER finding_labels_bodies_update AFTER UPDATE ON finding_labels REFER
 CREATE TRIGGER finding_labels_bodies_delete AFTER DELETE ON finding_labels REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION vigil_finding_bodies_forget('select array_agg(distinct finding_id) from old_rows');
 --> statement-breakpoint
-CREATE TRIGGER labels_bodies_truncate AFTER TRUNCATE ON labels
-  FOR EACH STATEMENT EXECUTE FUNCTION vigil_finding_bodies_forget('select array_agg(finding_id) from finding_bodies');
---> statement-breakpoint
-CREATE TRIGGER finding_labels_bodies_truncate AFTER TRUNCATE ON finding_labels
-  FOR EACH STATEMENT EXECUTE FUNCTION vigil_finding_bodies_forget('select array_agg(finding_id) from finding_bodies');
+DO $$
+DECLARE
+  source text;
+BEGIN
+  FOREACH source IN ARRAY ARRAY['labels', 'finding_labels'] LOOP
+    EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %I FOR EACH STATEMENT EXECUTE FUNCTION vigil_finding_bodies_forget(%L)',
+      source || '_bodies_truncate', source, 'select array_agg(finding_id) from finding_bodies');
+  END LOOP;
+END;
+$$;
 --> statement-breakpoint
 UPDATE finding_bodies SET stamp = stamp + 1, body = NULL;

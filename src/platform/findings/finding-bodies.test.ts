@@ -3,8 +3,11 @@ import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { api, sharedTestApp } from '../../../test/helpers/app.ts';
 import { buildComment, buildFinding, buildLabel } from '../../../test/helpers/factories.ts';
-import { type PayloadScenario, payloadScenario } from '../../../test/helpers/finding-payload-scenario.ts';
-import type { FindingAccess } from '../../access/policy.ts';
+import {
+  judgeAccess,
+  type PayloadScenario,
+  payloadScenario,
+} from '../../../test/helpers/finding-payload-scenario.ts';
 import { ownTransactionPerStatement } from '../../db/client.ts';
 import {
   assetGroups,
@@ -336,16 +339,7 @@ describe("Kept finding bodies (the part of a finding's payload every reader sees
     const { s } = await keptScenario();
     await forget(s);
     const database = t.container.database;
-    const access: FindingAccess = {
-      userId: s.team.judge.id,
-      readAll: false,
-      platformAdmin: false,
-      companyIds: [],
-      managedCompanyIds: [],
-      memberships: new Map([
-        [s.repository.id, { role: 'judge', showAllFindings: false, companyId: s.repository.companyId }],
-      ]),
-    };
+    const access = judgeAccess(s);
     expect(ownTransactionPerStatement(database.db)).toBe(true);
     await database.transaction(async (tx) => {
       expect(ownTransactionPerStatement(tx.db)).toBe(false);

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { api, getJson, sharedTestApp } from '../../../test/helpers/app.ts';
 import { addMember, buildUser } from '../../../test/helpers/factories.ts';
-import { type PayloadScenario, payloadScenario } from '../../../test/helpers/finding-payload-scenario.ts';
-import type { FindingAccess } from '../../access/policy.ts';
+import {
+  judgeAccess,
+  type PayloadScenario,
+  payloadScenario,
+} from '../../../test/helpers/finding-payload-scenario.ts';
 import { loadFindingBodies } from './findings.repo.ts';
 import { type Finding, FindingSchema } from './findings.schemas.ts';
 import { allFindingsBody, allFindingsJsonLength } from './findings-listing.ts';
@@ -196,16 +199,7 @@ describe("A finding's payload, as the listing and a read of one finding send it"
 
   it('is planned once per connection: after five executions PostgreSQL keeps its generic plan', async () => {
     const s = await payloadScenario(t);
-    const access: FindingAccess = {
-      userId: s.team.judge.id,
-      readAll: false,
-      platformAdmin: false,
-      companyIds: [],
-      managedCompanyIds: [],
-      memberships: new Map([
-        [s.repository.id, { role: 'judge', showAllFindings: false, companyId: s.repository.companyId }],
-      ]),
-    };
+    const access = judgeAccess(s);
     const ids = [s.root.id, s.own.id, s.others.id];
     // One transaction: one connection, whose prepared statements the view lists. The bodies are
     // cleared before each read, so that both statements run: the reader's and the shared one.
