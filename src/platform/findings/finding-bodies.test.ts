@@ -335,28 +335,31 @@ describe("Kept finding bodies (the part of a finding's payload every reader sees
     expect(rows.filter((r) => r.table !== 'findings' && r.onTruncate !== true)).toEqual([]);
   });
 
-  it("written back inside a write's transaction leave its commit synchronous; alone they commit without waiting", async () => {
+  it("written back inside a write's transaction leave its commit setting alone; alone, change it for their own statement only", async () => {
     const { s } = await keptScenario();
     await forget(s);
     const database = t.container.database;
     const access = judgeAccess(s);
+    const show = async (run: typeof database.executeSql) =>
+      (await run('show synchronous_commit')).rows[0]?.synchronous_commit;
+    // The server's own setting (the tests' embedded server runs with it off).
+    const serverSetting = await show(database.executeSql);
     expect(ownTransactionPerStatement(database.db)).toBe(true);
     await database.transaction(async (tx) => {
       expect(ownTransactionPerStatement(tx.db)).toBe(false);
+      await tx.executeSql('set local synchronous_commit = on');
       await tx.db.update(findings).set({ title: 'Root, written' }).where(eq(findings.id, s.root.id));
       const [root] = await loadFindingPayloads(tx.db, access, [s.root.id]);
       expect(root?.title).toBe('Root, written');
       // The write-back ran in this transaction and left its setting alone: the write's own
       // commit still waits for the disk.
-      expect((await tx.executeSql('show synchronous_commit')).rows).toEqual([{ synchronous_commit: 'on' }]);
+      expect(await show(tx.executeSql)).toBe('on');
     });
     expect((await kept(s)).get(s.root.id)?.body).toContain('"title":"Root, written"');
     // Alone, the write-back's setting lasts its own statement's transaction only.
     await loadFindingPayloads(database.db, access, [s.own.id]);
     expect((await kept(s)).get(s.own.id)?.body).not.toBeNull();
-    expect((await database.executeSql('show synchronous_commit')).rows).toEqual([
-      { synchronous_commit: 'on' },
-    ]);
+    expect(await show(database.executeSql)).toBe(serverSetting);
   });
 
   it("give a reviewer only the labels reviewers may read, from the body the judge's read kept", async () => {
