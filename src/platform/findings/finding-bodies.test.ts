@@ -405,30 +405,27 @@ describe("Kept finding bodies (the part of a finding's payload every reader sees
 
   it('end as the tables say under concurrent reads and writes (findings, the repository, authors)', async () => {
     const { s } = await keptScenario();
+    /** `n` writes, the i-th made by `write(i)`. */
+    const times = (n: number, write: (i: number) => Promise<unknown>) =>
+      Array.from({ length: n }, (_, i) => () => write(i));
     const writes = [
-      ...Array.from(
-        { length: 8 },
-        (_, i) => () =>
-          db()
-            .update(findings)
-            .set({ title: `Root ${i}` })
-            .where(eq(findings.id, s.root.id)),
+      ...times(8, (i) =>
+        db()
+          .update(findings)
+          .set({ title: `Root ${i}` })
+          .where(eq(findings.id, s.root.id)),
       ),
-      ...Array.from(
-        { length: 4 },
-        (_, i) => () =>
-          db()
-            .update(repositories)
-            .set({ name: `repo-${i}` })
-            .where(eq(repositories.id, s.repository.id)),
+      ...times(4, (i) =>
+        db()
+          .update(repositories)
+          .set({ name: `repo-${i}` })
+          .where(eq(repositories.id, s.repository.id)),
       ),
-      ...Array.from(
-        { length: 4 },
-        (_, i) => () =>
-          db()
-            .update(users)
-            .set({ name: `Reviewer ${i}` })
-            .where(eq(users.id, s.team.reviewer.id)),
+      ...times(4, (i) =>
+        db()
+          .update(users)
+          .set({ name: `Reviewer ${i}` })
+          .where(eq(users.id, s.team.reviewer.id)),
       ),
     ];
     // Writes of every kind at once with reads between them; each read's answer is a real state.
