@@ -12,7 +12,10 @@
  *   (b) the same after one `select 1` on a node-postgres pool to the same database — the
  *       database-bound ceiling every read is compared to; measured before the reads and again
  *       after them, the ratios are to the higher of the two,
- *   (c) Vigil's reads: getScan, getCreditBalances, all-findings (limit=20; 500 pages of 20
+ *   (c) the 500 pages of the paging read below answered by the ceiling process from their
+ *       findings' kept bodies, read by their ids with one prepared statement: the least a page
+ *       read from the database costs; the reads of pages in turn are also given as a ratio to it,
+ *   Vigil's reads: getScan, getCreditBalances, all-findings (limit=20; 500 pages of 20
  *       requested in turn, more than a process keeps, so none is answered from memory; with 3
  *       filters; the kept page again with writes beside it, through the same `vigil serve`:
  *       10 credit grants a second, a table the listing does not read, or another user opening a
@@ -79,6 +82,7 @@ const DB_NAME = process.env.BENCH_DB_NAME ?? 'vigil_bench_api';
 const RESULTS_FILE = process.env.BENCH_RESULTS ?? 'api.json';
 const TARGET_RATIO = 0.5;
 const DB_CEILING_AGAIN = '(b) again, after the reads';
+const PAGE_CEILING = '(c) the pages in turn: their kept bodies by id, one statement';
 const TARGET_P99_MS = 20;
 const TARGET_ALL_FINDINGS_P99_MS = 50;
 /**
@@ -295,6 +299,8 @@ interface Measurement {
   non2xx: number;
   errors: number;
   ratioToDbCeiling: number | null;
+  /** Of the reads of pages in turn: the ratio to ceiling (c), the same pages' kept bodies by id. */
+  ratioToPageCeiling: number | null;
   p99TargetMs: number | null;
   meetsTarget: boolean | null;
   peakServeRssMb: number | null;
@@ -540,12 +546,19 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
 
   // The member's pages one after another (their cursors), in several orders when one has too few,
   // for the read of pages nothing keeps.
+  // Each page's finding ids too, for the ceiling (c) of the same pages.
   const pagePaths: string[] = [];
+  const pageIdPaths: string[] = [];
   for (const order of PAGE_ORDERS) {
     for (let next: string | null = ''; next !== null && pagePaths.length < PAGES_IN_TURN; ) {
       const path: string = `/api/v0/repositories/all-findings?limit=20&order_by=${order}${next ? `&next=${encodeURIComponent(next)}` : ''}`;
       pagePaths.push(path);
-      next = ((await call(base, 'GET', path, memberToken)) as { nextValue: string | null }).nextValue;
+      const page = (await call(base, 'GET', path, memberToken)) as {
+        findings: Array<{ id: string }>;
+        nextValue: string | null;
+      };
+      pageIdPaths.push(`/page?ids=${page.findings.map((f) => f.id).join(',')}`);
+      next = page.nextValue;
     }
   }
 
@@ -578,6 +591,8 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       token: memberToken,
       p99TargetMs: TARGET_ALL_FINDINGS_P99_MS,
     },
+    // The least a page from the database costs: the same pages' kept bodies by their ids.
+    { name: PAGE_CEILING, kind: 'ceiling', url: `${ceilingBase}${pageIdPaths[0]}`, paths: pageIdPaths },
     // The kept page again, with writes sent through the same `vigil serve` beside it.
     keptPageBeside('10 credit grants/s', () =>
       call(base, 'POST', `/api/v0/admin/companies/${ids.company}/credits`, adminToken, { amount: 1 }),
@@ -694,6 +709,7 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       non2xx: result.non2xx,
       errors: result.errors + result.timeouts,
       ratioToDbCeiling: null,
+      ratioToPageCeiling: null,
       p99TargetMs: target.kind === 'read' ? (target.p99TargetMs ?? TARGET_P99_MS) : null,
       meetsTarget: null,
       peakServeRssMb: target.kind === 'read' ? Math.round(peak / 1024) : null,
@@ -720,8 +736,11 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
   }
   const peakServeRssMb = Math.round(overall.stop() / 1024);
   const dbCeiling = Math.max(...measurements.filter((m) => m.path === '/db').map((m) => m.requestsPerSecond));
+  const pageCeiling = measurements.find((m) => m.name === PAGE_CEILING)?.requestsPerSecond;
   for (const m of measurements) {
     m.ratioToDbCeiling = Number((m.requestsPerSecond / dbCeiling).toFixed(3));
+    if (m.kind === 'read' && pageCeiling && m.name.includes('pages in turn'))
+      m.ratioToPageCeiling = Number((m.requestsPerSecond / pageCeiling).toFixed(3));
     if (m.kind === 'read') {
       m.meetsTarget =
         m.non2xx === 0 &&
@@ -789,6 +808,7 @@ for (const b of backends) {
     'p50 ms',
     'p99 ms',
     'ratio to (b)',
+    'ratio to (c)',
     'p99 target',
     'meets target',
     'kept',
@@ -807,6 +827,7 @@ for (const b of backends) {
     String(m.p50Ms),
     String(m.p99Ms),
     m.ratioToDbCeiling === null ? '' : `${Math.round(m.ratioToDbCeiling * 100)}%`,
+    m.ratioToPageCeiling === null ? '' : `${Math.round(m.ratioToPageCeiling * 100)}%`,
     m.p99TargetMs === null ? '' : `≤ ${m.p99TargetMs} ms`,
     m.meetsTarget === null ? '' : m.meetsTarget ? 'yes' : 'NO',
     m.keptShare === null ? '' : `${Math.round(m.keptShare * 100)}%`,
