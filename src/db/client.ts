@@ -184,17 +184,28 @@ function prepareStatementsOf(client: pg.PoolClient): void {
     }
     return query(config, ...rest);
   };
-  // Queries given to one connection at once (a `Promise.all` of reads inside a transaction) run
-  // one after the other on the wire anyway: they are chained here, each sent when the one before
-  // it has settled, instead of being left to pg's internal queue, which pg@9 drops. Calls with a
-  // callback or a submittable (a cursor, a stream) return synchronously and go straight through.
+  // Queries given to one connection at once (a `Promise.all` of reads inside a transaction, the
+  // connection's `listen` sent when it opens and the first `pool.query` it is handed to) run one
+  // after the other on the wire anyway: they are chained here, each sent when the one before it
+  // has settled, instead of being left to pg's internal queue, which pg@9 drops. A call with a
+  // callback (how `pool.query` calls its connection) is chained the same way and answered through
+  // its callback; a submittable (a cursor, a stream) returns synchronously and goes straight
+  // through.
   let tail: Promise<unknown> = Promise.resolve();
-  const forward = (config: unknown, ...rest: unknown[]) => {
-    const submittable = typeof (config as { submit?: unknown } | null)?.submit === 'function';
-    if (submittable || rest.some((arg) => typeof arg === 'function')) return named(config, rest);
+  const chained = (config: unknown, rest: unknown[]) => {
     const run = tail.then(() => named(config, rest));
     tail = run.catch(() => undefined);
     return run;
+  };
+  const forward = (config: unknown, ...rest: unknown[]) => {
+    if (typeof (config as { submit?: unknown } | null)?.submit === 'function') return named(config, rest);
+    const callback = rest[rest.length - 1];
+    if (typeof callback !== 'function') return chained(config, rest);
+    chained(config, rest.slice(0, -1)).then(
+      (result) => callback(undefined, result),
+      (error: unknown) => callback(error),
+    );
+    return undefined;
   };
   Reflect.set(client, 'query', forward);
 }

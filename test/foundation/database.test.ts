@@ -135,6 +135,36 @@ describe('queries given to one connection at once', () => {
   });
 });
 
+describe('queries given to a new connection at once', () => {
+  it("wait their turn behind its `listen`, through the pool's callbacks, without pg queueing them", async () => {
+    const { config, drop } = await createTestDatabaseConfig({ empty: true });
+    // One connection: its `listen` (sent when it opens) and every `pool.query` share it.
+    const database = await openDatabase({ ...config, poolSize: 1 });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on('warning', onWarning);
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => database.executeSql('select $1::int as n', [i])),
+      );
+      expect(answers.map((a) => a.rows[0]?.n)).toEqual([0, 1, 2, 3, 4, 5]);
+      // A failing one fails its own promise only, through the pool's callback.
+      const outcomes = await Promise.allSettled([
+        database.executeSql('select 1/0'),
+        database.executeSql('select 7 as n'),
+      ]);
+      expect(outcomes[0]!.status).toBe('rejected');
+      expect(outcomes[1]).toMatchObject({ status: 'fulfilled', value: { rows: [{ n: 7 }] } });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.includes('already executing a query'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      await database.close();
+      await drop();
+    }
+  });
+});
+
 describe('onOwnNotify', () => {
   it("tells of this process's commits, per table and channel, before they answer; not of reads, rolled-back work, the job queue's tables or other processes", async () => {
     const { config, drop } = await createTestDatabaseConfig();
