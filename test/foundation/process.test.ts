@@ -97,7 +97,7 @@ describe('vigil processes', () => {
     const answered = await response;
     expect(answered.status).toBe(201);
     expect(JSON.parse(answered.body)).toMatchObject({ handle: 'drain-co' });
-    expect(await first.exited).toBe(0);
+    expect(await first.exited, first.output()).toBe(0);
     expect(first.output()).toContain('shutting down');
 
     // A second start on the same data keeps the admin and prints no token.
@@ -111,7 +111,7 @@ describe('vigil processes', () => {
     });
     expect(res.status).toBe(201);
     second.child.kill('SIGTERM');
-    expect(await second.exited).toBe(0);
+    expect(await second.exited, second.output()).toBe(0);
   });
 
   it('stops a worker cleanly on SIGTERM', async () => {
@@ -120,7 +120,7 @@ describe('vigil processes', () => {
     const worker = runVigil(['worker'], { VIGIL_DATA_DIR: dataDir });
     await worker.waitFor(/worker started/);
     worker.child.kill('SIGTERM');
-    expect(await worker.exited).toBe(0);
+    expect(await worker.exited, worker.output()).toBe(0);
     expect(worker.output()).toContain('stopped');
   });
 
@@ -136,7 +136,7 @@ describe('vigil processes', () => {
       const url = (config as { url: string }).url;
       const secret = randomBytes(32).toString('hex');
       const migrate = runVigil(['migrate'], { DATABASE_URL: url, VIGIL_SECRET_KEY: secret });
-      expect(await migrate.exited).toBe(0);
+      expect(await migrate.exited, migrate.output()).toBe(0);
       expect(migrate.output()).toContain('migrations applied (postgres)');
       const port = await freePort();
       const token = adminToken();
@@ -151,7 +151,7 @@ describe('vigil processes', () => {
       const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
       expect(await ready.json()).toEqual({ status: 'ready', database: 'ok' });
       serve.child.kill('SIGTERM');
-      expect(await serve.exited).toBe(0);
+      expect(await serve.exited, serve.output()).toBe(0);
       const noKey = runVigil(['serve'], { DATABASE_URL: url, PORT: String(port) });
       expect(await noKey.exited).toBe(1);
       expect(noKey.output()).toContain('VIGIL_SECRET_KEY is required');
