@@ -186,26 +186,49 @@ function prepareStatementsOf(client: pg.PoolClient): void {
   };
   // Queries given to one connection at once (a `Promise.all` of reads inside a transaction, the
   // connection's `listen` sent when it opens and the first `pool.query` it is handed to) run one
-  // after the other on the wire anyway: they are chained here, each sent when the one before it
-  // has settled, instead of being left to pg's internal queue, which pg@9 drops. A call with a
-  // callback (how `pool.query` calls its connection) is chained the same way and answered through
-  // its callback; a submittable (a cursor, a stream) returns synchronously and goes straight
-  // through.
-  let tail: Promise<unknown> = Promise.resolve();
-  const chained = (config: unknown, rest: unknown[]) => {
-    const run = tail.then(() => named(config, rest));
-    tail = run.catch(() => undefined);
-    return run;
+  // after the other on the wire anyway: they wait here, each handed to pg from the callback of the
+  // one before it, instead of in pg's internal queue, which pg@9 drops. Every query reaches pg
+  // with a callback (how `pool.query` calls its connection; one without gets its promise from
+  // here). A submittable (a cursor, a stream) returns synchronously and goes straight through.
+  type Callback = (error: unknown, result?: unknown) => void;
+  const waiting: Array<() => void> = [];
+  let busy = false;
+  const next = () => {
+    const send = waiting.shift();
+    if (send) send();
+    else busy = false;
+  };
+  const enqueue = (config: unknown, args: unknown[], callback: Callback) => {
+    const send = () => {
+      try {
+        named(config, [
+          ...args,
+          (error: unknown, result?: unknown) => {
+            next();
+            callback(error, result);
+          },
+        ]);
+      } catch (error) {
+        next();
+        callback(error);
+      }
+    };
+    if (busy) waiting.push(send);
+    else {
+      busy = true;
+      send();
+    }
   };
   const forward = (config: unknown, ...rest: unknown[]) => {
     if (typeof (config as { submit?: unknown } | null)?.submit === 'function') return named(config, rest);
-    const callback = rest[rest.length - 1];
-    if (typeof callback !== 'function') return chained(config, rest);
-    chained(config, rest.slice(0, -1)).then(
-      (result) => callback(undefined, result),
-      (error: unknown) => callback(error),
+    const last = rest[rest.length - 1];
+    if (typeof last === 'function') {
+      enqueue(config, rest.slice(0, -1), last as Callback);
+      return undefined;
+    }
+    return new Promise((resolve, reject) =>
+      enqueue(config, rest, (error, result) => (error ? reject(error) : resolve(result))),
     );
-    return undefined;
   };
   Reflect.set(client, 'query', forward);
 }
