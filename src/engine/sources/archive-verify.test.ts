@@ -248,6 +248,24 @@ describe('verifyArchive on malformed archives', () => {
     });
   });
 
+  it('stops reading when its signal is aborted midway', async () => {
+    const bomb = createGzipBomb({ expandedMiB: 10 * 1024, layout: 'zero-blocks' });
+    const limits = { maxExpansionRatio: 1_000_000, maxExpandedBytes: 64 * 1024 * MIB };
+    const controller = new AbortController();
+    const started = setInterval(() => {
+      if (bomb.bytesRead() === 0) return;
+      clearInterval(started);
+      controller.abort();
+    }, 5);
+
+    await expect(verifyArchive(bomb.stream, { limits, signal: controller.signal })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+
+    expect(bomb.bytesRead()).toBeLessThan(bomb.compressedBytes);
+    expect(bomb.stream.destroyed).toBe(true);
+  });
+
   it('passes an error of the stream itself through unchanged', async () => {
     const failure = new Error('connection reset by the object store');
     const source = new Readable({
