@@ -3,12 +3,13 @@
  * credits JSON) from a bare Fastify route; `GET /db` answers the same after one `select 1` on a
  * node-postgres pool of BENCH_POOL_SIZE connections to DATABASE_URL; `GET /page?ids=…` answers a
  * page of the all-findings listing's shape from the kept bodies (`finding_bodies`) of the given
- * finding ids, read by one prepared statement, with the reader's own fields left at their defaults:
- * the least work a page read from the database can be (a 500 when a body is not kept). Prints
- * `{"port":n}` once listening on 127.0.0.1.
+ * finding ids, read by one prepared statement, with the reader's own fields left empty
+ * (`findingOfKeptBody`): the least work a page read from the database can be (a 500 when a body is
+ * not kept, or of another layout). Prints `{"port":n}` once listening on 127.0.0.1.
  */
 import Fastify from 'fastify';
 import pg from 'pg';
+import { findingOfKeptBody } from '../src/platform/findings/findings.repo.ts';
 
 const body = JSON.parse(process.env.BENCH_BODY ?? '{}') as unknown;
 const pool = new pg.Pool({
@@ -22,14 +23,6 @@ app.get('/db', async () => {
   await pool.query('select 1');
   return body;
 });
-/** The kept body's pieces (findings.repo.ts) with constant reader fields between them. */
-const pageFinding = (body: string): string => {
-  const p = body.split('\u0001');
-  return (
-    `${p[0]}"hasUnreadComments":false,"unreadCommentsNumber":0,${p[1]}"duplicateOf":null,"duplicates":[],` +
-    `"duplicateGroup":null,${p[2]}"labels":${p[6]},${p[3]}"lastCommentAt":null,${p[4]}"note":null,${p[5]}`
-  );
-};
 app.get<{ Querystring: { ids: string } }>('/page', async (request, reply) => {
   const ids = request.query.ids.split(',');
   const { rows } = await pool.query<{ body: string | null }>({
@@ -38,11 +31,11 @@ app.get<{ Querystring: { ids: string } }>('/page', async (request, reply) => {
     values: [ids],
   });
   if (rows.length !== ids.length || rows.some((r) => r.body === null)) return reply.code(500).send();
+  const findings = rows.map((r) => findingOfKeptBody(r.body as string));
+  if (findings.some((f) => f === undefined)) return reply.code(500).send();
   return reply
     .type('application/json; charset=utf-8')
-    .send(
-      `{"findings":[${rows.map((r) => pageFinding(r.body as string)).join(',')}],"filteredTotal":0,"nextValue":null}`,
-    );
+    .send(`{"findings":[${findings.join(',')}],"filteredTotal":0,"nextValue":null}`);
 });
 await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();

@@ -181,6 +181,18 @@ export class StatementValues implements Binder {
     return sql.placeholder(name);
   }
 
+  /**
+   * A row count written into the statement's text where Drizzle takes a number (`limit`): a choice
+   * of the text, which the planner then knows. For a `limit` placeholder a generic plan expects a
+   * tenth of the rows the scan may return, costs itself above the custom plans, and PostgreSQL
+   * plans every execution anew.
+   */
+  rowCount(count: number): number {
+    if (!Number.isSafeInteger(count) || count < 0) throw new Error(`not a row count: ${count}`);
+    this.choose(count);
+    return sql.raw(String(count)) as unknown as number;
+  }
+
   choose<T extends string | number | boolean>(choice: T): T {
     this.parts.push(`${typeof choice}:${String(choice)}`);
     return choice;

@@ -95,14 +95,35 @@ describe('prepared statements', () => {
   });
 });
 
+/**
+ * Runs `body` against a new test database opened with `poolSize` connections, and returns the
+ * warnings of pg's own queue issued meanwhile: pg queues a query given to a connection that is
+ * already executing one, and warns that a later version will not.
+ */
+async function pgQueueWarningsDuring(
+  options: { empty?: boolean },
+  poolSize: number,
+  body: (database: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>,
+): Promise<string[]> {
+  const { config, drop } = await createTestDatabaseConfig(options);
+  const database = await openDatabase({ ...config, poolSize });
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.message);
+  process.on('warning', onWarning);
+  try {
+    await body(database);
+    await new Promise((resolve) => setImmediate(resolve));
+    return warnings.filter((w) => w.includes('already executing a query'));
+  } finally {
+    process.off('warning', onWarning);
+    await database.close();
+    await drop();
+  }
+}
+
 describe('queries given to one connection at once', () => {
   it('run one after the other inside a transaction, each with its own answer, without pg queueing them', async () => {
-    const { config, drop } = await createTestDatabaseConfig();
-    const database = await openDatabase({ ...config, poolSize: 2 });
-    const warnings: string[] = [];
-    const onWarning = (warning: Error) => warnings.push(warning.message);
-    process.on('warning', onWarning);
-    try {
+    const warnings = await pgQueueWarningsDuring({}, 2, async (database) => {
       const { sql } = await import('drizzle-orm');
       const answers = await database.transaction(async (tx) =>
         Promise.all(
@@ -125,25 +146,15 @@ describe('queries given to one connection at once', () => {
       ]);
       expect(outcomes[0]!.status).toBe('rejected');
       expect(outcomes[1]).toMatchObject({ status: 'fulfilled' });
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(warnings.filter((w) => w.includes('already executing a query'))).toEqual([]);
-    } finally {
-      process.off('warning', onWarning);
-      await database.close();
-      await drop();
-    }
+    });
+    expect(warnings).toEqual([]);
   });
 });
 
 describe('queries given to a new connection at once', () => {
   it("wait their turn behind its `listen`, through the pool's callbacks, without pg queueing them", async () => {
-    const { config, drop } = await createTestDatabaseConfig({ empty: true });
     // One connection: its `listen` (sent when it opens) and every `pool.query` share it.
-    const database = await openDatabase({ ...config, poolSize: 1 });
-    const warnings: string[] = [];
-    const onWarning = (warning: Error) => warnings.push(warning.message);
-    process.on('warning', onWarning);
-    try {
+    const warnings = await pgQueueWarningsDuring({ empty: true }, 1, async (database) => {
       const answers = await Promise.all(
         Array.from({ length: 6 }, (_, i) => database.executeSql('select $1::int as n', [i])),
       );
@@ -155,13 +166,8 @@ describe('queries given to a new connection at once', () => {
       ]);
       expect(outcomes[0]!.status).toBe('rejected');
       expect(outcomes[1]).toMatchObject({ status: 'fulfilled', value: { rows: [{ n: 7 }] } });
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(warnings.filter((w) => w.includes('already executing a query'))).toEqual([]);
-    } finally {
-      process.off('warning', onWarning);
-      await database.close();
-      await drop();
-    }
+    });
+    expect(warnings).toEqual([]);
   });
 });
 

@@ -147,4 +147,48 @@ describe('GET /api/v0/repositories/all-findings statements', () => {
     expect(otherTexts).toEqual(texts.get(`${team.companyUser.username} {}`));
     expect(otherTexts.some((text) => text.includes(team.company.id))).toBe(false);
   });
+
+  it('plans a page after a cursor once per connection: after five executions PostgreSQL keeps its generic plan', async () => {
+    const team = await buildRepositoryTeam(t);
+    const model = await buildFinding(t, { repositoryId: team.repository.id, title: 'Plan' });
+    // Enough findings that a generic plan's guess at the rows a `limit` placeholder leaves (a
+    // tenth) costs more than the custom plans of a page: 5,000 copies of one, numbered on.
+    const database = t.container.database;
+    const { rows: columns } = await database.executeSql(
+      `select string_agg(quote_ident(column_name), ', ') as list from information_schema.columns
+        where table_schema = current_schema() and table_name = 'findings' and column_name not in ('id', 'number')`,
+    );
+    const list = columns[0]!.list as string;
+    await database.executeSql(
+      `insert into findings (id, number, ${list}) select gen_random_uuid(), number + g, ${list}
+        from findings, generate_series(1, 5000) g where id = $1`,
+      [model.id],
+    );
+    await database.executeSql('analyze findings');
+    const actor = await actorOf(team.companyUser.token);
+    // One transaction: one connection, whose prepared statements the view lists.
+    const counts = await t.container.database.transaction(async (tx) => {
+      const access = await loadFindingAccess(tx.db, actor);
+      /** Pages of one finding after the first, each from the cursor of the one before. */
+      const walk = async (pages: number) => {
+        let next = (await listAllFindings(tx.db, access, { limit: 1 }, cursors)).nextValue;
+        for (let i = 0; i < pages; i++) {
+          const page = await listAllFindings(tx.db, access, { limit: 1, ...(next ? { next } : {}) }, cursors);
+          expect(page.findingBodies).toHaveLength(1);
+          next = page.nextValue;
+        }
+        const { rows } = await tx.executeSql(
+          `select generic_plans::int as generic, custom_plans::int as custom from pg_prepared_statements
+            where statement like '%("findings"."number", "findings"."id") >%'`,
+        );
+        return rows as Array<{ generic: number; custom: number }>;
+      };
+      const settled = await walk(6);
+      return { settled, after: await walk(4) };
+    });
+    expect(counts.settled).toHaveLength(1);
+    expect(counts.settled[0]!.custom).toBeLessThanOrEqual(5);
+    // Every later page reuses the generic plan: none is planned again.
+    expect(counts.after).toEqual([{ ...counts.settled[0]!, generic: counts.settled[0]!.generic + 4 }]);
+  });
 });

@@ -6,7 +6,7 @@ import {
   type PayloadScenario,
   payloadScenario,
 } from '../../../test/helpers/finding-payload-scenario.ts';
-import { loadFindingBodies } from './findings.repo.ts';
+import { findingOfKeptBody, loadFindingBodies } from './findings.repo.ts';
 import { type Finding, FindingSchema } from './findings.schemas.ts';
 import { allFindingsBody, allFindingsJsonLength } from './findings-listing.ts';
 
@@ -231,6 +231,31 @@ describe("A finding's payload, as the listing and a read of one finding send it"
       // Every later execution reuses the generic plan: none is planned again.
       expect(counts.after[i]).toEqual({ ...settled, generic: Number(settled.generic) + 4 });
     }
+  });
+
+  it('reads a kept body with no reader fields as the payload with its reader fields empty (what ceiling (c) answers)', async () => {
+    const s = await payloadScenario(t);
+    const db = t.container.database;
+    const [payload] = await loadFindingBodies(db.db, judgeAccess(s), [s.root.id]);
+    const { rows } = await db.executeSql('select body from finding_bodies where finding_id = $1', [
+      s.root.id,
+    ]);
+    const kept = findingOfKeptBody(rows[0]?.body as string);
+
+    expect(kept).toBeDefined();
+    const read = JSON.parse(kept as string) as Finding;
+    expect(Object.keys(read)).toEqual(Object.keys(FindingSchema.properties));
+    expect(read).toStrictEqual({
+      ...(JSON.parse(payload as string) as Finding),
+      hasUnreadComments: false,
+      unreadCommentsNumber: 0,
+      duplicateOf: null,
+      duplicates: [],
+      duplicateGroup: null,
+      lastCommentAt: null,
+      note: null,
+    });
+    expect(findingOfKeptBody('{"id":"a"}')).toBeUndefined();
   });
 
   it("writes a page's answer from the findings' texts, and weighs it without writing it", () => {

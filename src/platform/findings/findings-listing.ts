@@ -635,7 +635,9 @@ export async function listAllFindings(
     key.nullable ? sql`${key.expression} ${dir} nulls last` : sql`${key.expression} ${dir}`,
     byId,
   ];
-  const pageLimit = b.placeholder(limit + 1);
+  // In the text: a generic plan of a page with a `limit` placeholder never wins over the custom
+  // ones, and every page was planned anew (see StatementValues.rowCount).
+  const pageLimit = b.rowCount(limit + 1);
   /**
    * A count from the per-bucket counts rides in the keyset page as a scalar subquery, which
    * PostgreSQL evaluates once: one statement instead of two (an empty page has no row to carry
