@@ -1,0 +1,2 @@
+CREATE INDEX "findings_visible_company_created_idx" ON "findings" USING btree ("company_id","created_at","id") WHERE "findings"."published" and "findings"."repository_id" is not null;--> statement-breakpoint
+CREATE INDEX "findings_visible_company_updated_idx" ON "findings" USING btree ("company_id","last_updated_at","id") WHERE "findings"."published" and "findings"."repository_id" is not null;
