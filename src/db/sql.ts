@@ -137,6 +137,15 @@ export async function plainRows<
 }
 
 /**
+ * A row count (of `limit` or `offset`) as the statement's text, where Drizzle takes a number and
+ * would otherwise bind a parameter (or, for an offset of the number 0, write nothing).
+ */
+export function rowCountInText(count: number): number {
+  if (!Number.isSafeInteger(count) || count < 0) throw new Error(`not a row count: ${count}`);
+  return sql.raw(String(count)) as unknown as number;
+}
+
+/**
  * How the values of a statement reach it: as parameters bound in a statement built for one
  * request ({@link INLINE_VALUES}), or as placeholders of a statement built once per shape and
  * kept ({@link StatementValues}).
@@ -188,9 +197,7 @@ export class StatementValues implements Binder {
    * plans every execution anew.
    */
   rowCount(count: number): number {
-    if (!Number.isSafeInteger(count) || count < 0) throw new Error(`not a row count: ${count}`);
-    this.choose(count);
-    return sql.raw(String(count)) as unknown as number;
+    return rowCountInText(this.choose(count));
   }
 
   choose<T extends string | number | boolean>(choice: T): T {

@@ -33,7 +33,14 @@ import {
   safeHarbors,
   users,
 } from '../../db/schema/index.ts';
-import { type Binder, INLINE_VALUES, isoMillis, keptStatements, plainRows } from '../../db/sql.ts';
+import {
+  type Binder,
+  INLINE_VALUES,
+  isoMillis,
+  keptStatements,
+  plainRows,
+  rowCountInText,
+} from '../../db/sql.ts';
 import { compactJson } from '../../json.ts';
 import type { Label } from '../labels/labels.schemas.ts';
 import type { Finding, FullUserSummary } from './findings.schemas.ts';
@@ -274,10 +281,10 @@ function sharedColumns() {
 }
 
 /**
- * `offset 0` in the text, where Drizzle takes a number: it leaves out an offset of the number 0,
- * and an offset placeholder would make the planner estimate generic plans apart from custom ones.
+ * `offset 0` in the text: Drizzle leaves out an offset of the number 0, and an offset placeholder
+ * would make the planner estimate generic plans apart from custom ones.
  */
-const OFFSET_ZERO = sql`0` as unknown as number;
+const OFFSET_ZERO = rowCountInText(0);
 
 /** The findings of the ids of the placeholder `ids` (filed on a repository). */
 const OF_THE_IDS = sql`${findings.id} = any(${sql.placeholder('ids')}::uuid[]) and ${findings.repositoryId} is not null`;
