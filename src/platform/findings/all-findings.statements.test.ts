@@ -27,6 +27,8 @@ const t = sharedTestApp();
 const cursors = createCursorCodec(Buffer.alloc(32, 7));
 let pool: pg.Pool;
 const sent: string[] = [];
+/** The values sent with each text of {@link sent}. */
+const sentValues: unknown[][] = [];
 
 beforeAll(() => {
   // The app's own pool knows the server, embedded or not.
@@ -35,7 +37,10 @@ beforeAll(() => {
   const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   Reflect.set(pool, 'query', (config: unknown, ...rest: unknown[]) => {
     const text = typeof config === 'string' ? config : (config as { text?: string }).text;
-    if (text) sent.push(text);
+    if (text) {
+      sent.push(text);
+      sentValues.push((config as { values?: unknown[] }).values ?? []);
+    }
     return query(config, ...rest);
   });
 });
@@ -58,8 +63,31 @@ async function run(db: Db, token: string, query: AllFindingsQuery) {
   const access = await loadFindingAccess(db, await actorOf(token));
   await t.container.database.executeSql('update finding_bodies set body = null where body is not null');
   sent.length = 0;
+  sentValues.length = 0;
   const result = await listAllFindings(db, access, query, cursors);
   return { texts: [...sent], result };
+}
+
+/**
+ * A company whose repository has 5,001 findings (copies of one, numbered on), analysed: enough that
+ * a page's plan depends on how many rows the planner expects, as it does over a large database.
+ */
+async function companyWithManyFindings() {
+  const team = await buildRepositoryTeam(t);
+  const model = await buildFinding(t, { repositoryId: team.repository.id, title: 'Many' });
+  const database = t.container.database;
+  const { rows: columns } = await database.executeSql(
+    `select string_agg(quote_ident(column_name), ', ') as list from information_schema.columns
+      where table_schema = current_schema() and table_name = 'findings' and column_name not in ('id', 'number')`,
+  );
+  const list = columns[0]!.list as string;
+  await database.executeSql(
+    `insert into findings (id, number, ${list}) select gen_random_uuid(), number + g, ${list}
+      from findings, generate_series(1, 5000) g where id = $1`,
+    [model.id],
+  );
+  await database.executeSql('analyze findings');
+  return team;
 }
 
 describe('GET /api/v0/repositories/all-findings statements', () => {
@@ -149,22 +177,7 @@ describe('GET /api/v0/repositories/all-findings statements', () => {
   });
 
   it('plans a page after a cursor once per connection: after five executions PostgreSQL keeps its generic plan', async () => {
-    const team = await buildRepositoryTeam(t);
-    const model = await buildFinding(t, { repositoryId: team.repository.id, title: 'Plan' });
-    // Enough findings that a generic plan's guess at the rows a `limit` placeholder leaves (a
-    // tenth) costs more than the custom plans of a page: 5,000 copies of one, numbered on.
-    const database = t.container.database;
-    const { rows: columns } = await database.executeSql(
-      `select string_agg(quote_ident(column_name), ', ') as list from information_schema.columns
-        where table_schema = current_schema() and table_name = 'findings' and column_name not in ('id', 'number')`,
-    );
-    const list = columns[0]!.list as string;
-    await database.executeSql(
-      `insert into findings (id, number, ${list}) select gen_random_uuid(), number + g, ${list}
-        from findings, generate_series(1, 5000) g where id = $1`,
-      [model.id],
-    );
-    await database.executeSql('analyze findings');
+    const team = await companyWithManyFindings();
     const actor = await actorOf(team.companyUser.token);
     // One transaction: one connection, whose prepared statements the view lists.
     const counts = await t.container.database.transaction(async (tx) => {
@@ -191,4 +204,29 @@ describe('GET /api/v0/repositories/all-findings statements', () => {
     // Every later page reuses the generic plan: none is planned again.
     expect(counts.after).toEqual([{ ...counts.settled[0]!, generic: counts.settled[0]!.generic + 4 }]);
   });
+
+  it.each([
+    ['created_at_desc', 'created_at', 'findings_visible_company_created_idx'],
+    ['last_updated_at_asc', 'last_updated_at', 'findings_visible_company_updated_idx'],
+  ] as const)(
+    "reads a company's page by %s in its index, not by sorting the company's findings",
+    async (order, column, index) => {
+      const team = await companyWithManyFindings();
+      const db = freshDb();
+      const access = await loadFindingAccess(db, await actorOf(team.companyUser.token));
+      const first = await listAllFindings(db, access, { limit: 20, order_by: order }, cursors);
+      sent.length = 0;
+      sentValues.length = 0;
+      await listAllFindings(db, access, { limit: 20, order_by: order, next: first.nextValue }, cursors);
+      const at = sent.findIndex((text) =>
+        text.includes(`("findings"."${column}", "findings"."id") ${order.endsWith('desc') ? '<' : '>'}`),
+      );
+      expect(at).toBeGreaterThanOrEqual(0);
+
+      const { rows } = await t.container.database.executeSql(`explain ${sent[at]}`, sentValues[at]);
+      const plan = rows.map((r) => r['QUERY PLAN'] as string).join('\n');
+      expect(plan).toContain(index);
+      expect(plan).not.toMatch(/\bSort\b/);
+    },
+  );
 });
