@@ -8,6 +8,7 @@
  * Used by bench/findings.ts and bench/api.ts.
  */
 import { sql } from 'drizzle-orm';
+import type { UserActor } from '../src/auth/actor.ts';
 import type { Db } from '../src/db/client.ts';
 import { refreshCommentStateSql } from '../src/platform/comments/comments.repo.ts';
 
@@ -147,5 +148,27 @@ export function captureStatements(pool: { query: unknown }): {
         statements = null;
       }
     },
+  };
+}
+
+/**
+ * The member persona (a company member of `c1`, its 10 repositories) as the API authenticates it,
+ * with its company's id.
+ */
+export async function memberPersona(pool: {
+  query(text: string): Promise<{ rows: unknown[] }>;
+}): Promise<{ actor: UserActor; companyId: string }> {
+  const ids = (await pool.query(`select md5('persona-member')::uuid as member, md5('c1')::uuid as company`))
+    .rows[0] as { member: string; company: string };
+  return {
+    actor: {
+      kind: 'user',
+      credentialId: 'bench-member',
+      userId: ids.member,
+      username: 'bench_member',
+      companies: new Map([[ids.company, 'member']]),
+      permissions: new Set(),
+    },
+    companyId: ids.company,
   };
 }

@@ -31,13 +31,12 @@
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { loadFindingAccess } from '../src/access/access.service.ts';
-import type { UserActor } from '../src/auth/actor.ts';
 import { type Db, openDatabase } from '../src/db/client.ts';
 import * as schema from '../src/db/schema/index.ts';
 import { loadFindingBodies } from '../src/platform/findings/findings.repo.ts';
 import { type AllFindingsQuery, listAllFindings } from '../src/platform/findings/findings-listing.ts';
 import { createCursorCodec } from '../src/platform/pagination/cursor.ts';
-import { captureStatements } from './findings-data.ts';
+import { captureStatements, memberPersona } from './findings-data.ts';
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const url = new URL(serverUrl);
@@ -49,16 +48,7 @@ const pool = new pg.Pool({ connectionString: url.toString(), max: 1 });
 const capture = captureStatements(pool);
 const db: Db = drizzle({ client: pool, schema });
 
-const ids = (await pool.query(`select md5('persona-member')::uuid as member, md5('c1')::uuid as company`))
-  .rows[0] as { member: string; company: string };
-const member: UserActor = {
-  kind: 'user',
-  credentialId: 'bench-member',
-  userId: ids.member,
-  username: 'bench_member',
-  companies: new Map([[ids.company, 'member']]),
-  permissions: new Set(),
-};
+const { actor: member, companyId } = await memberPersona(pool);
 const cursors = createCursorCodec(Buffer.alloc(32, 1));
 const reads: Array<[string, AllFindingsQuery]> = [
   ['limit=20', { limit: 20 }],
@@ -128,7 +118,7 @@ for (const [name, query] of reads) {
 const clearBodies = () =>
   pool.query(
     'update finding_bodies set body = null where body is not null and finding_id in (select id from findings where company_id = $1)',
-    [ids.company],
+    [companyId],
   );
 await clearBodies();
 /** The payload statements of the first read: the reader's and the shared one (bodies cleared). */
@@ -205,7 +195,7 @@ const memberAccess = await loadFindingAccess(one.db, member);
 const pageIds = (
   await one.executeSql(
     'select id from findings where company_id = $1 and published order by number limit 20',
-    [ids.company],
+    [companyId],
   )
 ).rows.map((r) => r.id as string);
 process.stdout.write('\n');

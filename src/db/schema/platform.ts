@@ -303,7 +303,7 @@ export const findings = pgTable(
       .where(sql`${t.published} and ${t.repositoryId} is not null`),
     // Keyset pages ordered by created_at or last_updated_at (newest first, most often) within the
     // companies a user belongs to: `limit` entries read in order instead of every finding of the
-    // company sorted for each page (8.5–10 ms a page over a company's 10,000 findings, 1.2–1.3
+    // company sorted for each page (8.5–10 ms a page over a company's 10,000 findings, 0.9–1.3
     // with these; docs/performance.md, "Round eight").
     index('findings_visible_company_created_idx')
       .on(t.companyId, t.createdAt, t.id)
