@@ -366,7 +366,9 @@ export class Cfg {
           let x = 0;
           for (const p of node.pred) x |= outBits[p * words + w]!;
           inBits[base + w] = x;
-          const out = (x & keep[base + w]!) | genBits[base + w]!;
+          // `>>> 0`: bitwise operators yield signed 32-bit integers, the array holds unsigned ones;
+          // without it a set bit 31 never compares equal and the iteration never ends.
+          const out = ((x & keep[base + w]!) | genBits[base + w]!) >>> 0;
           if (out !== outBits[base + w]) {
             outBits[base + w] = out;
             changed = true;
