@@ -3,30 +3,9 @@
  * without the other command modules. `bin/vigil.js` loads its entry of the compiled build
  * (`scripts/build.mjs`), so that a local scan loads nothing of the server.
  */
-import { defaultWorkerCount, SolidityScanPool } from '../engine/solidity/scan-pool.ts';
 import { describeError, settleCommanderExit } from './errors.ts';
 
-/**
- * Whether `argv` is a scan that will analyse in parallel if its tree is large: not `audit` (one
- * thread), not `--workers` given, not a help request.
- */
-function mayScanInParallel(argv: string[]): boolean {
-  const args = argv.slice(2);
-  if (args[0] !== 'engine' || args[1] !== 'scan' || defaultWorkerCount() < 1) return false;
-  return !args.some(
-    (a, i) =>
-      a === '--help' ||
-      a === '-h' ||
-      a.startsWith('--workers') ||
-      a === '--type=audit' ||
-      (a === '--type' && args[i + 1] === 'audit'),
-  );
-}
-
 export async function engineMain(argv: string[]): Promise<void> {
-  // The workers load the parser and the rules while this thread loads the engine commands.
-  // Commander and the commands load after that (commander alone takes 10-18 ms).
-  if (mayScanInParallel(argv)) void SolidityScanPool.startEarly(defaultWorkerCount());
   const [{ Command }, { registerEngineCommandsFromEnv }] = await Promise.all([
     import('commander'),
     import('./engine.ts'),

@@ -100,16 +100,20 @@ describe('scanTree', () => {
   it('stops between files when the signal is aborted', async () => {
     const tree = memoryTree({ 'a.sol': BANK, 'b.sol': BANK, 'c.sol': BANK });
     const controller = new AbortController();
+    const done: number[] = [];
     await expect(
       scanTree(tree, {
         type: 'standard',
         signal: controller.signal,
         onProgress: (p) => {
+          done.push(p.filesDone);
           if (p.filesDone === 1) controller.abort(new Error('cancelled by user'));
         },
       }),
     ).rejects.toThrow('cancelled by user');
-    expect(tree.reads).toEqual(['a.sol']);
+    expect(done).toEqual([1]);
+    // The project model reads every Solidity file once, before the rules run.
+    expect(tree.reads).toEqual(['a.sol', 'b.sol', 'c.sol']);
   });
 
   it('turns a file that does not parse into a message and goes on', async () => {

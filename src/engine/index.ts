@@ -16,18 +16,11 @@ import {
 } from './llm/review.ts';
 import { triageWithLlm } from './llm/triage.ts';
 import { isProbablyText, MAX_SECRET_FILE_BYTES, scanSecretsInText } from './secrets/secrets.ts';
-import { FileAnalysis } from './solidity/analysis.ts';
-import { SolFile } from './solidity/model.ts';
-import { parseSolidity } from './solidity/parser.ts';
+import { type LoadedProject, loadProject } from './solidity/load-project.ts';
 import { rulesFor } from './solidity/rules/index.ts';
-import {
-  type ParsedSolidityFile,
-  parseSolidityFile,
-  runSolidityRules,
-  scanSolidityFile,
-} from './solidity/scan-file.ts';
+import { type ParsedSolidityFile, runSolidityRules, scanSolidityFile } from './solidity/scan-file.ts';
 import { defaultWorkerCount, SolidityScanPool } from './solidity/scan-pool.ts';
-import type { SourceTree } from './sources/tree.ts';
+import type { SourceEntry, SourceTree } from './sources/tree.ts';
 import { addFileToThreatModel, emptyThreatModel, finalizeThreatModel } from './threat-model/threat-model.ts';
 import type {
   EngineVulnerability,
@@ -100,23 +93,22 @@ export const PARALLEL_MIN_BYTES = 1024 * 1024;
 
 const isSolidity = (p: string): boolean => p.endsWith('.sol');
 
-/**
- * The Solidity files of a tree that the engine parses (within the size limit, text), in tree order,
- * with their sources and line counts.
- */
-async function* soliditySources(
+/** The Solidity files of a tree that the engine analyses (within the size limit), in tree order. */
+function solidityPaths(entries: readonly SourceEntry[]): string[] {
+  return entries.filter((e) => isSolidity(e.path) && e.size <= MAX_SOLIDITY_FILE_BYTES).map((e) => e.path);
+}
+
+/** Parses the tree's Solidity files and the files their imports name: the project model. */
+function loadTreeProject(
   tree: SourceTree,
-  entries: Awaited<ReturnType<SourceTree['list']>>,
-  signal: AbortSignal | undefined,
-): AsyncGenerator<{ path: string; source: string; lineCount: number }> {
-  for (const e of entries) {
-    signal?.throwIfAborted();
-    if (!isSolidity(e.path) || e.size > MAX_SOLIDITY_FILE_BYTES) continue;
-    const buf = await tree.read(e.path);
-    if (!isProbablyText(buf)) continue;
-    const source = buf.toString('utf8');
-    yield { path: e.path, source, lineCount: countLines(source) };
-  }
+  entries: readonly SourceEntry[],
+  options: { signal?: AbortSignal; onParse?: (path: string) => void },
+): Promise<LoadedProject> {
+  return loadProject(tree, entries, solidityPaths(entries), {
+    maxFileBytes: MAX_SOLIDITY_FILE_BYTES,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onParse ? { onParse: options.onParse } : {}),
+  });
 }
 
 /** Builds the threat model of every Solidity file in the tree. */
@@ -128,11 +120,13 @@ export async function buildThreatModel(
   const entries = await tree.list();
   let solidityFiles = 0;
   let lines = 0;
-  for await (const { path, source, lineCount } of soliditySources(tree, entries, options.signal)) {
+  const loaded = await loadTreeProject(tree, entries, options);
+  for (const path of solidityPaths(entries)) {
+    const parsed = loaded.take(path);
+    if (!parsed) continue;
     solidityFiles++;
-    lines += lineCount;
-    const parsed = await parseSolidity(source);
-    addFileToThreatModel(model, new FileAnalysis(new SolFile(path, source, parsed.root, parsed.errors)));
+    lines += parsed.lineCount;
+    addFileToThreatModel(model, parsed.analysis);
   }
   return finalizeThreatModel(model, { files: entries.length, solidityFiles, lines });
 }
@@ -192,11 +186,12 @@ export async function analyzeTree(
   const deferred: Array<{ index: number; parsed: ParsedSolidityFile }> = [];
   let solidityFiles = 0;
   let lines = 0;
-  for await (const { path, source, lineCount } of soliditySources(tree, entries, options.signal)) {
+  const loaded = await loadTreeProject(tree, entries, options);
+  for (const path of solidityPaths(entries)) {
+    const parsed = loaded.take(path);
+    if (!parsed) continue;
     solidityFiles++;
-    lines += lineCount;
-    options.onParse?.(path);
-    const parsed = await parseSolidityFile(path, source);
+    lines += parsed.lineCount;
     addFileToThreatModel(model, parsed.analysis);
     const r = runSolidityRules(parsed, fileRules, options.type);
     const file: PreparedFile = {
@@ -260,12 +255,21 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
   const solEntries = entries.filter(
     (e) => isSolidity(e.path) && e.size <= MAX_SOLIDITY_FILE_BYTES && !preparedFiles?.has(e.path),
   );
-  const solBytes = solEntries.reduce((n, e) => n + e.size, 0);
-  // `audit` keeps each file's analysis for the threat model and the LLM review: one thread.
-  const workerCount = audit
-    ? 0
-    : (options.workers ??
-      (solEntries.length >= PARALLEL_MIN_FILES && solBytes >= PARALLEL_MIN_BYTES ? defaultWorkerCount() : 0));
+  // The project model: every Solidity file still to analyse, and what their imports name.
+  const loaded =
+    solEntries.length > 0
+      ? await loadProject(
+          tree,
+          entries,
+          solEntries.map((e) => e.path),
+          {
+            maxFileBytes: MAX_SOLIDITY_FILE_BYTES,
+            ...(options.signal ? { signal: options.signal } : {}),
+            ...(options.onParse ? { onParse: options.onParse } : {}),
+          },
+        )
+      : undefined;
+  const workerCount = 0;
   const pool =
     workerCount > 0 ? await SolidityScanPool.start(workerCount, options.threadNice ?? 0) : undefined;
   // Per-file messages keep the order of the tree whatever order workers finish in.
@@ -295,10 +299,12 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
         } else if (!sol && entry.size > MAX_SECRET_FILE_BYTES) {
           skipped++;
         } else {
-          const buf = await tree.read(entry.path);
-          if (!isProbablyText(buf)) skipped++;
+          // A Solidity file of the project was read when the project was loaded.
+          const source = sol ? loaded?.source(entry.path) : undefined;
+          const buf = source === undefined ? await tree.read(entry.path) : undefined;
+          if (buf && !isProbablyText(buf)) skipped++;
           else {
-            const text = buf.toString('utf8');
+            const text = source ?? buf?.toString('utf8') ?? '';
             const wide = isWide(text);
             files++;
             lines += countLines(text);
@@ -333,13 +339,18 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
               const forget = (): boolean => inFlight.delete(job);
               job.then(forget, forget);
             } else if (sol) {
-              options.onParse?.(entry.path);
-              const r = await scanSolidityFile(entry.path, text, options.type, threatModel);
+              // Every Solidity file not analysed before is in the project (unless it is not text).
+              const parsed = loaded?.take(entry.path);
+              const r = parsed
+                ? runSolidityRules(parsed, rulesFor(options.type), options.type, threatModel)
+                : { vulnerabilities: [], messages: [] };
+              const analysis = parsed?.analysis;
               for (const v of r.vulnerabilities) found.push(wide ? compactStrings(v) : v);
+              if (parsed) own.push(...parsed.messages);
               own.push(...r.messages);
-              if (r.analysis) {
-                if (ownModel) addFileToThreatModel(ownModel, r.analysis);
-                riskiest?.addFile(r.analysis, r.vulnerabilities, threatModel);
+              if (analysis) {
+                if (ownModel) addFileToThreatModel(ownModel, analysis);
+                riskiest?.addFile(analysis, r.vulnerabilities, threatModel);
               }
             }
           }

@@ -17,6 +17,7 @@ import {
   type VarInfo,
 } from './model.ts';
 import type { AstNode } from './parser.ts';
+import type { ProjectIndex } from './project.ts';
 
 export interface CallSite {
   info: CallInfo;
@@ -60,8 +61,12 @@ export class FileAnalysis {
   private reachingMemo = new Map<FunctionInfo, FunctionInfo[]>();
   private callersMemo = new Map<FunctionInfo, Array<{ caller: FunctionAnalysis; args: AstNode[] }>>();
 
-  constructor(readonly file: SolFile) {
-    this.index = new FileIndex(file);
+  constructor(
+    readonly file: SolFile,
+    /** The scan's project model; without one the file is a project of its own. */
+    project?: ProjectIndex,
+  ) {
+    this.index = new FileIndex(file, project);
   }
 
   text(n: AstNode): string {

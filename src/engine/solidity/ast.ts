@@ -69,3 +69,10 @@ export function callArgs(call: AstNode): AstNode[] {
   }
   return out;
 }
+
+/** `uint128(x)`, `address(x)`, `payable(x)`: a call that converts a value keeps it. */
+export function isTypeConversion(call: AstNode, text: (n: AstNode) => string): boolean {
+  const f = field(call, 'function');
+  if (!f) return false;
+  return /^(u?int\d*|address|payable|bytes\d*|bool)$/.test(text(unwrap(f)).replace(/\s+/g, ''));
+}

@@ -3,7 +3,7 @@
  * variables and the def-use chains derived from them. Conditions of `if`/loops are nodes of
  * their own, so that "reachable after" and "guarded by" questions follow real control flow.
  */
-import { field, fields, unwrap, walk } from './ast.ts';
+import { field, fields, isTypeConversion, unwrap, walk } from './ast.ts';
 import type { AstNode } from './parser.ts';
 
 export type CfgNodeKind = 'entry' | 'exit' | 'stmt' | 'cond' | 'placeholder';
@@ -73,6 +73,28 @@ export class Cfg {
     return seen;
   }
 
+  /**
+   * Whether control can leave the function normally (a `return` or the end of the body) after
+   * node `from`, rather than only through `revert`/`throw`: what a node does is undone otherwise.
+   */
+  returnsNormallyAfter(from: number): boolean {
+    const reach = this.reachableFrom(from);
+    return this.nodes[this.exit]!.pred.some((p) => (p === from || reach.has(p)) && !this.aborts(p));
+  }
+
+  private aborts(id: number): boolean {
+    const ast = this.nodes[id]!.ast;
+    if (!ast) return false;
+    if (ast.type === 'revert_statement') return true;
+    if (ast.type !== 'expression_statement') return false;
+    const e = ast.children[0] ? unwrap(ast.children[0]) : undefined;
+    if (!e) return false;
+    if (e.type === 'identifier') return this.text(e) === 'throw';
+    if (e.type !== 'call_expression') return false;
+    const f = field(e, 'function');
+    return f !== undefined && this.text(unwrap(f)) === 'revert';
+  }
+
   /** The node whose AST contains `ast` (the innermost statement or condition). */
   nodeOf(ast: AstNode): CfgNode | undefined {
     if (!this.byAst) {
@@ -108,7 +130,14 @@ export class Cfg {
    * Local variables whose value may derive from a source, following def-use chains to a fixed
    * point. Returns the tainted definitions; `isTaintedExpr` answers for any expression at a node.
    */
-  taint(isSource: (expr: AstNode) => boolean, options: { valuesOnly?: boolean } = {}): Taint {
+  taint(
+    isSource: (expr: AstNode) => boolean,
+    options: {
+      valuesOnly?: boolean;
+      /** The result of a function call does not derive from its arguments (type conversions do). */
+      notThroughCalls?: boolean;
+    } = {},
+  ): Taint {
     const tainted = new Set<number>();
     const exprTainted = (expr: AstNode, at: number): boolean => {
       if (isSource(expr)) return true;
@@ -116,6 +145,8 @@ export class Cfg {
       walk(expr, (x) => {
         // With `valuesOnly`, the keys of `m[k]` do not make its value derive from `k`.
         if (hit || (options.valuesOnly && x.field === 'index')) return false;
+        if (options.notThroughCalls && x.type === 'call_expression' && !isTypeConversion(x, this.text))
+          return false;
         if (x.type === 'identifier' && x.field !== 'property') {
           const name = this.text(x);
           if (this.isLocal(name) && this.reachingDefIdx(at, name).some((d) => tainted.has(d))) hit = true;

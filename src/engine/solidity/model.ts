@@ -5,6 +5,7 @@
  */
 import { callArgs, childOfType, childrenOfType, field, fields, unwrap } from './ast.ts';
 import type { AstNode, ParseError } from './parser.ts';
+import { ProjectIndex } from './project.ts';
 
 export interface PragmaInfo {
   line: number;
@@ -101,6 +102,8 @@ export function bodyNodes(fn: FunctionInfo, ...kinds: BodyNodeKind[]): AstNode[]
 
 export interface ContractInfo {
   name: string;
+  /** The file that declares the contract. */
+  file: SolFile;
   kind: 'contract' | 'interface' | 'library';
   node: AstNode;
   bases: string[];
@@ -187,9 +190,22 @@ export const BUILTIN_FUNCTIONS = new Set([
   'payable',
 ]);
 
+/** An `import` directive: the path as written and the names it binds (`alias` → imported name). */
+export interface ImportInfo {
+  path: string;
+  line: number;
+  /** `import {A as B} from "…"`: B → A. Empty for imports of every name. */
+  aliases: Map<string, string>;
+  /** `import * as M from "…"` / `import "…" as M`: the unit alias M. */
+  unitAlias?: string;
+}
+
 /** One parsed file with its declarations. */
 export class SolFile {
   readonly contracts: ContractInfo[] = [];
+  readonly imports: ImportInfo[] = [];
+  /** Structs, enums and user-defined value types declared at file level. */
+  readonly valueTypes = new Set<string>();
   readonly pragma: PragmaInfo | undefined;
   /** Free functions and file-level constants are rare; they are kept as a pseudo-contract. */
   private lineStarts: number[] | undefined;
@@ -208,12 +224,50 @@ export class SolFile {
         n.type === 'library_declaration'
       ) {
         this.contracts.push(this.readContract(n));
+      } else if (n.type === 'import_directive') {
+        const imp = this.readImport(n);
+        if (imp) this.imports.push(imp);
+      } else if (
+        n.type === 'struct_declaration' ||
+        n.type === 'enum_declaration' ||
+        n.type === 'user_defined_type_definition'
+      ) {
+        const name = field(n, 'name');
+        if (name) this.valueTypes.add(this.text(name));
       }
     }
   }
 
+  /** The node's source text, from the file the node belongs to (which may be another file of the project). */
   text(node: AstNode): string {
-    return this.source.slice(node.start, node.end);
+    return node.src.slice(node.start, node.end);
+  }
+
+  /** Whether the node belongs to this file (rather than to a base contract's file). */
+  owns(node: AstNode): boolean {
+    return node.src === this.source;
+  }
+
+  private readImport(n: AstNode): ImportInfo | undefined {
+    const source = field(n, 'source');
+    if (!source) return undefined;
+    const path = this.text(source).replace(/^["']|["']$/g, '');
+    const aliases = new Map<string, string>();
+    let unitAlias: string | undefined;
+    let lastName: string | undefined;
+    for (const c of n.children) {
+      if (c.field === 'import_name') {
+        lastName = this.text(c);
+        aliases.set(lastName, lastName);
+      } else if (c.field === 'alias') {
+        if (lastName !== undefined) {
+          aliases.delete(lastName);
+          aliases.set(this.text(c), lastName);
+          lastName = undefined;
+        } else unitAlias = this.text(c);
+      }
+    }
+    return { path, line: n.line, aliases, ...(unitAlias ? { unitAlias } : {}) };
   }
 
   /** The source line (1-based), without its line break. */
@@ -269,10 +323,12 @@ export class SolFile {
           : 'contract';
     const bases = childrenOfType(n, 'inheritance_specifier').map((s) => {
       const a = field(s, 'ancestor');
-      return a ? this.text(a) : '';
+      // `M.Base` (a unit alias) names the contract `Base`.
+      return a ? this.text(a).replace(/\s+/g, '').replace(/^.*\./, '') : '';
     });
     const c: ContractInfo = {
       name,
+      file: this,
       kind,
       node: n,
       bases,
@@ -308,6 +364,7 @@ export class SolFile {
           c.structs.add(this.text(field(m, 'name')!));
           break;
         case 'enum_declaration':
+        case 'user_defined_type_definition':
           c.enums.add(this.text(field(m, 'name')!));
           break;
         case 'event_definition':
@@ -507,6 +564,7 @@ export class SolFile {
     if (!/^[A-Z_a-z]\w*$/.test(base)) return false;
     if (/^(u?int\d*|address|bool|string|bytes\d*|byte|fixed|ufixed|var)$/.test(base)) return false;
     for (const c of scope.allContracts) if (c.structs.has(base) || c.enums.has(base)) return false;
+    if (scope.valueTypes.has(base)) return false;
     if (scope.libraries.has(base)) return false;
     return true;
   }
@@ -562,6 +620,8 @@ export class Scope {
     readonly contractNames: Set<string>,
     readonly libraries: Set<string>,
     readonly allContracts: ContractInfo[],
+    /** File-level structs, enums and user-defined value types the file can name. */
+    readonly valueTypes: ReadonlySet<string> = new Set(),
   ) {
     if (fn) {
       for (const p of fn.params) if (p.name) this.locals.set(p.name, p);
@@ -594,42 +654,35 @@ export class Scope {
   }
 }
 
-/** Everything the rules need about the contracts of one file. */
+/** Everything the rules need about the contracts of one file, in the project it belongs to. */
 export class FileIndex {
-  readonly contractsByName = new Map<string, ContractInfo>();
-  readonly libraries = new Set<string>();
-  readonly contractNames = new Set<string>();
+  /** Contracts the file can name: its own, those it imports, and unique names of the project. */
+  readonly contractsByName: Map<string, ContractInfo>;
+  readonly libraries: Set<string>;
+  readonly contractNames: Set<string>;
+  private readonly visibleContracts: ContractInfo[];
+  private readonly valueTypes: ReadonlySet<string>;
+  readonly project: ProjectIndex;
 
-  constructor(readonly file: SolFile) {
-    for (const c of file.contracts) {
-      this.contractsByName.set(c.name, c);
-      this.contractNames.add(c.name);
-      if (c.kind === 'library') this.libraries.add(c.name);
-    }
+  constructor(
+    readonly file: SolFile,
+    project?: ProjectIndex,
+  ) {
+    this.project = project ?? ProjectIndex.of(file);
+    const v = this.project.visible(file);
+    this.contractsByName = v.contractsByName;
+    this.libraries = v.libraries;
+    this.contractNames = v.contractNames;
+    this.visibleContracts = v.contracts;
+    this.valueTypes = v.valueTypes;
   }
 
-  private lineageMemo = new Map<ContractInfo, ContractInfo[]>();
   private stateVarsMemo = new Map<ContractInfo, Map<string, VarInfo>>();
   private functionsMemo = new Map<ContractInfo, FunctionInfo[]>();
 
-  /** The contract and its bases found in the file, most-derived first (a linearization approximation). */
+  /** The contract and its bases, most derived first: Solidity's C3 linearisation across the project. */
   lineage(c: ContractInfo): ContractInfo[] {
-    const cached = this.lineageMemo.get(c);
-    if (cached) return cached;
-    const out: ContractInfo[] = [];
-    this.lineageMemo.set(c, out);
-    const seen = new Set<string>();
-    const visit = (x: ContractInfo): void => {
-      if (seen.has(x.name)) return;
-      seen.add(x.name);
-      out.push(x);
-      for (const b of [...x.bases].reverse()) {
-        const bc = this.contractsByName.get(b);
-        if (bc) visit(bc);
-      }
-    };
-    visit(c);
-    return out;
+    return this.project.linearize(c);
   }
 
   stateVarsOf(c: ContractInfo): Map<string, VarInfo> {
@@ -676,7 +729,8 @@ export class FileIndex {
       stateVars ?? this.stateVarsOf(c),
       this.contractNames,
       this.libraries,
-      this.file.contracts,
+      this.visibleContracts,
+      this.valueTypes,
     );
   }
 }

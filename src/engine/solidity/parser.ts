@@ -20,6 +20,11 @@ export interface AstNode {
   endLine: number;
   children: AstNode[];
   parent: AstNode | null;
+  /**
+   * The whole source of the file the node belongs to (shared, not copied): a rule that reads a
+   * modifier or base function declared in another file of the project takes its text from there.
+   */
+  src: string;
   /** The operator token of binary, unary, update and augmented assignment expressions. */
   op?: string;
 }
@@ -174,6 +179,7 @@ export async function parseSolidity(
   if (!tree) throw new Error('tree-sitter returned no tree');
   try {
     const ctx: ConvertContext = {
+      source,
       errors: [],
       // Lines come from offsets (one table per file) rather than from tree-sitter points:
       // every property read on a cursor crosses into WASM.
@@ -195,6 +201,7 @@ export async function parseSolidity(
 }
 
 interface ConvertContext {
+  source: string;
   errors: ParseError[];
   lineOf: (offset: number) => number;
   checkMissing: boolean;
@@ -241,6 +248,7 @@ function convert(cursor: CursorLike, parent: AstNode | null, ctx: ConvertContext
     endLine: ctx.lineOf(end > start ? end - 1 : end),
     children: NO_CHILDREN,
     parent,
+    src: ctx.source,
   };
   if (node.type === 'ERROR') ctx.errors.push({ line: node.line, kind: 'error' });
   if (cursor.gotoFirstChild()) {
@@ -274,6 +282,7 @@ function convert(cursor: CursorLike, parent: AstNode | null, ctx: ConvertContext
           endLine: ctx.lineOf(cursor.startIndex),
           children: NO_CHILDREN,
           parent: node,
+          src: ctx.source,
         });
       } else if (operator && node.op === undefined && !PUNCTUATION.has(type)) {
         node.op = type;
@@ -344,6 +353,8 @@ const POSTFIX_BASE: Record<string, string> = {
   slice_access: 'base',
   member_expression: 'object',
   call_expression: 'function',
+  // Postfix `x++`/`x--` only: see `reassociate`.
+  update_expression: 'argument',
 };
 const OPERATOR_TYPES = new Set([
   'binary_expression',
@@ -374,7 +385,8 @@ function lastOperand(op: AstNode): AstNode | undefined {
  * tree-sitter-solidity 1.2 gives index access a lower precedence than every operator:
  * `a + b[i]` comes out as `(a + b)[i]`, `!m[k]` as `(!m)[k]`. Parentheses in the source yield a
  * `parenthesized_expression`, so an operator directly under a postfix expression is always this
- * mistake; rotate the postfix onto the operator's last operand: `a + (b[i])`.
+ * mistake; rotate the postfix onto the operator's last operand: `a + (b[i])`. The same holds for
+ * postfix increments: `n == nonces[h]++` comes out as `(n == nonces[h])++`.
  */
 function reassociate(x: AstNode): AstNode {
   if (x.type === 'binary_expression') return reassociateBinary(x);
@@ -383,6 +395,8 @@ function reassociate(x: AstNode): AstNode {
   const bi = x.children.findIndex((c) => c.field === baseField);
   const base = x.children[bi];
   if (!base || !OPERATOR_TYPES.has(base.type)) return x;
+  // A prefix `++x` starts before its operand: its operand is what follows, never a leftover.
+  if (x.type === 'update_expression' && base.start !== x.start) return x;
   const operand = lastOperand(base);
   if (!operand) return x;
   const { field: xField, parent: xParent, end: xEnd, endLine: xEndLine } = x;

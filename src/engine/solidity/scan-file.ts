@@ -54,6 +54,8 @@ export function runSolidityRules(
     scanType: type,
     ...(threatModel ? { threatModel } : {}),
     report(meta, node, options = {}) {
+      // A node of a base contract in another file is that file's to report, at its own lines.
+      if (!file.owns(node)) return;
       const [startLine, endLine] = options.lines ?? [node.line, node.endLine];
       const fn = options.fn;
       const contract = options.contract ?? fn?.contract;

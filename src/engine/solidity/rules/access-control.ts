@@ -341,10 +341,19 @@ export const delegatecallControlled = defineRule(
     for (const fn of mutatingFunctions(fa)) {
       const a = fa.analyze(fn);
       const taint = a.cfg.taint((e) => fa.isUserInput(e, a));
+      const entry = fa.isEntryPoint(fn);
       for (const c of a.calls) {
         if (c.info.kind !== 'delegatecall' && c.info.kind !== 'callcode') continue;
-        const targetTainted = c.info.target && taint.isTaintedExpr(c.info.target, c.node.id);
-        const dataTainted = c.info.args.some((x) => taint.isTaintedExpr(x, c.node.id));
+        // To this contract's own code (a multicall): the caller could call those functions directly.
+        if (c.info.target && /^(this|address\(this\))$/.test(norm(fa, stripAddressCasts(c.info.target))))
+          continue;
+        // Every path after the call reverts: nothing the callee did to storage persists.
+        if (!a.cfg.returnsNormallyAfter(c.node.id)) continue;
+        let targetTainted = c.info.target !== undefined && taint.isTaintedExpr(c.info.target, c.node.id);
+        // An internal helper (`_delegate(impl)`): its callers decide, a stored implementation is no input.
+        if (targetTainted && !entry && c.info.target)
+          targetTainted = fa.isCallerControlledAddress(a, c.info.target);
+        const dataTainted = entry && c.info.args.some((x) => taint.isTaintedExpr(x, c.node.id));
         if (!targetTainted && !dataTainted) {
           if (!openToAnyone(fa, fn)) continue;
           ctx.report(meta, fa.statementOf(c.info.node), {

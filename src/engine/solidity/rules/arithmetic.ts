@@ -39,17 +39,14 @@ export const uncheckedOverflow = defineRule(
       const a = fa.analyze(fn);
       // Caller-chosen numbers: parameters. Ether amounts (`msg.value`, balances) are bounded by
       // the ether supply (< 2^87) and cannot overflow 256-bit arithmetic.
-      const taint = a.cfg.taint((e) => isParamRead(fa, a, e), { valuesOnly: true });
-      // Relational comparisons in the function's conditions: `a >= b` guards `a - b`, `a + b >= a` guards `a + b`.
-      const guards: Array<{ l: string; r: string }> = [];
-      for (const c of [...a.conditions, ...a.modifiers.flatMap((m) => fa.analyze(m).conditions)]) {
-        for (const b of descendants(c.expr, 'binary_expression')) {
-          if (!b.op || !['<', '>', '<=', '>='].includes(b.op)) continue;
-          const l = field(b, 'left');
-          const r = field(b, 'right');
-          if (l && r) guards.push({ l: norm(fa, l), r: norm(fa, r) });
-        }
-      }
+      // Inside an `unchecked` block (0.8+) the author states the arithmetic is bounded: only a
+      // caller's number itself disproves that, not a value a call computed from it (a price, a
+      // gas cost, a pool's output).
+      const taint = a.cfg.taint((e) => isParamRead(fa, a, e, { notThroughCalls: onlyUnchecked }), {
+        valuesOnly: true,
+        notThroughCalls: onlyUnchecked,
+      });
+      const guards = relationalGuards(fa, a);
       const reported = new Set<AstNode>();
       walk(fn.body, (x) => {
         let left: AstNode | undefined;
@@ -88,11 +85,7 @@ export const uncheckedOverflow = defineRule(
         // A product of a caller-chosen number with anything can overflow (`count * value`).
         if (!constantOperand && op !== '*' && !(lState || rState || (lUser && rUser))) return undefined;
         if (x.type === 'binary_expression' && insideOverflowCheck(fa, x)) return undefined;
-        // Guarded: some condition of the function mentions both operands (`require(a >= b)`).
-        const guarded = guards.some(
-          (g) => (g.l.includes(lt) && g.r.includes(rt)) || (g.l.includes(rt) && g.r.includes(lt)),
-        );
-        if (guarded) return undefined;
+        if (guardedBy(guards, lt, rt)) return undefined;
         // Burn: `totalSupply -= v` next to a checked `balance -= v` (a balance never exceeds the supply).
         if (op === '-' && x.type === 'augmented_assignment_expression') {
           const burnt = a.stateWrites.some((w) => {
@@ -141,6 +134,28 @@ export const uncheckedOverflow = defineRule(
     }
   },
 );
+
+/**
+ * Relational comparisons in the conditions of a function and its modifiers (`require`, `if`
+ * followed by a revert or return): `a >= b` guards `a - b`, `a + b >= a` guards `a + b`.
+ */
+function relationalGuards(fa: FileAnalysis, a: FunctionAnalysis): Array<{ l: string; r: string }> {
+  const guards: Array<{ l: string; r: string }> = [];
+  for (const c of [...a.conditions, ...a.modifiers.flatMap((m) => fa.analyze(m).conditions)]) {
+    for (const b of descendants(c.expr, 'binary_expression')) {
+      if (!b.op || !['<', '>', '<=', '>='].includes(b.op)) continue;
+      const l = field(b, 'left');
+      const r = field(b, 'right');
+      if (l && r) guards.push({ l: norm(fa, l), r: norm(fa, r) });
+    }
+  }
+  return guards;
+}
+
+/** Whether some comparison mentions both operands, one on each side. */
+function guardedBy(guards: Array<{ l: string; r: string }>, lt: string, rt: string): boolean {
+  return guards.some((g) => (g.l.includes(lt) && g.r.includes(rt)) || (g.l.includes(rt) && g.r.includes(lt)));
+}
 
 /** Whether the expression sits in an `unchecked { … }` block (wrapping arithmetic in 0.8+). */
 function insideUncheckedBlock(n: AstNode): boolean {
@@ -329,6 +344,9 @@ export const localWrap = defineRule(
         if (!operandIsLocal && !target.narrow) return undefined;
         const tr = typeRange(target.type);
         if (!tr) return undefined;
+        // A subtraction the function compared first (`if (b <= a) revert(); … a - b`).
+        if (op === '-' && guardedBy(relationalGuards(fa, a), norm(fa, left), norm(fa, right)))
+          return undefined;
         const lr = rangeOf(fa, a, left, node.id);
         const rr = rangeOf(fa, a, right, node.id);
         if (!lr || !rr) return undefined;

@@ -30,7 +30,7 @@ export const strictBalanceEquality = defineRule(
           if (x.type !== 'binary_expression' || (x.op !== '==' && x.op !== '!=')) return undefined;
           const t = fa.compact(x);
           if (/\b(this|address\(this\))\.balance\b/.test(t)) {
-            ctx.report(meta, fa.statementOf(x), { fn });
+            if (!comparesWithSnapshot(fa, a, x, c.node.id)) ctx.report(meta, fa.statementOf(x), { fn });
             return false;
           }
           return undefined;
@@ -39,6 +39,20 @@ export const strictBalanceEquality = defineRule(
     }
   },
 );
+
+/**
+ * `address(this).balance == before`, where `before` is a local holding the balance read earlier
+ * in the same call: a measurement of what changed meanwhile, not an expected amount forced ether
+ * could break.
+ */
+function comparesWithSnapshot(fa: FileAnalysis, a: FunctionAnalysis, cmp: AstNode, at: number): boolean {
+  return [field(cmp, 'left'), field(cmp, 'right')].some((side) => {
+    const e = side ? unwrap(side) : undefined;
+    if (e?.type !== 'identifier') return false;
+    const defs = a.cfg.reachingDefs(at, fa.text(e));
+    return defs.length > 0 && defs.every((d) => d.rhs !== undefined && /\.balance\b/.test(fa.compact(d.rhs)));
+  });
+}
 
 export const balanceNotDebited = defineRule(
   {

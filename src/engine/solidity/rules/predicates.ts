@@ -1,6 +1,6 @@
 /** Predicates over the analysis that rules of several categories share. */
 import type { CallSite, FileAnalysis, FunctionAnalysis } from '../analysis.ts';
-import { descendants, field, unwrap, walk } from '../ast.ts';
+import { descendants, field, isTypeConversion, unwrap, walk } from '../ast.ts';
 import type { ContractInfo, FunctionInfo } from '../model.ts';
 import type { AstNode } from '../parser.ts';
 
@@ -98,10 +98,17 @@ export function ancestorIs(n: AstNode, maybe: AstNode): boolean {
  * Whether the value of `n` reads a parameter — not the keys it indexes with, and not the length
  * of a parameter array (bounded by the calldata size).
  */
-export function isParamRead(fa: FileAnalysis, a: FunctionAnalysis, n: AstNode): boolean {
+export function isParamRead(
+  fa: FileAnalysis,
+  a: FunctionAnalysis,
+  n: AstNode,
+  options: { notThroughCalls?: boolean } = {},
+): boolean {
   let hit = false;
   walk(n, (x) => {
     if (hit || x.field === 'index') return false;
+    if (options.notThroughCalls && x.type === 'call_expression' && !isTypeConversion(x, (y) => fa.text(y)))
+      return false;
     if (x.type === 'member_expression' && fa.text(field(x, 'property') ?? x) === 'length') return false;
     if (x.type === 'identifier' && x.field !== 'property' && a.scope.isParam(fa.text(x))) hit = true;
     return undefined;

@@ -34,6 +34,7 @@ export const weakRandomness = defineRule(
     const reported = new Set<AstNode>();
     walk(ctx.file.root, (n) => {
       if (!isRandomnessSinkUse(fa, n)) return undefined;
+      if (n.type === 'binary_expression' && truncation(fa, n)) return undefined;
       const stmt = fa.statementOf(n);
       if (reported.has(stmt)) return undefined;
       reported.add(stmt);
@@ -68,9 +69,20 @@ function weakSink(fa: FileAnalysis, n: AstNode, fn: FunctionInfo | undefined): s
   }
   const f = field(n, 'function');
   const name = f ? fa.compact(unwrap(f)) : '';
-  if (!HASHES.has(name) || !fn?.body) return undefined;
+  const blockhash = name === 'blockhash' || name === 'block.blockhash';
+  if ((!HASHES.has(name) && !blockhash) || !fn?.body) return undefined;
   if (usedAsNumber(fa, fa.analyze(fn), n)) return undefined;
+  if (blockhash)
+    return 'A block hash that this function never uses as a number (it returns or stores it, or hashes it into a digest): no outcome is drawn from it here; predictable if a caller draws one.';
   return 'A hash of block values that is never used as a number (an identifier or digest, not a random draw); predictable if it decides an outcome.';
+}
+
+/** `x % 2**32`: the low bits of a value kept in a narrower type, a truncation rather than a draw. */
+function truncation(fa: FileAnalysis, n: AstNode): boolean {
+  const r = field(n, 'right');
+  if (!r) return false;
+  const m = /^\(?2\*\*(\d+)\)?$/.exec(fa.compact(unwrap(r)));
+  return m !== null && Number(m[1]) >= 16 && Number(m[1]) % 8 === 0;
 }
 
 /**

@@ -7,14 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { findingsOf } from '../../test-helpers.ts';
 
 describe('sol.reentrancy.state-after-send', () => {
-  it('is Low: the gas stipend prevents re-entry; call.value stays with the High rule', async () => {
+  it('is informational: the gas stipend prevents re-entry; call.value stays with the High rule', async () => {
     const src = `pragma solidity 0.5.12;
 contract R { uint counter;
   function f() public { require(counter <= 5); if (!msg.sender.send(1 ether)) revert(); counter += 1; }
   function g() public { require(counter <= 5); (bool ok, ) = msg.sender.call.value(1 ether)(""); require(ok); counter += 1; } }`;
     const low = await findingsOf('sol.reentrancy.state-after-send', src);
     expect(low).toHaveLength(1);
-    expect(low[0]).toMatchObject({ severity: 'low', function: 'f' });
+    expect(low[0]).toMatchObject({ severity: 'informational', function: 'f' });
     const high = await findingsOf('sol.reentrancy.state-after-call', src);
     expect(high.map((v) => [v.function, v.severity])).toEqual([['g', 'high']]);
   });

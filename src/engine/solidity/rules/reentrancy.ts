@@ -1,6 +1,6 @@
 /** Reentrancy (SWC-107): state updated after an external call, through a payment, or across functions. */
 import type { CallSite, FileAnalysis, FunctionAnalysis } from '../analysis.ts';
-import { descendants, field, unwrap } from '../ast.ts';
+import { callArgs, descendants, field, unwrap } from '../ast.ts';
 import { baseIdentifier, type FunctionInfo } from '../model.ts';
 import type { AstNode } from '../parser.ts';
 import { ancestorIs, mutatingFunctions, norm, stripAddressCasts, testedResult } from './predicates.ts';
@@ -34,8 +34,12 @@ export const stateAfterCall = defineRule(
       if (fn.kind === 'constructor') continue;
       // A lock protects only the functions that take it: a locked function that updates state
       // after its call is still re-entered through unlocked functions that use that state.
-      const locked = fn.modifiers.some((m) => GUARD_MODIFIER.test(m.name));
-      if (fa.entryPointsReaching(fn).length === 0) continue;
+      const entries = fa.entryPointsReaching(fn);
+      if (entries.length === 0) continue;
+      // An internal function is locked when every entry point that reaches it holds the lock.
+      const locked = takesLock(fa, fn) || (!fa.isEntryPoint(fn) && entries.every((e) => takesLock(fa, e)));
+      // Only privileged accounts reach it: re-entry needs the account that chose the callee to attack itself.
+      const privileged = fa.checksCaller(fn) || entries.every((e) => fa.checksCaller(e));
       const a = fa.analyze(fn);
       const sites: Array<{ site: CallSite; via?: FunctionInfo }> = [];
       for (const c of a.calls) if (fa.isReentrantCall(a, c)) sites.push({ site: c });
@@ -63,7 +67,10 @@ export const stateAfterCall = defineRule(
           const shown = (acting.length ? acting : readers).map((g) => `\`${g.name}()\``).join(', ');
           ctx.report(meta, fa.statementOf(site.info.node), {
             fn,
-            severity: acting.length ? 'high' : 'medium',
+            // Views read mid-call mislead only third parties that read them during the call
+            // (read-only reentrancy): no state of this contract can be changed through them.
+            severity: acting.length && !privileged ? 'high' : 'low',
+            confidence: acting.length ? 'medium' : 'low',
             message: acting.length
               ? `\`${fn.name}\` is locked but writes ${names} after its external call; ${shown} ${acting.length > 1 ? 'are' : 'is'} not locked and act${acting.length > 1 ? '' : 's'} on the stale value (cross-function reentrancy).`
               : `\`${fn.name}\` is locked but writes ${names} after its external call; the view ${shown} reports the stale value to anyone who calls it meanwhile (read-only reentrancy).`,
@@ -73,23 +80,26 @@ export const stateAfterCall = defineRule(
         const readBefore = a.stateReads.some((r) => written.has(r.name) && !after.has(r.node.id));
         const sendsValue = site.info.value !== undefined;
         const trusted = !via && trustedCallee(fa, fn, site);
+        const target = `\`${fa.text(site.info.target ?? site.info.node)}\``;
+        const be = written.size > 1 ? 'are' : 'is';
+        if (trusted || privileged) {
+          ctx.report(meta, fa.statementOf(site.info.node), {
+            fn,
+            severity: 'low',
+            confidence: 'low',
+            message: privileged
+              ? `External call to ${target} happens before ${names} ${be} updated. Only privileged accounts reach \`${fn.name}\`, so re-entry needs the account that chose the callee to be hostile.`
+              : `External call to ${target} happens before ${names} ${be} updated. The callee is one that only privileged functions set, so re-entry needs that account to be hostile.`,
+          });
+          continue;
+        }
         ctx.report(meta, fa.statementOf(site.info.node), {
           fn,
-          severity: trusted ? 'low' : sendsValue || via ? 'high' : 'medium',
-          ...(trusted
-            ? {
-                confidence: 'low' as const,
-                message: `External call to \`${fa.text(site.info.target ?? site.info.node)}\` happens before ${names} ${
-                  written.size > 1 ? 'are' : 'is'
-                } updated. The callee is a stored address that only privileged functions set, so re-entry needs that account to be hostile.`,
-              }
-            : {}),
+          severity: sendsValue || via ? 'high' : 'medium',
           confidence: readBefore ? 'high' : 'medium',
           message: via
             ? `\`${fn.name}\` calls \`${via.name}()\`, which makes an external call, and writes ${names} afterwards; the callee can re-enter before the update.`
-            : `External call to \`${fa.text(site.info.target ?? site.info.node)}\` happens before ${names} ${
-                written.size > 1 ? 'are' : 'is'
-              } updated; the callee can re-enter \`${fn.name}\` and act on the stale state.`,
+            : `External call to ${target} happens before ${names} ${be} updated; the callee can re-enter \`${fn.name}\` and act on the stale state.`,
         });
       }
       // An external call made by a modifier before the function body runs.
@@ -142,19 +152,82 @@ function inlineLock(fa: FileAnalysis, a: FunctionAnalysis, site: CallSite): stri
 }
 
 /**
- * Whether the called address is stored state that no unprivileged entry point can set (a fixed
- * partner contract, an owner-configured recipient): the caller cannot choose who is called.
+ * Whether the called address is one no unprivileged caller can choose: stored state that only
+ * constructors and privileged functions set (a fixed partner contract, an owner-configured
+ * recipient), or a parameter the function first looks up in such a registry
+ * (`require(sources[src] > 0); Source(src).pull()`).
  */
 function trustedCallee(fa: FileAnalysis, fn: FunctionInfo, site: CallSite): boolean {
   if (!site.info.target) return false;
   const a = fa.analyze(fn);
-  const base = baseIdentifier(stripAddressCasts(site.info.target));
+  let target = stripAddressCasts(site.info.target);
+  // `Source(src)`: a conversion to a contract type names the same address.
+  const cast = target.type === 'call_expression' ? unwrap(field(target, 'function') ?? target) : undefined;
+  const args = target.type === 'call_expression' ? callArgs(target) : [];
+  if (cast?.type === 'identifier' && /^[A-Z]/.test(fa.text(cast)) && args.length === 1)
+    target = stripAddressCasts(args[0]!);
+  const base = baseIdentifier(target);
   if (!base) return false;
   const name = fa.text(base);
-  if (!a.scope.isStateVar(name)) return false;
+  if (a.scope.isStateVar(name)) return privilegedState(fa, fn, name);
+  if (!a.scope.isParam(name)) return false;
+  // A registry lookup keyed by the parameter, in a condition checked before the call.
+  return a.conditions.some(
+    (c) =>
+      c.node.id !== site.node.id &&
+      a.cfg.reachableFrom(c.node.id).has(site.node.id) &&
+      descendants(c.expr, 'array_access').some((acc) => {
+        const idx = field(acc, 'index');
+        const map = baseIdentifier(acc);
+        return (
+          idx !== undefined &&
+          map !== undefined &&
+          norm(fa, idx) === name &&
+          a.scope.isStateVar(fa.text(map)) &&
+          privilegedState(fa, fn, fa.text(map))
+        );
+      }),
+  );
+}
+
+/** Whether only constructors and privileged entry points write the state variable. */
+function privilegedState(fa: FileAnalysis, fn: FunctionInfo, name: string): boolean {
   return fa
     .writersOf(fn.contract, name)
-    .every((w) => w.kind === 'constructor' || !fa.isEntryPoint(w) || fa.checksCaller(w));
+    .every(
+      (w) =>
+        w.kind === 'constructor' ||
+        fa.checksCaller(w) ||
+        (!fa.isEntryPoint(w) && fa.entryPointsReaching(w).every((e) => fa.checksCaller(e))),
+    );
+}
+
+/**
+ * Whether the function takes a reentrancy lock: a modifier named as one, or one that tests a
+ * state flag and sets it before the body runs (including transient storage, `tload`/`tstore`).
+ */
+function takesLock(fa: FileAnalysis, fn: FunctionInfo): boolean {
+  return fn.modifiers.some((m) => {
+    if (GUARD_MODIFIER.test(m.name)) return true;
+    const def = fa.index.modifierOf(fn.contract, m.name);
+    return def !== undefined && isLockDefinition(fa, def);
+  });
+}
+
+function isLockDefinition(fa: FileAnalysis, def: FunctionInfo): boolean {
+  if (!def.body) return false;
+  const text = fa.text(def.body);
+  if (/\btload\b/.test(text) && /\btstore\b/.test(text)) return true;
+  const a = fa.analyze(def);
+  const placeholder = a.cfg.nodes.find((n) => n.kind === 'placeholder');
+  if (!placeholder) return false;
+  const before = (id: number): boolean => a.cfg.reachableFrom(id).has(placeholder.id);
+  const tested = new Set<string>();
+  for (const c of a.conditions)
+    if (before(c.node.id))
+      for (const i of descendants(c.expr, 'identifier'))
+        if (i.field !== 'property' && a.scope.isStateVar(fa.text(i))) tested.add(fa.text(i));
+  return a.stateWrites.some((w) => before(w.node.id) && tested.has(w.name));
 }
 
 /**
@@ -168,7 +241,7 @@ function unlockedReaders(
   lock?: string,
 ): FunctionInfo[] {
   return fa.index.functionsOf(fn.contract).filter((g) => {
-    if (g === fn || !fa.isEntryPoint(g) || g.modifiers.some((m) => GUARD_MODIFIER.test(m.name))) return false;
+    if (g === fn || !fa.isEntryPoint(g) || takesLock(fa, g)) return false;
     const ga = fa.analyze(g);
     if (lock && ga.conditions.some((c) => readsName(fa, c.expr, lock))) return false;
     return ga.stateReads.some((r) => names.has(r.name));
@@ -183,14 +256,14 @@ export const reentrancyGasLimited = defineRule(
       'The function pays with `send` or `transfer` and only afterwards updates the state its checks read. These calls forward 2,300 gas, which today is too little to re-enter, so this is not exploitable as written; it breaks checks-effects-interactions and becomes re-entrancy if the payment is changed to `call` or gas costs change.',
     remediation:
       'Update the state before paying (checks-effects-interactions), or switch to pull payments so that the order does not matter.',
-    severity: 'low',
+    severity: 'informational',
     confidence: 'medium',
     category: 'reentrancy',
     swc: 'SWC-107',
     cwe: 'CWE-841',
     scanType: 'standard',
     reasoning:
-      'For each `send`/`transfer` in a non-view function reachable from an entry point and not holding a reentrancy lock, follows the control-flow graph forward from the payment and collects state variables written afterwards (directly or in called internal functions). Reports when one of them was read before the payment (the state the payout depended on). Low: the 2,300-gas stipend prevents re-entry today.',
+      'For each `send`/`transfer` in a non-view function reachable from an entry point and not holding a reentrancy lock, follows the control-flow graph forward from the payment and collects state variables written afterwards (directly or in called internal functions). Reports when one of them was read before the payment (the state the payout depended on). Informational: the 2,300-gas stipend prevents re-entry today, and most contracts that pay this way are safe.',
   },
   (ctx, meta) => {
     const { fa } = ctx;
@@ -198,7 +271,7 @@ export const reentrancyGasLimited = defineRule(
     for (const fn of fa.ownFunctions()) {
       if (!fn.body || fn.kind === 'modifier' || fn.kind === 'constructor') continue;
       if (fn.mutability === 'view' || fn.mutability === 'pure') continue;
-      if (fn.modifiers.some((m) => GUARD_MODIFIER.test(m.name))) continue;
+      if (takesLock(fa, fn)) continue;
       if (fa.entryPointsReaching(fn).length === 0) continue;
       const a = fa.analyze(fn);
       for (const c of a.calls) {

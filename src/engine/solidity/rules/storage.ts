@@ -102,7 +102,12 @@ export const shadowing = defineRule(
     for (const c of ctx.file.contracts) {
       const bases = fa.index.lineage(c).slice(1);
       for (const v of c.stateVars.values()) {
-        const shadowed = bases.find((b) => b.stateVars.has(v.name));
+        // A private variable of a base is not inherited (the child cannot name it), and a constant
+        // takes no storage slot: neither is shadowed. (Since 0.6 the compiler rejects the rest.)
+        const shadowed = bases.find((b) => {
+          const bv = b.stateVars.get(v.name);
+          return bv !== undefined && bv.visibility !== 'private' && !bv.isConstant;
+        });
         if (!shadowed) continue;
         ctx.report(meta, v.node, {
           contract: c,

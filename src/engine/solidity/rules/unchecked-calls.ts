@@ -111,7 +111,18 @@ export const uncheckedErc20 = defineRule(
         if (c.info.args.length < 2) continue;
         if (resultUse(c.info.node, (n) => fa.text(n)).kind !== 'discarded') continue;
         if (declaredWithoutResult(fa, a, c)) continue;
-        ctx.report(meta, fa.statementOf(c.info.node), { fn });
+        // A privileged function that keeps no accounting of the transfer (a recovery of stray
+        // tokens): a `false` result leaves the tokens where they were and nothing believes otherwise.
+        const bookkeeping = fa.writesState(fn);
+        ctx.report(meta, fa.statementOf(c.info.node), {
+          fn,
+          ...(!bookkeeping && fa.checksCaller(fn)
+            ? {
+                severity: 'low' as const,
+                message: `The result of \`${c.info.name}\` is ignored in \`${fn.name}\`, which only privileged accounts call and which records nothing about the transfer: a token that returns \`false\` leaves the call without effect.`,
+              }
+            : {}),
+        });
       }
     }
   },
@@ -131,7 +142,12 @@ function declaredWithoutResult(fa: FileAnalysis, a: FunctionAnalysis, c: CallSit
   const decls = fa.index
     .functionsOf(contract)
     .filter((f) => f.name === c.info.name && f.params.length === c.info.args.length);
-  return decls.length > 0 && decls.every((f) => f.returns.length === 0);
+  if (decls.length > 0) return decls.every((f) => f.returns.length === 0);
+  // Declared in a base the scan does not hold: an ERC-721 interface (its `transferFrom` and
+  // `approve` return nothing) is recognised by the standard's name or by `ownerOf`.
+  return fa.index
+    .lineage(contract)
+    .some((x) => x.bases.some((b) => /^I?ERC721/.test(b)) || x.functions.some((f) => f.name === 'ownerOf'));
 }
 
 /** Whether a statement (a branch) does anything observable: state, calls, events, reverts, returns. */
