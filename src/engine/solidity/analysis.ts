@@ -81,6 +81,8 @@ export class FileAnalysis {
     if (t === undefined) {
       t = this.file.text(n);
       if (/\s/.test(t)) t = t.replace(/\s+/g, '');
+      // `_msgSender()` (OpenZeppelin's Context, meta-transactions) names the caller as `msg.sender` does.
+      if (t.includes('_msgSender()')) t = t.replace(/\b_msgSender\(\)/g, 'msg.sender');
       this.compactMemo.set(n, t);
     }
     return t;
@@ -270,12 +272,12 @@ export class FileAnalysis {
    */
   isCallerControlledAddress(a: FunctionAnalysis, n: AstNode, seen: Set<FunctionInfo> = new Set()): boolean {
     const e = unwrap(n);
+    const t = this.compact(e);
+    if (t === 'msg.sender' || t === 'tx.origin') return true;
     if (e.type === 'call_expression') {
       const arg = callArgs(e)[0];
       return arg ? this.isCallerControlledAddress(a, arg, seen) : false;
     }
-    const t = this.compact(e);
-    if (t === 'msg.sender' || t === 'tx.origin') return true;
     const base = baseIdentifier(e);
     if (!base) return false;
     const v = a.scope.locals.get(this.text(base));
@@ -341,6 +343,19 @@ export class FileAnalysis {
   }
 
   /**
+   * Whether the function is restricted to a role: one of its modifiers checks the caller
+   * (`onlyOwner`, `auth`, `onlyRole(…)`, wherever declared). A check written in the body against
+   * a record's owner (`msg.sender == orders[id].maker`) restricts the caller to their own
+   * records, which anyone can create: that is no role.
+   */
+  restrictedToRole(fn: FunctionInfo): boolean {
+    return fn.modifiers.some((mod) => {
+      const def = this.index.modifierOf(fn.contract, mod.name);
+      return def ? this.checksCaller(def) : /only|auth|owner|admin|role|govern|restricted/i.test(mod.name);
+    });
+  }
+
+  /**
    * Whether a condition calls an internal predicate that compares the caller's identity
    * (`require(isOwner())` with `function isOwner() view returns (bool) { return msg.sender == _owner; }`).
    */
@@ -369,7 +384,9 @@ export class FileAnalysis {
     walk(expr, (x) => {
       if (hit) return false;
       const t = this.compact(x);
-      const isCaller = x.type === 'member_expression' && (t === 'msg.sender' || t === 'tx.origin');
+      const isCaller =
+        (x.type === 'member_expression' || x.type === 'call_expression') &&
+        (t === 'msg.sender' || t === 'tx.origin');
       const isDerived = x.type === 'identifier' && x.field !== 'property' && callerLocals.has(t);
       if (!isCaller && !isDerived) return undefined;
       // Walk up to the condition root: a relational/arithmetic operator makes it a balance check.

@@ -39,7 +39,7 @@ export const stateAfterCall = defineRule(
       // An internal function is locked when every entry point that reaches it holds the lock.
       const locked = takesLock(fa, fn) || (!fa.isEntryPoint(fn) && entries.every((e) => takesLock(fa, e)));
       // Only privileged accounts reach it: re-entry needs the account that chose the callee to attack itself.
-      const privileged = fa.checksCaller(fn) || entries.every((e) => fa.checksCaller(e));
+      const privileged = fa.restrictedToRole(fn) || entries.every((e) => fa.restrictedToRole(e));
       const a = fa.analyze(fn);
       const sites: Array<{ site: CallSite; via?: FunctionInfo }> = [];
       for (const c of a.calls) if (fa.isReentrantCall(a, c)) sites.push({ site: c });

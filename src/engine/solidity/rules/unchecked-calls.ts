@@ -116,7 +116,7 @@ export const uncheckedErc20 = defineRule(
         const bookkeeping = fa.writesState(fn);
         ctx.report(meta, fa.statementOf(c.info.node), {
           fn,
-          ...(!bookkeeping && fa.checksCaller(fn)
+          ...(!bookkeeping && fa.restrictedToRole(fn)
             ? {
                 severity: 'low' as const,
                 message: `The result of \`${c.info.name}\` is ignored in \`${fn.name}\`, which only privileged accounts call and which records nothing about the transfer: a token that returns \`false\` leaves the call without effect.`,
