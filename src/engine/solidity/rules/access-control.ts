@@ -355,7 +355,8 @@ export const delegatecallControlled = defineRule(
           targetTainted = fa.isCallerControlledAddress(a, c.info.target);
         const dataTainted = entry && c.info.args.some((x) => taint.isTaintedExpr(x, c.node.id));
         if (!targetTainted && !dataTainted) {
-          if (!openToAnyone(fa, fn)) continue;
+          // An internal helper is judged where it is called: a proxy's `_delegate(implementation)`.
+          if (!entry || !openToAnyone(fa, fn)) continue;
           ctx.report(meta, fa.statementOf(c.info.node), {
             fn,
             severity: 'medium',

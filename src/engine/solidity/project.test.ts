@@ -1,0 +1,260 @@
+import { describe, expect, it } from 'vitest';
+import { scanTree } from '../index.ts';
+import { memoryTree, scanSource } from '../test-helpers.ts';
+import type { EngineVulnerability } from '../types.ts';
+import { SolFile } from './model.ts';
+import { parseSolidity } from './parser.ts';
+import { foundryRemappings, ProjectIndex, parseRemappings } from './project.ts';
+
+async function solFile(path: string, source: string): Promise<SolFile> {
+  const p = await parseSolidity(source);
+  return new SolFile(path, source, p.root, p.errors);
+}
+
+/** Medium-and-above findings of a scan of `files`, as `rule@file:line`. */
+async function alarms(files: Record<string, string>): Promise<string[]> {
+  const r = await scanTree(memoryTree(files), { type: 'standard' });
+  return r.vulnerabilities.filter(serious).map((v) => `${v.ruleId}@${v.location.file}:${v.location.startLine}`);
+}
+
+function serious(v: EngineVulnerability): boolean {
+  return v.severity === 'critical' || v.severity === 'high' || v.severity === 'medium';
+}
+
+describe('ProjectIndex', () => {
+  it('linearises contracts as Solidity does (C3), across files', async () => {
+    const a = await solFile('A.sol', 'contract A {}');
+    const bc = await solFile('BC.sol', 'import "./A.sol"; contract B is A {} contract C is A {}');
+    const d = await solFile('D.sol', 'import "./BC.sol"; contract D is B, C {}');
+    const project = new ProjectIndex([a, bc, d]);
+    const D = d.contracts[0]!;
+    expect(project.linearize(D).map((c) => c.name)).toEqual(['D', 'C', 'B', 'A']);
+  });
+
+  it('resolves relative imports, remappings, node_modules and Foundry lib/ packages', async () => {
+    const remappings = [
+      ...parseRemappings('@oz/=lib/openzeppelin-contracts/contracts/\n# a comment\n'),
+      ...foundryRemappings('[profile.default]\nremappings = ["solmate/=lib/solmate/src/"]\n'),
+    ];
+    const files = await Promise.all([
+      solFile('src/Vault.sol', 'contract Vault {}'),
+      solFile('src/sub/Uses.sol', 'import "../Vault.sol";'),
+      solFile('lib/openzeppelin-contracts/contracts/access/Ownable.sol', 'contract Ownable {}'),
+      solFile('lib/solmate/src/tokens/ERC20.sol', 'contract ERC20 {}'),
+      solFile('node_modules/@uniswap/v2-core/contracts/Pair.sol', 'contract Pair {}'),
+      solFile('lib/forge-std/src/Test.sol', 'contract Test {}'),
+    ]);
+    const project = new ProjectIndex(files, remappings);
+    const from = 'src/sub/Uses.sol';
+    expect(project.resolve(from, '../Vault.sol')?.path).toBe('src/Vault.sol');
+    expect(project.resolve(from, '@oz/access/Ownable.sol')?.path).toBe(
+      'lib/openzeppelin-contracts/contracts/access/Ownable.sol',
+    );
+    expect(project.resolve(from, 'solmate/tokens/ERC20.sol')?.path).toBe('lib/solmate/src/tokens/ERC20.sol');
+    expect(project.resolve(from, '@uniswap/v2-core/contracts/Pair.sol')?.path).toBe(
+      'node_modules/@uniswap/v2-core/contracts/Pair.sol',
+    );
+    expect(project.resolve(from, 'forge-std/Test.sol')?.path).toBe('lib/forge-std/src/Test.sol');
+    expect(project.resolve(from, 'missing/Thing.sol')).toBeUndefined();
+  });
+
+  it('names what a file imports, with aliases, and not what it does not import when names collide', async () => {
+    const a1 = await solFile('a/Token.sol', 'contract Token { uint public x; }');
+    const a2 = await solFile('b/Token.sol', 'contract Token { uint public y; }');
+    const user = await solFile('a/User.sol', 'import {Token as T} from "./Token.sol"; contract User is T {}');
+    const project = new ProjectIndex([a1, a2, user]);
+    const v = project.visible(user);
+    expect(v.contractsByName.get('T')?.file.path).toBe('a/Token.sol');
+    expect(v.contractsByName.get('Token')?.file.path).toBe('a/Token.sol');
+    expect(project.linearize(user.contracts[0]!).map((c) => c.file.path)).toEqual(['a/User.sol', 'a/Token.sol']);
+  });
+});
+
+const OWNABLE = `pragma solidity ^0.8.20;
+abstract contract Context { function _msgSender() internal view virtual returns (address) { return msg.sender; } }
+abstract contract Ownable is Context {
+  address private _owner;
+  error Unauthorized(address account);
+  constructor() { _owner = _msgSender(); }
+  modifier fromTreasurer() { _checkOwner(); _; }
+  function owner() public view returns (address) { return _owner; }
+  function _checkOwner() internal view { if (owner() != _msgSender()) revert Unauthorized(_msgSender()); }
+}`;
+
+describe('the project model in the rules', () => {
+  const vault = `pragma solidity ^0.8.20;
+import "@oz/access/Ownable.sol";
+contract Vault is Ownable {
+  address public treasury;
+  function setTreasury(address t) external fromTreasurer { treasury = t; }
+  function sweep(address payable to) external fromTreasurer { to.transfer(address(this).balance); }
+  receive() external payable {}
+}`;
+
+  it('knows a modifier declared in another file (through a remapping, with _msgSender())', async () => {
+    const found = await alarms({
+      'remappings.txt': '@oz/=lib/oz/\n',
+      'lib/oz/access/Ownable.sol': OWNABLE,
+      'src/Vault.sol': vault,
+    });
+    expect(found).toEqual([]);
+    // The same file alone: the modifier is unknown, so the owner-only functions look open.
+    const alone = (await scanSource(vault, 'standard', 'src/Vault.sol')).filter(serious);
+    expect(alone.length).toBeGreaterThan(0);
+  });
+
+  it('sees a nonce consumed by a helper of a base contract in another file', async () => {
+    const nonces = `pragma solidity ^0.8.20;
+abstract contract Nonces {
+  mapping(address => uint256) private _nonces;
+  function _useNonce(address owner) internal returns (uint256) { unchecked { return _nonces[owner]++; } }
+}`;
+    const token = `pragma solidity ^0.8.20;
+import "./Nonces.sol";
+contract Token is Nonces {
+  mapping(address => mapping(address => uint256)) public allowance;
+  function permit(address owner, address spender, uint256 value, uint8 v, bytes32 r, bytes32 s) external {
+    bytes32 digest = keccak256(abi.encode(owner, spender, value, _useNonce(owner)));
+    address signer = ecrecover(digest, v, r, s);
+    require(signer != address(0) && signer == owner, "bad signature");
+    allowance[owner][spender] = value;
+  }
+}`;
+    const found = await alarms({ 'src/Nonces.sol': nonces, 'src/Token.sol': token });
+    expect(found).toEqual([]);
+    const alone = await scanSource(token, 'standard', 'src/Token.sol');
+    expect(alone.map((v) => v.ruleId)).toContain('sol.access.signature-replay');
+  });
+
+  it('recognises a transient-storage reentrancy lock declared in another file, whatever its name', async () => {
+    const guard = `pragma solidity ^0.8.24;
+abstract contract Guarded {
+  modifier guarded() {
+    assembly { if tload(0) { revert(0, 0) } tstore(0, 1) }
+    _;
+    assembly { tstore(0, 0) }
+  }
+}`;
+    const bank = `pragma solidity ^0.8.24;
+import "./Guarded.sol";
+contract Bank is Guarded {
+  mapping(address => uint256) public balances;
+  function deposit() external payable guarded { balances[msg.sender] += msg.value; }
+  function withdraw() external guarded {
+    uint256 amount = balances[msg.sender];
+    (bool ok, ) = msg.sender.call{value: amount}("");
+    require(ok);
+    balances[msg.sender] = 0;
+  }
+}`;
+    const found = await alarms({ 'src/Guarded.sol': guard, 'src/Bank.sol': bank });
+    expect(found).toEqual([]);
+    const alone = (await scanSource(bank, 'standard', 'src/Bank.sol')).map((v) => v.ruleId);
+    expect(alone).toContain('sol.reentrancy.state-after-call');
+  });
+
+  it('knows a file-level struct with a library attached is no contract to call', async () => {
+    const lib = `pragma solidity ^0.8.20;
+struct Order { address maker; uint256 amount; }
+library OrderLib { function hash(Order calldata o) internal pure returns (bytes32) { return keccak256(abi.encode(o)); } }`;
+    const book = `pragma solidity ^0.8.20;
+import "./OrderLib.sol";
+contract Book {
+  using OrderLib for Order;
+  mapping(bytes32 => bool) public filled;
+  uint256 public volume;
+  function fill(Order calldata order) external {
+    bytes32 h = order.hash();
+    require(!filled[h]);
+    filled[h] = true;
+    volume += order.amount;
+  }
+}`;
+    expect(await alarms({ 'src/OrderLib.sol': lib, 'src/Book.sol': book })).toEqual([]);
+  });
+
+  it('reports a finding in a base contract at the base file, once', async () => {
+    const base = `pragma solidity ^0.8.20;
+contract Base {
+  mapping(address => uint256) public balances;
+  function withdraw() public {
+    (bool ok, ) = msg.sender.call{value: balances[msg.sender]}("");
+    require(ok);
+    balances[msg.sender] = 0;
+  }
+}`;
+    const child = `pragma solidity ^0.8.20;
+import "./Base.sol";
+contract Child is Base { function deposit() external payable { balances[msg.sender] += msg.value; } }`;
+    const found = await alarms({ 'src/Base.sol': base, 'src/Child.sol': child });
+    expect(found.filter((f) => f.startsWith('sol.reentrancy.state-after-call'))).toEqual([
+      'sol.reentrancy.state-after-call@src/Base.sol:5',
+    ]);
+  });
+});
+
+describe('modern idioms', () => {
+  it('judges delegatecall by where its target comes from', async () => {
+    const src = `pragma solidity ^0.8.20;
+contract Proxy {
+  address public implementation;
+  address public admin;
+  constructor(address impl) { implementation = impl; admin = msg.sender; }
+  function upgrade(address impl) external { require(msg.sender == admin); implementation = impl; }
+  function _delegate(address impl) internal {
+    (bool ok, bytes memory ret) = impl.delegatecall(msg.data);
+    require(ok, string(ret));
+  }
+  fallback() external payable { _delegate(implementation); }
+  function multicall(bytes[] calldata data) external {
+    for (uint256 i = 0; i < data.length; i++) { (bool ok, ) = address(this).delegatecall(data[i]); require(ok); }
+  }
+  function simulate(address target, bytes calldata data) external {
+    (bool ok, bytes memory ret) = target.delegatecall(data);
+    revert(string(abi.encode(ok, ret)));
+  }
+  function exec(address target, bytes calldata data) external {
+    (bool ok, ) = target.delegatecall(data);
+    require(ok);
+  }
+}`;
+    const found = (await scanSource(src)).filter((v) => v.ruleId === 'sol.delegatecall.controlled');
+    expect(found.map((v) => v.function)).toEqual(['exec']);
+  });
+
+  it('reads unchecked blocks of 0.8 as the author meant them', async () => {
+    const src = `pragma solidity ^0.8.20;
+interface IPrice { function price(uint256 i) external view returns (uint256); }
+contract Renewal {
+  IPrice public immutable prices;
+  mapping(address => uint48) public nonce;
+  mapping(address => uint256) public credit;
+  constructor(IPrice p) { prices = p; }
+  function total(uint256 n) external view returns (uint256 sum) {
+    for (uint256 i = 0; i < n; i++) { unchecked { sum += prices.price(i); } }
+  }
+  function invalidate(uint48 next) external {
+    uint48 old = nonce[msg.sender];
+    if (next <= old) revert();
+    unchecked { uint48 delta = next - old; if (delta > type(uint16).max) revert(); }
+    nonce[msg.sender] = next;
+  }
+  function add(uint256 amount) external { unchecked { credit[msg.sender] += amount; } }
+}`;
+    const found = (await scanSource(src)).filter((v) => v.category === 'arithmetic' && serious(v));
+    expect(found.map((v) => v.function)).toEqual(['add']);
+  });
+
+  it('takes a block hash that is only returned for what it is, and x % 2**32 for a truncation', async () => {
+    const src = `pragma solidity ^0.8.20;
+library BlockHashes { function at(uint256 n) internal view returns (bytes32) { return blockhash(n); } }
+contract Oracle {
+  uint32 public last;
+  function stamp() external { last = uint32(block.timestamp % 2**32); }
+  function hashOf(uint256 n) external view returns (bytes32) { return BlockHashes.at(n); }
+  function lottery() external view returns (uint256) { return uint256(blockhash(block.number - 1)) % 10; }
+}`;
+    const found = (await scanSource(src)).filter((v) => v.category === 'bad_randomness' && serious(v));
+    expect(found.map((v) => v.function)).toEqual(['lottery']);
+  });
+});
