@@ -4,7 +4,9 @@
  * stored state fills.
  */
 import { describe, expect, it } from 'vitest';
-import { findingsOf } from '../../test-helpers.ts';
+import { describeRuleExamples, findingsOf } from '../../test-helpers.ts';
+import { REENTRANCY_EXAMPLES } from './reentrancy.examples.ts';
+import * as rules from './reentrancy.ts';
 
 describe('sol.reentrancy.state-after-send', () => {
   it('is Low: the gas stipend prevents re-entry; call.value stays with the High rule', async () => {
@@ -79,3 +81,5 @@ contract Auction { mapping(uint => address) tokenOf; mapping(uint => address) se
     expect(found.length).toBeGreaterThan(0);
   });
 });
+
+describeRuleExamples(rules, REENTRANCY_EXAMPLES);

@@ -1,6 +1,8 @@
 /** Call results that are tested to no effect. */
 import { describe, expect, it } from 'vitest';
-import { findingsOf } from '../../test-helpers.ts';
+import { describeRuleExamples, findingsOf } from '../../test-helpers.ts';
+import { UNCHECKED_CALLS_EXAMPLES } from './unchecked-calls.examples.ts';
+import * as rules from './unchecked-calls.ts';
 
 describe('sol.unchecked-call.ineffective-check', () => {
   it('reports an empty failure branch and a result OR-ed with a tautology', async () => {
@@ -16,3 +18,5 @@ contract U {
     ]);
   });
 });
+
+describeRuleExamples(rules, UNCHECKED_CALLS_EXAMPLES);
