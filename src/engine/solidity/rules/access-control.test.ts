@@ -3,7 +3,8 @@
  * predicates, and on the variable a check actually reads (not a shadowing redeclaration).
  */
 import { describe, expect, it } from 'vitest';
-import { describeRuleExamples, findingsOf } from '../../test-helpers.ts';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
+import { findingsOf } from '../../test-helpers.ts';
 import { ACCESS_CONTROL_EXAMPLES } from './access-control.examples.ts';
 import * as rules from './access-control.ts';
 

@@ -1,6 +1,7 @@
 /** Wrapping arithmetic on locals and narrow types: interval reasoning, severity and confidence. */
 import { describe, expect, it } from 'vitest';
-import { describeRuleExamples, findingsOf } from '../../test-helpers.ts';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
+import { findingsOf } from '../../test-helpers.ts';
 import { ARITHMETIC_EXAMPLES } from './arithmetic.examples.ts';
 import * as rules from './arithmetic.ts';
 import { typeRange } from './arithmetic.ts';

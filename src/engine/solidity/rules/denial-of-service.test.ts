@@ -1,6 +1,7 @@
 /** Push payments to a stored recipient, seen through address conversions. */
 import { describe, expect, it } from 'vitest';
-import { describeRuleExamples, findingsOf } from '../../test-helpers.ts';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
+import { findingsOf } from '../../test-helpers.ts';
 import { DENIAL_OF_SERVICE_EXAMPLES } from './denial-of-service.examples.ts';
 import * as rules from './denial-of-service.ts';
 

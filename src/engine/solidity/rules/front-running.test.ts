@@ -1,6 +1,7 @@
 /** Severity of the recipient race: a revealed answer makes it worse than a plain race. */
 import { describe, expect, it } from 'vitest';
-import { describeRuleExamples, findingsOf } from '../../test-helpers.ts';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
+import { findingsOf } from '../../test-helpers.ts';
 import { FRONT_RUNNING_EXAMPLES } from './front-running.examples.ts';
 import * as rules from './front-running.ts';
 

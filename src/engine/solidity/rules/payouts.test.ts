@@ -1,6 +1,7 @@
 /** Severity and confidence of the fixed-payout rule, from what the analysis proves about the contract. */
 import { describe, expect, it } from 'vitest';
-import { describeRuleExamples, findingsOf } from '../../test-helpers.ts';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
+import { findingsOf } from '../../test-helpers.ts';
 import { PAYOUTS_EXAMPLES } from './payouts.examples.ts';
 import * as rules from './payouts.ts';
 

@@ -1,6 +1,7 @@
 /** Block numbers committed for a later `blockhash` are not entropy; a stored timestamp that feeds a draw is. */
 import { describe, expect, it } from 'vitest';
-import { describeRuleExamples, findingsOf } from '../../test-helpers.ts';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
+import { findingsOf } from '../../test-helpers.ts';
 import { RANDOMNESS_EXAMPLES } from './randomness.examples.ts';
 import * as rules from './randomness.ts';
 

@@ -4,7 +4,8 @@
  * stored state fills.
  */
 import { describe, expect, it } from 'vitest';
-import { describeRuleExamples, findingsOf } from '../../test-helpers.ts';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
+import { findingsOf } from '../../test-helpers.ts';
 import { REENTRANCY_EXAMPLES } from './reentrancy.examples.ts';
 import * as rules from './reentrancy.ts';
 

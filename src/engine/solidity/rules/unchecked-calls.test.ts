@@ -1,6 +1,7 @@
 /** Call results that are tested to no effect. */
 import { describe, expect, it } from 'vitest';
-import { describeRuleExamples, findingsOf } from '../../test-helpers.ts';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
+import { findingsOf } from '../../test-helpers.ts';
 import { UNCHECKED_CALLS_EXAMPLES } from './unchecked-calls.examples.ts';
 import * as rules from './unchecked-calls.ts';
 
