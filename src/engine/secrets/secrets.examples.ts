@@ -54,7 +54,7 @@ export const SECRET_RULE_EXAMPLES: RuleExamples = {
     safeIdioms: [PLACEHOLDERS, FROM_ENVIRONMENT, 'Test-mode keys (`sk_test_…`, `rk_test_…`).'],
     path: 'config/payments.yml',
     vulnerable: `stripe_key: ${['sk', 'live', '4eC39HqLyjWDarjtT1zdp7dc'].join('_')}\n`,
-    safe: `stripe_key: ${['sk', 'test', '4eC39HqLyjWDarjtT1zdp7dc'].join('_')}\n`,
+    safe: `stripe_key: sk_test_${'x'.repeat(24)}\n`,
   },
   'secret.google-api-key': {
     impactRationale:
@@ -102,7 +102,7 @@ export const SECRET_RULE_EXAMPLES: RuleExamples = {
     ],
     path: '.env',
     vulnerable: `DEPLOYER_PRIVATE_KEY=0x${ETH_KEY}\n`,
-    safe: `DEPLOYER_PRIVATE_KEY=YOUR_PRIVATE_KEY\nDEPLOY_TX_HASH=0x${ETH_KEY}\n`,
+    safe: 'DEPLOYER_PRIVATE_KEY=YOUR_PRIVATE_KEY\nDEPLOY_TX_HASH=0x432ae8447ac5b4760418e11c68433c86558b94debd1a49a1d3cc1a5015935404\n',
   },
   'secret.bip39-mnemonic': {
     impactRationale:
