@@ -17,8 +17,8 @@ export function rulesOfModule(mod: Record<string, unknown>): SolidityRule[] {
 
 /**
  * Declares the tests of a category file's examples: the file documents exactly the rules it
- * defines; each vulnerable example parses cleanly and yields a finding of its rule, and each safe
- * example parses cleanly and yields none of that rule.
+ * defines; scanned with the scan type that lists the rule, each vulnerable example parses cleanly
+ * and yields a finding of its rule, and each safe example parses cleanly and yields none of it.
  */
 export function describeRuleExamples(mod: Record<string, unknown>, examples: RuleExamples): void {
   const rules = rulesOfModule(mod);
@@ -31,8 +31,9 @@ export function describeRuleExamples(mod: Record<string, unknown>, examples: Rul
       const id = rule.meta.id;
       const example = examples[id];
       if (!example) continue;
+      // The scan type that lists the rule: the lowest that runs it.
       const scan = (source: string) =>
-        scanSolidityFile(example.path ?? 'contracts/Example.sol', source, 'audit');
+        scanSolidityFile(example.path ?? 'contracts/Example.sol', source, rule.meta.scanType);
       describe(id, () => {
         it('reports the vulnerable example', async () => {
           const r = await scan(example.vulnerable);

@@ -43,6 +43,7 @@ contract TimeLock {
       'Values whose range, computed from literals, parameter types and the reaching definitions of locals, stays within the type of the local they are written to.',
       '256-bit locals whose range only might leave the type (only a certain wrap is reported for them).',
       'Arithmetic in loops and in conditions, and in modifiers and libraries.',
+      'Arithmetic whose result is not assigned to a local (a write to state is judged by `sol.arithmetic.unchecked-overflow`).',
     ],
     vulnerable: `pragma solidity 0.5.12;
 
