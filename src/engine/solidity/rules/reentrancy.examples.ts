@@ -4,12 +4,12 @@ import type { RuleExamples } from '../../types.ts';
 export const REENTRANCY_EXAMPLES: RuleExamples = {
   'sol.reentrancy.state-after-call': {
     impactRationale:
-      'High when the call sends value or goes through an internal function; Medium for a call without value; in a locked function, High when an unlocked function acts on the stale state and Medium when only a view reports it. Confidence high when the function read the state before the call.',
+      'High when the call sends value or goes through an internal function; Medium for a call without value; Low when the callee is a stored address that only privileged functions set; in a locked function, High when an unlocked function acts on the stale state and Medium when only a view reports it. Confidence high when the function read the state before the call.',
     safeIdioms: [
       'Checks-effects-interactions: every state write before the call.',
       'A lock modifier (`nonReentrant`, `mutex`, `lock`, …) on the function, when no unlocked public function reads the state written after the call.',
       'A lock the function takes itself: a state flag it tests and sets to `true` (or a non-zero literal) before the call.',
-      'Calls that cannot hand control to other code: `transfer`/`send` (see `sol.reentrancy.state-after-send`), low-level calls with a gas stipend of at most 2300, calls on `this`, and calls on contracts the caller does not choose.',
+      'Calls that cannot hand control to other code: `transfer`/`send` (see `sol.reentrancy.state-after-send`), low-level calls with a gas stipend of at most 2300, and high-level calls on `this` or on contracts the caller does not choose.',
     ],
     vulnerable: `pragma solidity 0.8.20;
 
