@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeLlmServer, startFakeLlmServer } from '../../test/fakes/llm-server.ts';
 import { buildTarGz } from '../../test/fixtures/archives.ts';
 import { createLlmClient } from '../integrations/llm/llm-client.ts';
+import { reportedSeverity } from './findings.ts';
 import { buildThreatModel, openDirectoryTree, renderThreatModelMarkdown, scanTree } from './index.ts';
 import { allRuleMetas } from './rules-catalogue.ts';
 import { openArchiveTree } from './sources/archive-tree.ts';
@@ -249,7 +250,7 @@ describe('audit scan with an LLM', () => {
     });
     expect(llm.requests.length).toBeGreaterThan(0);
     // Nothing added: the triaged findings are the rule findings minus the dismissed one, none
-    // with a severity or confidence above the rule's.
+    // with a severity or confidence above the rule's; one lowered to low confidence is at most Medium.
     expect(ids(r.vulnerabilities)).toEqual(
       ids(base.vulnerabilities).filter((i) => !i.startsWith('sol.delegatecall.controlled')),
     );
@@ -257,8 +258,9 @@ describe('audit scan with an LLM', () => {
     for (const v of r.vulnerabilities) {
       const b = base.vulnerabilities.find((x) => x.fingerprint === v.fingerprint);
       expect(b).toBeDefined();
-      expect(v.severity).toBe(b!.severity);
+      expect(v.severity).toBe(reportedSeverity(b!.severity, v.confidence));
       expect(order.indexOf(v.confidence)).toBeLessThanOrEqual(order.indexOf(b!.confidence));
+      if (v.confidence === 'low') expect(['critical', 'high']).not.toContain(v.severity);
     }
     // The limit bounds the findings sent to the model (the most severe first).
     llm.requests.length = 0;
@@ -273,8 +275,10 @@ describe('audit scan with an LLM', () => {
     expect(limited.vulnerabilities.length).toBeGreaterThanOrEqual(base.vulnerabilities.length - 1);
     const re = r.vulnerabilities.find((v) => v.ruleId === 'sol.reentrancy.state-after-call')!;
     const before = base.vulnerabilities.find((v) => v.ruleId === 'sol.reentrancy.state-after-call')!;
-    expect(re.severity).toBe(before.severity);
     expect(re.confidence).toBe(before.confidence === 'high' ? 'medium' : 'low');
+    expect(re.severity).toBe(
+      re.confidence === 'low' && before.severity === 'high' ? 'medium' : before.severity,
+    );
     expect(re.description).toContain('only the caller');
     expect(
       r.messages.some(
@@ -291,6 +295,29 @@ describe('audit scan with an LLM', () => {
     expect(
       r.messages.some((m) => /LLM triage \(reviewer-1\): \d+ kept, 1 lowered, 1 dismissed/.test(m.value)),
     ).toBe(true);
+  });
+
+  it('LLM triage that lowers a High finding to low confidence reports it as Medium', async () => {
+    llm.requests.length = 0;
+    llm.replies.length = 0;
+    llm.fallback = (req) =>
+      (req.body.messages?.[1]?.content ?? '').includes('Rule: sol.delegatecall.controlled')
+        ? { kind: 'content', content: '{"verdict":"lower","reason":"only trusted libraries are passed in"}' }
+        : { kind: 'content', content: '{"verdict":"keep","reason":"confirmed"}' };
+    const base = await scanTree(memoryTree({ 'Bank.sol': BANK }), { type: 'standard' });
+    expect(base.vulnerabilities.find((v) => v.ruleId === 'sol.delegatecall.controlled')).toMatchObject({
+      severity: 'high',
+      confidence: 'medium',
+    });
+    const r = await scanTree(memoryTree({ 'Bank.sol': BANK }), {
+      type: 'standard',
+      llm: client(),
+      llmTriage: true,
+    });
+    expect(r.vulnerabilities.find((v) => v.ruleId === 'sol.delegatecall.controlled')).toMatchObject({
+      severity: 'medium',
+      confidence: 'low',
+    });
   });
 
   it('is deterministic and complete without an LLM', async () => {

@@ -17,6 +17,15 @@ export interface MatchInput {
 
 const MAX_SNIPPET = 400;
 
+/**
+ * The severity a finding is reported with: a finding of low confidence is never High or Critical
+ * (as Slither states impact and confidence), so it is capped at Medium. Every path that sets or
+ * lowers a finding's confidence goes through this (the collector, the LLM triage).
+ */
+export function reportedSeverity(severity: Severity, confidence: Confidence): Severity {
+  return confidence === 'low' && (severity === 'critical' || severity === 'high') ? 'medium' : severity;
+}
+
 /** Whitespace-insensitive form of a snippet: what the fingerprint hashes. */
 export function normalizeSnippet(s: string): string {
   return s.replace(/\s+/g, ' ').trim();
@@ -80,8 +89,9 @@ export function compactStrings(v: EngineVulnerability): EngineVulnerability {
 }
 
 /**
- * Collects the matches of one file: drops exact duplicates (same rule, same lines) and numbers
- * identical snippets so that fingerprints stay unique.
+ * Collects the matches of one file: drops exact duplicates (same rule, same lines), numbers
+ * identical snippets so that fingerprints stay unique, and caps the severity of low-confidence
+ * matches ({@link reportedSeverity}).
  */
 export class FindingCollector {
   private readonly seen = new Set<string>();
@@ -98,13 +108,14 @@ export class FindingCollector {
     );
     const occurrence = (this.occurrences.get(key) ?? 0) + 1;
     this.occurrences.set(key, occurrence);
+    const confidence = m.confidence ?? m.meta.confidence;
     const v: EngineVulnerability = {
       ruleId: m.meta.id,
       title: m.meta.title,
       description: m.message ?? m.meta.description,
       remediation: m.meta.remediation,
-      severity: m.severity ?? m.meta.severity,
-      confidence: m.confidence ?? m.meta.confidence,
+      severity: reportedSeverity(m.severity ?? m.meta.severity, confidence),
+      confidence,
       category: m.meta.category,
       location: { file: m.file, startLine: m.startLine, endLine: m.endLine },
       fingerprint: fingerprintOf({

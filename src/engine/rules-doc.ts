@@ -1,9 +1,28 @@
 /** The rule catalogue as Markdown (docs/engine-rules.md is this output, checked for drift in tests). */
 import { allRuleMetas } from './rules-catalogue.ts';
-import type { RuleMeta, ScanType } from './types.ts';
+import { SECRET_RULE_EXAMPLES } from './secrets/secrets.examples.ts';
+import { scanSecretsInText } from './secrets/secrets.ts';
+import { SOLIDITY_RULE_EXAMPLES } from './solidity/rules/examples.ts';
+import type { RuleExample, RuleExamples, RuleMeta, ScanType } from './types.ts';
 
 const TYPES: ScanType[] = ['lite', 'standard', 'audit'];
 
+/** The examples of every rule of the catalogue, by rule id. */
+export const RULE_EXAMPLES: RuleExamples = { ...SOLIDITY_RULE_EXAMPLES, ...SECRET_RULE_EXAMPLES };
+
+/**
+ * The fragment of a rule's section in docs/engine-rules.md as GitHub renders it: the heading
+ * ``### `<rule id>` `` slugged (lower case; characters other than letters, digits, `-` and `_` dropped),
+ * so `sol.access.tx-origin` is `solaccesstx-origin`.
+ */
+export function ruleDocAnchor(ruleId: string): string {
+  return ruleId
+    .toLowerCase()
+    .replace(/[^a-z0-9 _-]/g, '')
+    .replace(/ /g, '-');
+}
+
+/** Renders docs/engine-rules.md. */
 export function renderRuleCatalogue(): string {
   const metas = allRuleMetas();
   const out: string[] = [
@@ -13,36 +32,92 @@ export function renderRuleCatalogue(): string {
     'Each scan type runs its own rules and those of the types above it: `lite` ⊂ `standard` ⊂ `audit`.',
     'An `audit` scan with an LLM configured also reports `llm.review.<category>` findings from the review of the riskiest functions.',
     '',
+    '## Impact and confidence',
+    '',
+    'Every rule states two things, as Slither does: its **impact** (the severity of what it finds: critical, high, medium, low, informational, or gas_optimization) and its **confidence** (how sure it is that a match is a real problem: high, medium or low).',
+    'A rule may report a match with another impact or confidence than its default; its description below says when.',
+    '**A finding of low confidence is never High or Critical:** it is reported as Medium at most, whatever the rule or the LLM triage says.',
+    "Every finding carries both: SARIF results as `properties.severity`, `properties['security-severity']` and `properties.precision` (and the rule's defaults in `rules[].properties`), GitLab SAST items as `severity` and under `details` (`impact`, `confidence`).",
+    '',
+    'Each rule below lists the idioms it recognises as safe today, one example it reports and the same code written the way it accepts.',
+    'The examples live beside the rules (`src/engine/solidity/rules/<category>.examples.ts`, `src/engine/secrets/secrets.examples.ts`) and the test of each rule file runs them.',
+    'Secret examples show the reported value masked, as the reports do.',
+    '',
   ];
   for (const type of TYPES) {
     const rules = metas.filter((m) => m.scanType === type);
     out.push(
       `## ${type} (${rules.length} rules)`,
       '',
-      '| id | title | severity | confidence | category | SWC | CWE |',
+      '| id | title | impact | confidence | category | SWC | CWE |',
       '|---|---|---|---|---|---|---|',
     );
     for (const m of rules)
       out.push(
-        `| \`${m.id}\` | ${m.title} | ${m.severity} | ${m.confidence} | ${m.category} | ${m.swc ?? '—'} | ${m.cwe ?? '—'} |`,
+        `| [\`${m.id}\`](#${ruleDocAnchor(m.id)}) | ${m.title} | ${m.severity} | ${m.confidence} | ${m.category} | ${m.swc ?? '—'} | ${m.cwe ?? '—'} |`,
       );
     out.push('');
   }
   out.push('## Descriptions', '');
-  for (const m of metas) out.push(...describe(m));
+  for (const m of metas) out.push(...describe(m, RULE_EXAMPLES[m.id]));
   return `${out.join('\n').trimEnd()}\n`;
 }
 
-function describe(m: RuleMeta): string[] {
+function describe(m: RuleMeta, example: RuleExample | undefined): string[] {
+  const ids = [m.swc, m.cwe].filter((x): x is string => x !== undefined);
   return [
     `### \`${m.id}\``,
     '',
     `**${m.title}.** ${m.description}`,
     '',
-    `Severity ${m.severity}, confidence ${m.confidence}${m.swc ? ` (${m.swc})` : ''}.`,
+    `Impact ${m.severity}, confidence ${m.confidence}${ids.length ? ` (${ids.join(', ')})` : ''}.${
+      example?.impactRationale ? ` ${example.impactRationale}` : ''
+    }`,
     '',
     ...(m.reasoning ? [`What it reasons about: ${m.reasoning}`, ''] : []),
     `Remediation: ${m.remediation}`,
     '',
+    ...(example ? examples(example) : []),
   ];
+}
+
+function examples(e: RuleExample): string[] {
+  const path = e.path ?? 'contracts/Example.sol';
+  const solidity = path.endsWith('.sol');
+  const lang = fenceLanguage(path);
+  const file = solidity ? '' : ` (\`${path}\`)`;
+  return [
+    'Recognised as safe:',
+    '',
+    ...e.safeIdioms.map((idiom) => `- ${idiom}`),
+    '',
+    `Reported${file}${solidity ? '' : ', the value masked'}:`,
+    '',
+    ...fence(lang, solidity ? e.vulnerable : masked(path, e.vulnerable)),
+    '',
+    `Not reported${file}:`,
+    '',
+    ...fence(lang, e.safe),
+    '',
+  ];
+}
+
+/** The language of a fenced block for a file. */
+function fenceLanguage(path: string): string {
+  if (path.endsWith('.sol')) return 'solidity';
+  if (/\.ya?ml$/.test(path)) return 'yaml';
+  if (path.endsWith('.ts')) return 'ts';
+  if (path.endsWith('.ini')) return 'ini';
+  return 'text';
+}
+
+function fence(lang: string, text: string): string[] {
+  return [`\`\`\`${lang}`, ...text.replace(/\n+$/, '').split('\n'), '```'];
+}
+
+/** The text with every line a secret rule reports replaced by its masked form, as reports show it. */
+function masked(path: string, text: string): string {
+  const lines = text.split('\n');
+  for (const m of scanSecretsInText(path, text)) lines[m.line - 1] = m.maskedLine;
+  return lines.join('\n');
 }

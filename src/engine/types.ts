@@ -55,6 +55,27 @@ export interface RuleMeta {
   reasoning?: string;
 }
 
+/**
+ * How a rule is documented beyond its metadata (docs/engine-rules.md): the idioms it accepts as
+ * safe, and one example it reports with its fixed counterpart. Each category file of rules keeps
+ * these beside it (`<category>.examples.ts`); its test runs both examples through the rule.
+ */
+export interface RuleExample {
+  /** Why the impact is what it is, when the severity alone does not say. */
+  impactRationale?: string;
+  /** The idioms the rule recognises as safe today: what makes it stay silent. */
+  safeIdioms: readonly string[];
+  /** Where the examples live in a scanned tree (default `contracts/Example.sol`). */
+  path?: string;
+  /** A small complete file the rule reports. */
+  vulnerable: string;
+  /** The same code written the way the rule accepts. */
+  safe: string;
+}
+
+/** The examples of a set of rules, by rule id. */
+export type RuleExamples = Readonly<Record<string, RuleExample>>;
+
 /** One problem the engine found. */
 export interface EngineVulnerability {
   ruleId: string;

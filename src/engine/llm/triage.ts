@@ -1,10 +1,12 @@
 /**
  * The LLM triage of rule findings (off by default): the model sees each finding with its code and
  * may keep it, lower its confidence or dismiss it, always with a reason that is recorded. It can
- * never add a finding nor raise a confidence or severity; a failing or malformed answer keeps the
+ * never add a finding nor raise a confidence or severity (lowering the confidence to low caps the
+ * severity at Medium, as for every finding); a failing or malformed answer keeps the
  * finding unchanged and becomes a scan message.
  */
 import type { LlmClient } from '../../integrations/llm/llm-client.ts';
+import { reportedSeverity } from '../findings.ts';
 import type { Confidence, EngineVulnerability, ScanMessage } from '../types.ts';
 
 /** At most this many findings are sent to the model per scan (the most severe first). */
@@ -103,9 +105,12 @@ export async function triageWithLlm(
     }
     if (d?.verdict === 'lower') {
       lowered++;
+      const confidence = LOWER[v.confidence];
       out.push({
         ...v,
-        confidence: LOWER[v.confidence],
+        // A finding lowered to low confidence is no longer High or Critical.
+        severity: reportedSeverity(v.severity, confidence),
+        confidence,
         description: `${v.description}\n\nLLM triage lowered the confidence: ${d.reason}`,
       });
       continue;

@@ -3,6 +3,7 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { scanTree } from '../index.ts';
+import { RULE_EXAMPLES } from '../rules-doc.ts';
 import { memoryTree } from '../test-helpers.ts';
 import type { EngineVulnerability } from '../types.ts';
 import { toSarifReport } from './sarif.ts';
@@ -161,5 +162,85 @@ describe('fingerprints', () => {
       a.result.vulnerabilities.map((v) => v.location.startLine),
     );
     expect(new Set(fp(a)).size).toBe(a.result.vulnerabilities.length);
+  });
+});
+
+describe('impact and confidence in the reports', () => {
+  /** The vulnerable example of every rule, each in a file of its own. */
+  const examples = (): Record<string, string> =>
+    Object.fromEntries(
+      Object.entries(RULE_EXAMPLES).map(([id, e]) => [
+        e.path && !e.path.endsWith('.sol') ? `${id}/${e.path}` : `${id}/Example.sol`,
+        e.vulnerable,
+      ]),
+    );
+
+  it('every finding carries both: SARIF security-severity and precision, SAST severity and details', async () => {
+    const r = await scanTree(memoryTree(examples()), { type: 'audit' });
+    const items = r.vulnerabilities.map((vulnerability) => ({ id: randomUUID(), vulnerability }));
+    expect(new Set(r.vulnerabilities.map((v) => v.ruleId))).toEqual(new Set(Object.keys(RULE_EXAMPLES)));
+    expect(new Set(r.vulnerabilities.map((v) => v.confidence))).toEqual(new Set(['high', 'medium', 'low']));
+
+    const sarif = toSarifReport(items);
+    const run = sarif.runs[0]!;
+    const securitySeverity = {
+      critical: 9.5,
+      high: 8,
+      medium: 5.5,
+      low: 3,
+      informational: 0,
+      gas_optimization: 0,
+    };
+    for (const [i, result] of run.results.entries()) {
+      const v = r.vulnerabilities[i]!;
+      expect(Number(result.properties['security-severity'])).toBe(securitySeverity[v.severity]);
+      expect(result.properties.precision).toBe(v.confidence);
+      const rule = run.tool.driver.rules[result.ruleIndex]!;
+      expect(rule.properties.precision).toMatch(/^(high|medium|low)$/);
+      expect(Number(rule.properties['security-severity'])).toBeGreaterThanOrEqual(0);
+    }
+
+    const sast = toSastReport(items, { startTime: new Date(), endTime: new Date() });
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    addFormats.default(ajv);
+    const validate = ajv.compile(SAST_REPORT_JSON_SCHEMA);
+    expect(validate(sast), JSON.stringify(validate.errors)).toBe(true);
+    for (const [i, item] of sast.vulnerabilities.entries()) {
+      const v = r.vulnerabilities[i]!;
+      expect(item.details.original_severity).toEqual({ type: 'text', name: 'Impact', value: v.severity });
+      expect(item.details.confidence).toEqual({ type: 'text', name: 'Confidence', value: v.confidence });
+      // No finding of low confidence is High or Critical, in the engine's terms or GitLab's.
+      if (v.confidence === 'low') expect(['High', 'Critical']).not.toContain(item.severity);
+    }
+  });
+
+  it('the SAST schema holds details to named fields of GitLab detail types', () => {
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    addFormats.default(ajv);
+    const validate = ajv.compile(SAST_REPORT_JSON_SCHEMA);
+    const report = (details: Record<string, unknown>) => ({
+      version: '15.0.7',
+      scan: {
+        analyzer: { id: 'a', name: 'a', version: '1', vendor: { name: 'v' } },
+        scanner: { id: 'a', name: 'a', version: '1', vendor: { name: 'v' } },
+        type: 'sast',
+        start_time: '2026-01-02T03:04:05',
+        end_time: '2026-01-02T03:04:05',
+        status: 'success',
+      },
+      vulnerabilities: [
+        {
+          id: randomUUID(),
+          identifiers: [{ type: 'vigil_rule', name: 'r', value: 'r' }],
+          location: { file: 'a.sol', start_line: 1, end_line: 1 },
+          details,
+        },
+      ],
+    });
+    expect(validate(report({ confidence: { type: 'text', name: 'Confidence', value: 'low' } }))).toBe(true);
+    expect(validate(report({ confidence: { type: 'text', value: 'low' } }))).toBe(false);
+    expect(validate(report({ confidence: { type: 'text', name: 'Confidence' } }))).toBe(false);
+    expect(validate(report({ confidence: { type: 'label', name: 'Confidence', value: 'low' } }))).toBe(false);
+    expect(validate(report({ confidence: 'low' }))).toBe(false);
   });
 });

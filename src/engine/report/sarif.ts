@@ -139,7 +139,9 @@ export function toSarifReport(
       severity: v.severity,
       confidence: v.confidence,
       category: v.category,
+      // The finding's own impact and confidence: a match may differ from its rule's defaults.
       'security-severity': SECURITY_SEVERITY[v.severity],
+      precision: PRECISION[v.confidence],
       ...(v.contract ? { contract: v.contract } : {}),
       ...(v.function ? { function: v.function } : {}),
     },

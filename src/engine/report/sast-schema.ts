@@ -1,7 +1,8 @@
 /**
  * A JSON Schema of the GitLab SAST report, schema line 15.x, reproduced from the published
  * facts (the original lives on gitlab.com only): required top-level fields, the scan object, and
- * each vulnerability's id, identifiers and location. Extra fields are allowed, as in GitLab's.
+ * each vulnerability's id, identifiers, location and `details` (named fields of GitLab's detail
+ * types: `text`, `code`, …). Extra fields are allowed, as in GitLab's.
  */
 export const SAST_REPORT_JSON_SCHEMA = {
   $schema: 'http://json-schema.org/draft-07/schema#',
@@ -75,7 +76,7 @@ export const SAST_REPORT_JSON_SCHEMA = {
               method: { type: 'string' },
             },
           },
-          details: { type: 'object' },
+          details: { type: 'object', additionalProperties: { $ref: '#/definitions/named_detail' } },
         },
       },
     },
@@ -98,5 +99,41 @@ export const SAST_REPORT_JSON_SCHEMA = {
       },
     },
     time: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}$' },
+    /**
+     * An entry of `details`: a named field (`name` required) of one of the detail types, each
+     * with the fields its type requires.
+     */
+    named_detail: {
+      type: 'object',
+      required: ['name', 'type'],
+      properties: { name: { type: 'string', minLength: 1 }, description: { type: 'string' } },
+      oneOf: [
+        {
+          required: ['value'],
+          properties: { type: { enum: ['text', 'markdown', 'commit'] }, value: { type: 'string' } },
+        },
+        {
+          required: ['value'],
+          properties: { type: { const: 'code' }, value: { type: 'string' }, lang: { type: 'string' } },
+        },
+        {
+          required: ['value'],
+          properties: { type: { const: 'value' }, value: { type: ['string', 'number', 'boolean'] } },
+        },
+        {
+          required: ['href'],
+          properties: {
+            type: { const: 'url' },
+            href: { type: 'string', format: 'uri' },
+            text: { type: 'string' },
+          },
+        },
+        {
+          properties: {
+            type: { enum: ['named-list', 'list', 'table', 'diff', 'file-location', 'module-location'] },
+          },
+        },
+      ],
+    },
   },
 } as const;

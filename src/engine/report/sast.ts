@@ -136,7 +136,8 @@ function sastItems(rulesUrl: string | undefined): (id: string, v: EngineVulnerab
       identifiers,
       details: {
         rule_id: { type: 'text', name: 'Rule', value: v.ruleId },
-        original_severity: { type: 'text', name: 'Severity', value: v.severity },
+        // Impact and confidence, as the rule states them (`severity` above is GitLab's scale).
+        original_severity: { type: 'text', name: 'Impact', value: v.severity },
         confidence: { type: 'text', name: 'Confidence', value: v.confidence },
         category: { type: 'text', name: 'DASP category', value: v.category },
         fingerprint: { type: 'text', name: 'Fingerprint', value: v.fingerprint },

@@ -2,10 +2,12 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BIP39_ENGLISH } from './bip39-english.ts';
+import { SECRET_RULE_EXAMPLES } from './secrets.examples.ts';
 import {
   hasTwelveWordRun,
   isProbablyText,
   maskSecret,
+  SECRET_RULES,
   scanSecretsInText,
   validateBip39Checksum,
 } from './secrets.ts';
@@ -157,4 +159,29 @@ describe('isProbablyText', () => {
     expect(hasTwelveWordRun('abandon '.repeat(11) + 'about')).toBe(true);
     expect(hasTwelveWordRun('abandon '.repeat(10) + 'about')).toBe(false);
   });
+});
+
+describe('the examples of each secret rule', () => {
+  it('document exactly the secret rules', () => {
+    expect(Object.keys(SECRET_RULE_EXAMPLES).sort()).toEqual(
+      Object.values(SECRET_RULES)
+        .map((m) => m.id)
+        .sort(),
+    );
+  });
+
+  for (const [id, example] of Object.entries(SECRET_RULE_EXAMPLES)) {
+    const path = example.path ?? '.env';
+    describe(id, () => {
+      it('reports the vulnerable example', () => {
+        expect(ids(path, example.vulnerable)).toContain(id);
+      });
+      it('stays silent on the safe example', () => {
+        expect(ids(path, example.safe)).not.toContain(id);
+      });
+      it('names at least one idiom it accepts as safe', () => {
+        expect(example.safeIdioms.length).toBeGreaterThan(0);
+      });
+    });
+  }
 });

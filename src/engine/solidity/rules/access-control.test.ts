@@ -3,7 +3,10 @@
  * predicates, and on the variable a check actually reads (not a shadowing redeclaration).
  */
 import { describe, expect, it } from 'vitest';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
 import { findingsOf } from '../../test-helpers.ts';
+import { ACCESS_CONTROL_EXAMPLES } from './access-control.examples.ts';
+import * as rules from './access-control.ts';
 
 describe('privileged writes follow the variable a check reads', () => {
   const shadowed = (redeclared: boolean): string => `pragma solidity ^0.4.18;
@@ -35,3 +38,5 @@ contract O { address private _owner; address public relayer;
     expect(await findingsOf('sol.payout.fixed-amount-anyone', src)).toEqual([]);
   });
 });
+
+describeRuleExamples(rules, ACCESS_CONTROL_EXAMPLES);

@@ -1,6 +1,9 @@
 /** Wrapping arithmetic on locals and narrow types: interval reasoning, severity and confidence. */
 import { describe, expect, it } from 'vitest';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
 import { findingsOf } from '../../test-helpers.ts';
+import { ARITHMETIC_EXAMPLES } from './arithmetic.examples.ts';
+import * as rules from './arithmetic.ts';
 import { typeRange } from './arithmetic.ts';
 
 describe('sol.arithmetic.local-wrap', () => {
@@ -45,3 +48,5 @@ contract A { uint8 public s; function f() public { uint8 v = 200; v = v + 55; s 
     expect(await findingsOf('sol.arithmetic.local-wrap', src)).toEqual([]);
   });
 });
+
+describeRuleExamples(rules, ARITHMETIC_EXAMPLES);

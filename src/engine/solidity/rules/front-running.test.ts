@@ -1,6 +1,9 @@
 /** Severity of the recipient race: a revealed answer makes it worse than a plain race. */
 import { describe, expect, it } from 'vitest';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
 import { findingsOf } from '../../test-helpers.ts';
+import { FRONT_RUNNING_EXAMPLES } from './front-running.examples.ts';
+import * as rules from './front-running.ts';
 
 describe('sol.frontrun.recipient-race', () => {
   it('is Medium when the recipient is chosen by a revealed answer, Low for a plain race', async () => {
@@ -16,3 +19,5 @@ contract T { address payable last;
     expect((await findingsOf('sol.frontrun.recipient-race', plain))[0]?.severity).toBe('low');
   });
 });
+
+describeRuleExamples(rules, FRONT_RUNNING_EXAMPLES);

@@ -1,6 +1,9 @@
 /** Severity and confidence of the fixed-payout rule, from what the analysis proves about the contract. */
 import { describe, expect, it } from 'vitest';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
 import { findingsOf } from '../../test-helpers.ts';
+import { PAYOUTS_EXAMPLES } from './payouts.examples.ts';
+import * as rules from './payouts.ts';
 
 describe('sol.payout.fixed-amount-anyone', () => {
   it('is High where the contract holds ether booked for others, Medium otherwise', async () => {
@@ -32,3 +35,5 @@ contract L { function f() public { uint amount = 10; msg.sender.transfer(amount)
     expect(await findingsOf('sol.payout.fixed-amount-anyone', src)).toHaveLength(1);
   });
 });
+
+describeRuleExamples(rules, PAYOUTS_EXAMPLES);

@@ -1,6 +1,9 @@
 /** Block numbers committed for a later `blockhash` are not entropy; a stored timestamp that feeds a draw is. */
 import { describe, expect, it } from 'vitest';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
 import { findingsOf } from '../../test-helpers.ts';
+import { RANDOMNESS_EXAMPLES } from './randomness.examples.ts';
+import * as rules from './randomness.ts';
 
 describe('block numbers stored for a later blockhash', () => {
   const src = (stored: string): string => `pragma solidity ^0.4.24;
@@ -23,3 +26,5 @@ contract Guess { mapping(address => uint) at; mapping(address => bytes32) guessO
     expect(flow.map((f) => f.location.startLine)).toEqual([3]);
   });
 });
+
+describeRuleExamples(rules, RANDOMNESS_EXAMPLES);

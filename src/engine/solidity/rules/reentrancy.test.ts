@@ -4,7 +4,10 @@
  * stored state fills.
  */
 import { describe, expect, it } from 'vitest';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
 import { findingsOf } from '../../test-helpers.ts';
+import { REENTRANCY_EXAMPLES } from './reentrancy.examples.ts';
+import * as rules from './reentrancy.ts';
 
 describe('sol.reentrancy.state-after-send', () => {
   it('is informational: the gas stipend prevents re-entry; call.value stays with the High rule', async () => {
@@ -79,3 +82,5 @@ contract Auction { mapping(uint => address) tokenOf; mapping(uint => address) se
     expect(found.length).toBeGreaterThan(0);
   });
 });
+
+describeRuleExamples(rules, REENTRANCY_EXAMPLES);

@@ -1,6 +1,9 @@
 /** Call results that are tested to no effect. */
 import { describe, expect, it } from 'vitest';
+import { describeRuleExamples } from '../../rule-examples.testing.ts';
 import { findingsOf } from '../../test-helpers.ts';
+import { UNCHECKED_CALLS_EXAMPLES } from './unchecked-calls.examples.ts';
+import * as rules from './unchecked-calls.ts';
 
 describe('sol.unchecked-call.ineffective-check', () => {
   it('reports an empty failure branch and a result OR-ed with a tautology', async () => {
@@ -16,3 +19,5 @@ contract U {
     ]);
   });
 });
+
+describeRuleExamples(rules, UNCHECKED_CALLS_EXAMPLES);

@@ -1,0 +1,133 @@
+/** Examples and safe idioms of the reentrancy rules (docs/engine-rules.md; reentrancy.test.ts runs them). */
+import type { RuleExamples } from '../../types.ts';
+
+export const REENTRANCY_EXAMPLES: RuleExamples = {
+  'sol.reentrancy.state-after-call': {
+    impactRationale:
+      'High when the call sends value or goes through an internal function; Medium for a call without value; Low when the callee is a stored address that only privileged functions set; in a locked function, High when an unlocked function acts on the stale state and Medium when only a view reports it. Confidence high when the function read the state before the call.',
+    safeIdioms: [
+      'Checks-effects-interactions: every state write before the call.',
+      'A lock modifier (`nonReentrant`, `mutex`, `lock`, …) on the function, when no unlocked public function reads the state written after the call.',
+      'A lock the function takes itself: a state flag it tests and sets to `true` (or a non-zero literal) before the call.',
+      'Calls that cannot hand control to other code: `transfer`/`send` (see `sol.reentrancy.state-after-send`), low-level calls with a gas stipend of at most 2300, and high-level calls on `this` or on contracts the caller does not choose.',
+    ],
+    vulnerable: `pragma solidity 0.8.20;
+
+contract Bank {
+    mapping(address => uint256) balances;
+
+    function deposit() external payable {
+        balances[msg.sender] += msg.value;
+    }
+
+    function withdraw() external {
+        uint256 amount = balances[msg.sender];
+        (bool ok, ) = msg.sender.call{value: amount}("");
+        require(ok);
+        balances[msg.sender] = 0;
+    }
+}
+`,
+    safe: `pragma solidity 0.8.20;
+
+contract Bank {
+    mapping(address => uint256) balances;
+
+    function deposit() external payable {
+        balances[msg.sender] += msg.value;
+    }
+
+    function withdraw() external {
+        uint256 amount = balances[msg.sender];
+        balances[msg.sender] = 0;
+        (bool ok, ) = msg.sender.call{value: amount}("");
+        require(ok);
+    }
+}
+`,
+  },
+  'sol.reentrancy.state-after-send': {
+    impactRationale:
+      'The 2,300-gas stipend of `send`/`transfer` prevents re-entry today; the order becomes exploitable if the payment is switched to `call` or gas costs change.',
+    safeIdioms: [
+      'Checks-effects-interactions: the state the checks read is written before the payment.',
+      'A lock modifier (`nonReentrant`, `mutex`, `lock`, …) on the function.',
+      'Writes in the branch taken when `send` fails (restoring what was debited).',
+      'State written after the payment that the function did not read before it.',
+    ],
+    vulnerable: `pragma solidity 0.5.12;
+
+contract Credits {
+    mapping(address => uint256) credit;
+
+    function withdraw() public {
+        require(credit[msg.sender] > 0);
+        msg.sender.transfer(credit[msg.sender]);
+        credit[msg.sender] = 0;
+    }
+}
+`,
+    safe: `pragma solidity 0.5.12;
+
+contract Credits {
+    mapping(address => uint256) credit;
+
+    function withdraw() public {
+        uint256 amount = credit[msg.sender];
+        require(amount > 0);
+        credit[msg.sender] = 0;
+        if (!msg.sender.send(amount)) {
+            credit[msg.sender] = amount;
+        }
+    }
+}
+`,
+  },
+  'sol.reentrancy.cross-function': {
+    safeIdioms: [
+      'Checks-effects-interactions in the calling function: no state written after the call.',
+      'One lock modifier (`nonReentrant`, `lock`, `mutex`) on the calling function, or on every other function that acts on the shared state.',
+      'Other functions that only read the state (views), or that have a caller check.',
+    ],
+    vulnerable: `pragma solidity 0.8.20;
+
+contract Bank {
+    mapping(address => uint256) balances;
+
+    function transfer(address to, uint256 amount) external {
+        if (balances[msg.sender] >= amount) {
+            balances[to] += amount;
+            balances[msg.sender] -= amount;
+        }
+    }
+
+    function withdraw() external {
+        uint256 amount = balances[msg.sender];
+        (bool ok, ) = msg.sender.call{value: amount}("");
+        require(ok);
+        balances[msg.sender] = 0;
+    }
+}
+`,
+    safe: `pragma solidity 0.8.20;
+
+contract Bank {
+    mapping(address => uint256) balances;
+
+    function transfer(address to, uint256 amount) external {
+        if (balances[msg.sender] >= amount) {
+            balances[to] += amount;
+            balances[msg.sender] -= amount;
+        }
+    }
+
+    function withdraw() external {
+        uint256 amount = balances[msg.sender];
+        balances[msg.sender] = 0;
+        (bool ok, ) = msg.sender.call{value: amount}("");
+        require(ok);
+    }
+}
+`,
+  },
+};
