@@ -14,7 +14,9 @@ async function solFile(path: string, source: string): Promise<SolFile> {
 /** Medium-and-above findings of a scan of `files`, as `rule@file:line`. */
 async function alarms(files: Record<string, string>): Promise<string[]> {
   const r = await scanTree(memoryTree(files), { type: 'standard' });
-  return r.vulnerabilities.filter(serious).map((v) => `${v.ruleId}@${v.location.file}:${v.location.startLine}`);
+  return r.vulnerabilities
+    .filter(serious)
+    .map((v) => `${v.ruleId}@${v.location.file}:${v.location.startLine}`);
 }
 
 function serious(v: EngineVulnerability): boolean {
@@ -66,7 +68,10 @@ describe('ProjectIndex', () => {
     const v = project.visible(user);
     expect(v.contractsByName.get('T')?.file.path).toBe('a/Token.sol');
     expect(v.contractsByName.get('Token')?.file.path).toBe('a/Token.sol');
-    expect(project.linearize(user.contracts[0]!).map((c) => c.file.path)).toEqual(['a/User.sol', 'a/Token.sol']);
+    expect(project.linearize(user.contracts[0]!).map((c) => c.file.path)).toEqual([
+      'a/User.sol',
+      'a/Token.sol',
+    ]);
   });
 });
 

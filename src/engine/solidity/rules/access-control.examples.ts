@@ -204,6 +204,9 @@ contract Box {
     safeIdioms: [
       `${CALLER_CHECK} With one, the target and the data are the privileged side's choice.`,
       'Delegatecalls in `view` or `pure` functions.',
+      'A delegatecall to `address(this)` (a multicall): the caller could call those functions directly.',
+      'A delegatecall after which every path reverts (a simulation): nothing it wrote persists.',
+      "An internal helper (`_delegate(impl)`) whose callers pass a stored implementation rather than their caller's input.",
     ],
     vulnerable: `pragma solidity 0.8.20;
 

@@ -9,6 +9,7 @@ export const ARITHMETIC_EXAMPLES: RuleExamples = {
       'Solidity 0.8 or later outside `unchecked { … }` blocks (checked arithmetic).',
       'A condition of the function or of its modifiers that compares both operands (`require(balance >= amount)` before `balance - amount`, `require(a + b >= a)`); an expression that is itself the overflow check (`a + b >= a`).',
       'Operands no caller chooses: only parameters count as caller input; `msg.value` and balances are bounded by the ether supply.',
+      "Inside an `unchecked` block of 0.8+, the result of a call computed from a parameter (a price, a gas cost, a pool's output): the block states the author bounded it; only the caller's number itself counts.",
       'A literal or `constant` operand of `+` or `-`, and loop-counter updates.',
       '`supply -= v` next to a checked `balance -= v` (a burn), and `m[to] += v` next to a checked `m[from] -= v` (a move).',
       'Functions with a caller check (privileged callers supply trusted numbers), non-public functions, and libraries.',
@@ -44,6 +45,7 @@ contract TimeLock {
       '256-bit locals whose range only might leave the type (only a certain wrap is reported for them).',
       'Arithmetic in loops and in conditions, and in modifiers and libraries.',
       'Arithmetic whose result is not assigned to a local (a write to state is judged by `sol.arithmetic.unchecked-overflow`).',
+      'A subtraction whose operands a condition of the function compared first (`if (next <= old) revert(); … next - old`).',
     ],
     vulnerable: `pragma solidity 0.5.12;
 

@@ -6,6 +6,7 @@ export const BALANCE_LOGIC_EXAMPLES: RuleExamples = {
     safeIdioms: [
       'Comparing the balance with `>=`, `>`, `<=` or `<`.',
       'An equality on a state variable that counts the deposits the contract accepted, instead of `address(this).balance`.',
+      'A comparison with a balance snapshot the same call took (`uint before = address(this).balance; … if (address(this).balance == before)`): it measures what changed meanwhile.',
     ],
     vulnerable: `pragma solidity 0.8.20;
 

@@ -8,6 +8,8 @@ export const RANDOMNESS_EXAMPLES: RuleExamples = {
     safeIdioms: [
       'Randomness delivered by an oracle (a VRF callback) or derived from a commit-reveal scheme: hashes and modulo operations of values that are not block values.',
       'Block values compared or stored without being hashed, reduced modulo, or passed to `blockhash`.',
+      'A block hash the function never uses as a number (it returns or stores it, as a block-hash library does): reported Low.',
+      'A block value reduced modulo a power of two of a type width (`block.timestamp % 2**32`): a truncation, not a draw.',
     ],
     vulnerable: `pragma solidity 0.8.20;
 

@@ -84,6 +84,7 @@ contract Games {
   'sol.shadowing.state-variable': {
     safeIdioms: [
       "A distinct name for the derived contract's variable, or reuse of the base contract's variable.",
+      'A private or constant variable of a base contract: a private one is not inherited (the child cannot name it), a constant takes no slot.',
     ],
     vulnerable: `pragma solidity 0.4.24;
 

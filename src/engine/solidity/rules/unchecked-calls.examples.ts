@@ -51,7 +51,8 @@ contract Payer {
     safeIdioms: [
       'The result checked: `require(token.transfer(to, v))`.',
       'OpenZeppelin `SafeERC20` (`safeTransfer`, `safeTransferFrom`, `forceApprove`).',
-      'A function declared in the file without a return value (ERC-721 `transferFrom`): there is nothing to check.',
+      'A function declared in the project without a return value (ERC-721 `transferFrom`), or a receiver whose interface derives from an ERC-721 one: there is nothing to check.',
+      'A function restricted to a role that records nothing about the transfer (a recovery of stray tokens): reported Low.',
     ],
     vulnerable: `pragma solidity 0.8.20;
 
