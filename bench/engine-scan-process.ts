@@ -1,7 +1,7 @@
 /**
  * One `vigil engine scan` process over a directory, writing a SAST report, timed as a user runs
  * it (start-up included): wall time here, CPU time of all its threads and peak RSS from GNU time.
- * Shared by bench:engine:solidifi and bench:engine:alternate.
+ * Shared by bench:engine:solidifi, bench:engine:alternate and bench:engine:audited.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -21,6 +21,8 @@ export function timedEngineScan(options: {
   /** Where GNU time writes its figures. */
   timeFile: string;
   extraArgs?: string[];
+  /** Stops the process after this long (the call then throws). */
+  timeoutMs?: number;
 }): TimedScan {
   const t = performance.now();
   execFileSync(
@@ -43,7 +45,11 @@ export function timedEngineScan(options: {
       options.reportFile,
       ...(options.extraArgs ?? []),
     ],
-    { stdio: ['ignore', 'ignore', 'inherit'], cwd: options.checkout },
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      cwd: options.checkout,
+      ...(options.timeoutMs ? { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const } : {}),
+    },
   );
   const wallMs = performance.now() - t;
   const [user, sys, rssKb] = readFileSync(options.timeFile, 'utf8').trim().split(/\s+/).slice(-3).map(Number);

@@ -333,6 +333,7 @@ export class FileAnalysis {
         }
       }
     }
+    if (!r) r = this.assemblyChecksCaller(fn);
     if (!r) r = a.internalCalls.some((c) => c.callee.visibility !== 'public' && this.checksCaller(c.callee));
     if (!r)
       r = a.internalCalls.some(
@@ -340,6 +341,19 @@ export class FileAnalysis {
       );
     this.callerCheckMemo.set(fn, r);
     return r;
+  }
+
+  /**
+   * An inline-assembly caller check (Solady's `_checkOwner`): a Yul `if` whose condition reads
+   * `caller()` and whose body reverts.
+   */
+  private assemblyChecksCaller(fn: FunctionInfo): boolean {
+    if (!fn.body) return false;
+    return descendants(fn.body, 'yul_if_statement').some((y) => {
+      const [cond, block] = y.children;
+      if (!cond || !block) return false;
+      return /\bcaller\(\)/.test(this.compact(cond)) && /\brevert\(/.test(this.compact(block));
+    });
   }
 
   /**

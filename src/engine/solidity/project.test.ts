@@ -263,3 +263,22 @@ contract Oracle {
     expect(found.map((v) => v.function)).toEqual(['lottery']);
   });
 });
+
+describe('caller checks written in assembly', () => {
+  it('counts a Yul check of caller() that reverts, as Solady writes Ownable', async () => {
+    const src = `pragma solidity ^0.8.20;
+contract Owned {
+  address public treasury;
+  function _checkOwner() internal view {
+    assembly { if iszero(eq(caller(), sload(0))) { mstore(0x00, 0x82b42900) revert(0x1c, 0x04) } }
+  }
+  modifier onlyOwner() { _checkOwner(); _; }
+  function setTreasury(address t) external onlyOwner { treasury = t; }
+  function sweep(address payable to) external onlyOwner { to.transfer(address(this).balance); }
+  receive() external payable {}
+}`;
+    expect((await scanSource(src)).filter(serious)).toEqual([]);
+    const open = src.replace('if iszero(eq(caller(), sload(0)))', 'if iszero(sload(1))');
+    expect((await scanSource(open)).filter(serious).length).toBeGreaterThan(0);
+  });
+});
