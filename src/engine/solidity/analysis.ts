@@ -260,9 +260,34 @@ export class FileAnalysis {
     if (info.kind === 'external' && info.target) {
       const t = unwrap(info.target);
       if (this.text(t) === 'this') return false;
+      // A `view`/`pure` function is called with STATICCALL (0.5+): the callee cannot change state.
+      if (!this.file.versionBelow(0, 5) && this.callsReadOnly(a, c)) return false;
       return this.isCallerControlledAddress(a, t);
     }
     return false;
+  }
+
+  /**
+   * The declarations, in the project, of the function an external call names: the receiver's
+   * contract type (`IERC20(token).f`, a variable declared `IERC20`) and its bases.
+   */
+  calleeDeclarations(a: FunctionAnalysis, c: CallSite): FunctionInfo[] {
+    const target = c.info.target ? unwrap(c.info.target) : undefined;
+    if (!target) return [];
+    const typeName =
+      target.type === 'call_expression'
+        ? this.compact(unwrap(field(target, 'function') ?? target))
+        : this.file.exprType(target, a.scope);
+    const contract = typeName ? this.index.contractsByName.get(typeName.trim()) : undefined;
+    if (!contract) return [];
+    return this.index
+      .functionsOf(contract)
+      .filter((f) => f.name === c.info.name && f.params.length === c.info.args.length);
+  }
+
+  private callsReadOnly(a: FunctionAnalysis, c: CallSite): boolean {
+    const decls = this.calleeDeclarations(a, c);
+    return decls.length > 0 && decls.every((f) => f.mutability === 'view' || f.mutability === 'pure');
   }
 
   /**
@@ -334,6 +359,12 @@ export class FileAnalysis {
       }
     }
     if (!r) r = this.assemblyChecksCaller(fn);
+    // `_checkRole(role, _msgSender())`: a checker handed the caller as an argument.
+    if (!r)
+      r = a.internalCalls.some((c) => {
+        const i = c.site.info.args.findIndex((x) => /^(msg\.sender|tx\.origin)$/.test(this.compact(x)));
+        return i >= 0 && c.callee.visibility !== 'public' && this.checksParamAsCaller(c.callee, i);
+      });
     if (!r) r = a.internalCalls.some((c) => c.callee.visibility !== 'public' && this.checksCaller(c.callee));
     if (!r)
       r = a.internalCalls.some(
@@ -341,6 +372,15 @@ export class FileAnalysis {
       );
     this.callerCheckMemo.set(fn, r);
     return r;
+  }
+
+  /** Whether `fn` checks its `index`-th parameter as it would check the caller. */
+  private checksParamAsCaller(fn: FunctionInfo, index: number): boolean {
+    const p = fn.params[index]?.name;
+    if (!p || !fn.body) return false;
+    const a = this.analyze(fn);
+    const names = new Set([p]);
+    return a.conditions.some((c) => this.isCallerCheck(c.expr, a, names));
   }
 
   /**
@@ -363,9 +403,39 @@ export class FileAnalysis {
    * records, which anyone can create: that is no role.
    */
   restrictedToRole(fn: FunctionInfo): boolean {
-    return fn.modifiers.some((mod) => {
+    const byModifier = fn.modifiers.some((mod) => {
       const def = this.index.modifierOf(fn.contract, mod.name);
       return def ? this.checksCaller(def) : /only|auth|owner|admin|role|govern|restricted/i.test(mod.name);
+    });
+    if (byModifier || !fn.body) return byModifier;
+    const a = this.analyze(fn);
+    // In the body: the caller compared with one account (`msg.sender == owner`, `== address(this)`,
+    // `== entryPoint()`), or a checker called with no argument or with the caller.
+    if (a.conditions.some((c) => this.comparesCallerWithAccount(c.expr, a))) return true;
+    return a.internalCalls.some(
+      (c) =>
+        c.callee.visibility !== 'public' &&
+        (c.site.info.args.length === 0 ||
+          c.site.info.args.some((x) => /^(msg\.sender|tx\.origin)$/.test(this.compact(x)))) &&
+        this.checksCaller(c.callee),
+    );
+  }
+
+  /** `msg.sender == owner`: the caller against a stored account, `address(this)` or a getter's answer. */
+  private comparesCallerWithAccount(expr: AstNode, a: FunctionAnalysis): boolean {
+    return descendants(expr, 'binary_expression').some((b) => {
+      if (b.op !== '==' && b.op !== '!=') return false;
+      const l = field(b, 'left');
+      const r = field(b, 'right');
+      if (!l || !r) return false;
+      const [lt, rt] = [this.compact(unwrap(l)), this.compact(unwrap(r))];
+      const caller = /^(msg\.sender|tx\.origin)$/;
+      const other = caller.test(lt) ? r : caller.test(rt) ? l : undefined;
+      if (!other) return false;
+      const o = this.compact(unwrap(other));
+      if (/^(address\(this\)|this)$/.test(o)) return true;
+      if (/^\w+\(\)$/.test(o)) return true;
+      return /^\w+$/.test(o) && a.scope.isStateVar(o);
     });
   }
 
@@ -392,8 +462,9 @@ export class FileAnalysis {
   }
 
   /** A condition that compares the caller's identity (not a per-caller balance). */
-  isCallerCheck(expr: AstNode, a: FunctionAnalysis): boolean {
+  isCallerCheck(expr: AstNode, a: FunctionAnalysis, callerNames?: ReadonlySet<string>): boolean {
     const callerLocals = this.callerDerivedLocals(a);
+    for (const n of callerNames ?? []) callerLocals.add(n);
     let hit = false;
     walk(expr, (x) => {
       if (hit) return false;
@@ -450,6 +521,11 @@ export class FileAnalysis {
     const out = new Set<string>();
     for (const d of a.cfg.defs) {
       if (!d.rhs) continue;
+      // `address sender = msg.sender;`: the caller under another name.
+      if (/^(msg\.sender|tx\.origin)$/.test(this.compact(d.rhs))) {
+        out.add(d.name);
+        continue;
+      }
       const hit = descendants(d.rhs, 'array_access').some((acc) => {
         const idx = field(acc, 'index');
         return idx !== undefined && /(msg\.sender|tx\.origin)\)?$/.test(this.compact(idx));

@@ -14,17 +14,27 @@ function recoverCalls(a: FunctionAnalysis): CallSite[] {
   );
 }
 
+/** Internal functions followed from one signature check (a bound on deep call graphs). */
+const MAX_NONCE_HELPERS = 64;
+
 /**
  * Whether the function consumes something per signature: it increments a state counter (a
  * nonce), or it writes state that its own conditions test (a used-signature or used-nonce map).
- * Internal callees and modifiers count.
+ * Modifiers and the internal functions it reaches, however deep, count.
  */
 function consumesNonce(fa: FileAnalysis, a: FunctionAnalysis): boolean {
-  const parts = [
-    a,
-    ...a.modifiers.map((m) => fa.analyze(m)),
-    ...a.internalCalls.map((c) => fa.analyze(c.callee)),
-  ];
+  // The function, its modifiers and every internal function it reaches (`_useCheckedNonce` calls
+  // `_useNonce`; `_transferWithAuthorization` calls `_consumeNonce`).
+  const parts: FunctionAnalysis[] = [];
+  const seen = new Set<FunctionAnalysis>();
+  const visit = (x: FunctionAnalysis): void => {
+    if (seen.has(x) || seen.size >= MAX_NONCE_HELPERS) return;
+    seen.add(x);
+    parts.push(x);
+    for (const m of x.modifiers) visit(fa.analyze(m));
+    for (const c of x.internalCalls) visit(fa.analyze(c.callee));
+  };
+  visit(a);
   const conditionVars = new Set<string>();
   for (const p of parts)
     for (const c of p.conditions)
