@@ -272,22 +272,31 @@ export class FileAnalysis {
    * contract type (`IERC20(token).f`, a variable declared `IERC20`) and its bases.
    */
   calleeDeclarations(a: FunctionAnalysis, c: CallSite): FunctionInfo[] {
-    const target = c.info.target ? unwrap(c.info.target) : undefined;
-    if (!target) return [];
-    const typeName =
-      target.type === 'call_expression'
-        ? this.compact(unwrap(field(target, 'function') ?? target))
-        : this.file.exprType(target, a.scope);
-    const contract = typeName ? this.index.contractsByName.get(typeName.trim()) : undefined;
+    const contract = this.receiverContract(a, c);
     if (!contract) return [];
     return this.index
       .functionsOf(contract)
       .filter((f) => f.name === c.info.name && f.params.length === c.info.args.length);
   }
 
+  /** The contract type of an external call's receiver, when the project declares it. */
+  private receiverContract(a: FunctionAnalysis, c: CallSite): ContractInfo | undefined {
+    const target = c.info.target ? unwrap(c.info.target) : undefined;
+    if (!target) return undefined;
+    const typeName =
+      target.type === 'call_expression'
+        ? this.compact(unwrap(field(target, 'function') ?? target))
+        : this.file.exprType(target, a.scope);
+    return typeName ? this.index.contractsByName.get(typeName.trim()) : undefined;
+  }
+
+  /** A `view`/`pure` function, or the getter of a public state variable. */
   private callsReadOnly(a: FunctionAnalysis, c: CallSite): boolean {
     const decls = this.calleeDeclarations(a, c);
-    return decls.length > 0 && decls.every((f) => f.mutability === 'view' || f.mutability === 'pure');
+    if (decls.length > 0) return decls.every((f) => f.mutability === 'view' || f.mutability === 'pure');
+    const contract = this.receiverContract(a, c);
+    if (!contract) return false;
+    return this.index.stateVarsOf(contract).get(c.info.name)?.visibility === 'public';
   }
 
   /**
@@ -313,6 +322,8 @@ export class FileAnalysis {
         seen.size > 0 && v.initializer !== undefined && this.isCallerControlledAddress(a, v.initializer, seen)
       );
     const { fn } = a;
+    // A constructor's arguments are the deployer's choice, not a caller's.
+    if (fn.kind === 'constructor') return false;
     if (fn.kind !== 'function' || (fn.visibility !== 'internal' && fn.visibility !== 'private')) return true;
     const index = fn.params.indexOf(v);
     const sites = this.callersOf(fn);

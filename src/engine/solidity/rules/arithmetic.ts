@@ -4,7 +4,7 @@
  */
 import type { FileAnalysis, FunctionAnalysis } from '../analysis.ts';
 import { descendants, field, unwrap, walk } from '../ast.ts';
-import { baseIdentifier } from '../model.ts';
+import { baseIdentifier, type FunctionInfo } from '../model.ts';
 import type { AstNode } from '../parser.ts';
 import { ancestorIs, isParamRead, norm } from './predicates.ts';
 import { defineRule } from './rule.ts';
@@ -37,14 +37,17 @@ export const uncheckedOverflow = defineRule(
       // Privileged callers (owner-only functions) supply trusted numbers.
       if (!fn.body || fn.contract.kind === 'library' || !fa.isEntryPoint(fn) || fa.checksCaller(fn)) continue;
       const a = fa.analyze(fn);
+      // Raw arithmetic is a choice inside an `unchecked` block (0.8+), and before 0.8 in a
+      // contract that attaches a checked-math library (`using SafeMath for uint256`) for the
+      // operations its authors thought could overflow. There only a caller's number itself
+      // disproves the bound the authors relied on, not a value a call computed from it (a price,
+      // a gas cost, a pool's output), and the finding is Medium with low confidence.
+      const deliberate = onlyUnchecked || usesCheckedMath(fa, fn);
       // Caller-chosen numbers: parameters. Ether amounts (`msg.value`, balances) are bounded by
       // the ether supply (< 2^87) and cannot overflow 256-bit arithmetic.
-      // Inside an `unchecked` block (0.8+) the author states the arithmetic is bounded: only a
-      // caller's number itself disproves that, not a value a call computed from it (a price, a
-      // gas cost, a pool's output).
-      const taint = a.cfg.taint((e) => isParamRead(fa, a, e, { notThroughCalls: onlyUnchecked }), {
+      const taint = a.cfg.taint((e) => isParamRead(fa, a, e, { notThroughCalls: deliberate }), {
         valuesOnly: true,
-        notThroughCalls: onlyUnchecked,
+        notThroughCalls: deliberate,
       });
       const guards = relationalGuards(fa, a);
       const reported = new Set<AstNode>();
@@ -123,6 +126,7 @@ export const uncheckedOverflow = defineRule(
         const readOnly = fn.mutability === 'view' || fn.mutability === 'pure';
         ctx.report(meta, stmt, {
           fn,
+          ...(deliberate ? { severity: 'medium' as const, confidence: 'low' as const } : {}),
           // In a view the wrapped value misleads callers but changes no state.
           ...(readOnly ? { severity: 'low' as const } : {}),
           message: onlyUnchecked
@@ -141,8 +145,15 @@ export const uncheckedOverflow = defineRule(
  */
 function relationalGuards(fa: FileAnalysis, a: FunctionAnalysis): Array<{ l: string; r: string }> {
   const guards: Array<{ l: string; r: string }> = [];
-  for (const c of [...a.conditions, ...a.modifiers.flatMap((m) => fa.analyze(m).conditions)]) {
-    for (const b of descendants(c.expr, 'binary_expression')) {
+  // The conditions of `?:` too: `x = a > b ? b : a` bounds `b - x`.
+  const ternaries = a.fn.body ? descendants(a.fn.body, 'ternary_expression').map((t) => t.children[0]) : [];
+  const exprs = [
+    ...a.conditions.map((c) => c.expr),
+    ...a.modifiers.flatMap((m) => fa.analyze(m).conditions.map((c) => c.expr)),
+    ...ternaries.filter((t): t is AstNode => t !== undefined),
+  ];
+  for (const expr of exprs) {
+    for (const b of descendants(expr, 'binary_expression')) {
       if (!b.op || !['<', '>', '<=', '>='].includes(b.op)) continue;
       const l = field(b, 'left');
       const r = field(b, 'right');
@@ -155,6 +166,24 @@ function relationalGuards(fa: FileAnalysis, a: FunctionAnalysis): Array<{ l: str
 /** Whether some comparison mentions both operands, one on each side. */
 function guardedBy(guards: Array<{ l: string; r: string }>, lt: string, rt: string): boolean {
   return guards.some((g) => (g.l.includes(lt) && g.r.includes(rt)) || (g.l.includes(rt) && g.r.includes(lt)));
+}
+
+/**
+ * Whether the function's contract (or a base) attaches a checked-math library: one named as such
+ * (`SafeMath`, `LowGasSafeMath`) or one the project declares with checked `add`/`sub`.
+ */
+function usesCheckedMath(fa: FileAnalysis, fn: FunctionInfo): boolean {
+  return fa.index.lineage(fn.contract).some((c) =>
+    [...c.usingLibraries].some((name) => {
+      if (/safe.?math/i.test(name)) return true;
+      const lib = fa.index.contractsByName.get(name);
+      return (
+        lib !== undefined &&
+        lib.functions.some((f) => f.name === 'sub') &&
+        lib.functions.some((f) => f.name === 'add')
+      );
+    }),
+  );
 }
 
 /** Whether the expression sits in an `unchecked { … }` block (wrapping arithmetic in 0.8+). */
