@@ -27,6 +27,7 @@ import {
   scanSolidityFile,
 } from './solidity/scan-file.ts';
 import { defaultWorkerCount, SolidityScanPool } from './solidity/scan-pool.ts';
+import { classifyPath, loadSelectionSettings, SelectionSummary } from './sources/selection.ts';
 import type { SourceTree } from './sources/tree.ts';
 import { addFileToThreatModel, emptyThreatModel, finalizeThreatModel } from './threat-model/threat-model.ts';
 import type {
@@ -43,6 +44,13 @@ export { toSarifReport } from './report/sarif.ts';
 export { SastReportText, toSastReport } from './report/sast.ts';
 export { allRuleMetas } from './rules-catalogue.ts';
 export { openDirectoryTree } from './sources/directory-tree.ts';
+export {
+  classifyPath,
+  loadSelectionSettings,
+  type PathClass,
+  ProjectSettingsError,
+  type SelectionSettings,
+} from './sources/selection.ts';
 export type { SourceEntry, SourceTree } from './sources/tree.ts';
 export { renderThreatModelMarkdown } from './threat-model/markdown.ts';
 export type * from './types.ts';
@@ -91,6 +99,11 @@ export interface ScanOptions {
   llmTriage?: boolean;
   /** How many findings the triage sends to the model (the most severe first); default `LLM_TRIAGE_LIMIT`. */
   llmTriageLimit?: number;
+  /**
+   * Run the Solidity rules on tests, mocks and scripts too (`--include-tests`); `vigil.toml` can
+   * ask for it as well. See sources/selection.ts.
+   */
+  includeTests?: boolean;
 }
 
 /** Below this many Solidity files, starting workers costs more than it saves. */
@@ -101,17 +114,20 @@ export const PARALLEL_MIN_BYTES = 1024 * 1024;
 const isSolidity = (p: string): boolean => p.endsWith('.sol');
 
 /**
- * The Solidity files of a tree that the engine parses (within the size limit, text), in tree order,
- * with their sources and line counts.
+ * The Solidity files of a tree that the engine parses and reports on (within the size limit, text,
+ * reported by the tree's selection), in tree order, with their sources and line counts.
  */
 async function* soliditySources(
   tree: SourceTree,
   entries: Awaited<ReturnType<SourceTree['list']>>,
   signal: AbortSignal | undefined,
+  includeTests: boolean | undefined,
 ): AsyncGenerator<{ path: string; source: string; lineCount: number }> {
+  const selection = await loadSelectionSettings(tree, entries, { includeTests: includeTests === true });
   for (const e of entries) {
     signal?.throwIfAborted();
     if (!isSolidity(e.path) || e.size > MAX_SOLIDITY_FILE_BYTES) continue;
+    if (classifyPath(e.path, selection) !== 'report') continue;
     const buf = await tree.read(e.path);
     if (!isProbablyText(buf)) continue;
     const source = buf.toString('utf8');
@@ -122,13 +138,18 @@ async function* soliditySources(
 /** Builds the threat model of every Solidity file in the tree. */
 export async function buildThreatModel(
   tree: SourceTree,
-  options: { signal?: AbortSignal } = {},
+  options: { signal?: AbortSignal; includeTests?: boolean } = {},
 ): Promise<ThreatModel> {
   const model = emptyThreatModel();
   const entries = await tree.list();
   let solidityFiles = 0;
   let lines = 0;
-  for await (const { path, source, lineCount } of soliditySources(tree, entries, options.signal)) {
+  for await (const { path, source, lineCount } of soliditySources(
+    tree,
+    entries,
+    options.signal,
+    options.includeTests,
+  )) {
     solidityFiles++;
     lines += lineCount;
     const parsed = await parseSolidity(source);
@@ -163,6 +184,8 @@ export interface AnalyzeOptions {
   signal?: AbortSignal;
   /** Called each time a Solidity file is handed to the parser. */
   onParse?: (path: string) => void;
+  /** As {@link ScanOptions.includeTests}; give both calls the same value. */
+  includeTests?: boolean;
 }
 
 /**
@@ -192,7 +215,12 @@ export async function analyzeTree(
   const deferred: Array<{ index: number; parsed: ParsedSolidityFile }> = [];
   let solidityFiles = 0;
   let lines = 0;
-  for await (const { path, source, lineCount } of soliditySources(tree, entries, options.signal)) {
+  for await (const { path, source, lineCount } of soliditySources(
+    tree,
+    entries,
+    options.signal,
+    options.includeTests,
+  )) {
     solidityFiles++;
     lines += lineCount;
     options.onParse?.(path);
@@ -257,8 +285,17 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
   let lines = 0;
   let done = 0;
   let skipped = 0;
+  // What is reported: tests and scripts get the secret rules only, vendored and ignored files nothing.
+  const selection = new SelectionSummary(
+    await loadSelectionSettings(tree, entries, { includeTests: options.includeTests === true }),
+  );
+  const classes = entries.map((e) => selection.add(e.path, isSolidity(e.path)));
   const solEntries = entries.filter(
-    (e) => isSolidity(e.path) && e.size <= MAX_SOLIDITY_FILE_BYTES && !preparedFiles?.has(e.path),
+    (e, i) =>
+      isSolidity(e.path) &&
+      classes[i] === 'report' &&
+      e.size <= MAX_SOLIDITY_FILE_BYTES &&
+      !preparedFiles?.has(e.path),
   );
   const solBytes = solEntries.reduce((n, e) => n + e.size, 0);
   // `audit` keeps each file's analysis for the threat model and the LLM review: one thread.
@@ -286,8 +323,12 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
       fileFindings[i] = found;
       let deferred = false;
       try {
-        const sol = isSolidity(entry.path);
-        if (sol && entry.size > MAX_SOLIDITY_FILE_BYTES) {
+        const use = classes[i];
+        // Solidity rules run on reported files only; secrets are looked for in tests too.
+        const sol = isSolidity(entry.path) && use === 'report';
+        if (use === 'vendored' || use === 'ignored') {
+          // Not scanned; counted in the selection's messages.
+        } else if (sol && entry.size > MAX_SOLIDITY_FILE_BYTES) {
           own.push({
             level: 'warning',
             value: `${entry.path}: skipped, ${entry.size} bytes is over the ${MAX_SOLIDITY_FILE_BYTES}-byte limit.`,
@@ -361,6 +402,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
     // Not awaited: the threads wind down on another core while the results are assembled.
     void pool?.close();
   }
+  messages.push(...selection.messages());
   for (const m of fileMessages) if (m) messages.push(...m);
   for (const f of fileFindings) if (f) for (const v of f) vulnerabilities.push(v);
   if (skipped > 0) {
