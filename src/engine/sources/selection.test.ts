@@ -167,7 +167,12 @@ describe('scanTree with the default selection', () => {
   });
 
   it('runs them on tests with includeTests or include_tests = true, never on vendored packages', async () => {
-    const expected = ['contracts/Wallet.sol', 'mocks/MockWallet.sol', 'script/Deploy.s.sol', 'test/Wallet.t.sol'];
+    const expected = [
+      'contracts/Wallet.sol',
+      'mocks/MockWallet.sol',
+      'script/Deploy.s.sol',
+      'test/Wallet.t.sol',
+    ];
     const flag = await scanTree(memoryTree(project), { type: 'standard', workers: 0, includeTests: true });
     expect(files(flag, /^sol\.access\.tx-origin$/)).toEqual(expected);
     expect(flag.messages.some((m) => m.value.startsWith('Solidity rules skipped'))).toBe(false);
