@@ -120,6 +120,27 @@ describe('loadSelectionSettings', () => {
     expect(tree.reads).not.toContain('sub/vigil.toml');
   });
 
+  it('reads them from the workspace prefix of a tree limited to one, patterns relative to it', async () => {
+    const tree = memoryTree({
+      'packages/vault/.vigilignore': 'gen/\n/top.sol\n',
+      'packages/vault/vigil.toml': 'include_tests = true\n',
+      'packages/vault/gen/Big.sol': '',
+      'packages/vault/top.sol': '',
+      'packages/vault/src/top.sol': '',
+      'packages/vault/test/Vault.t.sol': '',
+    });
+    const settings = await loadSelectionSettings(tree, await tree.list());
+    expect(classifyPath('packages/vault/gen/Big.sol', settings)).toBe('ignored');
+    expect(classifyPath('packages/vault/top.sol', settings)).toBe('ignored');
+    expect(classifyPath('packages/vault/src/top.sol', settings)).toBe('report');
+    expect(classifyPath('packages/vault/test/Vault.t.sol', settings)).toBe('report');
+    // Settings deeper than the top folder of the files are not read.
+    const deeper = memoryTree({ 'a/vigil.toml': 'include_tests = true\n', 'b/test/T.sol': '' });
+    const none = await loadSelectionSettings(deeper, await deeper.list());
+    expect(classifyPath('b/test/T.sol', none)).toBe('test');
+    expect(deeper.reads).toEqual([]);
+  });
+
   it('lets --include-tests win over the file', async () => {
     const tree = memoryTree({ 'vigil.toml': 'include_tests = false\n' });
     const off = await loadSelectionSettings(tree, await tree.list());

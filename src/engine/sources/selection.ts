@@ -12,8 +12,9 @@
  *
  * The classes are data, not a filtered listing: files that are not reported stay in the tree, so
  * that an analysis can still read them for context (imports resolve into `lib/` and
- * `node_modules/`). `.vigilignore` and `vigil.toml` are read from the root of the tree by the
- * engine itself, so a server scanning an uploaded tree honours them as the command line does.
+ * `node_modules/`). `.vigilignore` and `vigil.toml` are read by the engine itself from the top
+ * folder of the tree's files (its root, or the workspace prefix of a tree limited to one), so a
+ * server scanning an uploaded tree honours them as the command line does.
  * Decided in docs/adr/0004-scan-selection-defaults.md.
  */
 import ignore, { type Ignore } from 'ignore';
@@ -30,6 +31,8 @@ export interface SelectionSettings {
   readonly includeTests: boolean;
   /** The patterns of `.vigilignore` and `vigil.toml`'s `exclude`, when there are any. */
   readonly ignore?: Ignore;
+  /** The folder the patterns are relative to (POSIX, no trailing slash; `''` for the root). */
+  readonly base?: string;
   /**
    * Directories (POSIX, no trailing slash) that hold a `foundry.toml`: their `lib/` is vendored.
    * The root of the tree (`''`) is always one.
@@ -73,7 +76,10 @@ export function classifyPath(path: string, settings: SelectionSettings): PathCla
 
 /** The class of a path and, for a path not reported, the folder or pattern that decided it. */
 function classify(path: string, settings: SelectionSettings): { kind: PathClass; where: string } {
-  if (settings.ignore?.ignores(path)) return { kind: 'ignored', where: '' };
+  if (settings.ignore) {
+    const rel = settings.base ? path.slice(settings.base.length + 1) : path;
+    if (rel && settings.ignore.ignores(rel)) return { kind: 'ignored', where: '' };
+  }
   const segments = path.split('/');
   let test: string | undefined;
   for (let i = 0; i < segments.length - 1; i++) {
@@ -91,9 +97,12 @@ function classify(path: string, settings: SelectionSettings): { kind: PathClass;
 }
 
 /**
- * The settings of a tree: its `.vigilignore` and `vigil.toml` (at the root, when listed) and the
- * Foundry projects in it, with `includeTests` from the caller (`--include-tests`) overriding the
- * file. Throws {@link ProjectSettingsError} for a settings file that cannot be used.
+ * The settings of a tree: its `.vigilignore` and `vigil.toml` and the Foundry projects in it, with
+ * `includeTests` from the caller (`--include-tests`) overriding the file. The settings files are
+ * those of the top folder of the tree's files: the root, or the deepest folder that holds every
+ * file (the workspace prefix of a tree limited to one; a settings file there is itself one of the
+ * files, so no deeper folder can be taken). Patterns are relative to that folder. Throws
+ * {@link ProjectSettingsError} for a settings file that cannot be used.
  */
 export async function loadSelectionSettings(
   tree: Pick<SourceTree, 'read'>,
@@ -101,11 +110,13 @@ export async function loadSelectionSettings(
   options: { includeTests?: boolean } = {},
 ): Promise<SelectionSettings> {
   const packageRoots = new Set<string>(['']);
+  const base = topFolder(entries);
+  const at = (name: string) => (base ? `${base}/${name}` : name);
   let vigilignore: SourceEntry | undefined;
   let toml: SourceEntry | undefined;
   for (const e of entries) {
-    if (e.path === VIGILIGNORE_FILE) vigilignore = e;
-    else if (e.path === VIGIL_TOML_FILE) toml = e;
+    if (e.path === at(VIGILIGNORE_FILE)) vigilignore = e;
+    else if (e.path === at(VIGIL_TOML_FILE)) toml = e;
     else if (e.path.endsWith('/foundry.toml')) packageRoots.add(e.path.slice(0, -'/foundry.toml'.length));
   }
   const patterns: string[] = [];
@@ -117,9 +128,25 @@ export async function loadSelectionSettings(
     : undefined;
   return {
     includeTests: options.includeTests === true || fromToml.includeTests === true,
-    ...(matcher ? { ignore: matcher } : {}),
+    ...(matcher ? { ignore: matcher, base } : {}),
     packageRoots,
   };
+}
+
+/** The deepest folder that holds every entry (`''` when that is the root). */
+function topFolder(entries: readonly SourceEntry[]): string {
+  let common: string[] | undefined;
+  for (const e of entries) {
+    const dirs = e.path.split('/').slice(0, -1);
+    if (!common) common = dirs;
+    else {
+      let n = 0;
+      while (n < common.length && n < dirs.length && common[n] === dirs[n]) n++;
+      common.length = n;
+    }
+    if (common.length === 0) return '';
+  }
+  return common?.join('/') ?? '';
 }
 
 async function readSettingsFile(tree: Pick<SourceTree, 'read'>, entry: SourceEntry): Promise<string> {
