@@ -228,18 +228,6 @@ describe('vigil scan: a project without Solidity', () => {
       new Set(sarif.runs[0]!.results.map((r) => r.locations[0]!.physicalLocation.artifactLocation.uri)),
     ).toEqual(new Set(['src/Bank.sol', 'test/Bank.t.sol', 'script/Deploy.s.sol']));
   });
-
-  it('fails the scan with the line to fix when vigil.toml cannot be used, and returns the credits', async () => {
-    const { key } = await tenant(20);
-    const dir = await project({ 'src/Bank.sol': REENTRANT_BANK, 'vigil.toml': 'include_tests = yes\n' });
-    const before = await credits(key);
-    const h = harness();
-    await expect(runScanCommand(dir, base(key), envFor(), h.deps)).rejects.toThrow(
-      /The scan failed: vigil\.toml line 1: include_tests must be true or false\. \(INVALID_PROJECT_SETTINGS\)/,
-    );
-    const after = await credits(key);
-    expect(after.remaining).toBe(before.remaining);
-  });
 });
 
 describe('vigil scan --fail-on-confidence', () => {
@@ -377,6 +365,39 @@ describe('vigil scan: mistakes are refused before any network call (exit 2)', ()
     expect(h.requests).toEqual([]);
   });
 
+  it('refuses a vigil.toml the server could not use, with the line to fix, before anything is charged', async () => {
+    const dir = await project({ 'src/Bank.sol': REENTRANT_BANK, 'vigil.toml': 'include_tests = yes\n' });
+    const h = noNetwork();
+    const run = runScanCommand(dir, base('vgl_sk_x'), envFor(), h.deps);
+    await expect(run).rejects.toThrow(
+      /^vigil\.toml line 1: include_tests must be true or false\. Nothing was uploaded or charged\.$/,
+    );
+    await expect(run).rejects.toBeInstanceOf(UsageError);
+    // Under a workspace prefix the settings of that folder are read, as the server reads them.
+    const nested = await project({ 'pkg/src/A.sol': REENTRANT_BANK, 'pkg/vigil.toml': '[scan]\n' });
+    await expect(
+      runScanCommand(nested, base('vgl_sk_x', { prefix: 'pkg' }), envFor(), h.deps),
+    ).rejects.toThrow(/vigil\.toml line 1: tables are not supported/);
+    expect(h.requests).toEqual([]);
+  });
+
+  it('--dry-run counts the Solidity files the rules will read, tests and vendored packages left out', async () => {
+    const dir = await project({
+      'src/A.sol': 'contract A {}',
+      'test/A.t.sol': 'contract T {}',
+      'lib/dep/B.sol': 'contract B {}',
+      '.vigilignore': 'legacy/\n',
+      'legacy/Old.sol': 'contract O {}',
+    });
+    const h = noNetwork();
+    expect(await runScanCommand(dir, { dryRun: true }, envFor(), h.deps)).toBe(0);
+    expect(h.err.join('')).toMatch(/4 Solidity files, 1 of them for the Solidity rules/);
+    await writeFile(path.join(dir, 'vigil.toml'), 'include_tests = true\n');
+    const again = noNetwork();
+    expect(await runScanCommand(dir, { dryRun: true }, envFor(), again.deps)).toBe(0);
+    expect(again.err.join('')).toMatch(/4 Solidity files, 2 of them for the Solidity rules/);
+  });
+
   it('refuses a missing, malformed or user key before packing', async () => {
     const h = noNetwork();
     await expect(runScanCommand(sample, { url }, envFor(), h.deps)).rejects.toThrow(
@@ -410,7 +431,9 @@ describe('vigil scan: mistakes are refused before any network call (exit 2)', ()
       .split('\n')
       .map((l) => l.split('\t')[0]);
     expect(listed).toEqual(['.gitignore', 'contracts/.gitignore', 'contracts/A.sol']);
-    expect(h.err.join('')).toMatch(/3 files .* would be packed; 1 Solidity files. Nothing was uploaded/);
+    expect(h.err.join('')).toMatch(
+      /3 files .* would be packed; 1 Solidity files, 1 of them for the Solidity rules .*\. Nothing was uploaded/,
+    );
     expect(h.requests).toEqual([]);
   });
 });

@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import ignore, { type Ignore } from 'ignore';
 import tar from 'tar-stream';
 import { REPORT_SEVERITY } from '../engine/report/common.ts';
+import { classifyPath, loadSelectionSettings, ProjectSettingsError } from '../engine/sources/selection.ts';
 import type { Schemas, VigilClient } from '../sdk/index.ts';
 import { CliError, formatTable } from './http-client.ts';
 import {
@@ -201,6 +202,37 @@ export async function collectFiles(root: string): Promise<Array<{ path: string; 
   return files;
 }
 
+/**
+ * How the server's engine will select the files of a local scan (its settings files read as it
+ * reads them, under the workspace prefix). A settings file it cannot use is a UsageError.
+ */
+async function selectionOf(
+  root: string,
+  files: Array<{ path: string; size: number }>,
+  prefix: string | undefined,
+): Promise<{ solidityReported: number }> {
+  const under = prefix
+    ?.split('/')
+    .filter((s) => s && s !== '.')
+    .join('/');
+  const listed = under ? files.filter((f) => f.path.startsWith(`${under}/`)) : files;
+  try {
+    const settings = await loadSelectionSettings(
+      { read: (p: string) => readFile(path.join(root, ...p.split('/'))) },
+      listed,
+    );
+    return {
+      solidityReported: listed.filter(
+        (f) => SOLIDITY.test(f.path) && classifyPath(f.path, settings) === 'report',
+      ).length,
+    };
+  } catch (err) {
+    if (err instanceof ProjectSettingsError)
+      throw new UsageError(`${err.message} Nothing was uploaded or charged.`);
+    throw err;
+  }
+}
+
 /** Packs the listed files into a tar.gz; the same files give the same bytes (for `--resume`). */
 export async function packFiles(root: string, files: Array<{ path: string }>, target: string): Promise<void> {
   const pack = tar.pack();
@@ -377,11 +409,14 @@ export async function runScanCommand(
   let files: Array<{ path: string; size: number }> = [];
   if (valid.source.kind === 'local') {
     files = await collectFiles(valid.source.dir);
+    // The server reads vigil.toml and .vigilignore from the upload: a mistake in them is said now,
+    // before anything is charged.
+    const selection = await selectionOf(valid.source.dir, files, options.prefix);
     if (options.dryRun) {
       for (const f of files) stdout.write(`${f.path}\t${f.size}\n`);
       const total = files.reduce((n, f) => n + f.size, 0);
       stderr.write(
-        `${files.length} files (${formatBytes(total)}) would be packed; ${files.filter((f) => SOLIDITY.test(f.path)).length} Solidity files. Nothing was uploaded.\n`,
+        `${files.length} files (${formatBytes(total)}) would be packed; ${files.filter((f) => SOLIDITY.test(f.path)).length} Solidity files, ${selection.solidityReported} of them for the Solidity rules (tests, scripts and vendored packages are skipped; see docs/ci.md). Nothing was uploaded.\n`,
       );
       return 0;
     }

@@ -61,3 +61,29 @@ describe('GET /api/scanner/v1/scans/{scanId}/findings on a server with VIGIL_PUB
     });
   });
 });
+
+describe('a scan whose sources hold a vigil.toml the engine cannot use', () => {
+  it('fails at once with INVALID_PROJECT_SETTINGS and the line to fix, and returns the credits', async () => {
+    const company = await buildCompany(t);
+    const { key } = await buildServiceKey(t, { companyId: company.id });
+    await grantCredits(t, company.id, 10);
+    const archive = await buildArchive(t, {
+      companyId: company.id,
+      files: { 'src/Bank.sol': REENTRANT_BANK, 'vigil.toml': 'include_tests = true\nseverity = "high"\n' },
+    });
+    const posted = await postScan(t, key, localScanBody(archive));
+    expect(posted.statusCode, posted.body).toBe(202);
+    const scan = await waitForScan(t, key, posted.json().id as string, (s) => s.status !== 'preparing');
+    expect(scan.status).toBe('failed');
+    expect(scan.error).toEqual({
+      code: 'INVALID_PROJECT_SETTINGS',
+      message:
+        'vigil.toml line 2: unknown key "severity". Vigil reads include_tests (true or false) and exclude (an array of gitignore patterns).',
+    });
+    expect(await t.container.services.credits.getBalances(company.id)).toMatchObject({
+      used: 0,
+      reserved: 0,
+      remaining: 10,
+    });
+  });
+});
