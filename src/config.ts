@@ -206,14 +206,13 @@ export function publicBaseUrl(config: Pick<Config, 'publicUrl' | 'port'>): strin
 }
 
 /**
- * Where reports link rule pages (`/docs/rules` of the server clients reach), from the environment
- * alone: the offline engine command needs no other setting.
+ * Where reports link rule pages: `/docs/rules` of the public server (`VIGIL_PUBLIC_URL`), from the
+ * environment alone (the offline engine command needs no other setting). Without a public address
+ * reports link the repository's rule catalogue instead (never this machine's port).
  */
-export function loadRulesUrl(env: Env): string {
-  const publicUrl = readString(env, 'VIGIL_PUBLIC_URL')?.replace(/\/+$/, '') ?? null;
-  // Lenient: a bad PORT is reported by the command that uses the configuration, not here.
-  const port = Number(readString(env, 'PORT') ?? 3000);
-  return `${publicBaseUrl({ publicUrl, port: Number.isInteger(port) && port >= 0 ? port : 3000 })}/docs/rules`;
+export function loadRulesUrl(env: Env): string | undefined {
+  const publicUrl = readString(env, 'VIGIL_PUBLIC_URL')?.replace(/\/+$/, '');
+  return publicUrl ? `${publicUrl}/docs/rules` : undefined;
 }
 
 /** Builds and validates the configuration. Throws ConfigError with a message saying what to fix. */

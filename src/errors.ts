@@ -126,6 +126,11 @@ export const ERROR_CODES = {
   ARCHIVE_TOO_MANY_ENTRIES: { status: 400, message: 'The archive has too many entries.' },
   /** The archive expands far more than real source code does. */
   ARCHIVE_EXPANSION_RATIO: { status: 400, message: 'The archive expands beyond the allowed ratio.' },
+  /** The sources' `.vigilignore` or `vigil.toml` cannot be used (the message names the line). */
+  INVALID_PROJECT_SETTINGS: {
+    status: 400,
+    message: 'The project settings (vigil.toml, .vigilignore) are invalid.',
+  },
   /** An entry has an absolute path, a `..` segment or a drive letter. */
   UNSAFE_ARCHIVE_PATH: { status: 400, message: 'The archive has an entry with an unsafe path.' },
   /** An entry is a link leaving the root, a hard link, a device or a fifo. */

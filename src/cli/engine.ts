@@ -20,8 +20,11 @@ import { createLlmClient, type LlmClientOptions } from '../integrations/llm/llm-
 export interface EngineCommandDeps {
   /** LLM settings from the configuration (`VIGIL_LLM_*`); command-line options override them. */
   llm?: Partial<LlmClientOptions>;
-  /** Base of the rule pages the reports link (`…/docs/rules`). */
-  rulesUrl?: string;
+  /**
+   * Base of the rule pages the reports link (`…/docs/rules` of a public Vigil server); without it
+   * they link the repository's rule catalogue. `--public-url` overrides it.
+   */
+  rulesUrl?: string | undefined;
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream & { isTTY?: boolean };
 }
@@ -35,6 +38,8 @@ interface ScanCommandOptions {
   llmBaseUrl?: string;
   llmApiKey?: string;
   llmModel?: string;
+  includeTests?: boolean;
+  publicUrl?: string;
 }
 
 /** Adds `engine scan` and `engine rules` to the program. */
@@ -75,6 +80,15 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
       'worker threads for Solidity analysis (0: this thread; default: one per core but one, at most 4, for large trees)',
       parseWorkers,
     )
+    .option(
+      '--include-tests',
+      'run the Solidity rules on tests, mocks and scripts too (test/, script/, *.t.sol, …)',
+    )
+    .option(
+      '--public-url <url>',
+      'public address of a Vigil server whose /docs/rules pages the report links (default VIGIL_PUBLIC_URL; without one, the repository’s docs/engine-rules.md)',
+      parsePublicUrl,
+    )
     .option('--llm-base-url <url>', 'OpenAI-compatible API base URL for the audit review')
     .option('--llm-api-key <key>', 'API key for the LLM')
     .option('--llm-model <model>', 'model for the LLM review')
@@ -90,14 +104,16 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
           ? createLlmClient({ ...deps.llm, baseUrl, model, ...(apiKey ? { apiKey } : {}) })
           : undefined;
       const progress = stderr.isTTY === true;
+      const rulesUrl = opts.publicUrl ? `${opts.publicUrl}/docs/rules` : deps.rulesUrl;
       const startTime = new Date();
       // A SAST report is rendered file by file while the scan runs; not with an LLM pass, which
       // changes the findings after the files (the whole report is rendered at the end then).
-      const sast = opts.format === 'sast' && !llm ? new SastReportText(deps.rulesUrl, randomUUID) : undefined;
+      const sast = opts.format === 'sast' && !llm ? new SastReportText(rulesUrl, randomUUID) : undefined;
       let result: ScanResult;
       try {
         result = await scanTree(tree, {
           type: opts.type,
+          ...(opts.includeTests ? { includeTests: true } : {}),
           ...(sast ? { onFileFindings: (i, found) => sast.add(i, found) } : {}),
           ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
           ...(llm ? { llm } : {}),
@@ -116,7 +132,7 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
         startTime,
         endTime,
         messages: result.messages,
-        ...(deps.rulesUrl ? { rulesUrl: deps.rulesUrl } : {}),
+        ...(rulesUrl ? { rulesUrl } : {}),
       };
       const rendered = sast?.finish(result.vulnerabilities, sastMeta);
       const items = rendered
@@ -127,7 +143,7 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
         (opts.format === 'sast'
           ? `${JSON.stringify(toSastReport(items, sastMeta), null, 2)}\n`
           : opts.format === 'sarif'
-            ? `${JSON.stringify(toSarifReport(items, { startTime, endTime, ...(deps.rulesUrl ? { rulesUrl: deps.rulesUrl } : {}) }), null, 2)}\n`
+            ? `${JSON.stringify(toSarifReport(items, { startTime, endTime, messages: result.messages, ...(rulesUrl ? { rulesUrl } : {}) }), null, 2)}\n`
             : renderTable(result));
       const pieces = typeof text === 'string' ? [Buffer.from(text)] : text;
       if (opts.output) {
@@ -139,6 +155,19 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
         }
       } else for (const piece of pieces) stdout.write(piece);
     });
+}
+
+/** An http(s) address without a trailing slash. */
+function parsePublicUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('expected an http:// or https:// address');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new InvalidArgumentError('expected an http:// or https:// address');
+  return value.replace(/\/+$/, '');
 }
 
 function parseWorkers(value: string): number {

@@ -158,6 +158,131 @@ describe('vigil scan: a full run', () => {
   });
 });
 
+describe('vigil scan: a project without Solidity', () => {
+  const LEAKED = 'export const aws = { accessKeyId: "AKIAQYLPMN5HHHFPZAM2" };\n';
+
+  it('is scanned for secrets: exit 1 at --fail-on with a leaked key, 0 when clean', async () => {
+    const { key } = await tenant(20);
+    const leaky = await project({
+      'package.json': '{"name":"app"}\n',
+      'src/config.js': LEAKED,
+      'test/fixtures.js': LEAKED,
+      'lib/vendored/keys.js': LEAKED,
+    });
+    const h = harness();
+    expect(await runScanCommand(leaky, base(key, { format: 'json' }), envFor(), h.deps)).toBe(1);
+    const { vulnerabilities } = JSON.parse(h.out.join('')) as {
+      vulnerabilities: Array<{
+        severity: string;
+        location: { file: string };
+        identifiers: Array<{ value: string }>;
+      }>;
+    };
+    // Secrets are looked for in tests too, never in vendored packages.
+    expect(vulnerabilities.map((v) => [v.location.file, v.identifiers[0]?.value]).sort()).toEqual([
+      ['src/config.js', 'secret.aws-access-key'],
+      ['test/fixtures.js', 'secret.aws-access-key'],
+    ]);
+    expect(h.err.join('')).toMatch(/2 findings; 2 at or above High with medium confidence or more/);
+
+    const clean = await project({
+      'package.json': '{"name":"app"}\n',
+      'src/index.js': 'export const x = 1;\n',
+    });
+    const ok = harness();
+    expect(await runScanCommand(clean, base(key, { format: 'sarif' }), envFor(), ok.deps)).toBe(0);
+    const sarif = JSON.parse(ok.out.join('')) as { runs: Array<{ results: unknown[] }> };
+    expect(sarif.runs[0]!.results).toEqual([]);
+    expect(ok.err.join('')).toMatch(/0 findings; 0 at or above High/);
+  });
+
+  it('says in the report which Solidity files the rules skipped, and links no localhost', async () => {
+    const { key } = await tenant(20);
+    const dir = await project({
+      'src/Bank.sol': REENTRANT_BANK,
+      'test/Bank.t.sol': REENTRANT_BANK,
+      'script/Deploy.s.sol': REENTRANT_BANK,
+    });
+    const h = harness();
+    await runScanCommand(dir, base(key, { format: 'sast', failOn: 'never' }), envFor(), h.deps);
+    const report = JSON.parse(h.out.join('')) as {
+      scan: { messages?: Array<{ value: string }> };
+      vulnerabilities: Array<{ location: { file: string } }>;
+    };
+    expect(new Set(report.vulnerabilities.map((v) => v.location.file))).toEqual(new Set(['src/Bank.sol']));
+    expect(report.scan.messages?.map((m) => m.value)).toContain(
+      'Solidity rules skipped 2 test or script file(s) under script/, test/ (their secrets were scanned); use --include-tests or include_tests = true in vigil.toml to include them.',
+    );
+    expect(h.out.join('')).not.toContain('localhost');
+
+    // vigil.toml in the uploaded sources asks for the tests.
+    await writeFile(path.join(dir, 'vigil.toml'), 'include_tests = true\n');
+    const withTests = harness();
+    await runScanCommand(dir, base(key, { format: 'sarif', failOn: 'never' }), envFor(), withTests.deps);
+    const sarif = JSON.parse(withTests.out.join('')) as {
+      runs: Array<{
+        results: Array<{ locations: Array<{ physicalLocation: { artifactLocation: { uri: string } } }> }>;
+      }>;
+    };
+    expect(
+      new Set(sarif.runs[0]!.results.map((r) => r.locations[0]!.physicalLocation.artifactLocation.uri)),
+    ).toEqual(new Set(['src/Bank.sol', 'test/Bank.t.sol', 'script/Deploy.s.sol']));
+  });
+});
+
+describe('vigil scan --fail-on-confidence', () => {
+  // A payout read from a variable another function sets: a medium finding of low confidence.
+  const MUTABLE_PAYOUT = `pragma solidity 0.8.20;
+contract Reward { address owner; uint reward;
+  function setReward() public payable { require(msg.sender == owner); reward = msg.value; }
+  function claim(uint answer) public { require(answer < 10); payable(msg.sender).transfer(reward); }
+}
+`;
+  const RANK: Record<string, number> = { Info: 0, Unknown: 0, Low: 1, Medium: 2, High: 3, Critical: 4 };
+  const CONFIDENCE: Record<string, number> = { low: 0, medium: 1, high: 2 };
+
+  it('counts findings of medium confidence and above for --fail-on unless told otherwise', async () => {
+    const { key } = await tenant(20);
+    const dir = await project({ 'contracts/Reward.sol': MUTABLE_PAYOUT });
+    const all = harness();
+    await runScanCommand(
+      dir,
+      base(key, { format: 'json', failOn: 'never', failOnConfidence: 'low' }),
+      envFor(),
+      all.deps,
+    );
+    const found = (
+      JSON.parse(all.out.join('')) as {
+        vulnerabilities: Array<{ severity: string; details: { confidence: { value: string } } }>;
+      }
+    ).vulnerabilities.map((v) => ({
+      rank: RANK[v.severity] ?? 0,
+      confidence: CONFIDENCE[v.details.confidence.value]!,
+    }));
+    const failing = (confidence: number) =>
+      found.filter((v) => v.rank >= RANK.Medium! && v.confidence >= confidence).length;
+    // The project is chosen for a Medium-or-above finding that only --fail-on-confidence low counts.
+    expect(failing(0)).toBeGreaterThan(failing(1));
+
+    for (const [failOnConfidence, least] of [
+      [undefined, 1],
+      ['low', 0],
+      ['medium', 1],
+      ['high', 2],
+    ] as const) {
+      const h = harness();
+      const code = await runScanCommand(
+        dir,
+        base(key, { format: 'sarif', failOn: 'Medium', ...(failOnConfidence ? { failOnConfidence } : {}) }),
+        envFor(),
+        h.deps,
+      );
+      expect(code).toBe(failing(least) > 0 ? 1 : 0);
+      expect(h.err.join('')).toContain(`; ${failing(least)} at or above Medium`);
+    }
+  });
+});
+
 describe('vigil scan: mistakes are refused before any network call (exit 2)', () => {
   const noNetwork = () =>
     harness({
@@ -207,6 +332,18 @@ describe('vigil scan: mistakes are refused before any network call (exit 2)', ()
     ['a short commit', undefined, { repo: 'acme/bank', commit: 'abc123' }, /full 40-character commit SHA/],
     ['a bad --timeout', sample, { timeout: 'soon' }, /--timeout must be a whole number/],
     ['nothing to scan', undefined, {}, /Say what to scan/],
+    [
+      'an unknown --fail-on-confidence',
+      sample,
+      { failOnConfidence: 'sure' },
+      /--fail-on-confidence must be one of low, medium, high \(got "sure"\)/,
+    ],
+    [
+      '--include-tests, which the server reads from vigil.toml',
+      sample,
+      { includeTests: true },
+      /put "include_tests = true" in a vigil\.toml at the root of/,
+    ],
   ];
   for (const [name, dir, extra, message] of cases) {
     it(`refuses ${name}`, async () => {
@@ -220,12 +357,45 @@ describe('vigil scan: mistakes are refused before any network call (exit 2)', ()
   }
 
   it('refuses a directory with nothing to scan before anything is charged', async () => {
-    const dir = await project({ 'README.md': '# docs', 'node_modules/x/A.sol': 'contract A {}' });
+    const dir = await project({ '.gitignore': '*\n', 'node_modules/x/A.sol': 'contract A {}' });
     const h = noNetwork();
     await expect(runScanCommand(dir, base('vgl_sk_x'), envFor(), h.deps)).rejects.toThrow(
-      /Nothing to scan in .*no Solidity \(\.sol\) files.*Nothing was uploaded or charged/,
+      /Nothing to scan in .*no files after \.gitignore and the default excludes.*Nothing was uploaded or charged/,
     );
     expect(h.requests).toEqual([]);
+  });
+
+  it('refuses a vigil.toml the server could not use, with the line to fix, before anything is charged', async () => {
+    const dir = await project({ 'src/Bank.sol': REENTRANT_BANK, 'vigil.toml': 'include_tests = yes\n' });
+    const h = noNetwork();
+    const run = runScanCommand(dir, base('vgl_sk_x'), envFor(), h.deps);
+    await expect(run).rejects.toThrow(
+      /^vigil\.toml line 1: include_tests must be true or false\. Nothing was uploaded or charged\.$/,
+    );
+    await expect(run).rejects.toBeInstanceOf(UsageError);
+    // Under a workspace prefix the settings of that folder are read, as the server reads them.
+    const nested = await project({ 'pkg/src/A.sol': REENTRANT_BANK, 'pkg/vigil.toml': '[scan]\n' });
+    await expect(
+      runScanCommand(nested, base('vgl_sk_x', { prefix: 'pkg' }), envFor(), h.deps),
+    ).rejects.toThrow(/vigil\.toml line 1: tables are not supported/);
+    expect(h.requests).toEqual([]);
+  });
+
+  it('--dry-run counts the Solidity files the rules will read, tests and vendored packages left out', async () => {
+    const dir = await project({
+      'src/A.sol': 'contract A {}',
+      'test/A.t.sol': 'contract T {}',
+      'lib/dep/B.sol': 'contract B {}',
+      '.vigilignore': 'legacy/\n',
+      'legacy/Old.sol': 'contract O {}',
+    });
+    const h = noNetwork();
+    expect(await runScanCommand(dir, { dryRun: true }, envFor(), h.deps)).toBe(0);
+    expect(h.err.join('')).toMatch(/4 Solidity files, 1 of them for the Solidity rules/);
+    await writeFile(path.join(dir, 'vigil.toml'), 'include_tests = true\n');
+    const again = noNetwork();
+    expect(await runScanCommand(dir, { dryRun: true }, envFor(), again.deps)).toBe(0);
+    expect(again.err.join('')).toMatch(/4 Solidity files, 2 of them for the Solidity rules/);
   });
 
   it('refuses a missing, malformed or user key before packing', async () => {
@@ -261,7 +431,9 @@ describe('vigil scan: mistakes are refused before any network call (exit 2)', ()
       .split('\n')
       .map((l) => l.split('\t')[0]);
     expect(listed).toEqual(['.gitignore', 'contracts/.gitignore', 'contracts/A.sol']);
-    expect(h.err.join('')).toMatch(/3 files .* would be packed; 1 Solidity files. Nothing was uploaded/);
+    expect(h.err.join('')).toMatch(
+      /3 files .* would be packed; 1 Solidity files, 1 of them for the Solidity rules .*\. Nothing was uploaded/,
+    );
     expect(h.requests).toEqual([]);
   });
 });

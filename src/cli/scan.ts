@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import ignore, { type Ignore } from 'ignore';
 import tar from 'tar-stream';
 import { REPORT_SEVERITY } from '../engine/report/common.ts';
+import { classifyPath, loadSelectionSettings, ProjectSettingsError } from '../engine/sources/selection.ts';
 import type { Schemas, VigilClient } from '../sdk/index.ts';
 import { CliError, formatTable } from './http-client.ts';
 import {
@@ -27,6 +28,8 @@ type Env = Record<string, string | undefined>;
 export const SCAN_TYPES = ['lite', 'standard', 'audit'] as const;
 export const REPORT_FORMATS = ['table', 'json', 'sarif', 'sast'] as const;
 export const FAIL_ON = ['Critical', 'High', 'Medium', 'Low', 'Info', 'never'] as const;
+/** The least confidence of a finding that `--fail-on` counts. */
+export const FAIL_ON_CONFIDENCE = ['low', 'medium', 'high'] as const;
 /** Local archives support the standard scan only (Scanner API v1: UNSUPPORTED_REPOSITORY_TYPE). */
 const LOCAL_SCAN_TYPES = ['standard'];
 
@@ -45,8 +48,8 @@ export const DEFAULT_EXCLUDES = [
   'broadcast/',
   '.vigil-scan/',
 ];
-/** What the engine analyses: a directory without one of these has nothing to scan. */
-const SCANNABLE = /\.sol$/i;
+/** What the Solidity rules analyse (secrets are looked for in every file). */
+const SOLIDITY = /\.sol$/i;
 
 const SEVERITY_RANK: Record<string, number> = {
   Info: 0,
@@ -70,6 +73,8 @@ export interface ScanCommandOptions {
   format?: string;
   output?: string;
   failOn?: string;
+  failOnConfidence?: string;
+  includeTests?: boolean;
   prefix?: string;
   timeout?: string;
   idempotencyKey?: string;
@@ -94,6 +99,7 @@ interface ValidOptions {
   type: (typeof SCAN_TYPES)[number];
   format: (typeof REPORT_FORMATS)[number];
   failOn: (typeof FAIL_ON)[number];
+  failOnConfidence: (typeof FAIL_ON_CONFIDENCE)[number];
   timeoutSeconds: number;
   source: { kind: 'local'; dir: string } | { kind: 'sourcehost'; repository: string; commit: string };
 }
@@ -112,6 +118,15 @@ export async function validateScanOptions(
   const type = oneOf('--type', options.type ?? 'standard', SCAN_TYPES);
   const format = oneOf('--format', options.format ?? 'sast', REPORT_FORMATS);
   const failOn = oneOf('--fail-on', options.failOn ?? 'High', FAIL_ON);
+  const failOnConfidence = oneOf(
+    '--fail-on-confidence',
+    options.failOnConfidence ?? 'medium',
+    FAIL_ON_CONFIDENCE,
+  );
+  if (options.includeTests)
+    throw new UsageError(
+      `--include-tests is read by the server from the uploaded sources: put "include_tests = true" in a vigil.toml at the root of ${dir ?? 'the repository'} (see docs/ci.md).`,
+    );
   const timeoutSeconds = Number(options.timeout ?? '1800');
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds <= 0)
     throw new UsageError(`--timeout must be a whole number of seconds above 0 (got "${options.timeout}").`);
@@ -134,6 +149,7 @@ export async function validateScanOptions(
       type,
       format,
       failOn,
+      failOnConfidence,
       timeoutSeconds,
       source: { kind: 'sourcehost', repository: options.repo, commit: options.commit.toLowerCase() },
     };
@@ -158,7 +174,7 @@ export async function validateScanOptions(
     throw new UsageError(
       `${dir} is a file, not a directory. Pass the folder that contains it (vigil scan ${path.dirname(dir) || '.'}).`,
     );
-  return { type, format, failOn, timeoutSeconds, source: { kind: 'local', dir: resolved } };
+  return { type, format, failOn, failOnConfidence, timeoutSeconds, source: { kind: 'local', dir: resolved } };
 }
 
 /** The files a directory contributes: `.gitignore` files (at every level) and the default excludes honoured. */
@@ -184,6 +200,37 @@ export async function collectFiles(root: string): Promise<Array<{ path: string; 
   }
   await walk('', [{ base: '', ig: ignore().add(DEFAULT_EXCLUDES) }]);
   return files;
+}
+
+/**
+ * How the server's engine will select the files of a local scan (its settings files read as it
+ * reads them, under the workspace prefix). A settings file it cannot use is a UsageError.
+ */
+async function selectionOf(
+  root: string,
+  files: Array<{ path: string; size: number }>,
+  prefix: string | undefined,
+): Promise<{ solidityReported: number }> {
+  const under = prefix
+    ?.split('/')
+    .filter((s) => s && s !== '.')
+    .join('/');
+  const listed = under ? files.filter((f) => f.path.startsWith(`${under}/`)) : files;
+  try {
+    const settings = await loadSelectionSettings(
+      { read: (p: string) => readFile(path.join(root, ...p.split('/'))) },
+      listed,
+    );
+    return {
+      solidityReported: listed.filter(
+        (f) => SOLIDITY.test(f.path) && classifyPath(f.path, settings) === 'report',
+      ).length,
+    };
+  } catch (err) {
+    if (err instanceof ProjectSettingsError)
+      throw new UsageError(`${err.message} Nothing was uploaded or charged.`);
+    throw err;
+  }
 }
 
 /** Packs the listed files into a tar.gz; the same files give the same bytes (for `--resume`). */
@@ -268,6 +315,19 @@ interface Vulnerability {
   name: string;
   severity: string;
   location: { file?: string; start_line?: number };
+  /** The SAST report's details (the confidence is read from them). */
+  details?: { confidence?: { value?: unknown } };
+}
+
+const CONFIDENCE_RANK: Record<string, number> = { low: 0, medium: 1, high: 2 };
+
+/**
+ * A finding's confidence rank; a finding without a known confidence counts as the highest, so
+ * that `--fail-on-confidence` never lets through what it cannot judge.
+ */
+function confidenceRank(v: Vulnerability): number {
+  const value = v.details?.confidence?.value;
+  return (typeof value === 'string' ? CONFIDENCE_RANK[value.toLowerCase()] : undefined) ?? 2;
 }
 
 interface SarifRead {
@@ -279,7 +339,7 @@ interface SarifRead {
       locations?: Array<{
         physicalLocation?: { artifactLocation?: { uri?: string }; region?: { startLine?: number } };
       }>;
-      properties?: { findingId?: string; severity?: string };
+      properties?: { findingId?: string; severity?: string; confidence?: string };
     }>;
   }>;
 }
@@ -307,6 +367,9 @@ function vulnerabilitiesOfSarif(report: unknown): Vulnerability[] {
         ...(file !== undefined ? { file } : {}),
         ...(line !== undefined ? { start_line: line } : {}),
       },
+      ...(r.properties?.confidence !== undefined
+        ? { details: { confidence: { value: r.properties.confidence } } }
+        : {}),
     };
   });
 }
@@ -341,21 +404,25 @@ export async function runScanCommand(
   const valid = await validateScanOptions(dir, options);
   const status = statusReporter(stderr);
 
-  // Files first (no network): an empty directory is refused before anything is charged.
+  // Files first (no network): an empty directory is refused before anything is charged. A
+  // directory without Solidity is scanned for secrets.
   let files: Array<{ path: string; size: number }> = [];
   if (valid.source.kind === 'local') {
     files = await collectFiles(valid.source.dir);
+    // The server reads vigil.toml and .vigilignore from the upload: a mistake in them is said now,
+    // before anything is charged.
+    const selection = await selectionOf(valid.source.dir, files, options.prefix);
     if (options.dryRun) {
       for (const f of files) stdout.write(`${f.path}\t${f.size}\n`);
       const total = files.reduce((n, f) => n + f.size, 0);
       stderr.write(
-        `${files.length} files (${formatBytes(total)}) would be packed; ${files.filter((f) => SCANNABLE.test(f.path)).length} Solidity files. Nothing was uploaded.\n`,
+        `${files.length} files (${formatBytes(total)}) would be packed; ${files.filter((f) => SOLIDITY.test(f.path)).length} Solidity files, ${selection.solidityReported} of them for the Solidity rules (tests, scripts and vendored packages are skipped; see docs/ci.md). Nothing was uploaded.\n`,
       );
       return 0;
     }
-    if (!files.some((f) => SCANNABLE.test(f.path)))
+    if (files.length === 0)
       throw new UsageError(
-        `Nothing to scan in ${dir}: no Solidity (.sol) files after .gitignore and the default excludes (${DEFAULT_EXCLUDES.join(' ')}). Nothing was uploaded or charged; run with --dry-run to see what would be packed.`,
+        `Nothing to scan in ${dir}: no files after .gitignore and the default excludes (${DEFAULT_EXCLUDES.join(' ')}). Nothing was uploaded or charged; run with --dry-run to see what would be packed.`,
       );
   }
 
@@ -524,18 +591,21 @@ export async function runScanCommand(
     vulnerabilities = sast.vulnerabilities;
     if (valid.format === 'sast') text = `${JSON.stringify(sast, null, 2)}\n`;
     else if (valid.format === 'json')
-      text = `${JSON.stringify({ scan: current, failOn: valid.failOn, vulnerabilities }, null, 2)}\n`;
+      text = `${JSON.stringify({ scan: current, failOn: valid.failOn, failOnConfidence: valid.failOnConfidence, vulnerabilities }, null, 2)}\n`;
     else text = renderTable(vulnerabilities);
   }
   if (options.output) await writeFile(options.output, text);
   else stdout.write(text);
 
   const threshold = valid.failOn === 'never' ? Number.POSITIVE_INFINITY : SEVERITY_RANK[valid.failOn]!;
-  const failing = vulnerabilities.filter((v) => (SEVERITY_RANK[v.severity] ?? 0) >= threshold);
+  const leastConfidence = CONFIDENCE_RANK[valid.failOnConfidence]!;
+  const failing = vulnerabilities.filter(
+    (v) => (SEVERITY_RANK[v.severity] ?? 0) >= threshold && confidenceRank(v) >= leastConfidence,
+  );
   stderr.write(
     valid.failOn === 'never'
       ? `${vulnerabilities.length} findings (--fail-on never)\n`
-      : `${vulnerabilities.length} findings; ${failing.length} at or above ${valid.failOn}\n`,
+      : `${vulnerabilities.length} findings; ${failing.length} at or above ${valid.failOn}${valid.failOnConfidence === 'low' ? '' : ` with ${valid.failOnConfidence} confidence or more`}\n`,
   );
   for (const v of failing.slice(0, 20))
     stderr.write(`  ${v.severity}: ${v.name} (${v.location.file ?? '?'}:${v.location.start_line ?? '?'})\n`);
@@ -621,6 +691,15 @@ export function registerScanCommand(program: Command, env: Env): void {
     .option('--format <format>', `report format: ${REPORT_FORMATS.join(', ')}`, 'sast')
     .option('--output <file>', 'write the report to a file instead of stdout')
     .option('--fail-on <severity>', `exit 1 at or above this severity: ${FAIL_ON.join(', ')}`, 'High')
+    .option(
+      '--fail-on-confidence <confidence>',
+      `count only findings of this confidence or more for --fail-on: ${FAIL_ON_CONFIDENCE.join(', ')}`,
+      'medium',
+    )
+    .option(
+      '--include-tests',
+      'not taken here: the server reads include_tests = true from vigil.toml in the sources (docs/ci.md)',
+    )
     .option('--prefix <path>', 'workspace prefix (path within the repository)')
     .option('--timeout <seconds>', 'stop waiting after this many seconds', '1800')
     .option('--idempotency-key <key>', 'the Idempotency-Key of the scan (default: a new one per run)')

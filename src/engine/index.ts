@@ -20,6 +20,7 @@ import { type LoadedProject, loadProject } from './solidity/load-project.ts';
 import { rulesFor } from './solidity/rules/index.ts';
 import { type ParsedSolidityFile, runSolidityRules, scanSolidityFile } from './solidity/scan-file.ts';
 import { defaultWorkerCount, SolidityScanPool } from './solidity/scan-pool.ts';
+import { classifyPath, loadSelectionSettings, SelectionSummary } from './sources/selection.ts';
 import type { SourceEntry, SourceTree } from './sources/tree.ts';
 import { addFileToThreatModel, emptyThreatModel, finalizeThreatModel } from './threat-model/threat-model.ts';
 import type {
@@ -36,6 +37,13 @@ export { toSarifReport } from './report/sarif.ts';
 export { SastReportText, toSastReport } from './report/sast.ts';
 export { allRuleMetas } from './rules-catalogue.ts';
 export { openDirectoryTree } from './sources/directory-tree.ts';
+export {
+  classifyPath,
+  loadSelectionSettings,
+  type PathClass,
+  ProjectSettingsError,
+  type SelectionSettings,
+} from './sources/selection.ts';
 export type { SourceEntry, SourceTree } from './sources/tree.ts';
 export { renderThreatModelMarkdown } from './threat-model/markdown.ts';
 export type * from './types.ts';
@@ -84,6 +92,11 @@ export interface ScanOptions {
   llmTriage?: boolean;
   /** How many findings the triage sends to the model (the most severe first); default `LLM_TRIAGE_LIMIT`. */
   llmTriageLimit?: number;
+  /**
+   * Run the Solidity rules on tests, mocks and scripts too (`--include-tests`); `vigil.toml` can
+   * ask for it as well. See sources/selection.ts.
+   */
+  includeTests?: boolean;
 }
 
 /** Below this many Solidity files, starting workers costs more than it saves. */
@@ -93,35 +106,55 @@ export const PARALLEL_MIN_BYTES = 1024 * 1024;
 
 const isSolidity = (p: string): boolean => p.endsWith('.sol');
 
-/** The Solidity files of a tree that the engine analyses (within the size limit), in tree order. */
-function solidityPaths(entries: readonly SourceEntry[]): string[] {
-  return entries.filter((e) => isSolidity(e.path) && e.size <= MAX_SOLIDITY_FILE_BYTES).map((e) => e.path);
-}
-
-/** Parses the tree's Solidity files and the files their imports name: the project model. */
-function loadTreeProject(
+/**
+ * The Solidity files the rules run on: within the size limit and reported by the tree's selection
+ * (not tests, scripts, vendored or ignored files), in tree order.
+ */
+async function solidityPaths(
   tree: SourceTree,
   entries: readonly SourceEntry[],
-  options: { signal?: AbortSignal; onParse?: (path: string) => void },
-): Promise<LoadedProject> {
-  return loadProject(tree, entries, solidityPaths(entries), {
+  includeTests: boolean | undefined,
+): Promise<string[]> {
+  const selection = await loadSelectionSettings(tree, entries, { includeTests: includeTests === true });
+  return entries
+    .filter(
+      (e) =>
+        isSolidity(e.path) &&
+        e.size <= MAX_SOLIDITY_FILE_BYTES &&
+        classifyPath(e.path, selection) === 'report',
+    )
+    .map((e) => e.path);
+}
+
+/**
+ * Parses the Solidity files the rules run on and the files their imports name (vendored
+ * packages, test helpers: read for context, never reported): the project model.
+ */
+async function loadTreeProject(
+  tree: SourceTree,
+  entries: readonly SourceEntry[],
+  options: { signal?: AbortSignal; onParse?: (path: string) => void; includeTests?: boolean },
+): Promise<{ loaded: LoadedProject; paths: string[] }> {
+  const paths = await solidityPaths(tree, entries, options.includeTests);
+  const loaded = await loadProject(tree, entries, paths, {
     maxFileBytes: MAX_SOLIDITY_FILE_BYTES,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onParse ? { onParse: options.onParse } : {}),
   });
+  return { loaded, paths };
 }
 
 /** Builds the threat model of every Solidity file in the tree. */
 export async function buildThreatModel(
   tree: SourceTree,
-  options: { signal?: AbortSignal } = {},
+  options: { signal?: AbortSignal; includeTests?: boolean } = {},
 ): Promise<ThreatModel> {
   const model = emptyThreatModel();
   const entries = await tree.list();
   let solidityFiles = 0;
   let lines = 0;
-  const loaded = await loadTreeProject(tree, entries, options);
-  for (const path of solidityPaths(entries)) {
+  const { loaded, paths } = await loadTreeProject(tree, entries, options);
+  for (const path of paths) {
     const parsed = loaded.take(path);
     if (!parsed) continue;
     solidityFiles++;
@@ -157,6 +190,8 @@ export interface AnalyzeOptions {
   signal?: AbortSignal;
   /** Called each time a Solidity file is handed to the parser. */
   onParse?: (path: string) => void;
+  /** As {@link ScanOptions.includeTests}; give both calls the same value. */
+  includeTests?: boolean;
 }
 
 /**
@@ -186,8 +221,8 @@ export async function analyzeTree(
   const deferred: Array<{ index: number; parsed: ParsedSolidityFile }> = [];
   let solidityFiles = 0;
   let lines = 0;
-  const loaded = await loadTreeProject(tree, entries, options);
-  for (const path of solidityPaths(entries)) {
+  const { loaded, paths } = await loadTreeProject(tree, entries, options);
+  for (const path of paths) {
     const parsed = loaded.take(path);
     if (!parsed) continue;
     solidityFiles++;
@@ -252,8 +287,17 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
   let lines = 0;
   let done = 0;
   let skipped = 0;
+  // What is reported: tests and scripts get the secret rules only, vendored and ignored files nothing.
+  const selection = new SelectionSummary(
+    await loadSelectionSettings(tree, entries, { includeTests: options.includeTests === true }),
+  );
+  const classes = entries.map((e) => selection.add(e.path, isSolidity(e.path)));
   const solEntries = entries.filter(
-    (e) => isSolidity(e.path) && e.size <= MAX_SOLIDITY_FILE_BYTES && !preparedFiles?.has(e.path),
+    (e, i) =>
+      isSolidity(e.path) &&
+      classes[i] === 'report' &&
+      e.size <= MAX_SOLIDITY_FILE_BYTES &&
+      !preparedFiles?.has(e.path),
   );
   // The project model: every Solidity file still to analyse, and what their imports name.
   const loaded =
@@ -290,8 +334,12 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
       fileFindings[i] = found;
       let deferred = false;
       try {
-        const sol = isSolidity(entry.path);
-        if (sol && entry.size > MAX_SOLIDITY_FILE_BYTES) {
+        const use = classes[i];
+        // Solidity rules run on reported files only; secrets are looked for in tests too.
+        const sol = isSolidity(entry.path) && use === 'report';
+        if (use === 'vendored' || use === 'ignored') {
+          // Not scanned; counted in the selection's messages.
+        } else if (sol && entry.size > MAX_SOLIDITY_FILE_BYTES) {
           own.push({
             level: 'warning',
             value: `${entry.path}: skipped, ${entry.size} bytes is over the ${MAX_SOLIDITY_FILE_BYTES}-byte limit.`,
@@ -372,6 +420,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
     // Not awaited: the threads wind down on another core while the results are assembled.
     void pool?.close();
   }
+  messages.push(...selection.messages());
   for (const m of fileMessages) if (m) messages.push(...m);
   for (const f of fileFindings) if (f) for (const v of f) vulnerabilities.push(v);
   if (skipped > 0) {

@@ -1,7 +1,7 @@
 /** SARIF 2.1.0 for code-scanning consumers (GitHub and others). */
 import { allRuleMetas } from '../rules-catalogue.ts';
-import type { EngineVulnerability, RuleMeta, Severity } from '../types.ts';
-import { DEFAULT_RULES_URL, ENGINE_NAME, ENGINE_VERSION, ruleHelpUri } from './common.ts';
+import type { EngineVulnerability, RuleMeta, ScanMessage, Severity } from '../types.ts';
+import { ENGINE_NAME, ENGINE_VERSION, ruleHelpUri, rulesIndexUri } from './common.ts';
 
 const SECURITY_SEVERITY: Record<Severity, string> = {
   critical: '9.5',
@@ -24,9 +24,26 @@ const PRECISION: Record<RuleMeta['confidence'], string> = { high: 'high', medium
 export interface SarifReportMeta {
   startTime?: Date;
   endTime?: Date;
-  /** Base of the rule pages (`…/docs/rules`); default DEFAULT_RULES_URL. */
+  /**
+   * Base of the rule pages of a public Vigil server (`…/docs/rules`); without it rules link their
+   * section of the repository's docs/engine-rules.md.
+   */
   rulesUrl?: string;
+  /** The scan's messages (files skipped, files not parsed, …): `toolExecutionNotifications`. */
+  messages?: readonly ScanMessage[];
 }
+
+/** A SARIF notification: one scan message. */
+export interface SarifNotification {
+  level: 'error' | 'warning' | 'note';
+  message: { text: string };
+}
+
+const NOTIFICATION_LEVEL: Record<ScanMessage['level'], SarifNotification['level']> = {
+  error: 'error',
+  warning: 'warning',
+  info: 'note',
+};
 
 // The SARIF object model is large; only what we emit is typed.
 export interface SarifLog {
@@ -35,7 +52,12 @@ export interface SarifLog {
   runs: Array<{
     tool: { driver: { name: string; version: string; informationUri: string; rules: SarifRule[] } };
     results: SarifResult[];
-    invocations?: Array<{ executionSuccessful: boolean; startTimeUtc?: string; endTimeUtc?: string }>;
+    invocations?: Array<{
+      executionSuccessful: boolean;
+      startTimeUtc?: string;
+      endTimeUtc?: string;
+      toolExecutionNotifications?: SarifNotification[];
+    }>;
   }>;
 }
 
@@ -155,18 +177,26 @@ export function toSarifReport(
           driver: {
             name: ENGINE_NAME,
             version: ENGINE_VERSION,
-            informationUri: meta.rulesUrl ?? DEFAULT_RULES_URL,
+            informationUri: rulesIndexUri(meta.rulesUrl),
             rules,
           },
         },
         results,
-        ...(meta.startTime || meta.endTime
+        ...(meta.startTime || meta.endTime || meta.messages?.length
           ? {
               invocations: [
                 {
                   executionSuccessful: true,
                   ...(meta.startTime ? { startTimeUtc: meta.startTime.toISOString() } : {}),
                   ...(meta.endTime ? { endTimeUtc: meta.endTime.toISOString() } : {}),
+                  ...(meta.messages?.length
+                    ? {
+                        toolExecutionNotifications: meta.messages.map((m) => ({
+                          level: NOTIFICATION_LEVEL[m.level],
+                          message: { text: m.value },
+                        })),
+                      }
+                    : {}),
                 },
               ],
             }

@@ -11,7 +11,10 @@ export interface SastReportMeta {
   endTime: Date;
   status?: 'success' | 'failure';
   messages?: ScanMessage[];
-  /** Base of the rule pages (`…/docs/rules`); default DEFAULT_RULES_URL. */
+  /**
+   * Base of the rule pages of a public Vigil server (`…/docs/rules`); without it rules link their
+   * section of the repository's docs/engine-rules.md.
+   */
   rulesUrl?: string;
 }
 

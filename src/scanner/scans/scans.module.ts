@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { type Config, publicBaseUrl } from '../../config.ts';
+import type { Config } from '../../config.ts';
 import type { Database, Tx } from '../../db/client.ts';
 import { createLlmClient } from '../../integrations/llm/llm-client.ts';
 import type { OutboundPolicy } from '../../integrations/outbound/outbound-policy.ts';
@@ -64,7 +64,7 @@ export function createScanServices(deps: {
       ),
     scanWork: createScanWork(deps.objectStore),
     log: deps.log,
-    rulesUrl: `${publicBaseUrl(deps.config)}/docs/rules`,
+    ...(deps.config.publicUrl ? { rulesUrl: `${deps.config.publicUrl}/docs/rules` } : {}),
     ...(deps.afterScanFinished ? { afterScanFinished: deps.afterScanFinished } : {}),
     ...(deps.keptStatuses ? { keptStatuses: deps.keptStatuses } : {}),
   });

@@ -28,8 +28,8 @@ export interface ReportScan {
   startedAt: Date | null;
   completedAt: Date | null;
   messages: ScanMessage[];
-  /** Base of the rule pages this server serves (`…/docs/rules`). */
-  rulesUrl: string;
+  /** Base of the rule pages at this server's public address (`…/docs/rules`), when it has one. */
+  rulesUrl?: string;
 }
 
 /** Rebuilds the engine's view of a stored finding. */
@@ -62,7 +62,7 @@ export function buildSastReport(scan: ReportScan, findings: readonly ReportFindi
       endTime: scan.completedAt ?? new Date(),
       status: 'success',
       messages: scan.messages,
-      rulesUrl: scan.rulesUrl,
+      ...(scan.rulesUrl ? { rulesUrl: scan.rulesUrl } : {}),
     },
   );
   return {
@@ -82,7 +82,8 @@ export function buildSarifReport(scan: ReportScan, findings: readonly ReportFind
     {
       ...(scan.startedAt ? { startTime: scan.startedAt } : {}),
       ...(scan.completedAt ? { endTime: scan.completedAt } : {}),
-      rulesUrl: scan.rulesUrl,
+      ...(scan.rulesUrl ? { rulesUrl: scan.rulesUrl } : {}),
+      messages: scan.messages,
     },
   );
   for (const run of log.runs) {

@@ -53,8 +53,11 @@ export interface ScansServiceDeps {
     'saveSources' | 'openSources' | 'saveAnalysis' | 'openAnalysis' | 'remove' | 'scanIds'
   >;
   log: Logger;
-  /** Base of the rule pages linked from reports (`…/docs/rules` of this server). */
-  rulesUrl: string;
+  /**
+   * Base of the rule pages linked from reports (`…/docs/rules` at this server's public address);
+   * without one, reports link the repository's rule catalogue.
+   */
+  rulesUrl?: string;
   /** Called in the transaction that moves a scan to `completed`, `failed` or `cancelled`. */
   afterScanFinished?: (tx: Tx, scanId: string) => Promise<void>;
   /** getScan answers kept per caller (see kept-reads.ts): a client polling a scan. */
@@ -523,7 +526,7 @@ export function createScansService(deps: ScansServiceDeps) {
         startedAt: scan.startedAt,
         completedAt: scan.completedAt,
         messages: scan.report?.messages ?? [],
-        rulesUrl: deps.rulesUrl,
+        ...(deps.rulesUrl ? { rulesUrl: deps.rulesUrl } : {}),
       };
       return format === 'sarif' ? buildSarifReport(meta, rows) : buildSastReport(meta, rows);
     },
