@@ -282,3 +282,114 @@ contract Owned {
     expect((await scanSource(open)).filter(serious).length).toBeGreaterThan(0);
   });
 });
+
+describe('idioms of long-deployed protocols', () => {
+  it('recognises a lock kept in a field of a packed slot, shared by a modifier and an inline check', async () => {
+    const src = `pragma solidity 0.7.6;
+interface ICallback { function callback(uint256 amount) external; }
+contract Pool {
+  struct Slot0 { uint160 price; bool unlocked; }
+  Slot0 public slot0;
+  uint256 public fees;
+  uint256 public reserve;
+  modifier lock() { require(slot0.unlocked, 'LOK'); slot0.unlocked = false; _; slot0.unlocked = true; }
+  function flash(uint256 amount) external lock {
+    ICallback(msg.sender).callback(amount);
+    fees += amount / 100;
+  }
+  function swap(uint256 amount) external {
+    Slot0 memory start = slot0;
+    require(start.unlocked, 'LOK');
+    slot0.unlocked = false;
+    reserve -= amount / 2;
+    ICallback(msg.sender).callback(amount);
+    fees += 1;
+    slot0.unlocked = true;
+  }
+}`;
+    const found = (await scanSource(src)).filter((v) => v.category === 'reentrancy' && serious(v));
+    expect(found).toEqual([]);
+    const unlocked = src.replace("require(start.unlocked, 'LOK');", '');
+    const again = (await scanSource(unlocked)).filter((v) => v.category === 'reentrancy' && serious(v));
+    expect(again.map((v) => v.function)).toContain('swap');
+  });
+
+  it('takes a public state variable read through an interface for a view (a STATICCALL)', async () => {
+    const src = `pragma solidity ^0.8.20;
+contract Market { uint256 public totalSupply; uint256 public borrowIndex; }
+contract Controller {
+  mapping(address => uint256) public index;
+  function accrue(address market) external {
+    uint256 supply = Market(market).totalSupply();
+    index[market] = supply + Market(market).borrowIndex();
+  }
+}`;
+    expect((await scanSource(src)).filter((v) => v.category === 'reentrancy' && serious(v))).toEqual([]);
+  });
+
+  it('sees a vote recorded through a storage pointer and a nonce advanced through a local', async () => {
+    const src = `pragma solidity ^0.8.20;
+contract Governor {
+  struct Receipt { bool hasVoted; uint96 votes; }
+  mapping(uint256 => mapping(address => Receipt)) public receipts;
+  mapping(address => uint256) public nonces;
+  mapping(address => mapping(address => uint256)) public allowance;
+  uint256 public forVotes;
+  function castVoteBySig(uint256 id, uint8 v, bytes32 r, bytes32 s) external {
+    address voter = ecrecover(keccak256(abi.encode(id)), v, r, s);
+    require(voter != address(0));
+    Receipt storage receipt = receipts[id][voter];
+    require(receipt.hasVoted == false, 'voted');
+    forVotes += 1;
+    receipt.hasVoted = true;
+  }
+  function permit(address owner, address spender, uint256 value, uint8 v, bytes32 r, bytes32 s) external {
+    uint256 current = nonces[owner];
+    require(owner == ecrecover(keccak256(abi.encode(spender, value, current)), v, r, s));
+    nonces[owner] = current + 1;
+    allowance[owner][spender] = value;
+  }
+}`;
+    expect((await scanSource(src)).filter((v) => v.ruleId === 'sol.access.signature-replay')).toEqual([]);
+  });
+
+  it('takes a proxy whose admin replaces the implementation for what it is, not a library it never can', async () => {
+    const proxy = `pragma solidity ^0.8.20;
+contract Delegator {
+  address public admin;
+  address public implementation;
+  constructor(address impl) { admin = msg.sender; implementation = impl; }
+  function setImplementation(address impl) external { require(msg.sender == admin); implementation = impl; }
+  fallback() external payable {
+    (bool ok, ) = implementation.delegatecall(msg.data);
+    require(ok);
+  }
+}`;
+    expect((await scanSource(proxy)).filter((v) => v.ruleId === 'sol.delegatecall.controlled')).toEqual([]);
+    const library = proxy.replace(
+      'function setImplementation(address impl) external { require(msg.sender == admin); implementation = impl; }',
+      '',
+    );
+    expect((await scanSource(library)).map((v) => v.ruleId)).toContain('sol.delegatecall.controlled');
+  });
+
+  it('lowers an ignored transfer result of a token the contract fixes in code', async () => {
+    const src = `pragma solidity ^0.8.20;
+interface IERC20 { function transfer(address to, uint256 v) external returns (bool); function balanceOf(address) external view returns (uint256); }
+contract Drip {
+  IERC20 public immutable token;
+  mapping(address => uint256) public paid;
+  constructor(IERC20 t) { token = t; }
+  function compAddress() public pure returns (address) { return 0xc00e94Cb662C3520282E6f5717214004A7f26888; }
+  function drip(address to, uint256 v) external { IERC20 t = token; paid[to] += v; t.transfer(to, v); }
+  function grant(address to, uint256 v) external { paid[to] += v; IERC20(compAddress()).transfer(to, v); }
+  function pay(IERC20 any, address to, uint256 v) external { paid[to] += v; any.transfer(to, v); }
+}`;
+    const found = (await scanSource(src)).filter((v) => v.ruleId === 'sol.erc20.unchecked-transfer');
+    expect(found.map((v) => [v.function, v.severity])).toEqual([
+      ['drip', 'low'],
+      ['grant', 'low'],
+      ['pay', 'medium'],
+    ]);
+  });
+});

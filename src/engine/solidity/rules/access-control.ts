@@ -339,9 +339,14 @@ export const delegatecallControlled = defineRule(
   (ctx, meta) => {
     const { fa } = ctx;
     for (const fn of mutatingFunctions(fa)) {
+      // The deployer's arguments, and an initializer that runs once, are no caller's choice.
+      if (fn.kind === 'constructor' || runsOnce(fa, fn)) continue;
+      const entry = fa.isEntryPoint(fn);
+      // A helper no entry point of its file reaches (a library's `functionDelegateCall`) is
+      // judged where it is called, with what its caller passes.
+      if (!entry && fa.entryPointsReaching(fn).length === 0) continue;
       const a = fa.analyze(fn);
       const taint = a.cfg.taint((e) => fa.isUserInput(e, a));
-      const entry = fa.isEntryPoint(fn);
       for (const c of a.calls) {
         if (c.info.kind !== 'delegatecall' && c.info.kind !== 'callcode') continue;
         // To this contract's own code (a multicall): the caller could call those functions directly.
@@ -349,6 +354,9 @@ export const delegatecallControlled = defineRule(
           continue;
         // Every path after the call reverts: nothing the callee did to storage persists.
         if (!a.cfg.returnsNormallyAfter(c.node.id)) continue;
+        // An upgradeable proxy: the target is the implementation its governance replaces; the
+        // forwarded call runs the contract's own code by design.
+        if (c.info.target && governedImplementation(fa, fn, c.info.target)) continue;
         let targetTainted = c.info.target !== undefined && taint.isTaintedExpr(c.info.target, c.node.id);
         // An internal helper (`_delegate(impl)`): its callers decide, a stored implementation is no input.
         if (targetTainted && !entry && c.info.target)
@@ -379,6 +387,26 @@ export const delegatecallControlled = defineRule(
     }
   },
 );
+
+/**
+ * Whether the delegatecall target is a state variable that role-restricted functions replace
+ * (besides constructors) and nothing else writes: an upgradeable implementation.
+ */
+function governedImplementation(fa: FileAnalysis, fn: FunctionInfo, target: AstNode): boolean {
+  const base = baseIdentifier(stripAddressCasts(target));
+  if (!base) return false;
+  const name = fa.text(base);
+  if (!fa.analyze(fn).scope.isStateVar(name)) return false;
+  const writers = fa.writersOf(fn.contract, name).filter((w) => w.kind !== 'constructor');
+  return (
+    writers.length > 0 &&
+    writers.every(
+      (w) =>
+        fa.checksCaller(w) ||
+        (!fa.isEntryPoint(w) && fa.entryPointsReaching(w).every((e) => fa.checksCaller(e))),
+    )
+  );
+}
 
 const SUPPLY_NAME = /supply/i;
 

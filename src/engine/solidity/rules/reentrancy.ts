@@ -58,10 +58,14 @@ export const stateAfterCall = defineRule(
         // release is no stale state, and functions that test the flag are locked too.
         const lock = inlineLock(fa, a, site);
         if (lock) written.delete(lock);
+        // The flags of the lock modifiers: their release after the body is no stale state.
+        const flags = lockFlags(fa, fn);
+        for (const f of flags) written.delete(f);
+        if (lock) flags.add(lock);
         if (written.size === 0) continue;
         const names = [...written].map((n) => `\`${n}\``).join(', ');
         if (locked || lock) {
-          const readers = unlockedReaders(fa, fn, written, lock);
+          const readers = unlockedReaders(fa, fn, written, flags);
           if (readers.length === 0) continue;
           const acting = readers.filter((g) => g.mutability !== 'view' && g.mutability !== 'pure');
           const shown = (acting.length ? acting : readers).map((g) => `\`${g.name}()\``).join(', ');
@@ -138,17 +142,61 @@ function inlineLock(fa: FileAnalysis, a: FunctionAnalysis, site: CallSite): stri
   for (const w of a.stateWrites) {
     const asg = w.ast.parent;
     const left = asg?.type === 'assignment_expression' ? field(asg, 'left') : undefined;
-    if (!asg || !left || unwrap(left) !== w.ast || w.ast.type !== 'identifier') continue;
+    if (!asg || !left || unwrap(left) !== w.ast) continue;
     const rhs = field(asg, 'right');
-    if (!rhs || !/^(true|[1-9]\d*)$/.test(norm(fa, rhs)) || !before(w.node.id)) continue;
+    if (!rhs || !before(w.node.id)) continue;
+    // `locked = true` / `status = 2`, or a field of a packed slot (`slot0.unlocked = false`).
+    const flag =
+      w.ast.type === 'identifier'
+        ? /^(true|[1-9]\d*)$/.test(norm(fa, rhs))
+        : w.ast.type === 'member_expression' && /^(true|false|\d+)$/.test(norm(fa, rhs));
+    if (!flag) continue;
     if (a.cfg.reachableFrom(site.node.id).has(w.node.id)) continue;
     const tested = a.conditions.some(
       (c) =>
-        before(c.node.id) && !a.cfg.reachableFrom(w.node.id).has(c.node.id) && readsName(fa, c.expr, w.name),
+        before(c.node.id) &&
+        !a.cfg.reachableFrom(w.node.id).has(c.node.id) &&
+        readsFlag(fa, a, c.expr, new Set([w.name])),
     );
     if (tested) return w.name;
   }
   return undefined;
+}
+
+/** Whether `expr` reads one of the flags, directly or through a local copy (`Slot0 memory s = slot0`). */
+function readsFlag(
+  fa: FileAnalysis,
+  a: FunctionAnalysis,
+  expr: AstNode,
+  flags: ReadonlySet<string>,
+): boolean {
+  return descendants(expr, 'identifier').some((i) => {
+    if (i.field === 'property') return false;
+    const name = fa.text(i);
+    if (flags.has(name)) return !a.scope.locals.has(name);
+    const v = a.scope.locals.get(name);
+    const origin = v?.kind === 'local' && v.initializer ? baseIdentifier(v.initializer) : undefined;
+    return origin !== undefined && flags.has(fa.text(origin));
+  });
+}
+
+/** The state flags the function's lock modifiers test and set before its body runs. */
+function lockFlags(fa: FileAnalysis, fn: FunctionInfo): Set<string> {
+  const out = new Set<string>();
+  for (const m of fn.modifiers) {
+    const def = fa.index.modifierOf(fn.contract, m.name);
+    if (!def?.body) continue;
+    const a = fa.analyze(def);
+    const placeholder = a.cfg.nodes.find((n) => n.kind === 'placeholder');
+    if (!placeholder) continue;
+    const before = (id: number): boolean => a.cfg.reachableFrom(id).has(placeholder.id);
+    const written = new Set(a.stateWrites.filter((w) => before(w.node.id)).map((w) => w.name));
+    for (const c of a.conditions)
+      if (before(c.node.id))
+        for (const i of descendants(c.expr, 'identifier'))
+          if (i.field !== 'property' && written.has(fa.text(i))) out.add(fa.text(i));
+  }
+  return out;
 }
 
 /**
@@ -238,12 +286,13 @@ function unlockedReaders(
   fa: FileAnalysis,
   fn: FunctionInfo,
   names: Set<string>,
-  lock?: string,
+  flags: ReadonlySet<string>,
 ): FunctionInfo[] {
   return fa.index.functionsOf(fn.contract).filter((g) => {
     if (g === fn || !fa.isEntryPoint(g) || takesLock(fa, g)) return false;
     const ga = fa.analyze(g);
-    if (lock && ga.conditions.some((c) => readsName(fa, c.expr, lock))) return false;
+    // A function that tests the same flag takes the same lock (an inline `require(slot0.unlocked)`).
+    if (flags.size > 0 && ga.conditions.some((c) => readsFlag(fa, ga, c.expr, flags))) return false;
     return ga.stateReads.some((r) => names.has(r.name));
   });
 }

@@ -1,7 +1,7 @@
 /** Unchecked calls (SWC-104): results of low-level calls and ERC-20 transfers that are ignored or checked to no effect. */
 import type { CallSite, FileAnalysis, FunctionAnalysis } from '../analysis.ts';
-import { descendants, field, unwrap } from '../ast.ts';
-import { bodyNodes } from '../model.ts';
+import { callArgs, descendants, field, unwrap } from '../ast.ts';
+import { baseIdentifier, bodyNodes } from '../model.ts';
 import type { AstNode } from '../parser.ts';
 import { ancestorIs, mutatingFunctions, norm, resultUse, testedResult } from './predicates.ts';
 import { defineRule } from './rule.ts';
@@ -114,19 +114,73 @@ export const uncheckedErc20 = defineRule(
         // A privileged function that keeps no accounting of the transfer (a recovery of stray
         // tokens): a `false` result leaves the tokens where they were and nothing believes otherwise.
         const bookkeeping = fa.writesState(fn);
+        const recovery = !bookkeeping && fa.restrictedToRole(fn);
+        // A token the contract fixes in code (a constant, an immutable, an address set only at
+        // construction): its authors know whether it reverts or returns `false`.
+        const known = !recovery && fixedToken(fa, a, c);
         ctx.report(meta, fa.statementOf(c.info.node), {
           fn,
-          ...(!bookkeeping && fa.restrictedToRole(fn)
+          ...(recovery
             ? {
                 severity: 'low' as const,
                 message: `The result of \`${c.info.name}\` is ignored in \`${fn.name}\`, which only privileged accounts call and which records nothing about the transfer: a token that returns \`false\` leaves the call without effect.`,
               }
-            : {}),
+            : known
+              ? {
+                  severity: 'low' as const,
+                  confidence: 'low' as const,
+                  message: `The result of \`${c.info.name}\` is ignored; the token is one the contract fixes in code, so whether it can return \`false\` instead of reverting is known to its authors.`,
+                }
+              : {}),
         });
       }
     }
   },
 );
+
+/**
+ * Whether the receiver is a token the contract fixes: a constant or immutable, a state variable
+ * only constructors write, or an address a `pure` function of the contract returns.
+ */
+function fixedToken(fa: FileAnalysis, a: FunctionAnalysis, c: CallSite): boolean {
+  return c.info.target !== undefined && fixedAddress(fa, a, c.info.target, 0);
+}
+
+function fixedAddress(fa: FileAnalysis, a: FunctionAnalysis, n: AstNode, depth: number): boolean {
+  if (depth > 4) return false;
+  const t = unwrap(n);
+  if (/^0x[0-9a-fA-F]{40}$/.test(fa.text(t))) return true;
+  if (t.type === 'call_expression') {
+    const f = unwrap(field(t, 'function') ?? t);
+    const args = callArgs(t);
+    // A getter of the contract with no argument that returns a literal address (`getCompAddress()`).
+    if (f.type === 'identifier' && args.length === 0) {
+      const callee = fa.resolveInternal(a.contract, fa.text(f), 0);
+      const returns = callee ? bodyNodes(callee, 'return_statement') : [];
+      return (
+        returns.length > 0 &&
+        returns.every(
+          (r) => r.children[0] !== undefined && /^0x[0-9a-fA-F]{40}$/.test(fa.compact(r.children[0])),
+        )
+      );
+    }
+    // `IERC20(x)`: the conversion names the address `x`.
+    return args.length === 1 && fixedAddress(fa, a, args[0]!, depth + 1);
+  }
+  if (t.type !== 'identifier') return false;
+  const name = fa.text(t);
+  const local = a.scope.locals.get(name);
+  if (local)
+    return (
+      local.kind === 'local' &&
+      local.initializer !== undefined &&
+      fixedAddress(fa, a, local.initializer, depth + 1)
+    );
+  const v = a.scope.isStateVar(name) ? a.scope.stateVars.get(name) : undefined;
+  if (!v) return false;
+  if (v.isConstant) return true;
+  return fa.writersOf(a.contract, name).every((w) => w.kind === 'constructor');
+}
 
 /**
  * Whether the called function is declared in the file (on the receiver's contract type) without a
