@@ -300,7 +300,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     leaderboard: createLeaderboardService({ database, cursors }),
     findings: createFindingsService({ database, cursors, pages: keptPages.allFindings }),
     comments: createCommentsService({ database, queue: () => queue, emailEnabled: mailer !== null }),
-    notifications: createNotificationsService({ database, secretBox, cursors }),
+    notifications: createNotificationsService({ database, secretBox, cursors, outbound }),
     notificationDelivery: createNotificationDelivery({
       database,
       secretBox,

@@ -5,6 +5,7 @@ import type { Actor } from '../../auth/actor.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { checkTenantUrl, type TenantUrlChecker } from '../../integrations/outbound/tenant-urls.ts';
 import { type CursorCodec, hashFilters, timeAndIdAfter } from '../pagination/cursor.ts';
 import { notificationsRepo } from './notifications.repo.ts';
 import type { ListNotificationsQuery, Notification } from './notifications.schemas.ts';
@@ -16,6 +17,8 @@ export function createNotificationsService(deps: {
   database: Database;
   secretBox: SecretBox;
   cursors: CursorCodec;
+  /** Checks the webhook URL when it is saved (the one check of every tenant URL setting). */
+  outbound: TenantUrlChecker;
 }) {
   const { database, secretBox } = deps;
 
@@ -78,6 +81,7 @@ export function createNotificationsService(deps: {
         throw new AppError('FORBIDDEN', { message: 'Only company managers may configure the webhook.' });
       }
       await requireCompany(database.db, companyId);
+      await checkTenantUrl(deps.outbound, 'url', url);
       const secret = `whsec_${randomBytes(32).toString('base64url')}`;
       await notificationsRepo(database.db).upsertWebhook({
         companyId,
