@@ -44,7 +44,7 @@ const SECRET_HEADERS = [
   'x-vigil-signature',
 ];
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
 
 /**
  * One pass over the text, each alternative a named group (the replacement keeps what names the
@@ -59,17 +59,17 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
  * - `line`: a secret header's value written as a header line (`Authorization: …`);
  * - `param`: a secret parameter's value in a query or form (`signature=…`, `token=…`).
  */
-const HEADER_NAMES = SECRET_HEADERS.map(escape).join('|');
+const HEADER_NAMES = SECRET_HEADERS.map(escapeRegExp).join('|');
 const NOT_DONE = String.raw`(?!\[redacted\])`;
 const SECRET_PATTERN = new RegExp(
   [
-    String.raw`(?<token>vgl(?:_|%5f)(?:u|sk)(?:_|%5f))[0-9A-Za-z]+`,
-    String.raw`(?<whsec>whsec(?:_|%5f))[A-Za-z0-9_-]+`,
+    '(?<token>vgl(?:_|%5f)(?:u|sk)(?:_|%5f))[0-9A-Za-z]+',
+    '(?<whsec>whsec(?:_|%5f))[A-Za-z0-9_-]+',
     String.raw`(?<scheme>\b(?:bearer|basic)(?:\s+|%20|\+))${NOT_DONE}(?=[A-Za-z._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]+`,
     String.raw`(?<digest>\bsha256(?:=|%3d))[0-9a-f]{16,}`,
     String.raw`(?<quoted>\\?"(?:${HEADER_NAMES})\\?"\s*:\s*\\?")${NOT_DONE}[^"\\]+`,
     String.raw`(?<line>\b(?:${HEADER_NAMES}):[ \t]*)${NOT_DONE}[^"\\\r\n]+`,
-    String.raw`(?<param>(?:^|[?&;\s]|\b)(?:${SECRET_PARAMS.map(escape).join('|')})=)${NOT_DONE}[^&#\s"\\;]+`,
+    String.raw`(?<param>(?:^|[?&;\s]|\b)(?:${SECRET_PARAMS.map(escapeRegExp).join('|')})=)${NOT_DONE}[^&#\s"\\;]+`,
   ].join('|'),
   'gi',
 );
