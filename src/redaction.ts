@@ -68,7 +68,7 @@ const SECRET_PATTERN = new RegExp(
     String.raw`(?<scheme>\b(?:bearer|basic)(?:\s+|%20|\+))${NOT_DONE}(?=[A-Za-z._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]+`,
     String.raw`(?<digest>\bsha256(?:=|%3d))[0-9a-f]{16,}`,
     String.raw`(?<quoted>\\?"(?:${HEADER_NAMES})\\?"\s*:\s*\\?")${NOT_DONE}[^"\\]+`,
-    String.raw`(?<line>\b(?:${HEADER_NAMES}):[ \t]*)${NOT_DONE}[^"\\\r\n]+`,
+    String.raw`(?<line>\b(?:${HEADER_NAMES}):[ \t]*)${NOT_DONE}[^\s"\\][^"\\\r\n]*`,
     String.raw`(?<param>(?:^|[?&;\s]|\b)(?:${SECRET_PARAMS.map(escapeRegExp).join('|')})=)${NOT_DONE}[^&#\s"\\;]+`,
   ].join('|'),
   'gi',
