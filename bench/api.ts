@@ -378,9 +378,14 @@ function cannon(target: Target, duration = DURATION): Promise<autocannon.Result>
 /** Requests made so far of each target with `paths`. */
 const pathsSent = new WeakMap<Target, number>();
 
+/** The metrics token the bench's `vigil serve` is started with (`/metrics` answers no one else). */
+const METRICS_TOKEN = randomBytes(24).toString('hex');
+
 /** Reads `vigil serve` answered from kept answers and by running statements so far (`/metrics`). */
 async function keptPageReads(base: string): Promise<{ kept: number; read: number }> {
-  const text = await (await fetch(`${base}/metrics`)).text();
+  const response = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  if (!response.ok) throw new Error(`/metrics answered ${response.status}`);
+  const text = await response.text();
   const sum = (answer: string) =>
     [...text.matchAll(new RegExp(`^vigil_kept_page_reads\\{[^}]*answer="${answer}"[^}]*\\} (\\d+)$`, 'gm'))]
       .map((m) => Number(m[1]))
@@ -471,6 +476,7 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
     VIGIL_RATE_LIMIT_BURST: '100000000',
     PORT: String(port),
     HOST: '127.0.0.1',
+    VIGIL_METRICS_TOKEN: METRICS_TOKEN,
     LOG_LEVEL: 'warn',
   };
   const profileDir = path.join(root, 'bench', 'results', 'profiles');

@@ -9,7 +9,10 @@ import ipaddr from 'ipaddr.js';
 export interface Config {
   /** HTTP port (`PORT`, default 3000). */
   port: number;
-  /** Listen address (`HOST`, default 0.0.0.0). */
+  /**
+   * Listen address (`HOST`, default 127.0.0.1: this machine only). A deployment behind a proxy or
+   * in a container sets `HOST=0.0.0.0` (every interface) or the address to listen on.
+   */
   host: string;
   /** Directory of the embedded state (`VIGIL_DATA_DIR`, default ./data). */
   dataDir: string;
@@ -102,6 +105,12 @@ export interface Config {
    * (`VIGIL_OUTBOUND_ALLOW`: host names, addresses and CIDR ranges, comma or space separated).
    */
   outbound: { allow: { hosts: string[]; cidrs: string[] } };
+  /**
+   * Who may read `/metrics`: on the API port, callers presenting `VIGIL_METRICS_TOKEN` as a
+   * bearer token (at least 16 characters); on `VIGIL_METRICS_PORT`, a second listener bound to
+   * 127.0.0.1, anyone who can reach this machine's loopback. With neither, no one.
+   */
+  metrics: { token: string | null; port: number | null };
 }
 
 export class ConfigError extends Error {
@@ -200,6 +209,19 @@ function readSmtpUrl(env: Env): string | null {
   return url;
 }
 
+/** `VIGIL_METRICS_TOKEN` and `VIGIL_METRICS_PORT` (see `Config.metrics`). */
+export function loadMetricsConfig(env: Env): Config['metrics'] {
+  const token = readString(env, 'VIGIL_METRICS_TOKEN');
+  if (token !== null && (token.length < 16 || /\s/.test(token))) {
+    throw new ConfigError(
+      'VIGIL_METRICS_TOKEN must be at least 16 characters without spaces (e.g. openssl rand -hex 24).',
+    );
+  }
+  const port = readInt(env, 'VIGIL_METRICS_PORT', -1, 1);
+  if (port > 65_535) throw new ConfigError(`VIGIL_METRICS_PORT must be a port (1-65535); got "${port}".`);
+  return { token, port: port === -1 ? null : port };
+}
+
 /** The address clients reach this service at: VIGIL_PUBLIC_URL, else this machine's port. */
 export function publicBaseUrl(config: Pick<Config, 'publicUrl' | 'port'>): string {
   return config.publicUrl ?? `http://localhost:${config.port}`;
@@ -226,7 +248,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   const rpm = readInt(env, 'VIGIL_RATE_LIMIT_PER_MINUTE', 600, 1);
   return {
     port: readInt(env, 'PORT', 3000, 0),
-    host: readString(env, 'HOST') ?? '0.0.0.0',
+    host: readString(env, 'HOST') ?? '127.0.0.1',
     dataDir,
     database: databaseUrl
       ? { kind: 'postgres', url: databaseUrl, poolSize: readInt(env, 'VIGIL_DB_POOL_SIZE', 10, 1) }
@@ -277,5 +299,6 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       timeoutMs: readInt(env, 'VIGIL_NOTIFY_TIMEOUT_MS', 10_000, 100),
     },
     outbound: { allow: parseOutboundAllow(readString(env, 'VIGIL_OUTBOUND_ALLOW')) },
+    metrics: loadMetricsConfig(env),
   };
 }

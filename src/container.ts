@@ -53,6 +53,7 @@ import type { CompanyUser } from './platform/users/users.schemas.ts';
 import { COMPANY_USER_LISTS_KEPT, createUsersService } from './platform/users/users.service.ts';
 import { createFindingViewsService } from './platform/views/finding-views.service.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './rate-limit.ts';
+import { REDACTED, redactSecrets } from './redaction.ts';
 import { createScanServices } from './scanner/scans/scans.module.ts';
 import type { ScanStatus } from './scanner/scans/scans.schemas.ts';
 import { SCAN_STATUS_TABLES } from './scanner/scans/scans.service.ts';
@@ -83,6 +84,9 @@ export const REDACTED_LOG_PATHS = [
   '*.authorization',
   '*.signature',
   '*.clientSecret',
+  '*.webhookSecret',
+  '*.secretEnc',
+  '*.credentialsEnc',
   '*.privateKey',
   '*.secretAccessKey',
   '*.sessionToken',
@@ -92,15 +96,20 @@ export const REDACTED_LOG_PATHS = [
   '*.headers["proxy-authorization"]',
 ];
 
-/** Creates the process logger with secrets redacted (to stdout, or to `destination`). */
+/**
+ * Creates the process logger with secrets redacted (to stdout, or to `destination`): known fields
+ * by name (`REDACTED_LOG_PATHS`), then every line by what secrets look like (`redactSecrets`:
+ * tokens, keys, webhook secrets and signatures, credentials in URLs, headers and messages).
+ */
 export function createLogger(config: Pick<Config, 'logLevel'>, destination?: pino.DestinationStream): Logger {
   return pino(
     {
       level: config.logLevel,
       redact: {
         paths: REDACTED_LOG_PATHS,
-        censor: '[redacted]',
+        censor: REDACTED,
       },
+      hooks: { streamWrite: redactSecrets },
     },
     destination,
   );
@@ -300,7 +309,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     leaderboard: createLeaderboardService({ database, cursors }),
     findings: createFindingsService({ database, cursors, pages: keptPages.allFindings }),
     comments: createCommentsService({ database, queue: () => queue, emailEnabled: mailer !== null }),
-    notifications: createNotificationsService({ database, secretBox, cursors }),
+    notifications: createNotificationsService({ database, secretBox, cursors, outbound }),
     notificationDelivery: createNotificationDelivery({
       database,
       secretBox,

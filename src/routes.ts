@@ -28,7 +28,12 @@ import {
   registerLeaderboardRoutes,
 } from './platform/leaderboard/leaderboard.routes.ts';
 import { registerNotificationRoutes } from './platform/notifications/notifications.routes.ts';
-import { NotificationSchema } from './platform/notifications/notifications.schemas.ts';
+import {
+  NotificationSchema,
+  WebhookAttemptOutcomeSchema,
+  WebhookDeliveryAttemptSchema,
+  WebhookDeliverySchema,
+} from './platform/notifications/notifications.schemas.ts';
 import { registerReportRoutes } from './platform/reports/reports.routes.ts';
 import {
   FindingStatSchema,
@@ -122,6 +127,9 @@ const SHARED_SCHEMAS: readonly TSchema[] = [
   SourceUploadSessionSchema,
   SourcehostDeliverySchema,
   SsoRuleSchema,
+  WebhookAttemptOutcomeSchema,
+  WebhookDeliveryAttemptSchema,
+  WebhookDeliverySchema,
 ];
 
 /** Registers every module's routes. Explicit: a module not listed here has no routes. */

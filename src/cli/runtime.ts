@@ -6,6 +6,7 @@ import { isConnectionError } from '../db/client.ts';
 import { EmbeddedServerError } from '../db/embedded-server.ts';
 import { sweepSpillFolders } from '../engine/sources/archive-tree.ts';
 import { AppError } from '../errors.ts';
+import { serveMetrics } from '../http/metrics.ts';
 
 /** A start that cannot go on: one line for the operator (what is wrong, what to do), no stack. */
 export class StartupError extends Error {
@@ -107,7 +108,9 @@ async function bootstrap(container: Container): Promise<void> {
 export async function runProcesses(config: Config, options: RunOptions): Promise<void> {
   let container: Container | null = null;
   let app: App | null = null;
+  let metricsServer: { close(): Promise<void> } | null = null;
   const cleanup = async () => {
+    if (metricsServer) await metricsServer.close().catch(() => undefined);
     if (app) await app.close().catch(() => undefined);
     if (container) await container.close();
   };
@@ -126,6 +129,18 @@ export async function runProcesses(config: Config, options: RunOptions): Promise
     if (app) {
       const address = await app.listen({ port: config.port, host: config.host });
       created.log.info({ address, database: created.database.kind }, 'API listening');
+      if (config.metrics.port !== null) {
+        const served = await serveMetrics(app.metricsRegistry, config.metrics.port).catch((err) => {
+          const code = (err as NodeJS.ErrnoException).code;
+          throw new StartupError(
+            code === 'EADDRINUSE'
+              ? `VIGIL_METRICS_PORT ${config.metrics.port} on 127.0.0.1 is already in use; set it to another port`
+              : `cannot listen on VIGIL_METRICS_PORT ${config.metrics.port}: ${(err as Error).message}`,
+          );
+        });
+        metricsServer = served;
+        created.log.info({ address: `${served.address}/metrics` }, 'metrics listening (loopback only)');
+      }
     }
     if (options.worker) {
       await created.queue.work(created, {

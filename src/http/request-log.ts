@@ -1,34 +1,19 @@
 /**
  * The request log: one line per request when its answer is sent, with the URL's secrets redacted
- * (upload signatures, tokens and keys in query strings, credentials in user-info), and health
- * probes (`/healthz`, `/readyz`) at debug level so that they do not drown the log.
+ * (upload signatures, tokens and keys in query strings and path segments, credentials in
+ * user-info), and health probes (`/healthz`, `/readyz`) at debug level so that they do not drown
+ * the log.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { redactSecrets, SECRET_PARAMS } from '../redaction.ts';
 
 /** Query parameters whose values are never logged (compared case-insensitively). */
-const SECRET_PARAMS = new Set([
-  'signature',
-  'sig',
-  'token',
-  'access_token',
-  'refresh_token',
-  'id_token',
-  'apikey',
-  'api_key',
-  'key',
-  'secret',
-  'client_secret',
-  'password',
-  'code',
-  'x-amz-signature',
-  'x-amz-credential',
-  'x-amz-security-token',
-]);
+const SECRET_PARAM_NAMES: ReadonlySet<string> = new Set(SECRET_PARAMS);
 
 const PROBES = new Set(['/healthz', '/readyz']);
 
-/** The URL (a path with a query, or an absolute URL) with secret values replaced by `[redacted]`. */
-export function redactUrl(raw: string): string {
+/** The URL (a path with a query, or an absolute URL) with secret parameters and user-info redacted. */
+function redactUrlParams(raw: string): string {
   let out = raw.replace(/\/\/[^/@?#]*@/, '//[redacted]@');
   const q = out.indexOf('?');
   if (q === -1) return out;
@@ -42,10 +27,19 @@ export function redactUrl(raw: string): string {
     } catch {
       // Keep the raw name.
     }
-    return SECRET_PARAMS.has(name.toLowerCase()) ? `${pair.slice(0, eq)}=[redacted]` : pair;
+    return SECRET_PARAM_NAMES.has(name.toLowerCase()) ? `${pair.slice(0, eq)}=[redacted]` : pair;
   });
   out = `${out.slice(0, q)}?${parts.join('&')}${fragment ? `#${fragment}` : ''}`;
   return out;
+}
+
+/**
+ * The URL as the request log writes it: secret parameters and user-info by name
+ * ({@link redactUrlParams}), then secrets by what they look like wherever they are (a token in a
+ * path segment or in any parameter).
+ */
+export function redactUrl(raw: string): string {
+  return redactSecrets(redactUrlParams(raw));
 }
 
 /** Whether the logger writes lines of this level (pino's check; a logger without one writes every level). */

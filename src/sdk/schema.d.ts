@@ -666,12 +666,32 @@ export interface paths {
         get?: never;
         /**
          * Set the company’s notification webhook (managers); returns its signing secret once
-         * @description Every notification of the company’s repositories (but those of hidden comments) is POSTed as JSON with X-Vigil-Delivery, X-Vigil-Timestamp and X-Vigil-Signature: sha256=HMAC-SHA256(secret, "<timestamp>.<body>") in hex. Refused deliveries are retried with exponential backoff.
+         * @description Every notification of the company’s repositories (but those of hidden comments) is POSTed as JSON with X-Vigil-Delivery, X-Vigil-Timestamp and X-Vigil-Signature: sha256=HMAC-SHA256(secret, "<timestamp>.<body>") in hex. The URL is checked by the outbound policy when saved (400 naming `url` for a loopback, private, link-local or this service’s address, unless VIGIL_OUTBOUND_ALLOW lists it) and again at every connection. A refused destination or a redirect (never followed) fails a delivery for good; other refusals are retried with exponential backoff, up to 7 attempts (listCompanyWebhookDeliveries shows them).
          */
         put: operations["putCompanyNotificationWebhook"];
         post?: never;
         /** Remove the company’s notification webhook */
         delete: operations["deleteCompanyNotificationWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/companies/{company_id}/notification-webhook/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The company’s webhook deliveries with their attempts, newest first (managers)
+         * @description Each delivery is one notification sent to the company’s webhook, with every attempt: when, the receiver’s status or the error, and the outcome. Company managers and cross-company readers; other company users → 403.
+         */
+        get: operations["listCompanyWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2016,6 +2036,35 @@ export interface components {
             createdAt: string;
             createdBy: components["schemas"]["ShortUserSummary"] | null;
         };
+        /** @description delivered: a 2xx answer; retrying: refused (non-2xx other than a redirect) or not answered, sent again later with the same X-Vigil-Delivery; failed_permanently: a destination the outbound policy refuses, a redirect (never followed), or no webhook left: never sent again; gave_up: refused on the last attempt; unknown: the sender stopped on the last attempt */
+        WebhookAttemptOutcome: "delivered" | "retrying" | "failed_permanently" | "gave_up" | "unknown";
+        WebhookDeliveryAttempt: {
+            /** @description 1 for the first attempt */
+            attempt: number;
+            /** Format: date-time */
+            startedAt: string;
+            /** Format: date-time */
+            finishedAt: string;
+            statusCode: number | null;
+            error: string | null;
+            outcome: components["schemas"]["WebhookAttemptOutcome"];
+        };
+        WebhookDelivery: {
+            /**
+             * Format: uuid
+             * @description the X-Vigil-Delivery header of every attempt
+             */
+            id: string;
+            /** Format: uuid */
+            notificationId: string;
+            /** @description pending: not attempted yet; sending: an attempt is under way; retrying: waiting for its next attempt; then the outcome of the last attempt */
+            status: "pending" | "sending" | "retrying" | "delivered" | "failed_permanently" | "gave_up" | "unknown";
+            /** Format: date-time */
+            createdAt: string;
+            deliveredAt: string | null;
+            /** @description oldest first */
+            attempts: components["schemas"]["WebhookDeliveryAttempt"][];
+        };
         AcceptedScan: {
             /** Format: uuid */
             id: string;
@@ -2760,6 +2809,10 @@ export interface components {
             url: string;
             /** @description HMAC-SHA256 key of X-Vigil-Signature; shown once */
             secret: string;
+        };
+        WebhookDeliveryPage: {
+            items: components["schemas"]["WebhookDelivery"][];
+            nextValue: string | null;
         };
     };
     responses: never;
@@ -6368,6 +6421,87 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    listCompanyWebhookDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+                next?: string;
+            };
+            header?: never;
+            path: {
+                company_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
             };
             /** @description Invalid request */
             400: {

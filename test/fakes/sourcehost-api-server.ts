@@ -3,7 +3,7 @@
  * reaches (`GET /installation/repositories` → `{total_count, repositories}`, `GET /user/repos` →
  * an array, both paged with `per_page`/`page` and a `Link` header) and commit statuses
  * (`POST /repos/{owner}/{repo}/statuses/{sha}` → 201). Requires `Authorization: Bearer TOKEN`,
- * records every status posted, and can fail the next N status posts with 500.
+ * records every status posted, and can fail the next N status posts with 500 or redirect them (307).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,6 +26,8 @@ export interface FakeSourcehostApi {
   setRepositories(names: string[]): void;
   /** The next `count` status posts answer 500 (after the server has recorded nothing). */
   failNextStatuses(count: number): void;
+  /** The next `count` status posts answer 307 to another path (recording nothing). */
+  redirectNextStatuses(count: number): void;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,7 @@ async function readBody(request: IncomingMessage): Promise<string> {
 export async function startFakeSourcehostApi(options: { token: string }): Promise<FakeSourcehostApi> {
   let repositories: string[] = [];
   let failures = 0;
+  let redirects = 0;
   const statuses: PostedStatus[] = [];
   const requests: string[] = [];
   let baseUrl = '';
@@ -97,6 +100,11 @@ export async function startFakeSourcehostApi(options: { token: string }): Promis
         send(response, 500, { message: 'Server Error' });
         return;
       }
+      if (redirects > 0) {
+        redirects -= 1;
+        send(response, 307, { message: 'Moved' }, { location: `${baseUrl}/moved${url.pathname}` });
+        return;
+      }
       statuses.push({ repository: `${status[1]}/${status[2]}`, sha: status[3]!, ...body });
       send(response, 201, { id: statuses.length, state: body.state, context: body.context });
       return;
@@ -114,6 +122,9 @@ export async function startFakeSourcehostApi(options: { token: string }): Promis
     },
     failNextStatuses(count) {
       failures = count;
+    },
+    redirectNextStatuses(count) {
+      redirects = count;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -73,8 +73,8 @@ describe('kept all-findings pages', () => {
     const second = await getAs(b, '/api/v0/repositories/all-findings', judge.token);
     expect(second.body).toBe(first.body);
     expect(b.container.keptPages.allFindings.hits).toBe(hits + 1);
-    const metrics = await b.app.inject({ method: 'GET', url: '/metrics' });
-    const kept = /vigil_kept_page_reads\{read="allFindings",answer="kept"\} (\d+)/.exec(metrics.body);
+    const metrics = await b.app.metricsRegistry.metrics();
+    const kept = /vigil_kept_page_reads\{read="allFindings",answer="kept"\} (\d+)/.exec(metrics);
     expect(Number(kept?.[1])).toBe(hits + 1);
 
     expect(await titles(a, judge)).toEqual(['first']);

@@ -4,7 +4,9 @@ import { createLogger, REDACTED_LOG_PATHS } from '../../src/container.ts';
 import { sharedTestApp } from '../helpers/app.ts';
 import { buildCompany, buildCompanyWorld, buildUser } from '../helpers/factories.ts';
 
-const t = sharedTestApp();
+const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
+const t = sharedTestApp({ env: { VIGIL_METRICS_TOKEN: METRICS_TOKEN } });
+const closed = sharedTestApp();
 
 describe('health and metrics', () => {
   it('answers /healthz and /readyz without a credential', async () => {
@@ -18,7 +20,11 @@ describe('health and metrics', () => {
   it('exposes per-route latency histograms in Prometheus format', async () => {
     await t.app.inject({ method: 'GET', url: '/healthz' });
     await t.app.inject({ method: 'GET', url: '/api/scanner/v1/credits' });
-    const res = await t.app.inject({ method: 'GET', url: '/metrics' });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toContain('text/plain');
     expect(res.body).toMatch(/http_request_duration_seconds_bucket\{[^}]*route="\/healthz"[^}]*\}/);
@@ -26,6 +32,30 @@ describe('health and metrics', () => {
       /http_request_duration_seconds_count\{method="GET",route="\/api\/scanner\/v1\/credits",status_code="401"\}/,
     );
     expect(res.body).toContain('process_cpu_user_seconds_total');
+  });
+
+  it('answers /metrics only to the bearer of VIGIL_METRICS_TOKEN, and to no one on the API port without it', async () => {
+    for (const authorization of [
+      undefined,
+      'Bearer wrong-token-0123456789abcdef',
+      `Basic ${METRICS_TOKEN}`,
+    ]) {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/metrics',
+        ...(authorization ? { headers: { authorization } } : {}),
+      });
+      expect(res.statusCode, authorization).toBe(401);
+      expect(res.headers['www-authenticate']).toContain('Bearer');
+      expect(res.body).not.toContain('http_request_duration_seconds');
+    }
+    const res = await closed.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ msg: expect.stringContaining('VIGIL_METRICS_PORT') });
   });
 
   it('serves the API reference page at /docs', async () => {

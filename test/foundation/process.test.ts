@@ -114,6 +114,55 @@ describe('vigil processes', () => {
     expect(await second.exited, second.output()).toBe(0);
   });
 
+  it('listens on 127.0.0.1 unless HOST says otherwise; metrics need the token, or the loopback metrics port', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'vigil-proc-'));
+    dirs.push(dataDir);
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const metricsToken = randomBytes(24).toString('hex');
+    const run = runVigil(['start'], {
+      VIGIL_DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '',
+      VIGIL_METRICS_TOKEN: metricsToken,
+      VIGIL_METRICS_PORT: String(metricsPort),
+    });
+    await run.waitFor(/metrics listening/);
+    const listening = run
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"API listening"'))
+      .map((l) => JSON.parse(l) as { address: string });
+    expect(listening).toEqual([expect.objectContaining({ address: `http://127.0.0.1:${port}` })]);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    // Another address of this machine reaches neither listener.
+    const external = Object.values(os.networkInterfaces())
+      .flat()
+      .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+    if (external) {
+      for (const p of [port, metricsPort]) {
+        await expect(fetch(`http://${external}:${p}/healthz`)).rejects.toThrow();
+      }
+    }
+    // The API port: the token, or nothing.
+    expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(401);
+    const wrong = await fetch(`http://127.0.0.1:${port}/metrics`, {
+      headers: { authorization: `Bearer ${metricsToken.slice(1)}x` },
+    });
+    expect(wrong.status).toBe(401);
+    const scraped = await fetch(`http://127.0.0.1:${port}/metrics`, {
+      headers: { authorization: `Bearer ${metricsToken}` },
+    });
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toContain('http_request_duration_seconds');
+    // The metrics port, on loopback: no token.
+    const local = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(local.status).toBe(200);
+    expect(await local.text()).toContain('process_cpu_user_seconds_total');
+    expect((await fetch(`http://127.0.0.1:${metricsPort}/api/v0/reports`)).status).toBe(404);
+    run.child.kill('SIGTERM');
+    expect(await run.exited, run.output()).toBe(0);
+  });
+
   it('stops a worker cleanly on SIGTERM', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'vigil-proc-'));
     dirs.push(dataDir);

@@ -301,6 +301,8 @@ export const MATRIX: Record<string, MatrixEntry | Exemption> = {
     body: () => ({ url: 'https://hooks.example.com/vigil' }),
   },
   deleteCompanyNotificationWebhook: { as: 'manager', deny: MANAGER },
+  // The webhook's deliveries and attempts: company managers (and cross-company readers) only.
+  listCompanyWebhookDeliveries: { as: 'manager', deny: MANAGER },
 
   // Labels: repository admins manage them (DESIGN §7b); every role that sees the repository reads them.
   listLabels: { as: 'reviewer', deny: REPO },

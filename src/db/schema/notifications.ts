@@ -1,5 +1,15 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { companies, users } from './identity.ts';
 import { notifications } from './platform.ts';
 
@@ -19,6 +29,10 @@ export const notificationDeliveries = pgTable(
       .notNull()
       .references(() => notifications.id, { onDelete: 'cascade' }),
     channel: text('channel', { enum: notificationChannels }).notNull(),
+    /** The company whose repository the notification comes from (its webhook's deliveries are listed by it). */
+    companyId: uuid('company_id')
+      .notNull()
+      .references(() => companies.id, { onDelete: 'cascade' }),
     /**
      * pending → sending (claimed) → delivered | failed; a refused attempt goes back to pending. A
      * claim past `claimed_until` (its worker stopped) becomes `unknown` (e-mail: reported, never
@@ -46,7 +60,45 @@ export const notificationDeliveries = pgTable(
     index('notification_deliveries_open_idx')
       .on(t.status, t.createdAt)
       .where(sql`${t.status} in ('pending', 'sending')`),
+    // A company's webhook deliveries, newest first (listWebhookDeliveries).
+    index('notification_deliveries_company_webhook_idx')
+      .on(t.companyId, t.createdAt, t.id)
+      .where(sql`${t.channel} = 'webhook'`),
   ],
+);
+
+/** What an attempt came to: the delivery's fate after it. */
+export const deliveryAttemptOutcomes = [
+  'delivered',
+  'retrying',
+  'failed_permanently',
+  'gave_up',
+  'unknown',
+] as const;
+export type DeliveryAttemptOutcome = (typeof deliveryAttemptOutcomes)[number];
+
+/**
+ * One attempt of a delivery, written when it ends (with the fenced update that ends the claim):
+ * when it started and ended, the receiver's status code or the error, and the outcome —
+ * `delivered`; `retrying` (refused or unanswered: sent again later); `failed_permanently` (a
+ * destination the outbound policy refuses, a redirect, nothing to send to: never sent again);
+ * `gave_up` (refused on the last attempt); `unknown` (an e-mail whose fate is unknown, or a
+ * sender that stopped on the last attempt).
+ */
+export const notificationDeliveryAttempts = pgTable(
+  'notification_delivery_attempts',
+  {
+    deliveryId: uuid('delivery_id')
+      .notNull()
+      .references(() => notificationDeliveries.id, { onDelete: 'cascade' }),
+    attempt: integer('attempt').notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+    finishedAt: timestamp('finished_at', { withTimezone: true }).notNull().defaultNow(),
+    statusCode: integer('status_code'),
+    error: text('error'),
+    outcome: text('outcome', { enum: deliveryAttemptOutcomes }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.deliveryId, t.attempt] })],
 );
 
 /** A company's notification webhook: events are POSTed to `url`, signed with the secret. */

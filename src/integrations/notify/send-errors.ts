@@ -8,6 +8,8 @@ export class SendRefusedError extends Error {
   constructor(
     message: string,
     readonly permanent: boolean,
+    /** The receiver's HTTP status, when it answered one. */
+    readonly statusCode: number | null = null,
   ) {
     super(message);
   }

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { isOutboundRefused, OUTBOUND_REFUSED_MESSAGE } from '../outbound/outbound-policy.ts';
 import { neverConnected, SendRefusedError } from './send-errors.ts';
 
 /** The `fetch` the sender uses: the container's, so that the outbound policy applies. */
@@ -21,14 +22,17 @@ export interface WebhookRequest {
 }
 
 /**
- * POSTs a signed event. A 2xx answer delivers it; another answer, or no connection at all, is a
- * refusal (SendRefusedError, retried); a timeout or a connection lost mid-request is unknown.
+ * POSTs a signed event and returns the receiver's status. A 2xx answer delivers it. A destination
+ * the outbound policy refuses, or a redirect (never followed: the receiver is the URL the company
+ * saved), is a permanent refusal (SendRefusedError, `permanent`); another answer, or no
+ * connection at all, is a refusal that may be retried; a timeout or a connection lost mid-request
+ * is unknown (the error as thrown).
  */
 export async function sendWebhook(
   fetch: Fetch,
   request: WebhookRequest,
   options: { timeoutMs: number; now?: () => number },
-): Promise<void> {
+): Promise<{ statusCode: number }> {
   const timestamp = Math.floor((options.now ?? Date.now)() / 1000);
   let response: Response;
   try {
@@ -46,12 +50,22 @@ export async function sendWebhook(
       body: request.body,
     });
   } catch (err) {
+    // Nothing was sent: the policy refuses before connecting, and will refuse again.
+    if (isOutboundRefused(err)) throw new SendRefusedError(OUTBOUND_REFUSED_MESSAGE, true);
     if (neverConnected(err))
       throw new SendRefusedError(`webhook not reachable: ${(err as Error).message}`, false);
     throw err;
   }
   await response.body?.cancel().catch(() => {});
-  if (response.status < 200 || response.status >= 300) {
-    throw new SendRefusedError(`webhook answered ${response.status}`, false);
+  if (response.status >= 300 && response.status < 400) {
+    throw new SendRefusedError(
+      `webhook answered ${response.status}: redirects are not followed (save the final URL)`,
+      true,
+      response.status,
+    );
   }
+  if (response.status < 200 || response.status >= 300) {
+    throw new SendRefusedError(`webhook answered ${response.status}`, false, response.status);
+  }
+  return { statusCode: response.status };
 }

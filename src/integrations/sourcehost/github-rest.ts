@@ -5,6 +5,7 @@
  * plus the webhook signature (`X-Hub-Signature-256: sha256=<HMAC-SHA256 of the raw body>`).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { isOutboundRefused, OUTBOUND_REFUSED_MESSAGE } from '../outbound/outbound-policy.ts';
 import { sourcehostError } from './git-command.ts';
 
 /** A `fetch` the caller supplies (the outbound policy's, in the service). */
@@ -48,6 +49,9 @@ async function call(options: SourcehostApiOptions, url: string, init: RequestIni
       },
     });
   } catch (err) {
+    // Refused before connecting, and refused again on every retry: a permanent failure.
+    if (isOutboundRefused(err))
+      throw sourcehostError('network', OUTBOUND_REFUSED_MESSAGE, { permanent: true }, err);
     const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
     throw sourcehostError(
       timedOut ? 'timeout' : 'network',
@@ -64,6 +68,15 @@ async function call(options: SourcehostApiOptions, url: string, init: RequestIni
       {
         status: response.status,
       },
+    );
+  }
+  if (response.status >= 300 && response.status < 400) {
+    await response.body?.cancel();
+    // Not followed (the token is for the saved API base URL only), and answered the same on a retry.
+    throw sourcehostError(
+      'api_error',
+      `The source host answered HTTP ${response.status}, a redirect, which is not followed: check the API base URL.`,
+      { status: response.status, permanent: true },
     );
   }
   if (!response.ok) {

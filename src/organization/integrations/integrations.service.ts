@@ -3,11 +3,7 @@ import type { Actor } from '../../auth/actor.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import {
-  isOutboundRefused,
-  type OutboundPolicy,
-  OutboundRefusedError,
-} from '../../integrations/outbound/outbound-policy.ts';
+import { checkTenantUrls, type TenantUrlChecker } from '../../integrations/outbound/tenant-urls.ts';
 import {
   checkIntegrationSettings,
   INTEGRATION_PROVIDERS,
@@ -142,37 +138,17 @@ function connectedUrls(settings: IntegrationSettings): Array<[field: string, val
 }
 
 /**
- * Checks every URL the service will connect to for this integration against the outbound policy:
- * an internal address is refused when saved, with the same message whatever is listening there.
+ * Checks every URL the service will connect to for this integration with the one tenant URL
+ * check: an internal address is refused when saved, with the same message whatever is listening.
  */
 async function checkDestinations(
-  outbound: Pick<OutboundPolicy, 'checkUrl'>,
+  outbound: TenantUrlChecker,
   site: string,
   settings: IntegrationSettings,
 ): Promise<void> {
   const targets = connectedUrls(settings);
   if (site !== '') targets.unshift(['site', site]);
-  for (const [field, value] of targets) {
-    if (value === undefined) continue;
-    if (!/^https?:\/\//i.test(value) || !URL.canParse(value)) {
-      throw new AppError('VALIDATION_FAILED', {
-        message: `${field} must be an http(s) URL.`,
-        details: { field },
-      });
-    }
-    try {
-      await outbound.checkUrl(value);
-    } catch (err) {
-      if (!isOutboundRefused(err)) throw err;
-      // A name that does not resolve now (DNS down, a host not yet created) is kept: every
-      // connection is checked again when it is opened.
-      if (err instanceof OutboundRefusedError && err.reason === 'unresolvable') continue;
-      throw new AppError('VALIDATION_FAILED', {
-        message: `${field}: ${(err as Error).message}`,
-        details: { field },
-      });
-    }
-  }
+  await checkTenantUrls(outbound, targets);
 }
 
 /**
@@ -183,7 +159,7 @@ export function createIntegrationsService(deps: {
   database: Database;
   secretBox: SecretBox;
   /** Checks the hosts of the settings when they are saved. */
-  outbound: Pick<OutboundPolicy, 'checkUrl'>;
+  outbound: TenantUrlChecker;
 }) {
   const { database, secretBox } = deps;
 

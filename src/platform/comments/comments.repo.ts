@@ -304,7 +304,9 @@ export function commentsRepo(db: Db) {
     },
 
     /** Creates the delivery rows (unique per notification and channel) and returns their ids. */
-    async insertDeliveries(rows: Array<{ notificationId: string; channel: 'email' | 'webhook' }>) {
+    async insertDeliveries(
+      rows: Array<{ notificationId: string; companyId: string; channel: 'email' | 'webhook' }>,
+    ) {
       if (rows.length === 0) return [];
       return db
         .insert(notificationDeliveries)

@@ -139,8 +139,12 @@ export function createCommentsService(deps: CommentsServiceDeps) {
         const webhook = webhookMayCarry(visibility) && (await repo.hasActiveWebhook(repository.companyId));
         const deliveries = await repo.insertDeliveries(
           created.flatMap((n) => [
-            ...(emails.has(n.userId) ? [{ notificationId: n.id, channel: 'email' as const }] : []),
-            ...(webhook ? [{ notificationId: n.id, channel: 'webhook' as const }] : []),
+            ...(emails.has(n.userId)
+              ? [{ notificationId: n.id, companyId: repository.companyId, channel: 'email' as const }]
+              : []),
+            ...(webhook
+              ? [{ notificationId: n.id, companyId: repository.companyId, channel: 'webhook' as const }]
+              : []),
           ]),
         );
         for (const d of deliveries) {

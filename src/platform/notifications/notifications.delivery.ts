@@ -6,7 +6,12 @@ import type { Mailer } from '../../integrations/notify/smtp-mailer.ts';
 import { type Fetch, sendWebhook } from '../../integrations/notify/webhook-sender.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { deliverNotificationJob } from './notifications.jobs.ts';
-import { type CommentPingPayload, notificationsRepo } from './notifications.repo.ts';
+import {
+  type CommentPingPayload,
+  type DeliveryAttemptOutcome,
+  type DeliveryRow,
+  notificationsRepo,
+} from './notifications.repo.ts';
 
 /** Attempts after which a refused delivery is given up (the job's retries plus the first run). */
 export const MAX_DELIVERY_ATTEMPTS = 7;
@@ -52,8 +57,10 @@ export class DeliveryRetryError extends Error {
 
 /**
  * Sends notifications over e-mail and company webhooks, never twice to one channel: a delivery is
- * claimed (with a lease) before anything is sent. A refusal (the receiver said no, or was not
- * reachable) gives the claim back for a retry. An unknown outcome (a timeout, a connection lost
+ * claimed (with a lease) before anything is sent, and each attempt is recorded when it ends. A
+ * destination the outbound policy refuses, a redirect, or nothing to send to fails the delivery
+ * for good. Another refusal (the receiver said no, or was not reachable) gives the claim back for
+ * a retry, with the job's bounded exponential backoff, up to {@link MAX_DELIVERY_ATTEMPTS}. An unknown outcome (a timeout, a connection lost
  * mid-send, a sender that stopped and left its claim to expire) is final for e-mail (`unknown`,
  * reported, never sent again); a webhook is sent again with the same `X-Vigil-Delivery` id, which
  * receivers use to drop a message they already have.
@@ -93,6 +100,35 @@ export function createNotificationDelivery(deps: NotificationDeliveryDeps) {
         return 'skipped';
       }
       const context = await repo.deliveryContext(claimed.notificationId);
+      const attempt = claimed.attempts;
+      const startedAt = claimed.claimedAt ?? new Date();
+      /** Ends the claim of this attempt and records how it ended, in one transaction. */
+      const settle = (
+        end: { status: 'pending' | 'delivered' | 'failed' | 'unknown'; error?: string },
+        outcome: DeliveryAttemptOutcome,
+        statusCode: number | null,
+      ) =>
+        database.transaction(async (tx) => {
+          const r = notificationsRepo(tx.db);
+          const ended =
+            end.status === 'pending'
+              ? await r.release(deliveryId, attempt, end.error ?? '')
+              : await r.finish(deliveryId, attempt, {
+                  status: end.status,
+                  ...(end.error ? { error: end.error } : {}),
+                });
+          if (ended) {
+            await r.recordAttempt({
+              deliveryId,
+              attempt,
+              startedAt,
+              statusCode,
+              error: end.error ?? null,
+              outcome,
+            });
+          }
+        });
+      let statusCode: number | null = null;
       try {
         if (!context) throw new SendRefusedError('the notification no longer exists', true);
         if (claimed.channel === 'email') {
@@ -117,7 +153,7 @@ export function createNotificationDelivery(deps: NotificationDeliveryDeps) {
               ...context.notification.payload,
             },
           });
-          await sendWebhook(
+          ({ statusCode } = await sendWebhook(
             deps.fetch,
             {
               url: context.webhook.url,
@@ -126,30 +162,34 @@ export function createNotificationDelivery(deps: NotificationDeliveryDeps) {
               body,
             },
             { timeoutMs: Math.max(1, Math.min(deps.webhookTimeoutMs, claimDeadline - Date.now())) },
-          );
+          ));
         }
       } catch (err) {
-        const attempt = claimed.attempts;
         if (err instanceof SendRefusedError) {
           if (err.permanent || attempt >= MAX_DELIVERY_ATTEMPTS) {
-            await repo.finish(deliveryId, attempt, { status: 'failed', error: err.message });
+            const outcome = err.permanent ? 'failed_permanently' : 'gave_up';
+            await settle({ status: 'failed', error: err.message }, outcome, err.statusCode);
+            log.info(
+              { deliveryId, channel: claimed.channel, attempt, outcome, error: err.message },
+              'notification delivery failed',
+            );
             return 'failed';
           }
-          await repo.release(deliveryId, attempt, err.message);
+          await settle({ status: 'pending', error: err.message }, 'retrying', err.statusCode);
           throw new DeliveryRetryError(`delivery ${deliveryId} refused (${err.message}); retried later`);
         }
         const error = `outcome unknown: ${(err as Error).message}`;
         if (claimed.channel === 'webhook' && attempt < MAX_DELIVERY_ATTEMPTS) {
           // Safe to resend: the receiver recognises the delivery id it may already have.
-          await repo.release(deliveryId, attempt, error);
+          await settle({ status: 'pending', error }, 'retrying', null);
           throw new DeliveryRetryError(`delivery ${deliveryId}: ${error}; resent later with the same id`);
         }
         // E-mail has no such id on the receiving side: it may have arrived, so never again.
-        await repo.finish(deliveryId, attempt, { status: 'unknown', error });
+        await settle({ status: 'unknown', error }, 'unknown', null);
         log.warn({ deliveryId, channel: claimed.channel, error }, 'notification delivery outcome unknown');
         return 'unknown';
       }
-      await repo.finish(deliveryId, claimed.attempts, { status: 'delivered' });
+      await settle({ status: 'delivered' }, 'delivered', statusCode);
       return 'delivered';
     },
 
@@ -168,22 +208,18 @@ export function createNotificationDelivery(deps: NotificationDeliveryDeps) {
         for (const row of await repo.staleClaims(SWEEP_BATCH)) {
           const stopped = `the sender stopped during attempt ${row.attempts} (its claim expired)`;
           if (row.channel === 'webhook' && row.attempts < MAX_DELIVERY_ATTEMPTS && deps.queue) {
-            if (
-              await repo.settleStale(row.id, row.attempts, {
-                status: 'pending',
-                error: `${stopped}; resent with the same delivery id`,
-              })
-            ) {
+            const error = `${stopped}; resent with the same delivery id`;
+            if (await repo.settleStale(row.id, row.attempts, { status: 'pending', error })) {
+              await repo.recordAttempt({ ...attemptOf(row), error, outcome: 'retrying' });
               await deps.queue().enqueue(deliverNotificationJob, { deliveryId: row.id }, { tx });
               resent.push(row.id);
             }
-          } else if (
-            await repo.settleStale(row.id, row.attempts, {
-              status: 'unknown',
-              error: `outcome unknown: ${stopped}`,
-            })
-          ) {
-            unknown.push(row.id);
+          } else {
+            const error = `outcome unknown: ${stopped}`;
+            if (await repo.settleStale(row.id, row.attempts, { status: 'unknown', error })) {
+              await repo.recordAttempt({ ...attemptOf(row), error, outcome: 'unknown' });
+              unknown.push(row.id);
+            }
           }
         }
         if (resent.length > 0) log.warn({ deliveries: resent }, 'stale webhook deliveries resent');
@@ -223,3 +259,13 @@ export function createNotificationDelivery(deps: NotificationDeliveryDeps) {
 }
 
 export type NotificationDelivery = ReturnType<typeof createNotificationDelivery>;
+
+/** The attempt a stale claim was: its number and when it was claimed. */
+function attemptOf(row: DeliveryRow) {
+  return {
+    deliveryId: row.id,
+    attempt: row.attempts,
+    startedAt: row.claimedAt ?? row.createdAt,
+    statusCode: null,
+  };
+}

@@ -1,9 +1,11 @@
-import { and, desc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import {
   type CommentPingPayload,
   companyWebhooks,
+  type DeliveryAttemptOutcome,
   notificationDeliveries,
+  notificationDeliveryAttempts,
   notifications,
   users,
 } from '../../db/schema/index.ts';
@@ -13,6 +15,8 @@ export type { CommentPingPayload };
 
 export type NotificationRow = typeof notifications.$inferSelect;
 export type DeliveryRow = typeof notificationDeliveries.$inferSelect;
+export type DeliveryAttemptRow = typeof notificationDeliveryAttempts.$inferSelect;
+export type { DeliveryAttemptOutcome };
 
 /** SQL of notifications, their deliveries and company webhooks. */
 export function notificationsRepo(db: Db) {
@@ -192,8 +196,8 @@ export function notificationsRepo(db: Db) {
       id: string,
       attempt: number,
       outcome: { status: 'delivered' | 'failed' | 'unknown'; error?: string },
-    ): Promise<void> {
-      await db
+    ): Promise<boolean> {
+      const rows = await db
         .update(notificationDeliveries)
         .set({
           status: outcome.status,
@@ -207,12 +211,17 @@ export function notificationsRepo(db: Db) {
             eq(notificationDeliveries.status, 'sending'),
             eq(notificationDeliveries.attempts, attempt),
           ),
-        );
+        )
+        .returning({ id: notificationDeliveries.id });
+      return rows.length > 0;
     },
 
-    /** Gives an attempt back (sending → pending) so that the job's retry claims it again. */
-    async release(id: string, attempt: number, error: string): Promise<void> {
-      await db
+    /**
+     * Gives an attempt back (sending → pending) so that the job's retry claims it again; false
+     * when the claim was no longer this attempt's.
+     */
+    async release(id: string, attempt: number, error: string): Promise<boolean> {
+      const rows = await db
         .update(notificationDeliveries)
         .set({ status: 'pending', lastError: error, claimedUntil: null })
         .where(
@@ -221,7 +230,56 @@ export function notificationsRepo(db: Db) {
             eq(notificationDeliveries.status, 'sending'),
             eq(notificationDeliveries.attempts, attempt),
           ),
+        )
+        .returning({ id: notificationDeliveries.id });
+      return rows.length > 0;
+    },
+
+    /** Records how one attempt ended (once: a second record of the same attempt is dropped). */
+    async recordAttempt(values: {
+      deliveryId: string;
+      attempt: number;
+      startedAt: Date;
+      statusCode: number | null;
+      error: string | null;
+      outcome: DeliveryAttemptOutcome;
+    }): Promise<void> {
+      await db.insert(notificationDeliveryAttempts).values(values).onConflictDoNothing();
+    },
+
+    /** One page of a company's webhook deliveries, newest first, `limit + 1` rows read. */
+    async listWebhookDeliveries(
+      companyId: string,
+      options: { after?: { createdAt: string; id: string }; limit: number },
+    ) {
+      const conditions = [
+        eq(notificationDeliveries.companyId, companyId),
+        eq(notificationDeliveries.channel, 'webhook'),
+      ];
+      if (options.after) {
+        conditions.push(
+          sql`(${notificationDeliveries.createdAt}, ${notificationDeliveries.id}) < (${options.after.createdAt}::timestamptz, ${options.after.id}::uuid)`,
         );
+      }
+      return db
+        .select({
+          delivery: notificationDeliveries,
+          createdAtKey: sql<string>`to_char(${notificationDeliveries.createdAt} at time zone 'UTC', ${ISO_MICROS_FORMAT})`,
+        })
+        .from(notificationDeliveries)
+        .where(and(...conditions))
+        .orderBy(desc(notificationDeliveries.createdAt), desc(notificationDeliveries.id))
+        .limit(options.limit + 1);
+    },
+
+    /** The attempts of the given deliveries, in order. */
+    async attemptsOf(deliveryIds: string[]): Promise<DeliveryAttemptRow[]> {
+      if (deliveryIds.length === 0) return [];
+      return db
+        .select()
+        .from(notificationDeliveryAttempts)
+        .where(inArray(notificationDeliveryAttempts.deliveryId, deliveryIds))
+        .orderBy(asc(notificationDeliveryAttempts.deliveryId), asc(notificationDeliveryAttempts.attempt));
     },
 
     async upsertWebhook(values: { companyId: string; url: string; secretEnc: string; createdBy: string }) {

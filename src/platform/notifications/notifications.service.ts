@@ -1,13 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { requireCompany } from '../../access/access.service.ts';
-import { can, requireCompanyReader, requireUser } from '../../access/policy.ts';
+import { can, requireCompanyOverseer, requireCompanyReader, requireUser } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { checkTenantUrl, type TenantUrlChecker } from '../../integrations/outbound/tenant-urls.ts';
 import { type CursorCodec, hashFilters, timeAndIdAfter } from '../pagination/cursor.ts';
-import { notificationsRepo } from './notifications.repo.ts';
-import type { ListNotificationsQuery, Notification } from './notifications.schemas.ts';
+import { type DeliveryAttemptRow, type DeliveryRow, notificationsRepo } from './notifications.repo.ts';
+import type {
+  ListNotificationsQuery,
+  ListWebhookDeliveriesQuery,
+  Notification,
+  WebhookDelivery,
+} from './notifications.schemas.ts';
 
 const DEFAULT_LIMIT = 20;
 
@@ -16,6 +22,8 @@ export function createNotificationsService(deps: {
   database: Database;
   secretBox: SecretBox;
   cursors: CursorCodec;
+  /** Checks the webhook URL when it is saved (the one check of every tenant URL setting). */
+  outbound: TenantUrlChecker;
 }) {
   const { database, secretBox } = deps;
 
@@ -78,6 +86,7 @@ export function createNotificationsService(deps: {
         throw new AppError('FORBIDDEN', { message: 'Only company managers may configure the webhook.' });
       }
       await requireCompany(database.db, companyId);
+      await checkTenantUrl(deps.outbound, 'url', url);
       const secret = `whsec_${randomBytes(32).toString('base64url')}`;
       await notificationsRepo(database.db).upsertWebhook({
         companyId,
@@ -86,6 +95,42 @@ export function createNotificationsService(deps: {
         createdBy: user.userId,
       });
       return { url, secret };
+    },
+
+    /**
+     * The company's webhook deliveries, newest first, each with its attempts (company managers and
+     * cross-company readers: the access policy's `company.oversee`).
+     */
+    async listWebhookDeliveries(
+      actor: Actor,
+      companyId: string,
+      query: ListWebhookDeliveriesQuery,
+    ): Promise<{ items: WebhookDelivery[]; nextValue: string | null }> {
+      requireCompanyOverseer(actor, companyId);
+      await requireCompany(database.db, companyId);
+      const limit = query.limit ?? DEFAULT_LIMIT;
+      const filterHash = hashFilters({ webhookDeliveriesOf: companyId });
+      const position = timeAndIdAfter(deps.cursors, query.next, filterHash);
+      const repo = notificationsRepo(database.db);
+      const rows = await repo.listWebhookDeliveries(companyId, {
+        ...(position ? { after: { createdAt: position.at, id: position.id } } : {}),
+        limit,
+      });
+      const page = deps.cursors.pageOf(rows, {
+        limit,
+        filterHash,
+        ...(query.next === undefined ? {} : { given: query.next }),
+        keyOf: (r) => [r.createdAtKey, r.delivery.id],
+      });
+      const attempts = await repo.attemptsOf(page.items.map((r) => r.delivery.id));
+      const byDelivery = new Map<string, DeliveryAttemptRow[]>();
+      for (const a of attempts) byDelivery.set(a.deliveryId, [...(byDelivery.get(a.deliveryId) ?? []), a]);
+      return {
+        items: page.items.map(({ delivery }) =>
+          toWebhookDelivery(delivery, byDelivery.get(delivery.id) ?? []),
+        ),
+        nextValue: page.nextValue,
+      };
     },
 
     /** Removes the company's notification webhook. */
@@ -102,3 +147,38 @@ export function createNotificationsService(deps: {
 }
 
 export type NotificationsService = ReturnType<typeof createNotificationsService>;
+
+/** A delivery as its company's managers read it: its state in words, and every attempt. */
+function toWebhookDelivery(delivery: DeliveryRow, attempts: DeliveryAttemptRow[]): WebhookDelivery {
+  const last = attempts.at(-1);
+  return {
+    id: delivery.id,
+    notificationId: delivery.notificationId,
+    status: statusOf(delivery, last),
+    createdAt: delivery.createdAt.toISOString(),
+    deliveredAt: delivery.deliveredAt?.toISOString() ?? null,
+    attempts: attempts.map((a) => ({
+      attempt: a.attempt,
+      startedAt: a.startedAt.toISOString(),
+      finishedAt: a.finishedAt.toISOString(),
+      statusCode: a.statusCode,
+      error: a.error,
+      outcome: a.outcome,
+    })),
+  };
+}
+
+function statusOf(delivery: DeliveryRow, last: DeliveryAttemptRow | undefined): WebhookDelivery['status'] {
+  switch (delivery.status) {
+    case 'pending':
+      return delivery.attempts > 0 ? 'retrying' : 'pending';
+    case 'sending':
+      return 'sending';
+    case 'delivered':
+      return 'delivered';
+    case 'unknown':
+      return 'unknown';
+    case 'failed':
+      return last?.outcome === 'gave_up' ? 'gave_up' : 'failed_permanently';
+  }
+}

@@ -619,12 +619,14 @@ export function createSourcehostService(deps: SourcehostServiceDeps) {
             context: row.context,
           });
         } catch (err) {
+          // A refused destination or a redirect answers the same on every retry: failed for good.
+          const permanent = err instanceof AppError && err.details?.permanent === true;
           await repo.updateCommitStatus(row.id, {
             attempts: row.attempts + 1,
             lastError: err instanceof Error ? err.message : String(err),
-            ...(context.finalAttempt ? { state: 'failed' } : {}),
+            ...(context.finalAttempt || permanent ? { state: 'failed' } : {}),
           });
-          return err;
+          return { err, permanent };
         }
         await repo.updateCommitStatus(row.id, {
           state: 'posted',
@@ -637,12 +639,12 @@ export function createSourcehostService(deps: SourcehostServiceDeps) {
         return null;
       });
       if (failure === null) return;
-      if (context.finalAttempt) {
-        log.warn({ scanId, err: failure }, 'the commit status could not be posted; giving up');
+      if (context.finalAttempt || failure.permanent) {
+        log.warn({ scanId, err: failure.err }, 'the commit status could not be posted; giving up');
         return;
       }
       // Thrown after the attempt was recorded, so that the queue retries it with backoff.
-      throw failure;
+      throw failure.err;
     },
 
     /** Enqueues the commit status of every finished scan whose status still waits; returns how many. */

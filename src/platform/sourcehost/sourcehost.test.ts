@@ -315,6 +315,27 @@ describe('POST /api/v0/webhooks/sourcehost/{integrationId}', () => {
     expect(status).toMatchObject({ state: 'posted', postedState: 'success', attempts: 2 });
     expect(api.statuses.filter((s) => s.sha === commit)).toHaveLength(1);
   });
+
+  it('fails a commit status answered with a redirect after its one POST, never following it', async () => {
+    const { company, manager, integrationId } = await tenant(5);
+    const name = `acme-${randomUUID().slice(0, 8)}/moved`;
+    const { commit } = await git.createRepository(name, {
+      'Safe.sol': 'pragma solidity ^0.8.20;\ncontract Safe {}\n',
+    });
+    await call('PUT', `/api/v0/companies/${company.id}/sourcehost/repositories/${name}/link`, manager.token, {
+      scanType: 'lite',
+      failOn: 'critical',
+    });
+    api.redirectNextStatuses(1);
+    const res = await deliver(integrationId, 'push', pushBody(name, commit));
+    const scanId = (res.json().scanIds as string[])[0]!;
+    const status = await postedStatusOf(scanId);
+    expect(status).toMatchObject({ state: 'failed', attempts: 1 });
+    expect(status.lastError).toContain('redirect');
+    const posts = api.requests.filter((r) => r.startsWith('POST') && r.includes(commit));
+    expect(posts).toHaveLength(1);
+    expect(api.statuses.filter((s) => s.sha === commit)).toHaveLength(0);
+  });
 });
 
 describe('several workspaces of one repository', () => {
