@@ -17,7 +17,7 @@ import {
   type VarInfo,
 } from './model.ts';
 import type { AstNode } from './parser.ts';
-import type { ProjectIndex } from './project.ts';
+import { ProjectIndex } from './project.ts';
 
 export interface CallSite {
   info: CallInfo;
@@ -66,7 +66,7 @@ export class FileAnalysis {
     /** The scan's project model; without one the file is a project of its own. */
     project?: ProjectIndex,
   ) {
-    this.index = new FileIndex(file, project);
+    this.index = new FileIndex(file, project ?? ProjectIndex.of(file));
   }
 
   text(n: AstNode): string {

@@ -5,7 +5,6 @@
  */
 import { callArgs, childOfType, childrenOfType, field, fields, unwrap } from './ast.ts';
 import type { AstNode, ParseError } from './parser.ts';
-import { ProjectIndex } from './project.ts';
 
 export interface PragmaInfo {
   line: number;
@@ -654,6 +653,23 @@ export class Scope {
   }
 }
 
+/** Names a file can refer to: its own contracts, those it imports, and unique names elsewhere. */
+export interface VisibleNames {
+  contractsByName: Map<string, ContractInfo>;
+  libraries: Set<string>;
+  contractNames: Set<string>;
+  /** Every contract visible from the file (for struct and enum names). */
+  contracts: ContractInfo[];
+  /** File-level structs, enums and user-defined value types of the file and the files it imports. */
+  valueTypes: Set<string>;
+}
+
+/** What a file's index asks of the project model (`ProjectIndex` in project.ts). */
+export interface ProjectView {
+  visible(file: SolFile): VisibleNames;
+  linearize(c: ContractInfo): ContractInfo[];
+}
+
 /** Everything the rules need about the contracts of one file, in the project it belongs to. */
 export class FileIndex {
   /** Contracts the file can name: its own, those it imports, and unique names of the project. */
@@ -662,14 +678,11 @@ export class FileIndex {
   readonly contractNames: Set<string>;
   private readonly visibleContracts: ContractInfo[];
   private readonly valueTypes: ReadonlySet<string>;
-  readonly project: ProjectIndex;
-
   constructor(
     readonly file: SolFile,
-    project?: ProjectIndex,
+    readonly project: ProjectView,
   ) {
-    this.project = project ?? ProjectIndex.of(file);
-    const v = this.project.visible(file);
+    const v = project.visible(file);
     this.contractsByName = v.contractsByName;
     this.libraries = v.libraries;
     this.contractNames = v.contractNames;

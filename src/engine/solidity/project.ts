@@ -5,24 +5,13 @@
  * declared in others.
  */
 import { posix } from 'node:path';
-import type { ContractInfo, SolFile } from './model.ts';
+import type { ContractInfo, ProjectView, SolFile, VisibleNames } from './model.ts';
 
 /** A remapping `prefix=target` (remappings.txt, foundry.toml), optionally limited to a context. */
 export interface Remapping {
   context: string;
   prefix: string;
   target: string;
-}
-
-/** Names a file can refer to: its own contracts, those it imports, and unique names elsewhere. */
-export interface VisibleNames {
-  contractsByName: Map<string, ContractInfo>;
-  libraries: Set<string>;
-  contractNames: Set<string>;
-  /** Every contract visible from the file (for struct and enum names). */
-  contracts: ContractInfo[];
-  /** File-level structs, enums and user-defined value types of the file and the files it imports. */
-  valueTypes: Set<string>;
 }
 
 /** Parses `remappings.txt` lines (`[context:]prefix=target`); comments and blanks are skipped. */
@@ -49,7 +38,7 @@ export function foundryRemappings(toml: string): Remapping[] {
 /** Folders where packages are looked up, after the remappings, as Foundry and Hardhat do. */
 const PACKAGE_ROOTS = ['node_modules/', 'lib/'];
 
-export class ProjectIndex {
+export class ProjectIndex implements ProjectView {
   private readonly files = new Map<string, SolFile>();
   private readonly byName = new Map<string, ContractInfo[]>();
   private readonly visibleMemo = new Map<SolFile, VisibleNames>();

@@ -128,10 +128,6 @@ export const stateAfterCall = defineRule(
   },
 );
 
-function readsName(fa: FileAnalysis, expr: AstNode, name: string): boolean {
-  return descendants(expr, 'identifier').some((i) => i.field !== 'property' && fa.text(i) === name);
-}
-
 /**
  * A reentrancy lock the function takes itself before `site`: a state flag it tests in a condition
  * and then sets to `true`/a non-zero literal, both on the way to the call. Re-entering the

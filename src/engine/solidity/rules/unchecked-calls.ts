@@ -1,7 +1,7 @@
 /** Unchecked calls (SWC-104): results of low-level calls and ERC-20 transfers that are ignored or checked to no effect. */
 import type { CallSite, FileAnalysis, FunctionAnalysis } from '../analysis.ts';
 import { callArgs, descendants, field, unwrap } from '../ast.ts';
-import { baseIdentifier, bodyNodes } from '../model.ts';
+import { bodyNodes } from '../model.ts';
 import type { AstNode } from '../parser.ts';
 import { ancestorIs, mutatingFunctions, norm, resultUse, testedResult } from './predicates.ts';
 import { defineRule } from './rule.ts';
