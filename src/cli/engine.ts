@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { open, writeFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { loadLlmConfig, loadRulesUrl } from '../config.ts';
+import { engineFileBudgetMs, loadLlmConfig, loadRulesUrl } from '../config.ts';
 import {
   type EngineVulnerability,
   openDirectoryTree,
@@ -32,6 +32,7 @@ interface ScanCommandOptions {
   output?: string;
   prefix?: string;
   workers?: number;
+  fileBudget?: number;
   llmBaseUrl?: string;
   llmApiKey?: string;
   llmModel?: string;
@@ -75,6 +76,11 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
       'worker threads for Solidity analysis (0: this thread; default: one per core but one, at most 4, for large trees)',
       parseWorkers,
     )
+    .option(
+      '--file-budget <seconds>',
+      'analysis time per Solidity file before it gets the cheap passes only (0: no limit; default 2)',
+      parseFileBudget,
+    )
     .option('--llm-base-url <url>', 'OpenAI-compatible API base URL for the audit review')
     .option('--llm-api-key <key>', 'API key for the LLM')
     .option('--llm-model <model>', 'model for the LLM review')
@@ -100,6 +106,9 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
           type: opts.type,
           ...(sast ? { onFileFindings: (i, found) => sast.add(i, found) } : {}),
           ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
+          ...(opts.fileBudget !== undefined
+            ? { fileBudgetMs: engineFileBudgetMs(opts.fileBudget * 1000) }
+            : {}),
           ...(llm ? { llm } : {}),
           onProgress: progress
             ? ({ filesDone, filesTotal }) => {
@@ -127,7 +136,7 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
         (opts.format === 'sast'
           ? `${JSON.stringify(toSastReport(items, sastMeta), null, 2)}\n`
           : opts.format === 'sarif'
-            ? `${JSON.stringify(toSarifReport(items, { startTime, endTime, ...(deps.rulesUrl ? { rulesUrl: deps.rulesUrl } : {}) }), null, 2)}\n`
+            ? `${JSON.stringify(toSarifReport(items, { startTime, endTime, messages: result.messages, ...(deps.rulesUrl ? { rulesUrl: deps.rulesUrl } : {}) }), null, 2)}\n`
             : renderTable(result));
       const pieces = typeof text === 'string' ? [Buffer.from(text)] : text;
       if (opts.output) {
@@ -144,6 +153,13 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
 function parseWorkers(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n > 64) throw new InvalidArgumentError('expected a whole number from 0 to 64');
+  return n;
+}
+
+function parseFileBudget(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 3600)
+    throw new InvalidArgumentError('expected a number of seconds from 0 (no limit) to 3600');
   return n;
 }
 
@@ -167,6 +183,9 @@ function renderTable(result: ScanResult): string {
   const counts = ORDER.map((s) => [s, rows.filter((v) => v.severity === s).length] as const).filter(
     ([, n]) => n > 0,
   );
+  const over = result.filesOverBudget ?? [];
+  if (over.length > 0)
+    lines.push(`${over.length} file(s) over the analysis budget, cheap passes only: ${over.join(', ')}`);
   lines.push(
     `${rows.length} finding(s)${counts.length ? ` (${counts.map(([s, n]) => `${n} ${REPORT_SEVERITY[s]}`).join(', ')})` : ''} in ${result.stats.files} files, ${result.stats.lines} lines, ${result.stats.durationMs} ms.`,
   );

@@ -5,6 +5,7 @@
  */
 
 import type { LlmClient } from '../integrations/llm/llm-client.ts';
+import { DEFAULT_FILE_BUDGET_MS, isBudgetExceeded } from './deadline.ts';
 import { compactStrings, FindingCollector, isWide } from './findings.ts';
 import {
   LLM_REVIEW_LIMIT,
@@ -21,12 +22,15 @@ import { SolFile } from './solidity/model.ts';
 import { parseSolidity } from './solidity/parser.ts';
 import { rulesFor } from './solidity/rules/index.ts';
 import {
+  overBudgetMessage,
   type ParsedSolidityFile,
   parseSolidityFile,
   runSolidityRules,
+  runSolidityRulesWithinBudget,
   scanSolidityFile,
+  scanSolidityFileCheaply,
 } from './solidity/scan-file.ts';
-import { defaultWorkerCount, SolidityScanPool } from './solidity/scan-pool.ts';
+import { defaultWorkerCount, SolidityScanPool, WorkerTimeoutError } from './solidity/scan-pool.ts';
 import type { SourceTree } from './sources/tree.ts';
 import { addFileToThreatModel, emptyThreatModel, finalizeThreatModel } from './threat-model/threat-model.ts';
 import type {
@@ -39,6 +43,7 @@ import type {
 } from './types.ts';
 
 export type { LlmClient } from '../integrations/llm/llm-client.ts';
+export { DEFAULT_FILE_BUDGET_MS } from './deadline.ts';
 export { toSarifReport } from './report/sarif.ts';
 export { SastReportText, toSastReport } from './report/sast.ts';
 export { allRuleMetas } from './rules-catalogue.ts';
@@ -91,6 +96,12 @@ export interface ScanOptions {
   llmTriage?: boolean;
   /** How many findings the triage sends to the model (the most severe first); default `LLM_TRIAGE_LIMIT`. */
   llmTriageLimit?: number;
+  /**
+   * Analysis time each Solidity file may take (parsing excluded), in milliseconds; default
+   * `DEFAULT_FILE_BUDGET_MS`, `Infinity` for none. A file over it is analysed by the cheap passes
+   * only (lite rules, secret rules) and a warning names it (docs/adr/0001-per-file-analysis-budget.md).
+   */
+  fileBudgetMs?: number;
 }
 
 /** Below this many Solidity files, starting workers costs more than it saves. */
@@ -142,6 +153,8 @@ export interface PreparedFile {
   path: string;
   vulnerabilities: EngineVulnerability[];
   messages: ScanMessage[];
+  /** The file's analysis went over its budget: the findings are the cheap passes' only. */
+  overBudget?: boolean;
 }
 
 /**
@@ -163,6 +176,8 @@ export interface AnalyzeOptions {
   signal?: AbortSignal;
   /** Called each time a Solidity file is handed to the parser. */
   onParse?: (path: string) => void;
+  /** As {@link ScanOptions.fileBudgetMs}: it covers the file's share of the threat model too. */
+  fileBudgetMs?: number;
 }
 
 /**
@@ -189,7 +204,8 @@ export async function analyzeTree(
   const files: PreparedFile[] = [];
   // Per Solidity file, in tree order: its review candidates before the threat model's share.
   const pending: PendingCandidate[][] = [];
-  const deferred: Array<{ index: number; parsed: ParsedSolidityFile }> = [];
+  const deferred: Array<{ index: number; parsed: ParsedSolidityFile; remainingMs: number }> = [];
+  const budgetMs = options.fileBudgetMs ?? DEFAULT_FILE_BUDGET_MS;
   let solidityFiles = 0;
   let lines = 0;
   for await (const { path, source, lineCount } of soliditySources(tree, entries, options.signal)) {
@@ -197,31 +213,58 @@ export async function analyzeTree(
     lines += lineCount;
     options.onParse?.(path);
     const parsed = await parseSolidityFile(path, source);
-    addFileToThreatModel(model, parsed.analysis);
-    const r = runSolidityRules(parsed, fileRules, options.type);
+    // The file's share of the threat model, its rules and the probe of the model's rules count
+    // against one budget; over it, the file adds nothing to the model and gets the cheap passes.
+    const r = runSolidityRulesWithinBudget(parsed, fileRules, options.type, budgetMs, {
+      more: (fileResult) => {
+        const probe = modelRules.length > 0 ? runSolidityRules(parsed, modelRules, options.type) : undefined;
+        const defer = probe !== undefined && (probe.vulnerabilities.length > 0 || probe.messages.length > 0);
+        const candidates =
+          audit && !defer ? pendingCandidates(parsed.analysis, fileResult.vulnerabilities) : [];
+        addFileToModelAtomically(model, parsed.analysis);
+        return { defer, candidates, remainingMs: parsed.analysis.deadline.remainingMs() };
+      },
+    });
     const file: PreparedFile = {
       path,
       vulnerabilities: r.vulnerabilities,
       messages: [...parsed.messages, ...r.messages],
+      ...(r.overBudget ? { overBudget: true } : {}),
     };
     const index = files.push(file) - 1;
-    if (modelRules.length > 0) {
-      const probe = runSolidityRules(parsed, modelRules, options.type);
-      if (probe.vulnerabilities.length > 0 || probe.messages.length > 0) {
-        deferred.push({ index, parsed });
-        continue;
-      }
+    if (!r.more) continue;
+    if (r.more.defer) {
+      deferred.push({ index, parsed, remainingMs: r.more.remainingMs });
+      continue;
     }
-    if (audit) pending[index] = pendingCandidates(parsed.analysis, file.vulnerabilities);
+    if (audit) pending[index] = r.more.candidates;
   }
   const threatModel = finalizeThreatModel(model, { files: entries.length, solidityFiles, lines });
-  for (const { index, parsed } of deferred) {
+  for (const { index, parsed, remainingMs } of deferred) {
     const file = files[index]!;
-    // The rules reading the model come last in every profile: their results go last too.
-    const r = runSolidityRules(parsed, modelRules, options.type, threatModel);
+    // The rules reading the model come last in every profile: their results go last too. They
+    // get what the file's pass left of its budget: over it, the file's findings become the cheap
+    // passes' (its share of the threat model, complete, stays).
+    const r = runSolidityRulesWithinBudget(parsed, modelRules, options.type, budgetMs, {
+      threatModel,
+      remainingMs,
+      more: (modelResult) =>
+        audit
+          ? pendingCandidates(parsed.analysis, [...file.vulnerabilities, ...modelResult.vulnerabilities])
+          : [],
+    });
+    if (r.overBudget) {
+      files[index] = {
+        path: file.path,
+        vulnerabilities: r.vulnerabilities,
+        messages: [...parsed.messages, ...r.messages],
+        overBudget: true,
+      };
+      continue;
+    }
     file.vulnerabilities.push(...r.vulnerabilities);
     file.messages.push(...r.messages);
-    if (audit) pending[index] = pendingCandidates(parsed.analysis, file.vulnerabilities);
+    if (audit) pending[index] = r.more ?? [];
   }
   const prepared: PreparedScan = { version: 1, type: options.type, files };
   if (audit) {
@@ -253,6 +296,9 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
   const preparedFiles = prepared ? new Map(prepared.files.map((f) => [f.path, f])) : undefined;
   const riskiest =
     audit && options.llm && !prepared?.reviewCandidates ? new RiskiestFunctions(LLM_REVIEW_LIMIT) : undefined;
+  const budgetMs = options.fileBudgetMs ?? DEFAULT_FILE_BUDGET_MS;
+  // Per file index: its analysis went over budget (tree order whatever order workers finish in).
+  const overBudget: boolean[] = [];
   let files = 0;
   let lines = 0;
   let done = 0;
@@ -308,23 +354,33 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
             if (ready) {
               found.push(...ready.vulnerabilities);
               own.push(...ready.messages);
+              if (ready.overBudget) overBudget[i] = true;
             } else if (sol && pool) {
               const worker = await pool.acquire();
               deferred = true;
               options.onParse?.(entry.path);
               const job = pool
-                .run(worker, entry.path, text, options.type)
+                .run(worker, entry.path, text, options.type, budgetMs)
                 .then(
                   (r) => {
                     for (const v of r.vulnerabilities) found.push(wide ? compactStrings(v) : v);
                     own.push(...r.messages);
+                    if (r.overBudget) overBudget[i] = true;
                   },
-                  // A worker that cannot run: analyse the file in this thread instead.
-                  async () => {
+                  async (err: unknown) => {
                     options.onParse?.(entry.path);
-                    const r = await scanSolidityFile(entry.path, text, options.type);
+                    // A worker stopped on this file: the cheap passes, here. A worker that cannot
+                    // run: the file's analysis in this thread instead, within its budget.
+                    const r =
+                      err instanceof WorkerTimeoutError
+                        ? await scanSolidityFileCheaply(entry.path, text, options.type, budgetMs)
+                        : await scanSolidityFile(entry.path, text, options.type, undefined, budgetMs);
+                    const stopped = err instanceof WorkerTimeoutError || ('overBudget' in r && r.overBudget);
                     for (const v of r.vulnerabilities) found.push(wide ? compactStrings(v) : v);
+                    if (err instanceof WorkerTimeoutError)
+                      own.push(overBudgetMessage(entry.path, budgetMs, options.type));
                     own.push(...r.messages);
+                    if (stopped) overBudget[i] = true;
                   },
                 )
                 .then(() => options.onFileFindings?.(i, found.sort(compareFindings)))
@@ -334,13 +390,27 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
               job.then(forget, forget);
             } else if (sol) {
               options.onParse?.(entry.path);
-              const r = await scanSolidityFile(entry.path, text, options.type, threatModel);
+              const parsed = await parseSolidityFile(entry.path, text);
+              // `audit`: the file's share of its own threat model and its review candidates count
+              // against the file's budget too.
+              const more =
+                ownModel || riskiest
+                  ? (res: { vulnerabilities: EngineVulnerability[] }) => {
+                      const candidates = riskiest
+                        ? pendingCandidates(parsed.analysis, res.vulnerabilities)
+                        : [];
+                      if (ownModel) addFileToModelAtomically(ownModel, parsed.analysis);
+                      return candidates;
+                    }
+                  : undefined;
+              const r = runSolidityRulesWithinBudget(parsed, rulesFor(options.type), options.type, budgetMs, {
+                ...(threatModel ? { threatModel } : {}),
+                ...(more ? { more } : {}),
+              });
               for (const v of r.vulnerabilities) found.push(wide ? compactStrings(v) : v);
-              own.push(...r.messages);
-              if (r.analysis) {
-                if (ownModel) addFileToThreatModel(ownModel, r.analysis);
-                riskiest?.addFile(r.analysis, r.vulnerabilities, threatModel);
-              }
+              own.push(...parsed.messages, ...r.messages);
+              if (r.overBudget) overBudget[i] = true;
+              for (const c of r.more ?? []) riskiest?.addPending(c, threatModel);
             }
           }
         }
@@ -410,8 +480,36 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
   return {
     vulnerabilities,
     messages,
+    filesOverBudget: entries.filter((_, i) => overBudget[i]).map((e) => e.path),
     stats: { files, lines, durationMs: Math.round(performance.now() - started) },
   };
+}
+
+/** The lists of a threat model a file adds entries to. */
+const MODEL_LISTS = [
+  'contracts',
+  'entryPoints',
+  'roles',
+  'assets',
+  'externalCalls',
+  'upgradeability',
+  'oracles',
+  'trustBoundaries',
+  'threats',
+] as const satisfies ReadonlyArray<keyof ThreatModel>;
+
+/**
+ * Adds the file's share of the threat model, all of it or (when its analysis budget runs out
+ * half-way, which rethrows) none of it.
+ */
+function addFileToModelAtomically(model: ThreatModel, fa: FileAnalysis): void {
+  const lengths = MODEL_LISTS.map((k) => model[k].length);
+  try {
+    addFileToThreatModel(model, fa);
+  } catch (err) {
+    if (isBudgetExceeded(err)) for (const [i, k] of MODEL_LISTS.entries()) model[k].length = lengths[i]!;
+    throw err;
+  }
 }
 
 /** Report order: by file, line, then rule. */

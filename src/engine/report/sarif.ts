@@ -1,6 +1,6 @@
 /** SARIF 2.1.0 for code-scanning consumers (GitHub and others). */
 import { allRuleMetas } from '../rules-catalogue.ts';
-import type { EngineVulnerability, RuleMeta, Severity } from '../types.ts';
+import type { EngineVulnerability, RuleMeta, ScanMessage, Severity } from '../types.ts';
 import { DEFAULT_RULES_URL, ENGINE_NAME, ENGINE_VERSION, ruleHelpUri } from './common.ts';
 
 const SECURITY_SEVERITY: Record<Severity, string> = {
@@ -26,7 +26,21 @@ export interface SarifReportMeta {
   endTime?: Date;
   /** Base of the rule pages (`…/docs/rules`); default DEFAULT_RULES_URL. */
   rulesUrl?: string;
+  /** The scan's messages (files not scanned, over their analysis budget …): the invocation's notifications. */
+  messages?: ScanMessage[];
 }
+
+/** A SARIF notification (`invocations[].toolExecutionNotifications[]`). */
+export interface SarifNotification {
+  level: 'error' | 'warning' | 'note';
+  message: { text: string };
+}
+
+const NOTIFICATION_LEVEL: Record<ScanMessage['level'], SarifNotification['level']> = {
+  error: 'error',
+  warning: 'warning',
+  info: 'note',
+};
 
 // The SARIF object model is large; only what we emit is typed.
 export interface SarifLog {
@@ -35,7 +49,12 @@ export interface SarifLog {
   runs: Array<{
     tool: { driver: { name: string; version: string; informationUri: string; rules: SarifRule[] } };
     results: SarifResult[];
-    invocations?: Array<{ executionSuccessful: boolean; startTimeUtc?: string; endTimeUtc?: string }>;
+    invocations?: Array<{
+      executionSuccessful: boolean;
+      startTimeUtc?: string;
+      endTimeUtc?: string;
+      toolExecutionNotifications?: SarifNotification[];
+    }>;
   }>;
 }
 
@@ -158,13 +177,21 @@ export function toSarifReport(
           },
         },
         results,
-        ...(meta.startTime || meta.endTime
+        ...(meta.startTime || meta.endTime || meta.messages?.length
           ? {
               invocations: [
                 {
                   executionSuccessful: true,
                   ...(meta.startTime ? { startTimeUtc: meta.startTime.toISOString() } : {}),
                   ...(meta.endTime ? { endTimeUtc: meta.endTime.toISOString() } : {}),
+                  ...(meta.messages?.length
+                    ? {
+                        toolExecutionNotifications: meta.messages.map((m) => ({
+                          level: NOTIFICATION_LEVEL[m.level],
+                          message: { text: m.value },
+                        })),
+                      }
+                    : {}),
                 },
               ],
             }

@@ -11,12 +11,40 @@ import { bundledWorker } from './worker-bundle.ts';
 export interface PoolResult {
   vulnerabilities: EngineVulnerability[];
   messages: ScanMessage[];
+  /** The file's analysis went over its budget: only the cheap passes ran. */
+  overBudget: boolean;
 }
 
 interface Job {
+  message: { path: string; source: string; type: ScanType; budgetMs: number };
   resolve: (r: PoolResult) => void;
   reject: (e: Error) => void;
 }
+
+/**
+ * A worker held one file past the pool's hard limit: it was terminated (and replaced), and the
+ * file gets the cheap passes in the calling thread.
+ */
+export class WorkerTimeoutError extends Error {
+  override readonly name = 'WorkerTimeoutError';
+  constructor(
+    readonly path: string,
+    readonly limitMs: number,
+  ) {
+    super(`${path}: the analysis thread was stopped after ${limitMs} ms`);
+  }
+}
+
+/**
+ * How long a worker may spend on one file before it is terminated: twice the budget (the full
+ * pass, then the cheap passes with a budget of their own) and `HARD_LIMIT_GRACE_MS` for parsing
+ * (not counted in the budget: a 4 MB file takes a few seconds) and a loaded machine. Without a
+ * budget there is no limit.
+ */
+export function hardLimitMs(budgetMs: number): number {
+  return Number.isFinite(budgetMs) ? 2 * budgetMs + HARD_LIMIT_GRACE_MS : Number.POSITIVE_INFINITY;
+}
+export const HARD_LIMIT_GRACE_MS = 20_000;
 
 /** The worker's module, and whether it is TypeScript (then the boot script loads tsx first). */
 function workerEntry(): { boot: URL; entry: string; tsx: boolean } {
@@ -96,29 +124,102 @@ export class SolidityScanPool {
     return pool;
   }
 
+  private readonly bundle: URL | undefined;
+  private readonly nice: number;
+  /** A worker that was terminated → the one that took its place (callers may hold the old one). */
+  private readonly replaced = new Map<Worker, Worker>();
+  /** The watchdog of the file each worker is on. */
+  private readonly watchdogs = new Map<Worker, NodeJS.Timeout>();
+  /** Overrides {@link hardLimitMs} (tests). */
+  hardLimitOverrideMs: number | undefined;
+
   constructor(size: number, bundle?: URL, nice = 0) {
-    const { boot, entry, tsx } = workerEntry();
-    for (let i = 0; i < size; i++) {
-      const w = bundle
-        ? new Worker(bundle, { workerData: { nice } })
-        : new Worker(boot, { workerData: { entry, tsx, nice } });
-      this.jobs.set(w, []);
-      w.on('message', (m: PoolResult) => {
-        const job = this.jobs.get(w)?.shift();
-        this.release(w);
-        job?.resolve(m);
-      });
-      w.on('error', (err) => {
-        this.broken ??= err;
-        const pending = this.jobs.get(w)?.splice(0) ?? [];
-        for (const job of pending) {
-          this.release(w);
-          job.reject(err);
-        }
-      });
-      this.all.push(w);
-    }
+    this.bundle = bundle;
+    this.nice = nice;
+    for (let i = 0; i < size; i++) this.all.push(this.spawn());
     for (let slot = 0; slot < FILES_PER_WORKER; slot++) this.idle.push(...this.all);
+  }
+
+  private spawn(): Worker {
+    const { boot, entry, tsx } = workerEntry();
+    const nice = this.nice;
+    const w = this.bundle
+      ? new Worker(this.bundle, { workerData: { nice } })
+      : new Worker(boot, { workerData: { entry, tsx, nice } });
+    this.jobs.set(w, []);
+    w.on('message', (m: PoolResult | { started: true }) => {
+      if ('started' in m) {
+        this.watch(w);
+        return;
+      }
+      this.unwatch(w);
+      const job = this.jobs.get(w)?.shift();
+      this.release(w);
+      job?.resolve(m);
+    });
+    w.on('error', (err) => {
+      this.unwatch(w);
+      this.broken ??= err;
+      const pending = this.jobs.get(w)?.splice(0) ?? [];
+      for (const job of pending) {
+        this.release(w);
+        job.reject(err);
+      }
+    });
+    return w;
+  }
+
+  /** Starts the watchdog of the file `w` just started. */
+  private watch(w: Worker): void {
+    const head = this.jobs.get(w)?.[0];
+    if (!head) return;
+    const limit = this.hardLimitOverrideMs ?? hardLimitMs(head.message.budgetMs);
+    if (!Number.isFinite(limit)) return;
+    const timer = setTimeout(() => this.stop(w, limit), limit);
+    timer.unref();
+    this.watchdogs.set(w, timer);
+  }
+
+  private unwatch(w: Worker): void {
+    const timer = this.watchdogs.get(w);
+    if (timer) clearTimeout(timer);
+    this.watchdogs.delete(w);
+  }
+
+  /**
+   * The safety net behind the cooperative deadline: a worker still on one file `limit` ms after it
+   * started it is terminated and replaced; that file's job rejects with {@link WorkerTimeoutError}
+   * and the files queued behind it go to the new worker.
+   */
+  private stop(w: Worker, limit: number): void {
+    this.watchdogs.delete(w);
+    const queued = this.jobs.get(w)?.splice(0) ?? [];
+    this.jobs.delete(w);
+    w.removeAllListeners('message');
+    w.removeAllListeners('error');
+    // An error after terminate (none is expected) must not break the pool.
+    w.on('error', () => {});
+    void w.terminate();
+    const next = this.spawn();
+    this.replaced.set(w, next);
+    this.all[this.all.indexOf(w)] = next;
+    for (let i = 0; i < this.idle.length; i++) if (this.idle[i] === w) this.idle[i] = next;
+    const [stuck, ...rest] = queued;
+    for (const job of rest) {
+      this.jobs.get(next)!.push(job);
+      next.postMessage(job.message);
+    }
+    if (stuck) {
+      this.release(next);
+      stuck.reject(new WorkerTimeoutError(stuck.message.path, limit));
+    }
+  }
+
+  /** The worker now in the place of `w` (itself unless it was replaced). */
+  private current(w: Worker): Worker {
+    let cur = w;
+    for (let next = this.replaced.get(cur); next; next = this.replaced.get(cur)) cur = next;
+    return cur;
   }
 
   /** Waits for a free worker (back-pressure), then scans the file on it. */
@@ -128,15 +229,27 @@ export class SolidityScanPool {
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 
-  run(w: Worker, path: string, source: string, type: ScanType): Promise<PoolResult> {
+  /**
+   * Scans the file on `w` (from {@link acquire}) within `budgetMs` of analysis; rejects with
+   * {@link WorkerTimeoutError} when the worker had to be stopped.
+   */
+  run(
+    w: Worker,
+    path: string,
+    source: string,
+    type: ScanType,
+    budgetMs = Number.POSITIVE_INFINITY,
+  ): Promise<PoolResult> {
+    const worker = this.current(w);
     return new Promise((resolve, reject) => {
       if (this.broken) {
-        this.release(w);
+        this.release(worker);
         reject(this.broken);
         return;
       }
-      this.jobs.get(w)?.push({ resolve, reject });
-      w.postMessage({ path, source, type });
+      const message = { path, source, type, budgetMs };
+      this.jobs.get(worker)?.push({ message, resolve, reject });
+      worker.postMessage(message);
     });
   }
 
@@ -147,6 +260,7 @@ export class SolidityScanPool {
   }
 
   async close(): Promise<void> {
+    for (const w of [...this.watchdogs.keys()]) this.unwatch(w);
     await Promise.all(this.all.map((w) => w.terminate()));
   }
 }

@@ -15,12 +15,19 @@ if (nice > 0) {
   }
 }
 
-parentPort?.on('message', async (m: { path: string; source: string; type: ScanType }) => {
+parentPort?.on('message', async (m: { path: string; source: string; type: ScanType; budgetMs: number }) => {
+  // The pool's watchdog times the file from here (not from when it was queued).
+  parentPort?.postMessage({ started: true });
   try {
-    const r = await scanSolidityFile(m.path, m.source, m.type);
-    parentPort?.postMessage({ vulnerabilities: r.vulnerabilities, messages: r.messages });
+    const r = await scanSolidityFile(m.path, m.source, m.type, undefined, m.budgetMs);
+    parentPort?.postMessage({
+      vulnerabilities: r.vulnerabilities,
+      messages: r.messages,
+      overBudget: r.overBudget,
+    });
   } catch (err) {
     parentPort?.postMessage({
+      overBudget: false,
       vulnerabilities: [],
       messages: [{ level: 'error', value: `${m.path}: ${err instanceof Error ? err.message : String(err)}` }],
     });

@@ -50,7 +50,11 @@ export function createScanServices(deps: {
     queue: deps.queue,
     credits: deps.credits,
     idempotency,
-    engine: createEngineAdapter({ llm, threadNice: deps.config.jobs.nice }),
+    engine: createEngineAdapter({
+      llm,
+      threadNice: deps.config.jobs.nice,
+      fileBudgetMs: deps.config.jobs.fileBudgetMs,
+    }),
     openSources: (input) =>
       openScanSources(
         {

@@ -83,6 +83,7 @@ export function buildSarifReport(scan: ReportScan, findings: readonly ReportFind
       ...(scan.startedAt ? { startTime: scan.startedAt } : {}),
       ...(scan.completedAt ? { endTime: scan.completedAt } : {}),
       rulesUrl: scan.rulesUrl,
+      messages: scan.messages,
     },
   );
   for (const run of log.runs) {
