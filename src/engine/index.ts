@@ -102,6 +102,12 @@ export interface ScanOptions {
    * only (lite rules, secret rules) and a warning names it (docs/adr/0001-per-file-analysis-budget.md).
    */
   fileBudgetMs?: number;
+  /**
+   * The safety net behind the budget: a worker thread still on one file this long after it
+   * started it is terminated and replaced, and the file gets the cheap passes in this thread.
+   * Default five times the budget and 30 s (wall time; see `hardLimitMs`).
+   */
+  workerHardLimitMs?: number;
 }
 
 /** Below this many Solidity files, starting workers costs more than it saves. */
@@ -314,6 +320,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
       (solEntries.length >= PARALLEL_MIN_FILES && solBytes >= PARALLEL_MIN_BYTES ? defaultWorkerCount() : 0));
   const pool =
     workerCount > 0 ? await SolidityScanPool.start(workerCount, options.threadNice ?? 0) : undefined;
+  if (pool) pool.hardLimitOverrideMs = options.workerHardLimitMs;
   // Per-file messages keep the order of the tree whatever order workers finish in.
   const fileMessages: ScanMessage[][] = [];
   // Sources of Solidity files, kept only when findings are to be triaged by the LLM.
@@ -378,7 +385,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
                     const stopped = err instanceof WorkerTimeoutError || ('overBudget' in r && r.overBudget);
                     for (const v of r.vulnerabilities) found.push(wide ? compactStrings(v) : v);
                     if (err instanceof WorkerTimeoutError)
-                      own.push(overBudgetMessage(entry.path, budgetMs, options.type));
+                      own.push(overBudgetMessage(entry.path, budgetMs, options.type, err.limitMs));
                     own.push(...r.messages);
                     if (stopped) overBudget[i] = true;
                   },

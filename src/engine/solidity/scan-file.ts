@@ -105,13 +105,25 @@ export function budgetText(budgetMs: number): string {
 }
 
 /** The warning that names a file analysed by the cheap passes only. */
-export function overBudgetMessage(path: string, budgetMs: number, type: ScanType): ScanMessage {
+export function overBudgetMessage(
+  path: string,
+  budgetMs: number,
+  type: ScanType,
+  stoppedAfterMs?: number,
+): ScanMessage {
   const cheap = type === 'lite' ? 'the secret rules' : 'the cheap passes (lite rules, secret rules)';
-  return {
-    level: 'warning',
-    value: `${path}: analysis exceeded its budget of ${budgetText(budgetMs)}; only ${cheap} ran on this file.`,
-  };
+  const what =
+    stoppedAfterMs === undefined
+      ? `analysis exceeded its budget of ${budgetText(budgetMs)}`
+      : `analysis thread stopped after ${budgetText(stoppedAfterMs)} on this file`;
+  return { level: 'warning', value: `${path}: ${what}; only ${cheap} ran on this file.` };
 }
+
+/**
+ * The cheap passes' budget: the file's, but never below this (lite rules are linear in the file;
+ * a budget set very small still leaves them room to run).
+ */
+export const CHEAP_PASS_MIN_BUDGET_MS = 1_000;
 
 /**
  * The cheap passes' Solidity part for a file whose analysis went over budget: the `lite` rules on
@@ -125,7 +137,8 @@ export function runCheapPass(
 ): { vulnerabilities: EngineVulnerability[]; messages: ScanMessage[] } {
   if (type === 'lite') return { vulnerabilities: [], messages: [] };
   const analysis = new FileAnalysis(parsed.file);
-  analysis.deadline = Deadline.after(budgetMs);
+  const cheapBudgetMs = Math.max(budgetMs, CHEAP_PASS_MIN_BUDGET_MS);
+  analysis.deadline = Deadline.after(cheapBudgetMs);
   try {
     return runSolidityRules({ file: parsed.file, analysis }, rulesFor('lite'), type);
   } catch (err) {
@@ -135,7 +148,7 @@ export function runCheapPass(
       messages: [
         {
           level: 'warning',
-          value: `${parsed.file.path}: the lite rules exceeded the budget of ${budgetText(budgetMs)} too; only the secret rules ran on this file.`,
+          value: `${parsed.file.path}: the lite rules exceeded the budget of ${budgetText(cheapBudgetMs)} too; only the secret rules ran on this file.`,
         },
       ],
     };

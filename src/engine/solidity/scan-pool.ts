@@ -17,6 +17,8 @@ export interface PoolResult {
 
 interface Job {
   message: { path: string; source: string; type: ScanType; budgetMs: number };
+  /** How long the worker may spend on the file before it is stopped. */
+  limitMs: number;
   resolve: (r: PoolResult) => void;
   reject: (e: Error) => void;
 }
@@ -36,15 +38,16 @@ export class WorkerTimeoutError extends Error {
 }
 
 /**
- * How long a worker may spend on one file before it is terminated: twice the budget (the full
- * pass, then the cheap passes with a budget of their own) and `HARD_LIMIT_GRACE_MS` for parsing
- * (not counted in the budget: a 4 MB file takes a few seconds) and a loaded machine. Without a
- * budget there is no limit.
+ * How long (wall time) a worker may spend on one file before it is terminated. The budget counts
+ * the thread's CPU time, twice over at most (the full pass, then the cheap passes with a budget
+ * of their own); on a loaded machine wall time runs several times ahead of it, and parsing is not
+ * in the budget (a 4 MB file takes a few seconds): five times the budget and
+ * `HARD_LIMIT_GRACE_MS`. Without a budget there is no limit.
  */
 export function hardLimitMs(budgetMs: number): number {
-  return Number.isFinite(budgetMs) ? 2 * budgetMs + HARD_LIMIT_GRACE_MS : Number.POSITIVE_INFINITY;
+  return Number.isFinite(budgetMs) ? 5 * budgetMs + HARD_LIMIT_GRACE_MS : Number.POSITIVE_INFINITY;
 }
-export const HARD_LIMIT_GRACE_MS = 20_000;
+export const HARD_LIMIT_GRACE_MS = 30_000;
 
 /** The worker's module, and whether it is TypeScript (then the boot script loads tsx first). */
 function workerEntry(): { boot: URL; entry: string; tsx: boolean } {
@@ -130,7 +133,7 @@ export class SolidityScanPool {
   private readonly replaced = new Map<Worker, Worker>();
   /** The watchdog of the file each worker is on. */
   private readonly watchdogs = new Map<Worker, NodeJS.Timeout>();
-  /** Overrides {@link hardLimitMs} (tests). */
+  /** Overrides {@link hardLimitMs} (`ScanOptions.workerHardLimitMs`). */
   hardLimitOverrideMs: number | undefined;
 
   constructor(size: number, bundle?: URL, nice = 0) {
@@ -173,7 +176,7 @@ export class SolidityScanPool {
   private watch(w: Worker): void {
     const head = this.jobs.get(w)?.[0];
     if (!head) return;
-    const limit = this.hardLimitOverrideMs ?? hardLimitMs(head.message.budgetMs);
+    const limit = head.limitMs;
     if (!Number.isFinite(limit)) return;
     const timer = setTimeout(() => this.stop(w, limit), limit);
     timer.unref();
@@ -248,7 +251,8 @@ export class SolidityScanPool {
         return;
       }
       const message = { path, source, type, budgetMs };
-      this.jobs.get(worker)?.push({ message, resolve, reject });
+      const limitMs = this.hardLimitOverrideMs ?? hardLimitMs(budgetMs);
+      this.jobs.get(worker)?.push({ message, limitMs, resolve, reject });
       worker.postMessage(message);
     });
   }
