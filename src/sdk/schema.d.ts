@@ -1896,6 +1896,11 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description How the engine's analysis of the scan went; present once the scan completed. */
+        ScanAnalysis: {
+            /** @description Files whose analysis exceeded the per-file analysis budget: only the cheap passes (lite rules, secret rules) ran on them. The findings report names each in its messages. */
+            filesOverBudget: string[];
+        };
         ScanStatus: {
             /** Format: uuid */
             id: string;
@@ -1918,6 +1923,7 @@ export interface components {
                 code: string;
                 message: string;
             };
+            analysis?: components["schemas"]["ScanAnalysis"];
         };
         ScanTypeAvailability: {
             available: boolean;
@@ -2107,6 +2113,7 @@ export interface components {
                 code: string;
                 message: string;
             };
+            analysis?: components["schemas"]["ScanAnalysis"];
         };
         ChangeCompanyRoleRequest: {
             role: "manager" | "member";
