@@ -6,6 +6,7 @@ import {
   elseIfChain,
   hugeContract,
   longAssembly,
+  loopChain,
   manyFunctions,
   manyLocalDefs,
 } from './pathological.fixtures.ts';
@@ -147,6 +148,24 @@ describe('the per-file analysis budget', () => {
       expect(() => fa.analyze(fn).cfg.taint(() => true)).toThrow('not the budget');
       expect(checks).toBeGreaterThan(50);
     }
+  });
+
+  it('taints a chain of locals in a loop looking at each definition a bounded number of times', async () => {
+    const source = loopChain(300);
+    const parsed = await parseSolidity(source);
+    const fa = new FileAnalysis(new SolFile('x.sol', source, parsed.root, parsed.errors));
+    const { cfg } = fa.analyze([...fa.ownFunctions()].find((f) => f.name === 'f')!);
+    let looks = 0;
+    const taint = cfg.taint((e) => {
+      looks++;
+      return fa.compact(e) === 'msg.value';
+    });
+    // Every link of the chain is tainted…
+    const a0 = cfg.defs.findIndex((d) => d.name === 'a0' && d.rhs !== undefined);
+    expect(taint.tainted.has(a0)).toBe(true);
+    // …in a number of looks linear in the definitions (rounds over all of them until nothing
+    // changed took one round per link: about defs² / 2).
+    expect(looks).toBeLessThan(4 * cfg.defs.length);
   });
 
   it('the worker pool terminates and replaces a worker held by one file, the next files run on the new one', async () => {

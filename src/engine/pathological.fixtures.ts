@@ -82,3 +82,15 @@ export function manyLocalDefs(defs: number): string {
   }
   return `pragma solidity ^0.8.0;\ncontract Defs {\n  mapping(address => uint) balances;\n  function f() public payable {\n${out.join('\n')}\n    balances[msg.sender] = acc;\n    payable(msg.sender).transfer(acc);\n  }\n}\n`;
 }
+
+/**
+ * A loop that passes `msg.value` through a chain of `length` locals, last to first: a value
+ * reaches `a0` only after `length` trips around the loop.
+ */
+export function loopChain(length: number): string {
+  const decls = Array.from({ length }, (_, i) => `    uint a${i};`).join('\n');
+  const body = Array.from({ length }, (_, i) =>
+    i + 1 < length ? `      a${i} = a${i + 1} + 1;` : `      a${i} = msg.value;`,
+  ).join('\n');
+  return `pragma solidity ^0.8.0;\ncontract Chain {\n  mapping(address => uint) paid;\n  function f(uint k) public payable {\n${decls}\n    for (uint j = 0; j < k; j++) {\n${body}\n    }\n    paid[msg.sender] = a0;\n  }\n}\n`;
+}
