@@ -210,6 +210,20 @@ describe('the per-file analysis budget', () => {
     );
   }, 60_000);
 
+  it('bounds an audit scan analysed in this thread: its own threat model and the file over budget', async () => {
+    const tree = {
+      'contracts/Bank.sol': BANK,
+      'contracts/Kill.sol': 'contract Kill { function k() public { selfdestruct(msg.sender); } }\n',
+    };
+    const r = await scanTree(memoryTree(tree), { type: 'audit', fileBudgetMs: 0 });
+    expect(r.filesOverBudget).toEqual(['contracts/Bank.sol', 'contracts/Kill.sol']);
+    expect(rulesOf(r, 'contracts/Kill.sol')).toContain('sol.access.unprotected-selfdestruct');
+    expect(rulesOf(r, 'contracts/Bank.sol')).not.toContain('sol.reentrancy.cross-function');
+    const full = await scanTree(memoryTree(tree), { type: 'audit' });
+    expect(full.filesOverBudget).toEqual([]);
+    expect(full.messages).toEqual([]);
+  });
+
   it('throws its own error, recognised after the rules catch the others', async () => {
     const r = await scanTree(memoryTree({ 'contracts/Bank.sol': BANK }), { type: 'lite', fileBudgetMs: 0 });
     // `lite`: the full pass was the lite rules; only the secret rules remain.
