@@ -220,17 +220,19 @@ export async function analyzeTree(
     options.onParse?.(path);
     const parsed = await parseSolidityFile(path, source);
     // The file's share of the threat model, its rules and the probe of the model's rules count
-    // against one budget; over it, the file adds nothing to the model and gets the cheap passes.
+    // against one budget; over it, the file's share is taken back and it gets the cheap passes.
+    const lengths = modelLengths(model);
     const r = runSolidityRulesWithinBudget(parsed, fileRules, options.type, budgetMs, {
+      first: () => addFileToThreatModel(model, parsed.analysis),
       more: (fileResult) => {
         const probe = modelRules.length > 0 ? runSolidityRules(parsed, modelRules, options.type) : undefined;
         const defer = probe !== undefined && (probe.vulnerabilities.length > 0 || probe.messages.length > 0);
         const candidates =
           audit && !defer ? pendingCandidates(parsed.analysis, fileResult.vulnerabilities) : [];
-        addFileToModelAtomically(model, parsed.analysis);
         return { defer, candidates, remainingMs: parsed.analysis.deadline.remainingMs() };
       },
     });
+    if (r.overBudget) restoreModelLengths(model, lengths);
     const file: PreparedFile = {
       path,
       vulnerabilities: r.vulnerabilities,
@@ -505,16 +507,25 @@ const MODEL_LISTS = [
   'threats',
 ] as const satisfies ReadonlyArray<keyof ThreatModel>;
 
+/** How long each list of the model is: a file's share is taken back by cutting them to it. */
+function modelLengths(model: ThreatModel): number[] {
+  return MODEL_LISTS.map((k) => model[k].length);
+}
+
+function restoreModelLengths(model: ThreatModel, lengths: readonly number[]): void {
+  for (const [i, k] of MODEL_LISTS.entries()) model[k].length = lengths[i]!;
+}
+
 /**
  * Adds the file's share of the threat model, all of it or (when its analysis budget runs out
  * half-way, which rethrows) none of it.
  */
 function addFileToModelAtomically(model: ThreatModel, fa: FileAnalysis): void {
-  const lengths = MODEL_LISTS.map((k) => model[k].length);
+  const lengths = modelLengths(model);
   try {
     addFileToThreatModel(model, fa);
   } catch (err) {
-    if (isBudgetExceeded(err)) for (const [i, k] of MODEL_LISTS.entries()) model[k].length = lengths[i]!;
+    if (isBudgetExceeded(err)) restoreModelLengths(model, lengths);
     throw err;
   }
 }

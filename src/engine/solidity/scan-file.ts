@@ -156,8 +156,9 @@ export function runCheapPass(
 }
 
 /**
- * Runs `rules` on a parsed file within `budgetMs` of analysis (parsing excluded), then `more` (a
- * caller's use of the analysis that counts against the same budget). Over budget, everything the
+ * Runs `first`, `rules` on a parsed file, then `more` (a caller's uses of the analysis, in the
+ * order they always ran: summaries are memoised as they are asked for) within `budgetMs` of
+ * analysis (parsing excluded). Over budget, everything the
  * file's full pass produced is dropped (a rule half-way through a file has not reported what it
  * would) and the cheap passes run instead: `more` then does not run.
  */
@@ -168,6 +169,7 @@ export function runSolidityRulesWithinBudget<T = undefined>(
   budgetMs: number,
   options: {
     threatModel?: ThreatModel;
+    first?: () => void;
     more?: (r: { vulnerabilities: EngineVulnerability[] }) => T;
     /** What is left of the budget when part of it went to an earlier pass over the file. */
     remainingMs?: number;
@@ -180,6 +182,7 @@ export function runSolidityRulesWithinBudget<T = undefined>(
 } {
   parsed.analysis.deadline = Deadline.after(options.remainingMs ?? budgetMs);
   try {
+    options.first?.();
     const r = runSolidityRules(parsed, rules, type, options.threatModel);
     if (!options.more) return { ...r, overBudget: false };
     const more = options.more(r);
