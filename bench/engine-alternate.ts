@@ -3,7 +3,7 @@
  * development half of SolidiFI (../shared/datasets/solidifi-dev, SOLIDIFI_DIR overrides it):
  *
  *   npm run bench:engine:alternate -- --a <revision> --b <revision> [--runs 8]
- *       [--a-args "--workers 1"] [--b-args "--workers 0"]
+ *       [--a-args "--type lite"] [--b-args "--type standard"]
  *
  * A side is a git revision, checked out into a temporary worktree that shares this checkout's
  * node_modules, or `.`: this checkout as it is, uncommitted changes included (the default of

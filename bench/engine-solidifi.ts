@@ -10,9 +10,8 @@
  *
  *   npm run bench:engine:solidifi       (SOLIDIFI_DIR=/path overrides the dataset)
  *   npm run bench:engine:solidifi -- --llm-triage   (also the LLM triage pass, see bench/llm-triage.ts)
- * Speed: the scan runs three times with worker threads (the default) and three times with
- * `--workers 0`; the fastest of each counts, printed with the load average before each run (the
- * machine is shared; CPU time does not depend on the load as wall-clock time does).
+ * Speed: the scan runs three times; the fastest counts, printed with the load average before each
+ * run (the machine is shared; CPU time does not depend on the load as wall-clock time does).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -108,9 +107,7 @@ function measure(extra: string[]): Speed {
   return { runs: REPEAT, ms: Math.round(bestMs), cpuMs: Math.round(bestCpuMs), peakRssMb, loadAverages };
 }
 
-// One thread first (its report is overwritten by the default run's, which is scored).
-const singleThread = measure(['--workers', '0']);
-const parallel = measure([]);
+const measured = measure([]);
 const report = JSON.parse(readFileSync(reportFile, 'utf8')) as {
   vulnerabilities: Array<{
     severity: string;
@@ -264,18 +261,14 @@ const rate = (x: Speed) => ({
   linesPerSecond: Math.round(totalLines / (x.ms / 1000)),
   linesPerCpuSecond: Math.round(totalLines / (x.cpuMs / 1000)),
 });
-const speed = rate(parallel);
-const speedSingle = rate(singleThread);
+const speed = rate(measured);
 const SPEED_TARGET = 40_000;
 const loads = (x: Speed): string => x.loadAverages.join(', ');
 console.log(
   `\nspeed (one \`vigil engine scan\` process over the whole half, start-up included, fastest of ${REPEAT}; ${cpus().length} cores):`,
 );
 console.log(
-  `  default (worker threads): ${speed.ms} ms, ${speed.linesPerSecond} lines/s wall ${speed.linesPerSecond >= SPEED_TARGET ? '≥' : '<'} ${SPEED_TARGET}, ${speed.linesPerCpuSecond} lines per CPU-second, peak RSS ${speed.peakRssMb} MB (load average ${loads(parallel)})`,
-);
-console.log(
-  `  --workers 0 (one thread): ${speedSingle.ms} ms, ${speedSingle.linesPerSecond} lines/s wall, ${speedSingle.linesPerCpuSecond} lines per CPU-second, peak RSS ${speedSingle.peakRssMb} MB (load average ${loads(singleThread)})`,
+  `  ${speed.ms} ms, ${speed.linesPerSecond} lines/s wall ${speed.linesPerSecond >= SPEED_TARGET ? '≥' : '<'} ${SPEED_TARGET}, ${speed.linesPerCpuSecond} lines per CPU-second, peak RSS ${speed.peakRssMb} MB (load average ${loads(measured)})`,
 );
 if (llmTriage) {
   const t = llmTriage as {
@@ -319,7 +312,7 @@ const results = {
   recall: foundAll / injectedAll,
   bestOfSix: bestAll,
   perClass,
-  speed: { ...speed, target: SPEED_TARGET, cores: cpus().length, singleThread: speedSingle },
+  speed: { ...speed, target: SPEED_TARGET, cores: cpus().length },
   scanMessages: scanMessages.length,
   llmTriage,
   node: process.version,

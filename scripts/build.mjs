@@ -1,6 +1,5 @@
-// The compiled build of the server and the command line: esbuild bundles `src/main.ts`, the engine
-// commands (`src/cli/engine-main.ts`) and the scan worker (`src/engine/solidity/scan-worker.ts`)
-// into `dist/server/build-<hash>/`, code shared between them in chunks and every dynamic import in
+// The compiled build of the server and the command line: esbuild bundles `src/main.ts` and the
+// engine commands (`src/cli/engine-main.ts`) into `dist/server/build-<hash>/`, code shared between them in chunks and every dynamic import in
 // its own chunk (so `vigil --help` loads neither Fastify nor the database). npm packages stay
 // external. `dist/server/build.json` names the current build and fingerprints its inputs; the
 // `vigil` binary checks them before each start and, in a source checkout, rebuilds when a source
@@ -26,7 +25,6 @@ const thisFile = path.relative(root, fileURLToPath(import.meta.url));
 const ENTRIES = {
   main: 'src/main.ts',
   'engine-main': 'src/cli/engine-main.ts',
-  'scan-worker': 'src/engine/solidity/scan-worker.ts',
 };
 
 /** A build replaced this long ago is deleted (a process started from it may still load its chunks). */
@@ -113,7 +111,7 @@ function buildOptions() {
     write: false,
     metafile: true,
     logLevel: 'silent',
-    plugins: [compiledScanWorker, sourceLocations],
+    plugins: [sourceLocations],
   };
 }
 
@@ -142,23 +140,6 @@ const sourceLocations = {
         loader: args.path.endsWith('.ts') ? 'ts' : 'js',
       };
     });
-  },
-};
-
-/**
- * The scan pool's worker is the compiled `scan-worker.js` of the same build; from source,
- * `worker-bundle.ts` builds a bundle of it at run time (`src/engine/bundle-cache.mjs`).
- */
-const compiledScanWorker = {
-  name: 'compiled-scan-worker',
-  /** @param {import('esbuild').PluginBuild} b */
-  setup(b) {
-    b.onLoad({ filter: /[\\/]src[\\/]engine[\\/]solidity[\\/]worker-bundle\.ts$/ }, () => ({
-      contents: `export function bundledWorker() {
-  return Promise.resolve(new URL('./scan-worker.js', import.meta.url));
-}`,
-      loader: 'js',
-    }));
   },
 };
 

@@ -62,6 +62,12 @@ export interface Config {
      * so that API requests and the database come first for the CPU. 0 leaves priorities alone.
      */
     nice: number;
+    /**
+     * Analysis time each Solidity file of a scan may take, parsing excluded, in milliseconds
+     * (`VIGIL_SCAN_FILE_BUDGET_MS`, default 2000; 0 = no limit): a file over it is analysed by the
+     * cheap passes only, and the scan's messages and status name it.
+     */
+    fileBudgetMs: number;
   };
   llm: { baseUrl: string; apiKey: string | null; model: string } | null;
   /** The repository assistant (v0 AI ask). */
@@ -237,6 +243,11 @@ export function loadRulesUrl(env: Env): string | undefined {
   return publicUrl ? `${publicUrl}/docs/rules` : undefined;
 }
 
+/** A per-file analysis budget as the engine takes it: milliseconds, `Infinity` for 0 (no limit). */
+export function engineFileBudgetMs(ms: number): number {
+  return ms > 0 ? ms : Number.POSITIVE_INFINITY;
+}
+
 /** Builds and validates the configuration. Throws ConfigError with a message saying what to fix. */
 export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   const dataDir = path.resolve(cwd, readString(env, 'VIGIL_DATA_DIR') ?? 'data');
@@ -284,6 +295,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       pollingSeconds: readInt(env, 'VIGIL_JOB_POLL_SECONDS', 1, 1),
       concurrency: readInt(env, 'VIGIL_WORKER_CONCURRENCY', 2, 1),
       nice: Math.min(readInt(env, 'VIGIL_WORKER_NICE', 10, 0), 19),
+      fileBudgetMs: readInt(env, 'VIGIL_SCAN_FILE_BUDGET_MS', 2_000, 0),
     },
     llm: loadLlmConfig(env),
     ai: loadAiConfig(env),

@@ -71,7 +71,11 @@ import {
 import { FindingViewSchema, registerFindingViewRoutes } from './platform/views/finding-views.routes.ts';
 import { registerCreditsRoutes } from './scanner/credits/credits.routes.ts';
 import { registerScanRoutes } from './scanner/scans/scans.routes.ts';
-import { SastVulnerabilitySchema, ScanStatusSchema } from './scanner/scans/scans.schemas.ts';
+import {
+  SastVulnerabilitySchema,
+  ScanAnalysisSchema,
+  ScanStatusSchema,
+} from './scanner/scans/scans.schemas.ts';
 import { registerTicketRoutes } from './scanner/tickets/tickets.routes.ts';
 import { FindingIssueExportSchema, FindingTicketSchema } from './scanner/tickets/tickets.schemas.ts';
 import { registerUploadRoutes } from './scanner/uploads/uploads.routes.ts';
@@ -119,6 +123,7 @@ const SHARED_SCHEMAS: readonly TSchema[] = [
   RewardRangeSchema,
   SafeHarborSchema,
   SastVulnerabilitySchema,
+  ScanAnalysisSchema,
   ScanStatusSchema,
   ScanTypeAvailabilitySchema,
   ServiceKeySchema,

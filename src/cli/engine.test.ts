@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlmServer } from '../../test/fakes/llm-server.ts';
+import { elseIfChain } from '../engine/pathological.fixtures.ts';
 import { registerEngineCommands } from './engine.ts';
 
 const VULNERABLE = `pragma solidity ^0.4.24;
@@ -57,10 +58,10 @@ describe('vigil engine scan', () => {
     const bundled = await scan({});
     expect(bundled).toEqual(await scan({ VIGIL_NO_BUNDLE: '1' }));
     expect(JSON.stringify(bundled)).toContain('sol.access.unprotected-selfdestruct');
-    const bad = await exec(process.execPath, [vigil, 'engine', 'scan', dir, '--workers', 'x']).catch(
+    const bad = await exec(process.execPath, [vigil, 'engine', 'scan', dir, '--type', 'x']).catch(
       (e: { code: number; stderr: string }) => e,
     );
-    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('--workers') });
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('--type') });
   }, 60_000);
 
   it('prints a SAST report to stdout, with a UUID per finding and no progress when stderr is not a TTY', async () => {
@@ -93,6 +94,38 @@ describe('vigil engine scan', () => {
     expect(stdout).toMatch(/^SEVERITY\s+LOCATION\s+RULE\s+TITLE/);
     expect(stdout).toMatch(/High\s+Kill\.sol:2\s+sol\.access\.unprotected-selfdestruct/);
     expect(stdout).toMatch(/finding\(s\)/);
+  });
+
+  it('names the files over the analysis budget in the table footer and the SARIF notifications', async () => {
+    const slow = await mkdtemp(path.join(tmpdir(), 'vigil-cli-budget-'));
+    try {
+      // Hundreds of milliseconds of analysis: over a budget of a microsecond on any machine.
+      await writeFile(path.join(slow, 'Crowdsale.sol'), elseIfChain(20, 80));
+      await writeFile(path.join(slow, 'Kill.sol'), VULNERABLE);
+      const { stdout } = await run([slow, '--file-budget', '0.000001']);
+      expect(stdout).toMatch(
+        /^warning: Crowdsale\.sol: analysis exceeded its budget of 0\.000001 s; only the cheap passes/m,
+      );
+      expect(stdout).toMatch(
+        /over the analysis budget, cheap passes only: (Kill\.sol, )?Crowdsale\.sol\n[^\n]*finding\(s\)/,
+      );
+      // The cheap passes still report the file's lite findings.
+      expect(stdout).toMatch(/Crowdsale\.sol:1\s+sol\.pragma\.outdated/);
+      const sarif = JSON.parse(
+        (await run([slow, '--file-budget', '0.000001', '--format', 'sarif'])).stdout,
+      ) as {
+        runs: Array<{
+          invocations: Array<{ toolExecutionNotifications: Array<{ message: { text: string } }> }>;
+        }>;
+      };
+      const texts = sarif.runs[0]!.invocations[0]!.toolExecutionNotifications.map((n) => n.message.text);
+      expect(texts.some((t) => t.startsWith('Crowdsale.sol: analysis exceeded its budget'))).toBe(true);
+      // Without the option (default 2 s), the file is analysed in full.
+      expect((await run([slow])).stdout).not.toMatch(/analysis budget/);
+      await expect(run([slow, '--file-budget', 'soon'])).rejects.toThrow(/seconds/);
+    } finally {
+      await rm(slow, { recursive: true, force: true });
+    }
   });
 
   it("writes the SAST report of an audit with the LLM review: the rule findings and the model's", async () => {

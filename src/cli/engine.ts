@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { open, writeFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { loadLlmConfig, loadRulesUrl } from '../config.ts';
+import { engineFileBudgetMs, loadLlmConfig, loadRulesUrl } from '../config.ts';
 import {
   type EngineVulnerability,
   openDirectoryTree,
@@ -34,7 +34,7 @@ interface ScanCommandOptions {
   format: 'sast' | 'sarif' | 'table';
   output?: string;
   prefix?: string;
-  workers?: number;
+  fileBudget?: number;
   llmBaseUrl?: string;
   llmApiKey?: string;
   llmModel?: string;
@@ -76,11 +76,6 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
     .option('--output <file>', 'write the report to a file instead of stdout')
     .option('--prefix <path>', 'scan only this sub-path of the directory')
     .option(
-      '--workers <n>',
-      'worker threads for Solidity analysis (0: this thread; default: one per core but one, at most 4, for large trees)',
-      parseWorkers,
-    )
-    .option(
       '--include-tests',
       'run the Solidity rules on tests, mocks and scripts too (test/, script/, *.t.sol, …)',
     )
@@ -88,6 +83,11 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
       '--public-url <url>',
       'public address of a Vigil server whose /docs/rules pages the report links (default VIGIL_PUBLIC_URL; without one, the repository’s docs/engine-rules.md)',
       parsePublicUrl,
+    )
+    .option(
+      '--file-budget <seconds>',
+      'analysis time per Solidity file before it gets the cheap passes only (0: no limit; default 2)',
+      parseFileBudget,
     )
     .option('--llm-base-url <url>', 'OpenAI-compatible API base URL for the audit review')
     .option('--llm-api-key <key>', 'API key for the LLM')
@@ -115,7 +115,9 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
           type: opts.type,
           ...(opts.includeTests ? { includeTests: true } : {}),
           ...(sast ? { onFileFindings: (i, found) => sast.add(i, found) } : {}),
-          ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
+          ...(opts.fileBudget !== undefined
+            ? { fileBudgetMs: engineFileBudgetMs(opts.fileBudget * 1000) }
+            : {}),
           ...(llm ? { llm } : {}),
           onProgress: progress
             ? ({ filesDone, filesTotal }) => {
@@ -170,9 +172,10 @@ function parsePublicUrl(value: string): string {
   return value.replace(/\/+$/, '');
 }
 
-function parseWorkers(value: string): number {
+function parseFileBudget(value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n > 64) throw new InvalidArgumentError('expected a whole number from 0 to 64');
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 3600)
+    throw new InvalidArgumentError('expected a number of seconds from 0 (no limit) to 3600');
   return n;
 }
 
@@ -196,6 +199,9 @@ function renderTable(result: ScanResult): string {
   const counts = ORDER.map((s) => [s, rows.filter((v) => v.severity === s).length] as const).filter(
     ([, n]) => n > 0,
   );
+  const over = result.filesOverBudget ?? [];
+  if (over.length > 0)
+    lines.push(`${over.length} file(s) over the analysis budget, cheap passes only: ${over.join(', ')}`);
   lines.push(
     `${rows.length} finding(s)${counts.length ? ` (${counts.map(([s, n]) => `${n} ${REPORT_SEVERITY[s]}`).join(', ')})` : ''} in ${result.stats.files} files, ${result.stats.lines} lines, ${result.stats.durationMs} ms.`,
   );

@@ -68,8 +68,7 @@ async function starting<T>(config: Config, cleanup: () => Promise<void>, fn: () 
 
 /**
  * Lowers this process's scheduling priority to `nice` (never raises it): scan work then yields the
- * CPU to API processes and the database on the same machine. Threads started afterwards (the
- * engine's analysis threads) inherit it.
+ * CPU to API processes and the database on the same machine.
  */
 function lowerPriority(container: Container, nice: number): void {
   try {

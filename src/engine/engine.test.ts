@@ -54,35 +54,6 @@ describe('scanTree', () => {
     expect(ids.some((i) => i.includes('sweep'))).toBe(false);
   });
 
-  it('analyses files on worker threads with the same findings, messages and progress as one thread', async () => {
-    const files: Record<string, string> = { 'bad.sol': 'contract { function ( {' };
-    for (let i = 0; i < 6; i++) files[`c${i}.sol`] = BANK.replace('contract Bank', `contract Bank${i}`);
-    // Non-ASCII text in a file: kept as written in the snippets of that file, on both paths.
-    files['c0.sol'] = files['c0.sol']!.replace('(amount)());', '(amount)(), "paie à l’appelant");').replace(
-      'lib.delegatecall(msg.data));',
-      'lib.delegatecall(msg.data), "déjà");',
-    );
-    const one = await scanTree(memoryTree(files), { type: 'standard', workers: 0 });
-    const progress: number[] = [];
-    const pooled = await scanTree(memoryTree(files), {
-      type: 'standard',
-      workers: 2,
-      onProgress: (p) => void progress.push(p.filesDone),
-    });
-    expect(pooled.vulnerabilities).toEqual(one.vulnerabilities);
-    expect(pooled.messages).toEqual(one.messages);
-    expect(pooled.vulnerabilities.length).toBeGreaterThan(6);
-    expect(progress.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    const call = pooled.vulnerabilities.find(
-      (v) => v.location.file === 'c0.sol' && v.ruleId === 'sol.reentrancy.state-after-call',
-    );
-    expect(call?.snippet).toContain('"paie à l’appelant"');
-    const delegate = pooled.vulnerabilities.find(
-      (v) => v.location.file === 'c0.sol' && v.ruleId === 'sol.delegatecall.controlled',
-    );
-    expect(delegate?.snippet).toContain('"déjà"');
-  });
-
   it('writes every rule text in ASCII, so that reports of ASCII sources are one byte per character', () => {
     const nonAscii = allRuleMetas().flatMap((m) =>
       [m.title, m.description, m.remediation, m.reasoning ?? '']

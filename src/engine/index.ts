@@ -5,6 +5,7 @@
  */
 
 import type { LlmClient } from '../integrations/llm/llm-client.ts';
+import { DEFAULT_FILE_BUDGET_MS, isBudgetExceeded } from './deadline.ts';
 import { compactStrings, FindingCollector, isWide } from './findings.ts';
 import {
   LLM_REVIEW_LIMIT,
@@ -18,8 +19,13 @@ import { triageWithLlm } from './llm/triage.ts';
 import { isProbablyText, MAX_SECRET_FILE_BYTES, scanSecretsInText } from './secrets/secrets.ts';
 import { type LoadedProject, loadProject } from './solidity/load-project.ts';
 import { rulesFor } from './solidity/rules/index.ts';
-import { type ParsedSolidityFile, runSolidityRules, scanSolidityFile } from './solidity/scan-file.ts';
-import { defaultWorkerCount, SolidityScanPool } from './solidity/scan-pool.ts';
+import {
+  overBudgetMessage,
+  type ParsedSolidityFile,
+  runSolidityRules,
+  runSolidityRulesWithinBudget,
+  scanSolidityFileCheaply,
+} from './solidity/scan-file.ts';
 import { classifyPath, loadSelectionSettings, SelectionSummary } from './sources/selection.ts';
 import type { SourceEntry, SourceTree } from './sources/tree.ts';
 import { addFileToThreatModel, emptyThreatModel, finalizeThreatModel } from './threat-model/threat-model.ts';
@@ -33,6 +39,7 @@ import type {
 } from './types.ts';
 
 export type { LlmClient } from '../integrations/llm/llm-client.ts';
+export { DEFAULT_FILE_BUDGET_MS } from './deadline.ts';
 export { toSarifReport } from './report/sarif.ts';
 export { SastReportText, toSastReport } from './report/sast.ts';
 export { allRuleMetas } from './rules-catalogue.ts';
@@ -77,15 +84,6 @@ export interface ScanOptions {
    */
   onFileFindings?: (fileIndex: number, findings: readonly EngineVulnerability[]) => void;
   /**
-   * Worker threads for Solidity analysis: by default one per core but one (at most 4), since this
-   * thread reads the files, runs the secret rules and writes the report meanwhile, when the tree
-   * has at least `PARALLEL_MIN_FILES` Solidity files totalling `PARALLEL_MIN_BYTES`, and the scan
-   * is not `audit`; 0 analyses in this thread.
-   */
-  workers?: number;
-  /** Nice value the analysis threads lower themselves to (never raise); 0 leaves them alone. */
-  threadNice?: number;
-  /**
    * LLM triage of the rule findings (needs `llm`; off by default): the model may lower the
    * confidence of or dismiss a finding with a recorded reason, never add or raise one.
    */
@@ -97,12 +95,13 @@ export interface ScanOptions {
    * ask for it as well. See sources/selection.ts.
    */
   includeTests?: boolean;
+  /**
+   * Analysis time each Solidity file may take (parsing excluded), in milliseconds; default
+   * `DEFAULT_FILE_BUDGET_MS`, `Infinity` for none. A file over it is analysed by the cheap passes
+   * only (lite rules, secret rules) and a warning names it (docs/adr/0001-per-file-analysis-budget.md).
+   */
+  fileBudgetMs?: number;
 }
-
-/** Below this many Solidity files, starting workers costs more than it saves. */
-export const PARALLEL_MIN_FILES = 24;
-/** Each worker loads the parser and the rules (about a second of CPU): worth it from about 30,000 lines. */
-export const PARALLEL_MIN_BYTES = 1024 * 1024;
 
 const isSolidity = (p: string): boolean => p.endsWith('.sol');
 
@@ -169,6 +168,8 @@ export interface PreparedFile {
   path: string;
   vulnerabilities: EngineVulnerability[];
   messages: ScanMessage[];
+  /** The file's analysis went over its budget: the findings are the cheap passes' only. */
+  overBudget?: boolean;
 }
 
 /**
@@ -192,6 +193,8 @@ export interface AnalyzeOptions {
   onParse?: (path: string) => void;
   /** As {@link ScanOptions.includeTests}; give both calls the same value. */
   includeTests?: boolean;
+  /** As {@link ScanOptions.fileBudgetMs}: it covers the file's share of the threat model too. */
+  fileBudgetMs?: number;
 }
 
 /**
@@ -218,7 +221,8 @@ export async function analyzeTree(
   const files: PreparedFile[] = [];
   // Per Solidity file, in tree order: its review candidates before the threat model's share.
   const pending: PendingCandidate[][] = [];
-  const deferred: Array<{ index: number; parsed: ParsedSolidityFile }> = [];
+  const deferred: Array<{ index: number; parsed: ParsedSolidityFile; remainingMs: number }> = [];
+  const budgetMs = options.fileBudgetMs ?? DEFAULT_FILE_BUDGET_MS;
   let solidityFiles = 0;
   let lines = 0;
   const { loaded, paths } = await loadTreeProject(tree, entries, options);
@@ -227,31 +231,60 @@ export async function analyzeTree(
     if (!parsed) continue;
     solidityFiles++;
     lines += parsed.lineCount;
-    addFileToThreatModel(model, parsed.analysis);
-    const r = runSolidityRules(parsed, fileRules, options.type);
+    // The file's share of the threat model, its rules and the probe of the model's rules count
+    // against one budget; over it, the file's share is taken back and it gets the cheap passes.
+    const lengths = modelLengths(model);
+    const r = runSolidityRulesWithinBudget(parsed, fileRules, options.type, budgetMs, {
+      first: () => addFileToThreatModel(model, parsed.analysis),
+      more: (fileResult) => {
+        const probe = modelRules.length > 0 ? runSolidityRules(parsed, modelRules, options.type) : undefined;
+        const defer = probe !== undefined && (probe.vulnerabilities.length > 0 || probe.messages.length > 0);
+        const candidates =
+          audit && !defer ? pendingCandidates(parsed.analysis, fileResult.vulnerabilities) : [];
+        return { defer, candidates, remainingMs: parsed.analysis.deadline.remainingMs() };
+      },
+    });
+    if (r.overBudget) restoreModelLengths(model, lengths);
     const file: PreparedFile = {
       path,
       vulnerabilities: r.vulnerabilities,
       messages: [...parsed.messages, ...r.messages],
+      ...(r.overBudget ? { overBudget: true } : {}),
     };
     const index = files.push(file) - 1;
-    if (modelRules.length > 0) {
-      const probe = runSolidityRules(parsed, modelRules, options.type);
-      if (probe.vulnerabilities.length > 0 || probe.messages.length > 0) {
-        deferred.push({ index, parsed });
-        continue;
-      }
+    if (!r.more) continue;
+    if (r.more.defer) {
+      deferred.push({ index, parsed, remainingMs: r.more.remainingMs });
+      continue;
     }
-    if (audit) pending[index] = pendingCandidates(parsed.analysis, file.vulnerabilities);
+    if (audit) pending[index] = r.more.candidates;
   }
   const threatModel = finalizeThreatModel(model, { files: entries.length, solidityFiles, lines });
-  for (const { index, parsed } of deferred) {
+  for (const { index, parsed, remainingMs } of deferred) {
     const file = files[index]!;
-    // The rules reading the model come last in every profile: their results go last too.
-    const r = runSolidityRules(parsed, modelRules, options.type, threatModel);
+    // The rules reading the model come last in every profile: their results go last too. They
+    // get what the file's pass left of its budget: over it, the file's findings become the cheap
+    // passes' (its share of the threat model, complete, stays).
+    const r = runSolidityRulesWithinBudget(parsed, modelRules, options.type, budgetMs, {
+      threatModel,
+      remainingMs,
+      more: (modelResult) =>
+        audit
+          ? pendingCandidates(parsed.analysis, [...file.vulnerabilities, ...modelResult.vulnerabilities])
+          : [],
+    });
+    if (r.overBudget) {
+      files[index] = {
+        path: file.path,
+        vulnerabilities: r.vulnerabilities,
+        messages: [...parsed.messages, ...r.messages],
+        overBudget: true,
+      };
+      continue;
+    }
     file.vulnerabilities.push(...r.vulnerabilities);
     file.messages.push(...r.messages);
-    if (audit) pending[index] = pendingCandidates(parsed.analysis, file.vulnerabilities);
+    if (audit) pending[index] = r.more ?? [];
   }
   const prepared: PreparedScan = { version: 1, type: options.type, files };
   if (audit) {
@@ -283,6 +316,9 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
   const preparedFiles = prepared ? new Map(prepared.files.map((f) => [f.path, f])) : undefined;
   const riskiest =
     audit && options.llm && !prepared?.reviewCandidates ? new RiskiestFunctions(LLM_REVIEW_LIMIT) : undefined;
+  const budgetMs = options.fileBudgetMs ?? DEFAULT_FILE_BUDGET_MS;
+  // Per file index: its analysis went over budget (tree order whatever order workers finish in).
+  const overBudget: boolean[] = [];
   let files = 0;
   let lines = 0;
   let done = 0;
@@ -313,112 +349,86 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
           },
         )
       : undefined;
-  const workerCount = 0;
-  const pool =
-    workerCount > 0 ? await SolidityScanPool.start(workerCount, options.threadNice ?? 0) : undefined;
-  // Per-file messages keep the order of the tree whatever order workers finish in.
+  // Per-file messages, in the order of the tree.
   const fileMessages: ScanMessage[][] = [];
   // Sources of Solidity files, kept only when findings are to be triaged by the LLM.
   const triageSources = new Map<string, string>();
-  const inFlight = new Set<Promise<void>>();
   const finish = async (): Promise<void> => {
     done++;
     await options.onProgress?.({ filesDone: done, filesTotal: entries.length });
   };
-  try {
-    for (const [i, entry] of entries.entries()) {
-      options.signal?.throwIfAborted();
-      const own: ScanMessage[] = [];
-      fileMessages[i] = own;
-      const found: EngineVulnerability[] = [];
-      fileFindings[i] = found;
-      let deferred = false;
-      try {
-        const use = classes[i];
-        // Solidity rules run on reported files only; secrets are looked for in tests too.
-        const sol = isSolidity(entry.path) && use === 'report';
-        if (use === 'vendored' || use === 'ignored') {
-          // Not scanned; counted in the selection's messages.
-        } else if (sol && entry.size > MAX_SOLIDITY_FILE_BYTES) {
-          own.push({
-            level: 'warning',
-            value: `${entry.path}: skipped, ${entry.size} bytes is over the ${MAX_SOLIDITY_FILE_BYTES}-byte limit.`,
-          });
-        } else if (!sol && entry.size > MAX_SECRET_FILE_BYTES) {
-          skipped++;
-        } else {
-          // A Solidity file of the project was read when the project was loaded.
-          const source = sol ? loaded?.source(entry.path) : undefined;
-          const buf = source === undefined ? await tree.read(entry.path) : undefined;
-          if (buf && !isProbablyText(buf)) skipped++;
-          else {
-            const text = source ?? buf?.toString('utf8') ?? '';
-            const wide = isWide(text);
-            files++;
-            lines += countLines(text);
-            for (const v of secretFindings(entry.path, text)) found.push(wide ? compactStrings(v) : v);
-            if (sol && options.llmTriage && options.llm) triageSources.set(entry.path, text);
-            const ready = sol ? preparedFiles?.get(entry.path) : undefined;
-            if (ready) {
-              found.push(...ready.vulnerabilities);
-              own.push(...ready.messages);
-            } else if (sol && pool) {
-              const worker = await pool.acquire();
-              deferred = true;
-              options.onParse?.(entry.path);
-              const job = pool
-                .run(worker, entry.path, text, options.type)
-                .then(
-                  (r) => {
-                    for (const v of r.vulnerabilities) found.push(wide ? compactStrings(v) : v);
-                    own.push(...r.messages);
-                  },
-                  // A worker that cannot run: analyse the file in this thread instead.
-                  async () => {
-                    options.onParse?.(entry.path);
-                    const r = await scanSolidityFile(entry.path, text, options.type);
-                    for (const v of r.vulnerabilities) found.push(wide ? compactStrings(v) : v);
-                    own.push(...r.messages);
-                  },
-                )
-                .then(() => options.onFileFindings?.(i, found.sort(compareFindings)))
-                .then(finish);
-              inFlight.add(job);
-              const forget = (): boolean => inFlight.delete(job);
-              job.then(forget, forget);
-            } else if (sol) {
-              // Every Solidity file not analysed before is in the project (unless it is not text).
-              const parsed = loaded?.take(entry.path);
-              const r = parsed
-                ? runSolidityRules(parsed, rulesFor(options.type), options.type, threatModel)
-                : { vulnerabilities: [], messages: [] };
-              const analysis = parsed?.analysis;
-              for (const v of r.vulnerabilities) found.push(wide ? compactStrings(v) : v);
-              if (parsed) own.push(...parsed.messages);
-              own.push(...r.messages);
-              if (analysis) {
-                if (ownModel) addFileToThreatModel(ownModel, analysis);
-                riskiest?.addFile(analysis, r.vulnerabilities, threatModel);
-              }
-            }
+  for (const [i, entry] of entries.entries()) {
+    options.signal?.throwIfAborted();
+    const own: ScanMessage[] = [];
+    fileMessages[i] = own;
+    const found: EngineVulnerability[] = [];
+    fileFindings[i] = found;
+    try {
+      const use = classes[i];
+      // Solidity rules run on reported files only; secrets are looked for in tests too.
+      const sol = isSolidity(entry.path) && use === 'report';
+      if (use === 'vendored' || use === 'ignored') {
+        // Not scanned; counted in the selection's messages.
+      } else if (sol && entry.size > MAX_SOLIDITY_FILE_BYTES) {
+        own.push({
+          level: 'warning',
+          value: `${entry.path}: skipped, ${entry.size} bytes is over the ${MAX_SOLIDITY_FILE_BYTES}-byte limit.`,
+        });
+      } else if (!sol && entry.size > MAX_SECRET_FILE_BYTES) {
+        skipped++;
+      } else {
+        // A Solidity file of the project was read when the project was loaded.
+        const source = sol ? loaded?.source(entry.path) : undefined;
+        const buf = source === undefined ? await tree.read(entry.path) : undefined;
+        if (buf && !isProbablyText(buf)) skipped++;
+        else {
+          const text = source ?? buf?.toString('utf8') ?? '';
+          const wide = isWide(text);
+          files++;
+          lines += countLines(text);
+          for (const v of secretFindings(entry.path, text)) found.push(wide ? compactStrings(v) : v);
+          if (sol && options.llmTriage && options.llm) triageSources.set(entry.path, text);
+          const ready = sol ? preparedFiles?.get(entry.path) : undefined;
+          if (ready) {
+            found.push(...ready.vulnerabilities);
+            own.push(...ready.messages);
+            if (ready.overBudget) overBudget[i] = true;
+          } else if (sol) {
+            // Every Solidity file not analysed before is in the project (unless it is not text).
+            const parsed = loaded?.take(entry.path);
+            if (!parsed) throw new Error('not a text file');
+            // `audit`: the file's share of its own threat model and its review candidates count
+            // against the file's budget too.
+            const more =
+              ownModel || riskiest
+                ? (res: { vulnerabilities: EngineVulnerability[] }) => {
+                    const candidates = riskiest
+                      ? pendingCandidates(parsed.analysis, res.vulnerabilities)
+                      : [];
+                    if (ownModel) addFileToModelAtomically(ownModel, parsed.analysis);
+                    return candidates;
+                  }
+                : undefined;
+            const r = runSolidityRulesWithinBudget(parsed, rulesFor(options.type), options.type, budgetMs, {
+              ...(threatModel ? { threatModel } : {}),
+              ...(more ? { more } : {}),
+            });
+            for (const v of r.vulnerabilities) found.push(wide ? compactStrings(v) : v);
+            own.push(...parsed.messages, ...r.messages);
+            if (r.overBudget) overBudget[i] = true;
+            for (const c of r.more ?? []) riskiest?.addPending(c, threatModel);
           }
         }
-      } catch (err) {
-        options.signal?.throwIfAborted();
-        own.push({
-          level: 'error',
-          value: `${entry.path}: ${err instanceof Error ? err.message : String(err)}`,
-        });
       }
-      if (!deferred) {
-        options.onFileFindings?.(i, found.sort(compareFindings));
-        await finish();
-      }
+    } catch (err) {
+      options.signal?.throwIfAborted();
+      own.push({
+        level: 'error',
+        value: `${entry.path}: ${err instanceof Error ? err.message : String(err)}`,
+      });
     }
-    await Promise.all(inFlight);
-  } finally {
-    // Not awaited: the threads wind down on another core while the results are assembled.
-    void pool?.close();
+    options.onFileFindings?.(i, found.sort(compareFindings));
+    await finish();
   }
   messages.push(...selection.messages());
   for (const m of fileMessages) if (m) messages.push(...m);
@@ -470,8 +480,45 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
   return {
     vulnerabilities,
     messages,
+    filesOverBudget: entries.filter((_, i) => overBudget[i]).map((e) => e.path),
     stats: { files, lines, durationMs: Math.round(performance.now() - started) },
   };
+}
+
+/** The lists of a threat model a file adds entries to. */
+const MODEL_LISTS = [
+  'contracts',
+  'entryPoints',
+  'roles',
+  'assets',
+  'externalCalls',
+  'upgradeability',
+  'oracles',
+  'trustBoundaries',
+  'threats',
+] as const satisfies ReadonlyArray<keyof ThreatModel>;
+
+/** How long each list of the model is: a file's share is taken back by cutting them to it. */
+function modelLengths(model: ThreatModel): number[] {
+  return MODEL_LISTS.map((k) => model[k].length);
+}
+
+function restoreModelLengths(model: ThreatModel, lengths: readonly number[]): void {
+  for (const [i, k] of MODEL_LISTS.entries()) model[k].length = lengths[i]!;
+}
+
+/**
+ * Adds the file's share of the threat model, all of it or (when its analysis budget runs out
+ * half-way, which rethrows) none of it.
+ */
+function addFileToModelAtomically(model: ThreatModel, fa: ParsedSolidityFile['analysis']): void {
+  const lengths = modelLengths(model);
+  try {
+    addFileToThreatModel(model, fa);
+  } catch (err) {
+    if (isBudgetExceeded(err)) restoreModelLengths(model, lengths);
+    throw err;
+  }
 }
 
 /** Report order: by file, line, then rule. */

@@ -115,6 +115,11 @@ export interface ScanResult {
   vulnerabilities: EngineVulnerability[];
   messages: ScanMessage[];
   stats: ScanStats;
+  /**
+   * Files whose analysis went over the per-file budget, in tree order: only the cheap passes
+   * (lite rules, secret rules) ran on them, and a warning of `messages` names each.
+   */
+  filesOverBudget?: string[];
 }
 
 /** Reported as files complete. */

@@ -1916,6 +1916,11 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description How the engine's analysis of the scan went; present once the scan completed. */
+        ScanAnalysis: {
+            /** @description Files whose analysis exceeded the per-file analysis budget: only the cheap passes (lite rules, secret rules) ran on them. The findings report names each in its messages. */
+            filesOverBudget: string[];
+        };
         ScanStatus: {
             /** Format: uuid */
             id: string;
@@ -1938,6 +1943,7 @@ export interface components {
                 code: string;
                 message: string;
             };
+            analysis?: components["schemas"]["ScanAnalysis"];
         };
         ScanTypeAvailability: {
             available: boolean;
@@ -2156,6 +2162,7 @@ export interface components {
                 code: string;
                 message: string;
             };
+            analysis?: components["schemas"]["ScanAnalysis"];
         };
         ChangeCompanyRoleRequest: {
             role: "manager" | "member";

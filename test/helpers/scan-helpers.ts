@@ -89,6 +89,7 @@ export interface ScanStatusBody {
   progress: { filesTotal: number; filesDone: number };
   findingsCount: number;
   error?: { code: string; message: string };
+  analysis?: { filesOverBudget: string[] };
 }
 
 /** GET the scan. */

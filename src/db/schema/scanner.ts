@@ -136,6 +136,11 @@ export const scans = pgTable(
     filesTotal: integer('files_total').notNull().default(0),
     filesDone: integer('files_done').notNull().default(0),
     findingsCount: integer('findings_count').notNull().default(0),
+    /**
+     * Written when the scan completes: files whose analysis exceeded the per-file budget (only
+     * the cheap passes ran on them), for the scan's status.
+     */
+    filesOverBudget: text('files_over_budget').array(),
     errorCode: text('error_code'),
     errorMessage: text('error_message'),
     createdByKey: uuid('created_by_key').references(() => serviceKeys.id, { onDelete: 'set null' }),

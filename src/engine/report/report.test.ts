@@ -92,7 +92,7 @@ describe('SastReportText', () => {
     const done: Array<[number, readonly EngineVulnerability[]]> = [];
     const result = await scanTree(memoryTree(files), {
       type: 'standard',
-      workers: 0,
+
       onFileFindings: (i, found) => void done.push([i, found]),
     });
     expect(done.map(([i]) => i)).toEqual([0, 1, 2, 3]);

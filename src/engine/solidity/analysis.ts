@@ -3,6 +3,7 @@
  * inter-procedural summaries rules share: which functions write state, make external calls that
  * can re-enter, or check the caller's identity — following internal calls and modifiers.
  */
+import { Deadline } from '../deadline.ts';
 import { ancestor, callArgs, descendants, field, unwrap, walk } from './ast.ts';
 import { Cfg, type CfgNode } from './cfg.ts';
 import {
@@ -60,6 +61,8 @@ export class FileAnalysis {
   private callerCheckMemo = new Map<FunctionInfo, boolean>();
   private reachingMemo = new Map<FunctionInfo, FunctionInfo[]>();
   private callersMemo = new Map<FunctionInfo, Array<{ caller: FunctionAnalysis; args: AstNode[] }>>();
+  /** The file's analysis budget: the CFG fixpoints and every function analysed check it. */
+  deadline: Deadline = Deadline.none;
 
   constructor(
     readonly file: SolFile,
@@ -95,7 +98,13 @@ export class FileAnalysis {
     }
   }
 
+  /** Throws `BudgetExceededError` once the file's analysis budget is spent (CFGs check through it). */
+  checkDeadline(): void {
+    this.deadline.check();
+  }
+
   analyze(fn: FunctionInfo): FunctionAnalysis {
+    this.checkDeadline();
     const cached = this.analyses.get(fn);
     if (cached) return cached;
     const contract = fn.contract;
@@ -105,6 +114,7 @@ export class FileAnalysis {
       (n) => this.file.text(n),
       (name) => scope.locals.has(name),
       fn.params.map((p) => p.name),
+      this,
     );
     const a: FunctionAnalysis = {
       fn,

@@ -29,6 +29,8 @@ export interface Def {
   rhs: AstNode | undefined;
 }
 
+const NO_BUDGET = { checkDeadline(): void {} };
+
 export class Cfg {
   readonly nodes: CfgNode[] = [];
   readonly entry: number;
@@ -37,6 +39,8 @@ export class Cfg {
   /** Reaching definitions at the entry of each node: `words` words of bits per node (bit i: `defs[i]`). */
   private reachingIn = new Uint32Array(0);
   private words = 0;
+  /** The definitions of each name, as a mask over `defs` (`words` words). */
+  private defsByName = new Map<string, Uint32Array>();
   readonly defs: Def[] = [];
 
   constructor(
@@ -45,6 +49,8 @@ export class Cfg {
     private readonly isLocal: (name: string) => boolean,
     /** Parameters are defined at the entry. */
     params: string[],
+    /** Checked in the fixpoint iterations and per query (the file's budget, see deadline.ts). */
+    private readonly budget: { checkDeadline(): void } = NO_BUDGET,
   ) {
     this.entry = this.add('entry');
     this.exit = this.add('exit');
@@ -61,6 +67,7 @@ export class Cfg {
   reachableFrom(from: number): Set<number> {
     const cached = this.reachCache.get(from);
     if (cached) return cached;
+    this.budget.checkDeadline();
     const seen = new Set<number>();
     const stack = [...this.nodes[from]!.succ];
     while (stack.length) {
@@ -121,6 +128,7 @@ export class Cfg {
 
   /** Nodes that use the definition (def-use chain). */
   usesOf(def: Def): CfgNode[] {
+    this.budget.checkDeadline();
     const idx = this.defs.indexOf(def);
     if (idx < 0) return [];
     return this.nodes.filter((n) => n.uses.has(def.name) && this.reaches(n.id, idx));
@@ -155,24 +163,38 @@ export class Cfg {
       });
       return hit;
     };
-    let changed = true;
-    while (changed) {
-      changed = false;
-      this.defs.forEach((d, i) => {
-        if (tainted.has(i) || !d.rhs) return;
-        if (exprTainted(d.rhs, d.node)) {
-          tainted.add(i);
-          changed = true;
+    // A worklist: a definition is looked at again only when a definition of a name its value
+    // reads became tainted (iterating every definition until nothing changes took a round per
+    // link of a chain: cubic in a loop that passes a value through many locals).
+    const readers = new Map<string, number[]>();
+    for (const [i, d] of this.defs.entries()) {
+      if (!d.rhs) continue;
+      walk(d.rhs, (x) => {
+        if (x.type === 'identifier' && x.field !== 'property') {
+          const name = this.text(x);
+          const list = readers.get(name);
+          if (!list) readers.set(name, [i]);
+          else if (list[list.length - 1] !== i) list.push(i);
         }
+        return undefined;
       });
+    }
+    const work: number[] = [];
+    for (let i = this.defs.length - 1; i >= 0; i--) work.push(i);
+    while (work.length) {
+      this.budget.checkDeadline();
+      const i = work.pop()!;
+      const d = this.defs[i]!;
+      if (tainted.has(i) || !d.rhs || !exprTainted(d.rhs, d.node)) continue;
+      tainted.add(i);
+      for (const r of readers.get(d.name) ?? []) if (!tainted.has(r)) work.push(r);
     }
     return { tainted, isTaintedExpr: exprTainted };
   }
 
   private reachingDefIdx(id: number, name: string): number[] {
-    const out: number[] = [];
-    for (const d of this.reachingAt(id)) if (this.defs[d]!.name === name) out.push(d);
-    return out;
+    const mask = this.defsByName.get(name);
+    return mask ? [...this.reachingAt(id, mask)] : [];
   }
 
   private add(kind: CfgNodeKind, ast?: AstNode, loops: AstNode[] = []): number {
@@ -367,7 +389,7 @@ export class Cfg {
     const words = (this.defs.length + 31) >>> 5;
     this.words = words;
     // The definitions of each name; a node kills every definition of the names it defines.
-    const byName = new Map<string, Uint32Array>();
+    const byName = this.defsByName;
     for (const [i, d] of this.defs.entries()) {
       let mask = byName.get(d.name);
       if (!mask) {
@@ -392,6 +414,7 @@ export class Cfg {
     while (changed) {
       changed = false;
       for (const node of this.nodes) {
+        this.budget.checkDeadline();
         const base = node.id * words;
         for (let w = 0; w < words; w++) {
           let x = 0;
@@ -416,12 +439,15 @@ export class Cfg {
     return (this.reachingIn[id * this.words + (d >>> 5)]! & (1 << (d & 31))) !== 0;
   }
 
-  /** Indices of the definitions reaching the entry of node `id`, in ascending order. */
-  private *reachingAt(id: number): Generator<number> {
+  /**
+   * Indices of the definitions reaching the entry of node `id`, in ascending order; with `mask`
+   * (a name's definitions), only those of the mask.
+   */
+  private *reachingAt(id: number, mask?: Uint32Array): Generator<number> {
     if (!(id >= 0 && id < this.nodes.length)) return;
     const base = id * this.words;
     for (let w = 0; w < this.words; w++) {
-      let x = this.reachingIn[base + w]!;
+      let x = mask ? this.reachingIn[base + w]! & mask[w]! : this.reachingIn[base + w]!;
       while (x !== 0) {
         const bit = 31 - Math.clz32(x & -x);
         yield (w << 5) | bit;

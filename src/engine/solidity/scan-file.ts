@@ -1,4 +1,5 @@
-/** Runs the Solidity rules of a scan type on one file. */
+/** Runs the Solidity rules of a scan type on one file, within the file's analysis budget. */
+import { Deadline, isBudgetExceeded } from '../deadline.ts';
 import { FindingCollector } from '../findings.ts';
 import type { EngineVulnerability, ScanMessage, ScanType, ThreatModel } from '../types.ts';
 import { FileAnalysis } from './analysis.ts';
@@ -11,7 +12,10 @@ export interface SolidityFileResult {
   vulnerabilities: EngineVulnerability[];
   messages: ScanMessage[];
   file: SolFile | undefined;
+  /** The file's analysis; absent when it went over budget (only the cheap passes ran). */
   analysis: FileAnalysis | undefined;
+  /** The analysis went over its budget: the findings are the cheap passes' only. */
+  overBudget: boolean;
 }
 
 /** A parsed Solidity file, ready for the threat model and the rules. */
@@ -37,7 +41,10 @@ export async function parseSolidityFile(path: string, source: string): Promise<P
   return { file, analysis: new FileAnalysis(file), messages };
 }
 
-/** Runs `rules` on a parsed file; a rule that throws becomes a scan message. */
+/**
+ * Runs `rules` on a parsed file; a rule that throws becomes a scan message, except for the
+ * file's budget running out (`BudgetExceededError`), which ends the run.
+ */
 export function runSolidityRules(
   parsed: Pick<ParsedSolidityFile, 'file' | 'analysis'>,
   rules: readonly SolidityRule[],
@@ -80,9 +87,11 @@ export function runSolidityRules(
     },
   };
   for (const rule of rules) {
+    analysis.checkDeadline();
     try {
       rule.run(ctx);
     } catch (err) {
+      if (isBudgetExceeded(err)) throw err;
       messages.push({
         level: 'error',
         value: `${path}: rule ${rule.meta.id} failed: ${err instanceof Error ? err.message : String(err)}`,
@@ -92,21 +101,141 @@ export function runSolidityRules(
   return { vulnerabilities: collector.vulnerabilities, messages };
 }
 
-/** Parses the file and runs every rule of `type`; a rule that throws becomes a scan message. */
+/** `2 s`, `0.5 s`: a budget as the messages state it. */
+export function budgetText(budgetMs: number): string {
+  return `${Number((budgetMs / 1000).toPrecision(3))} s`;
+}
+
+/** The warning that names a file analysed by the cheap passes only. */
+export function overBudgetMessage(
+  path: string,
+  budgetMs: number,
+  type: ScanType,
+  stoppedAfterMs?: number,
+): ScanMessage {
+  const cheap = type === 'lite' ? 'the secret rules' : 'the cheap passes (lite rules, secret rules)';
+  const what =
+    stoppedAfterMs === undefined
+      ? `analysis exceeded its budget of ${budgetText(budgetMs)}`
+      : `analysis thread stopped after ${budgetText(stoppedAfterMs)} on this file`;
+  return { level: 'warning', value: `${path}: ${what}; only ${cheap} ran on this file.` };
+}
+
+/**
+ * The cheap passes' budget: the file's, but never below this (lite rules are linear in the file;
+ * a budget set very small still leaves them room to run).
+ */
+export const CHEAP_PASS_MIN_BUDGET_MS = 1_000;
+
+/**
+ * The cheap passes' Solidity part for a file whose analysis went over budget: the `lite` rules on
+ * a fresh analysis of the parsed file (the spent one may hold half-built summaries), with a
+ * budget of their own. For a `lite` scan the full pass was the lite rules: nothing runs again.
+ */
+export function runCheapPass(
+  parsed: Pick<ParsedSolidityFile, 'file'>,
+  type: ScanType,
+  budgetMs: number,
+): { vulnerabilities: EngineVulnerability[]; messages: ScanMessage[] } {
+  if (type === 'lite') return { vulnerabilities: [], messages: [] };
+  const analysis = new FileAnalysis(parsed.file);
+  const cheapBudgetMs = Math.max(budgetMs, CHEAP_PASS_MIN_BUDGET_MS);
+  analysis.deadline = Deadline.after(cheapBudgetMs);
+  try {
+    return runSolidityRules({ file: parsed.file, analysis }, rulesFor('lite'), type);
+  } catch (err) {
+    if (!isBudgetExceeded(err)) throw err;
+    return {
+      vulnerabilities: [],
+      messages: [
+        {
+          level: 'warning',
+          value: `${parsed.file.path}: the lite rules exceeded the budget of ${budgetText(cheapBudgetMs)} too; only the secret rules ran on this file.`,
+        },
+      ],
+    };
+  }
+}
+
+/**
+ * Runs `first`, `rules` on a parsed file, then `more` (a caller's uses of the analysis, in the
+ * order they always ran: summaries are memoised as they are asked for) within `budgetMs` of
+ * analysis (parsing excluded). Over budget, everything the
+ * file's full pass produced is dropped (a rule half-way through a file has not reported what it
+ * would) and the cheap passes run instead: `more` then does not run.
+ */
+export function runSolidityRulesWithinBudget<T = undefined>(
+  parsed: ParsedSolidityFile,
+  rules: readonly SolidityRule[],
+  type: ScanType,
+  budgetMs: number,
+  options: {
+    threatModel?: ThreatModel;
+    first?: () => void;
+    more?: (r: { vulnerabilities: EngineVulnerability[] }) => T;
+    /** What is left of the budget when part of it went to an earlier pass over the file. */
+    remainingMs?: number;
+  } = {},
+): {
+  vulnerabilities: EngineVulnerability[];
+  messages: ScanMessage[];
+  overBudget: boolean;
+  more?: T;
+} {
+  parsed.analysis.deadline = Deadline.after(options.remainingMs ?? budgetMs);
+  try {
+    options.first?.();
+    const r = runSolidityRules(parsed, rules, type, options.threatModel);
+    if (!options.more) return { ...r, overBudget: false };
+    const more = options.more(r);
+    return { ...r, overBudget: false, more };
+  } catch (err) {
+    if (!isBudgetExceeded(err)) throw err;
+    const cheap = runCheapPass(parsed, type, budgetMs);
+    return {
+      vulnerabilities: cheap.vulnerabilities,
+      messages: [overBudgetMessage(parsed.file.path, budgetMs, type), ...cheap.messages],
+      overBudget: true,
+    };
+  } finally {
+    parsed.analysis.deadline = Deadline.none;
+  }
+}
+
+/**
+ * Parses the file and runs every rule of `type` within `budgetMs` of analysis (default: none);
+ * a rule that throws becomes a scan message.
+ */
 export async function scanSolidityFile(
   path: string,
   source: string,
   type: ScanType,
   threatModel?: ThreatModel,
+  budgetMs = Number.POSITIVE_INFINITY,
 ): Promise<SolidityFileResult> {
   const parsed = await parseSolidityFile(path, source);
-  const r = runSolidityRules(parsed, rulesFor(type), type, threatModel);
+  const r = runSolidityRulesWithinBudget(parsed, rulesFor(type), type, budgetMs, {
+    ...(threatModel ? { threatModel } : {}),
+  });
   return {
     vulnerabilities: r.vulnerabilities,
     messages: [...parsed.messages, ...r.messages],
     file: parsed.file,
-    analysis: parsed.analysis,
+    analysis: r.overBudget ? undefined : parsed.analysis,
+    overBudget: r.overBudget,
   };
+}
+
+/** Parses the file and runs only the cheap passes' Solidity part (a file that held a worker too long). */
+export async function scanSolidityFileCheaply(
+  path: string,
+  source: string,
+  type: ScanType,
+  budgetMs: number,
+): Promise<{ vulnerabilities: EngineVulnerability[]; messages: ScanMessage[] }> {
+  const parsed = await parseSolidityFile(path, source);
+  const r = runCheapPass(parsed, type, budgetMs);
+  return { vulnerabilities: r.vulnerabilities, messages: [...parsed.messages, ...r.messages] };
 }
 
 function linesText(file: SolFile, start: number, end: number): string {

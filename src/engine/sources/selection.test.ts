@@ -177,7 +177,7 @@ describe('scanTree with the default selection', () => {
     [...new Set(r.vulnerabilities.filter((v) => rule.test(v.ruleId)).map((v) => v.location.file))].sort();
 
   it('runs the Solidity rules on the project’s own files only, and looks for secrets in tests too', async () => {
-    const r = await scanTree(memoryTree(project), { type: 'standard', workers: 0 });
+    const r = await scanTree(memoryTree(project), { type: 'standard' });
     expect(files(r, /^sol\.access\.tx-origin$/)).toEqual(['contracts/Wallet.sol']);
     expect(files(r, /^secret\./)).toEqual(['app/config.js', 'test/Wallet.t.sol', 'test/helpers.js']);
     const values = r.messages.map((m) => m.value);
@@ -194,12 +194,11 @@ describe('scanTree with the default selection', () => {
       'script/Deploy.s.sol',
       'test/Wallet.t.sol',
     ];
-    const flag = await scanTree(memoryTree(project), { type: 'standard', workers: 0, includeTests: true });
+    const flag = await scanTree(memoryTree(project), { type: 'standard', includeTests: true });
     expect(files(flag, /^sol\.access\.tx-origin$/)).toEqual(expected);
     expect(flag.messages.some((m) => m.value.startsWith('Solidity rules skipped'))).toBe(false);
     const toml = await scanTree(memoryTree({ ...project, 'vigil.toml': 'include_tests = true\n' }), {
       type: 'standard',
-      workers: 0,
     });
     expect(files(toml, /^sol\.access\.tx-origin$/)).toEqual(expected);
     expect(files(toml, /^secret\./)).not.toContain('lib/forge-std/src/Wallet.sol');
@@ -212,7 +211,7 @@ describe('scanTree with the default selection', () => {
         '.vigilignore': 'app/\n',
         'vigil.toml': 'exclude = ["test/helpers.js"]\n',
       }),
-      { type: 'standard', workers: 0 },
+      { type: 'standard' },
     );
     expect(files(r, /^secret\./)).toEqual(['test/Wallet.t.sol']);
     expect(r.messages.map((m) => m.value)).toContain(
@@ -233,7 +232,7 @@ describe('scanTree with the default selection', () => {
     const again: string[] = [];
     const r = await scanTree(memoryTree(project), {
       type: 'standard',
-      workers: 0,
+
       prepared: pass.prepared,
       threatModel: pass.threatModel,
       onParse: (p) => again.push(p),
@@ -245,7 +244,6 @@ describe('scanTree with the default selection', () => {
   it('fails with INVALID_PROJECT_SETTINGS for a vigil.toml it cannot use', async () => {
     const run = scanTree(memoryTree({ ...project, 'vigil.toml': 'include_test = true\n' }), {
       type: 'standard',
-      workers: 0,
     });
     const err = await run.catch((e: unknown) => e);
     expect(isAppError(err, 'INVALID_PROJECT_SETTINGS')).toBe(true);

@@ -1,20 +1,25 @@
 /** Binds the scan lifecycle's engine port to the engine (src/engine). */
+import { engineFileBudgetMs } from '../../config.ts';
 import { analyzeTree, type LlmClient, renderThreatModelMarkdown, scanTree } from '../../engine/index.ts';
 import type { ScanEngine } from './scans.ports.ts';
 
 /**
  * The engine port over src/engine; `llm` is used by `audit` scans when configured. `onParse` is
- * told each time the engine hands a Solidity file to the parser.
+ * told each time the engine hands a Solidity file to the parser. `fileBudgetMs` is the per-file
+ * analysis budget (`jobs.fileBudgetMs`; 0: no limit; absent: the engine's default).
  */
 export function createEngineAdapter(
-  deps: { llm?: LlmClient | undefined; threadNice?: number; onParse?: (path: string) => void } = {},
+  deps: { llm?: LlmClient | undefined; onParse?: (path: string) => void; fileBudgetMs?: number } = {},
 ): ScanEngine {
   const onParse = deps.onParse ? { onParse: deps.onParse } : {};
+  const budget =
+    deps.fileBudgetMs !== undefined ? { fileBudgetMs: engineFileBudgetMs(deps.fileBudgetMs) } : {};
   return {
     analyzeTree: (tree, options) =>
       analyzeTree(tree, {
         type: options.type,
         ...(options.signal ? { signal: options.signal } : {}),
+        ...budget,
         ...onParse,
       }),
     renderThreatModelMarkdown: (model) => renderThreatModelMarkdown(model),
@@ -24,9 +29,9 @@ export function createEngineAdapter(
         ...(options.threatModel ? { threatModel: options.threatModel } : {}),
         ...(options.prepared ? { prepared: options.prepared } : {}),
         ...(deps.llm ? { llm: deps.llm } : {}),
-        ...(deps.threadNice ? { threadNice: deps.threadNice } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        ...budget,
         ...onParse,
       }),
   };

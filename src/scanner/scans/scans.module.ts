@@ -50,7 +50,10 @@ export function createScanServices(deps: {
     queue: deps.queue,
     credits: deps.credits,
     idempotency,
-    engine: createEngineAdapter({ llm, threadNice: deps.config.jobs.nice }),
+    engine: createEngineAdapter({
+      llm,
+      fileBudgetMs: deps.config.jobs.fileBudgetMs,
+    }),
     openSources: (input) =>
       openScanSources(
         {

@@ -48,6 +48,7 @@ const scanStatusColumns = {
   filesTotal: scans.filesTotal,
   filesDone: scans.filesDone,
   findingsCount: scans.findingsCount,
+  filesOverBudget: scans.filesOverBudget,
   errorCode: scans.errorCode,
   errorMessage: scans.errorMessage,
 };

@@ -86,6 +86,21 @@ export const AcceptedScanSchema = Type.Object(
 );
 export type AcceptedScan = Static<typeof AcceptedScanSchema>;
 
+/** ScanAnalysis (extension): how the engine's analysis of a completed scan went (present once it completed). */
+export const ScanAnalysisSchema = Type.Object(
+  {
+    filesOverBudget: Type.Array(Type.String(), {
+      description:
+        'Files whose analysis exceeded the per-file analysis budget: only the cheap passes (lite rules, secret rules) ran on them. The findings report names each in its messages.',
+    }),
+  },
+  {
+    $id: 'ScanAnalysis',
+    description: "How the engine's analysis of the scan went; present once the scan completed.",
+  },
+);
+export type ScanAnalysis = Static<typeof ScanAnalysisSchema>;
+
 export const ScanStatusSchema = Type.Object(
   {
     id: UuidSchema,
@@ -99,6 +114,7 @@ export const ScanStatusSchema = Type.Object(
     progress: Type.Object({ filesTotal: Type.Integer(), filesDone: Type.Integer() }),
     findingsCount: Type.Integer(),
     error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
+    analysis: Type.Optional(ref(ScanAnalysisSchema)),
   },
   { $id: 'ScanStatus' },
 );

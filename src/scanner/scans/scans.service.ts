@@ -106,6 +106,7 @@ function scanStatusOf(row: ScanStatusRow): ScanStatus {
     ...(row.status === 'failed' && row.errorCode
       ? { error: { code: row.errorCode, message: row.errorMessage ?? 'The scan failed.' } }
       : {}),
+    ...(row.status === 'completed' ? { analysis: { filesOverBudget: row.filesOverBudget ?? [] } } : {}),
   };
 }
 
@@ -686,6 +687,7 @@ export function createScansService(deps: ScansServiceDeps) {
           filesDone: last?.filesTotal ?? result.stats.files,
           filesTotal: last?.filesTotal ?? result.stats.files,
           report: { messages: result.messages, stats: result.stats },
+          filesOverBudget: result.filesOverBudget ?? [],
         });
         await deps.afterScanFinished?.(tx, scanId);
       });

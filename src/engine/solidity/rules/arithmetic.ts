@@ -178,8 +178,7 @@ function usesCheckedMath(fa: FileAnalysis, fn: FunctionInfo): boolean {
       if (/safe.?math/i.test(name)) return true;
       const lib = fa.index.contractsByName.get(name);
       return (
-        lib?.functions.some((f) => f.name === 'sub') === true &&
-        lib.functions.some((f) => f.name === 'add')
+        lib?.functions.some((f) => f.name === 'sub') === true && lib.functions.some((f) => f.name === 'add')
       );
     }),
   );

@@ -1,0 +1,1 @@
+ALTER TABLE "scans" ADD COLUMN "files_over_budget" text[];

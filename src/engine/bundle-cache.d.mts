@@ -1,2 +1,0 @@
-/** See bundle-cache.mjs. */
-export function bundleOf(name: string, entry: string): Promise<URL | undefined>;
