@@ -761,11 +761,14 @@ export interface paths {
         };
         /**
          * List the users of a company
-         * @description Company users of the company and admins with `read_all_companies`. By default only joined, enabled users; `include_all=true` adds deleted and disabled users and invited users who have not joined.
+         * @description Company users of the company and admins with `read_all_companies`. By default only enabled users; `include_all=true` adds deleted and disabled users. A person invited but not yet joined is not a company user: their invitation, with only what the inviter supplied, is listed by `listCompanyInvitations`.
          */
         get: operations["listCompanyUsers"];
         put?: never;
-        /** Invite a user to a company (company managers); creates the user when unknown */
+        /**
+         * Invite someone to a company by username or e-mail address (company managers)
+         * @description Answers 202 with the invitation, which holds only what was supplied: the same answer whether or not a user has that name or address, and no user is created. An e-mail goes out to the supplied address (else to the invited user’s own). The invitee becomes a company user when they accept (`acceptInvitation`).
+         */
         post: operations["inviteCompanyUser"];
         delete?: never;
         options?: never;
@@ -782,7 +785,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Join a company: accept an invitation, or auto-join by an SSO rule of the email domain */
+        /** Join a company by an SSO rule of your e-mail domain (invitations: `acceptInvitation`) */
         post: operations["joinCompany"];
         delete?: never;
         options?: never;
@@ -870,6 +873,94 @@ export interface paths {
         put?: never;
         /** Award a badge to a user (platform admins) */
         post: operations["awardBadge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/companies/{company_id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A company's invitations, newest first (company managers and cross-company readers) */
+        get: operations["listCompanyInvitations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/companies/{company_id}/invitations/{invitation_id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revoke a pending invitation (company managers); revoking a revoked one changes nothing */
+        post: operations["revokeCompanyInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's pending invitations (those naming their username) */
+        get: operations["listMyInvitations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/invitations/{invitation_id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation with your own token: you become a user of the company
+         * @description An invitation by username is accepted by the user of that name; one by e-mail address alone needs `secret`, the one-time secret of its e-mail. Any other caller gets 404.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/invitations/{invitation_id}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Decline an invitation (the invitee, as for accepting) */
+        post: operations["declineInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1405,7 +1496,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             sourcehost_account_name: string | null;
-            action: "user_invited" | "user_auto_joined" | "user_disabled" | "user_reenabled" | "company_role_changed" | "sourcehost_integration_added" | "sourcehost_integration_removed";
+            action: "user_invited" | "user_auto_joined" | "user_disabled" | "user_reenabled" | "company_role_changed" | "sourcehost_integration_added" | "sourcehost_integration_removed" | "invitation_revoked" | "invitation_declined" | "service_key_created" | "service_key_revoked" | "sso_rule_added" | "sso_rule_removed" | "integration_connected" | "integration_disconnected" | "notification_webhook_set" | "notification_webhook_removed" | "credits_granted" | "repository_member_added" | "repository_member_changed" | "repository_member_removed" | "session_signed_in";
             details: {
                 [key: string]: unknown;
             };
@@ -1497,13 +1588,38 @@ export interface components {
             sourcehost: string | null;
             microblog: string | null;
         };
+        CompanyInvitationList: {
+            invitations: components["schemas"]["CompanyInvitation"][];
+        };
+        CompanyInvitation: {
+            /** Format: uuid */
+            id: string;
+            company: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                handle: string;
+            };
+            role: "manager" | "member";
+            username: string | null;
+            email: string | null;
+            name: string | null;
+            /** @description `expired`: still pending past `expiresAt` */
+            state: "pending" | "accepted" | "declined" | "revoked" | "expired";
+            invitedBy: components["schemas"]["ShortUserSummary"] | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt: string;
+            respondedAt: string | null;
+        };
         CompanyUser: {
             /** Format: uuid */
             userId: string;
             name: string;
             username: string;
             email: string | null;
-            /** @description False until the user has joined (accepted an invitation). */
+            /** @description False until the user has joined a company. */
             isActivated: boolean;
             /** Format: date-time */
             createdAt: string;
@@ -2462,7 +2578,7 @@ export interface components {
         IntegrationList: {
             items: components["schemas"]["Integration"][];
         };
-        /** @description A username or an email (or both); a user not known yet is created. */
+        /** @description A username or an e-mail address (or both). With a username, only the user of that name may accept; with an e-mail address alone, whoever holds the one-time secret the invitation e-mail carries. No user is created or looked up for the answer. */
         InviteUserRequest: {
             username?: string;
             /** Format: email */
@@ -2556,6 +2672,10 @@ export interface components {
         };
         RepositoryMemberList: {
             members: components["schemas"]["RepositoryMember"][];
+        };
+        RespondToInvitationRequest: {
+            /** @description The one-time secret of the invitation e-mail (needed for an invitation by e-mail alone) */
+            secret?: string;
         };
         ScanList: {
             scans: components["schemas"]["ScanStatus"][];
@@ -7106,7 +7226,7 @@ export interface operations {
     listCompanyUsers: {
         parameters: {
             query?: {
-                /** @description true also lists deleted and disabled users and invited users who have not joined */
+                /** @description true also lists deleted and disabled users (people invited but not joined are invitations: listCompanyInvitations) */
                 include_all?: boolean;
                 /** @description case-insensitive search in name and username */
                 q?: string;
@@ -7202,12 +7322,12 @@ export interface operations {
         };
         responses: {
             /** @description Default Response */
-            201: {
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CompanyUser"];
+                    "application/json": components["schemas"]["CompanyInvitation"];
                 };
             };
             /** @description Invalid request */
@@ -7248,6 +7368,15 @@ export interface operations {
             };
             /** @description Conflicts with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Unsupported repository type */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7857,6 +7986,424 @@ export interface operations {
             };
         };
     };
+    listCompanyInvitations: {
+        parameters: {
+            query?: {
+                /** @description `expired`: still pending past `expiresAt` */
+                state?: "pending" | "accepted" | "declined" | "revoked" | "expired";
+            };
+            header?: never;
+            path: {
+                company_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompanyInvitationList"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    revokeCompanyInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                company_id: string;
+                invitation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompanyInvitation"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    listMyInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompanyInvitationList"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invitation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RespondToInvitationRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompanyUser"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    declineInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invitation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RespondToInvitationRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompanyInvitation"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
     getCompanyAuditLog: {
         parameters: {
             query?: {
@@ -7864,7 +8411,7 @@ export interface operations {
                 target_users?: string[];
                 /** @description only entries in which one of these users acted: user ids (uuid) or usernames; repeat the parameter or separate values with commas */
                 performing_users?: string[];
-                /** @description only these actions; repeated or comma-separated values of: user_invited, user_auto_joined, user_disabled, user_reenabled, company_role_changed, sourcehost_integration_added, sourcehost_integration_removed */
+                /** @description only these actions; repeated or comma-separated values of: user_invited, user_auto_joined, user_disabled, user_reenabled, company_role_changed, sourcehost_integration_added, sourcehost_integration_removed, invitation_revoked, invitation_declined, service_key_created, service_key_revoked, sso_rule_added, sso_rule_removed, integration_connected, integration_disconnected, notification_webhook_set, notification_webhook_removed, credits_granted, repository_member_added, repository_member_changed, repository_member_removed, session_signed_in */
                 actions?: string[];
                 /** @description entries created at or after this time */
                 since?: string;

@@ -64,7 +64,7 @@ export function Users({ companyId, manages }: { companyId: string; manages: bool
         </label>
         <label>
           <input type="checkbox" checked={includeAll} onChange={(e) => setIncludeAll(e.target.checked)} />{' '}
-          Include disabled and invited
+          Include disabled
         </label>
       </div>
       <Async query={users}>
@@ -92,7 +92,7 @@ export function Users({ companyId, manages }: { companyId: string; manages: bool
                       </td>
                       <td>{u.email ?? '—'}</td>
                       <td>{formatDate(u.createdAt)}</td>
-                      <td>{u.disabledAt ? 'disabled' : u.isActivated ? 'active' : 'invited'}</td>
+                      <td>{u.disabledAt ? 'disabled' : 'active'}</td>
                       {manages && (
                         <td className="actions">
                           <button
