@@ -549,6 +549,7 @@ export const auditActions = [
   'sso_rule_added',
   'sso_rule_removed',
   'integration_connected',
+  'integration_updated',
   'integration_disconnected',
   'notification_webhook_set',
   'notification_webhook_removed',
