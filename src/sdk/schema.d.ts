@@ -1496,7 +1496,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             sourcehost_account_name: string | null;
-            action: "user_invited" | "user_auto_joined" | "user_disabled" | "user_reenabled" | "company_role_changed" | "sourcehost_integration_added" | "sourcehost_integration_removed" | "invitation_revoked" | "invitation_declined" | "service_key_created" | "service_key_revoked" | "sso_rule_added" | "sso_rule_removed" | "integration_connected" | "integration_disconnected" | "notification_webhook_set" | "notification_webhook_removed" | "credits_granted" | "repository_member_added" | "repository_member_changed" | "repository_member_removed" | "session_signed_in";
+            action: "user_invited" | "user_auto_joined" | "user_disabled" | "user_reenabled" | "company_role_changed" | "sourcehost_integration_added" | "sourcehost_integration_removed" | "invitation_revoked" | "invitation_declined" | "service_key_created" | "service_key_revoked" | "sso_rule_added" | "sso_rule_removed" | "integration_connected" | "integration_updated" | "integration_disconnected" | "notification_webhook_set" | "notification_webhook_removed" | "credits_granted" | "repository_member_added" | "repository_member_changed" | "repository_member_removed" | "session_signed_in";
             details: {
                 [key: string]: unknown;
             };
@@ -8411,7 +8411,7 @@ export interface operations {
                 target_users?: string[];
                 /** @description only entries in which one of these users acted: user ids (uuid) or usernames; repeat the parameter or separate values with commas */
                 performing_users?: string[];
-                /** @description only these actions; repeated or comma-separated values of: user_invited, user_auto_joined, user_disabled, user_reenabled, company_role_changed, sourcehost_integration_added, sourcehost_integration_removed, invitation_revoked, invitation_declined, service_key_created, service_key_revoked, sso_rule_added, sso_rule_removed, integration_connected, integration_disconnected, notification_webhook_set, notification_webhook_removed, credits_granted, repository_member_added, repository_member_changed, repository_member_removed, session_signed_in */
+                /** @description only these actions; repeated or comma-separated values of: user_invited, user_auto_joined, user_disabled, user_reenabled, company_role_changed, sourcehost_integration_added, sourcehost_integration_removed, invitation_revoked, invitation_declined, service_key_created, service_key_revoked, sso_rule_added, sso_rule_removed, integration_connected, integration_updated, integration_disconnected, notification_webhook_set, notification_webhook_removed, credits_granted, repository_member_added, repository_member_changed, repository_member_removed, session_signed_in */
                 actions?: string[];
                 /** @description entries created at or after this time */
                 since?: string;

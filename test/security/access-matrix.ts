@@ -345,12 +345,16 @@ export const MATRIX: Record<string, MatrixEntry | Exemption> = {
   },
   listCompanyInvitations: { as: 'manager', deny: MANAGER },
   revokeCompanyInvitation: { as: 'manager', deny: MANAGER },
+  // The invitee's own list: company B's invitation of the reviewer, seen by the reviewer only
+  // (its inviting manager included: they list it under their company).
   listMyInvitations: {
-    as: 'plainUser',
+    as: 'reviewer',
     deny: {
       anonymous: 401,
-      manager: { status: 200, hides: (w) => [w.invitationToRevoke.id, w.declinedInvitation.id] },
-      otherManager: { status: 200, hides: (w) => [w.invitationToRevoke.id, w.declinedInvitation.id] },
+      manager: { status: 200, hides: (w) => [w.reviewerInvitation.id] },
+      otherManager: { status: 200, hides: (w) => [w.reviewerInvitation.id] },
+      plainUser: { status: 200, hides: (w) => [w.reviewerInvitation.id] },
+      otherReviewer: { status: 200, hides: (w) => [w.reviewerInvitation.id] },
     },
   },
   // Only the invited name answers: everyone else, a platform admin and the inviting manager

@@ -98,6 +98,8 @@ export interface AccessWorld {
   invitationToRevoke: { id: string };
   /** An invitation of company A for the outside judge's username, which they declined. */
   declinedInvitation: { id: string };
+  /** A pending invitation of company B for the reviewer's username. */
+  reviewerInvitation: { id: string };
   /** A member of the repository that removeRepositoryMember may remove. */
   repoMemberToRemove: TestUser;
   userToken: { userId: string; tokenId: string };
@@ -253,6 +255,13 @@ export async function buildAccessWorld(t: TestApp): Promise<AccessWorld> {
     { username: outsideJudge.username },
   );
   await apiOk(t, 'POST', `/api/v0/invitations/${declinedInvitation.id}/decline`, outsideJudge.token);
+  const reviewerInvitation = await apiOk<{ id: string }>(
+    t,
+    'POST',
+    `/api/v0/companies/${companyB.id}/users`,
+    otherManager.token,
+    { username: reviewer.username },
+  );
   const keyA = (await buildServiceKey(t, { companyId: companyA.id, scopes: [...SCOPES] })).key;
   const keyB = (await buildServiceKey(t, { companyId: companyB.id, scopes: [...SCOPES] })).key;
   const keyToRevoke = await buildServiceKey(t, { companyId: companyA.id });
@@ -331,6 +340,7 @@ export async function buildAccessWorld(t: TestApp): Promise<AccessWorld> {
     invited,
     invitationToRevoke: { id: invitationToRevoke.id },
     declinedInvitation: { id: declinedInvitation.id },
+    reviewerInvitation: { id: reviewerInvitation.id },
     repoMemberToRemove,
     userToken: { userId: plainUser.id, tokenId },
   };
