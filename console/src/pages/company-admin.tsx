@@ -171,8 +171,42 @@ const AUDIT_ACTIONS = [
   'company_role_changed',
   'sourcehost_integration_added',
   'sourcehost_integration_removed',
+  'invitation_revoked',
+  'invitation_declined',
+  'service_key_created',
+  'service_key_revoked',
+  'sso_rule_added',
+  'sso_rule_removed',
+  'integration_connected',
+  'integration_updated',
+  'integration_disconnected',
+  'notification_webhook_set',
+  'notification_webhook_removed',
+  'credits_granted',
+  'repository_member_added',
+  'repository_member_changed',
+  'repository_member_removed',
+  'session_signed_in',
 ] as const;
 type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** What an entry without a target user concerns, from its details (a key, a domain, an invitee …). */
+function subjectOf(details: Record<string, unknown> | undefined): string {
+  if (!details) return '—';
+  const pick = (k: string) =>
+    typeof details[k] === 'string' || typeof details[k] === 'number' ? String(details[k]) : null;
+  return (
+    pick('username') ??
+    pick('email') ??
+    pick('name') ??
+    pick('domain') ??
+    pick('destination') ??
+    pick('site') ??
+    pick('provider') ??
+    (pick('amount') ? `${pick('amount')} credits` : null) ??
+    '—'
+  );
+}
 
 export function AuditLog({ companyId }: { companyId: string }) {
   const [action, setAction] = useState<AuditAction | ''>('');
@@ -257,7 +291,12 @@ export function AuditLog({ companyId }: { companyId: string }) {
                       <tr key={e.id}>
                         <td>{formatDate(e.createdAt)}</td>
                         <td>{String((e as { action?: string }).action ?? '').replace(/_/g, ' ')}</td>
-                        <td>{e.target ? `@${e.target.username}` : (e.sourcehost_account_name ?? '—')}</td>
+                        <td>
+                          {e.target
+                            ? `@${e.target.username}`
+                            : (e.sourcehost_account_name ??
+                              subjectOf((e as { details?: Record<string, unknown> }).details))}
+                        </td>
                         <td>{e.createdBy ? `@${e.createdBy.username}` : '—'}</td>
                       </tr>
                     ))}
