@@ -1491,12 +1491,16 @@ export interface components {
             type: "company_audit_log";
             /** Format: uuid */
             id: string;
+            /** @description The user the change concerns; null when it concerns no user (service keys, SSO rules, integrations, the notification webhook, credits, invitations nobody accepted): `details` then says what changed. */
             target: components["schemas"]["ShortUserSummary"] | null;
+            /** @description The acting user; null when unknown or when naming them would reveal someone (a declined invitation). */
             createdBy: components["schemas"]["ShortUserSummary"] | null;
             /** Format: date-time */
             createdAt: string;
             sourcehost_account_name: string | null;
+            /** @description The first seven are the contract’s (v0 §4.9); the others are extensions (ADR 0017): invitations, service keys, SSO rules, integrations, the notification webhook, credit grants, repository membership and console sign-ins. */
             action: "user_invited" | "user_auto_joined" | "user_disabled" | "user_reenabled" | "company_role_changed" | "sourcehost_integration_added" | "sourcehost_integration_removed" | "invitation_revoked" | "invitation_declined" | "service_key_created" | "service_key_revoked" | "sso_rule_added" | "sso_rule_removed" | "integration_connected" | "integration_updated" | "integration_disconnected" | "notification_webhook_set" | "notification_webhook_removed" | "credits_granted" | "repository_member_added" | "repository_member_changed" | "repository_member_removed" | "session_signed_in";
+            /** @description Extension: what changed, never a secret. user_invited, invitation_revoked, invitation_declined: invitationId, username, email, role (as the inviter gave them); user_auto_joined: via (invitation | sso_domain), role; company_role_changed: from, to; service_key_*: keyId, name, prefix, scopes, expiresAt; sso_rule_*: ruleId, domain; integration_* and sourcehost_integration_*: integrationId, provider, site; notification_webhook_set: destination (the origin only); credits_granted: amount, note; repository_member_*: repositoryId, role, from (a change), via (join); session_signed_in: via. */
             details: {
                 [key: string]: unknown;
             };

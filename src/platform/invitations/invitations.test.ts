@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeSmtpServer, startFakeSmtpServer } from '../../../test/fakes/smtp-server.ts';
@@ -5,7 +6,7 @@ import { api, apiOk, createTestApp, type TestApp } from '../../../test/helpers/a
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
 import { buildCompanyWorld, buildUser } from '../../../test/helpers/factories.ts';
 import { waitFor } from '../../../test/helpers/wait.ts';
-import { companyInvitations, users } from '../../db/schema/index.ts';
+import { companyInvitations, companyMembers, users } from '../../db/schema/index.ts';
 
 let t: TestApp;
 let smtp: FakeSmtpServer;
@@ -400,5 +401,49 @@ describe('company invitations: list and revoke', () => {
       const manager = await buildUser(app, { companyId, companyRole: 'manager' });
       return { url: `/api/v0/companies/${companyId}/invitations`, token: manager.token };
     },
+  });
+});
+
+describe('migration 0031', () => {
+  it('turns a membership never joined into a pending invitation for the user’s name, which they accept', async () => {
+    const { company, manager } = await buildCompanyWorld(t);
+    const invitee = await buildUser(t);
+    const db = t.container.database.db;
+    // A membership as the former invitation path left it: no joinedAt.
+    await db
+      .insert(companyMembers)
+      .values({ companyId: company.id, userId: invitee.id, role: 'manager', joinedAt: null });
+    const migration = readFileSync(
+      new URL('../../db/migrations/0031_company_invitations.sql', import.meta.url),
+      'utf8',
+    );
+    const dataSteps = migration
+      .split('--> statement-breakpoint')
+      .filter((step) => /INSERT INTO "company_invitations"|DELETE FROM "company_members"/.test(step));
+    expect(dataSteps).toHaveLength(2);
+    for (const step of dataSteps) await t.container.database.executeSql(step);
+    await t.settleCredentials();
+
+    expect(await usernamesOf(company.id, manager.token)).not.toContain(invitee.username);
+    const listed = await apiOk<{ invitations: Invitation[] }>(
+      t,
+      'GET',
+      `/api/v0/companies/${company.id}/invitations`,
+      manager.token,
+    );
+    expect(listed.invitations).toHaveLength(1);
+    expect(listed.invitations[0]).toMatchObject({
+      username: invitee.username,
+      role: 'manager',
+      state: 'pending',
+    });
+    const res = await api(
+      t,
+      'POST',
+      `/api/v0/invitations/${listed.invitations[0]!.id}/accept`,
+      invitee.token,
+    );
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ userId: invitee.id, companyRole: 'manager' });
   });
 });
