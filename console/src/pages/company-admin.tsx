@@ -26,9 +26,9 @@ export function Users({ companyId, manages }: { companyId: string; manages: bool
       ),
   });
   const invite = useAction(
-    (body: { username: string; name: string; email?: string; role: 'manager' | 'member' }) =>
+    (body: { username?: string; name: string; email?: string; role: 'manager' | 'member' }) =>
       unwrap(api.POST('/api/v0/companies/{company_id}/users', { ...path(companyId), body })),
-    key,
+    ['invitations', companyId],
   );
   const setRole = useAction(
     ({ userId, role }: { userId: string; role: 'manager' | 'member' }) =>
@@ -131,7 +131,7 @@ export function Users({ companyId, manages }: { companyId: string; manages: bool
             e.preventDefault();
             const f = new FormData(e.currentTarget);
             invite.mutate({
-              username: String(f.get('username')),
+              username: String(f.get('username') || '') || undefined,
               name: String(f.get('name')),
               email: String(f.get('email') || '') || undefined,
               role: f.get('role') === 'manager' ? 'manager' : 'member',
@@ -140,7 +140,7 @@ export function Users({ companyId, manages }: { companyId: string; manages: bool
         >
           <h3>Invite a user</h3>
           <label>
-            Username <input name="username" required />
+            Username <input name="username" />
           </label>
           <label>
             Name <input name="name" required />
@@ -159,7 +159,72 @@ export function Users({ companyId, manages }: { companyId: string; manages: bool
           {invite.error ? <ErrorMessage error={invite.error} /> : null}
         </form>
       )}
+      {manages && <Invitations companyId={companyId} />}
     </section>
+  );
+}
+
+/** The company's pending invitations: only what the inviter gave, until the invitee accepts. */
+function Invitations({ companyId }: { companyId: string }) {
+  const key = ['invitations', companyId];
+  const invitations = useQuery({
+    queryKey: key,
+    queryFn: () =>
+      unwrap(
+        api.GET('/api/v0/companies/{company_id}/invitations', {
+          params: { path: { company_id: companyId }, query: { state: 'pending' } },
+        }),
+      ),
+  });
+  const revoke = useAction(
+    (invitationId: string) =>
+      unwrap(
+        api.POST('/api/v0/companies/{company_id}/invitations/{invitation_id}/revoke', {
+          params: { path: { company_id: companyId, invitation_id: invitationId } },
+        }),
+      ),
+    key,
+  );
+  return (
+    <>
+      <h3>Pending invitations</h3>
+      <Async query={invitations}>
+        {({ invitations: list }) =>
+          list.length === 0 ? (
+            <p className="muted">No pending invitations.</p>
+          ) : (
+            <div className="table-wrap">
+              <table>
+                <caption className="sr-only">Pending invitations</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Invited</th>
+                    <th scope="col">Role</th>
+                    <th scope="col">Expires</th>
+                    <th scope="col">Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((i) => (
+                    <tr key={i.id}>
+                      <td>{[i.username && `@${i.username}`, i.email, i.name].filter(Boolean).join(' · ')}</td>
+                      <td>{i.role}</td>
+                      <td>{formatDate(i.expiresAt)}</td>
+                      <td className="actions">
+                        <button type="button" onClick={() => revoke.mutate(i.id)}>
+                          Revoke
+                        </button>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Async>
+      {revoke.error ? <ErrorMessage error={revoke.error} /> : null}
+    </>
   );
 }
 
