@@ -308,6 +308,45 @@ describe('accepting and declining', () => {
     expect(text).not.toMatch(/vgl_inv_/);
   });
 
+  it('with a username and an address, e-mails the address without a secret: only the named user accepts', async () => {
+    const { company, manager } = await buildCompanyWorld(t);
+    const named = await buildUser(t);
+    const holder = await buildUser(t);
+    const email = `both.${suffix()}@partner.example`;
+    const invitation = await inviteOk(company.id, manager.token, { username: named.username, email });
+    const text = await mailTo(email);
+    expect(text).toContain(invitation.id);
+    expect(text).not.toMatch(/vgl_inv_/);
+    expect(
+      (await api(t, 'POST', `/api/v0/invitations/${invitation.id}/accept`, holder.token)).statusCode,
+    ).toBe(404);
+    expect(
+      (await api(t, 'POST', `/api/v0/invitations/${invitation.id}/accept`, named.token)).statusCode,
+    ).toBe(200);
+  });
+
+  it('an address the mail server refuses: the failure is kept, the secret forgotten, nothing resent', async () => {
+    const { company, manager } = await buildCompanyWorld(t);
+    const email = `refused.${suffix()}@partner.example`;
+    smtp.refuse.add(email);
+    const invitation = await inviteOk(company.id, manager.token, { email });
+    const row = await waitFor(
+      async () =>
+        (
+          await t.container.database.db
+            .select()
+            .from(companyInvitations)
+            .where(eq(companyInvitations.id, invitation.id))
+        ).find((r) => r.mailError !== null),
+      { what: 'the refused invitation e-mail recorded' },
+    );
+    expect(row.mailError).toContain('550');
+    expect(row.mailSecretSealed).toBeNull();
+    expect(row.mailedAt).toBeNull();
+    expect(await t.container.services.invitations.mailInvitation(invitation.id)).toBe('skipped');
+    expect(smtp.messages.some((m) => m.to.includes(email))).toBe(false);
+  });
+
   it('a declined invitation is closed, audited without naming the user', async () => {
     const { company, manager } = await buildCompanyWorld(t);
     const invitee = await buildUser(t);
