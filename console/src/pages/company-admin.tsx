@@ -245,6 +245,8 @@ const AUDIT_ACTIONS = [
   'integration_connected',
   'integration_updated',
   'integration_disconnected',
+  'sourcehost_repository_linked',
+  'sourcehost_repository_unlinked',
   'notification_webhook_set',
   'notification_webhook_removed',
   'credits_granted',
@@ -265,6 +267,7 @@ function subjectOf(details: Record<string, unknown> | undefined): string {
     pick('email') ??
     pick('name') ??
     pick('domain') ??
+    pick('repository') ??
     pick('destination') ??
     pick('site') ??
     pick('provider') ??

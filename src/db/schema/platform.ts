@@ -551,6 +551,8 @@ export const auditActions = [
   'integration_connected',
   'integration_updated',
   'integration_disconnected',
+  'sourcehost_repository_linked',
+  'sourcehost_repository_unlinked',
   'notification_webhook_set',
   'notification_webhook_removed',
   'credits_granted',

@@ -4,7 +4,7 @@ import { buildCompanyWorld, buildRepository, buildUser } from '../../../test/hel
 
 /**
  * Every security-relevant change reaches the company audit log (ADR 0017): service keys, SSO
- * rules, integrations, the notification webhook, credits, repository membership and console
+ * rules, integrations and source-host repository links, the notification webhook, credits, repository membership and console
  * sign-ins. Entries that concern no user have a null target and say what changed in `details`;
  * no entry carries a secret.
  */
@@ -123,6 +123,37 @@ describe('the audit log records security-relevant changes', () => {
     for (const secret of ['tracker-secret-token', 'sourcehost-secret-token', 'sourcehost-webhook-secret']) {
       expect(raw).not.toContain(secret);
     }
+  });
+
+  it('source-host repository links: linked and unlinked, with the repository and the workspace', async () => {
+    const { company, manager } = await buildCompanyWorld(t);
+    await apiOk(t, 'PUT', `/api/v0/companies/${company.id}/integrations/sourcehost`, manager.token, {
+      credentials: { token: 'sourcehost-secret-token' },
+      settings: { baseUrl: 'http://127.0.0.1:1' },
+    });
+    const before = (await entries(company.id)).length;
+    const link = `/api/v0/companies/${company.id}/sourcehost/repositories/acme/vault/link`;
+    const linked = await apiOk<{ workspace: { id: string } }>(t, 'PUT', link, manager.token, {
+      scanType: 'lite',
+      watchBranches: ['main'],
+    });
+    await apiOk(t, 'DELETE', link, manager.token);
+    const { added } = await newSince(company.id, before);
+    expect(added.map((e) => e.action)).toEqual([
+      'sourcehost_repository_unlinked',
+      'sourcehost_repository_linked',
+    ]);
+    expect(added[1]).toMatchObject({
+      target: null,
+      createdBy: { userId: manager.id },
+      details: {
+        repository: 'acme/vault',
+        workspaceId: linked.workspace.id,
+        watchBranches: ['main'],
+        scanType: 'lite',
+      },
+    });
+    expect(added[0]!.details).toMatchObject({ repository: 'acme/vault', workspaceId: linked.workspace.id });
   });
 
   it('the notification webhook: set and removed, recording where it points but not its path or secret', async () => {

@@ -7,7 +7,7 @@ export const AuditActionSchema = Type.Union(
   auditActions.map((a) => Type.Literal(a)),
   {
     description:
-      'The first seven are the contract’s (v0 §4.9); the others are extensions (ADR 0017): invitations, service keys, SSO rules, integrations, the notification webhook, credit grants, repository membership and console sign-ins.',
+      'The first seven are the contract’s (v0 §4.9); the others are extensions (ADR 0017): invitations, service keys, SSO rules, integrations and source-host repository links, the notification webhook, credit grants, repository membership and console sign-ins.',
   },
 );
 
@@ -29,7 +29,7 @@ export const AuditLogEntrySchema = Type.Object(
     action: AuditActionSchema,
     details: Type.Record(Type.String(), Type.Unknown(), {
       description:
-        'Extension: what changed, never a secret. user_invited, invitation_revoked, invitation_declined: invitationId, username, email, role (as the inviter gave them); user_auto_joined: via (invitation | sso_domain), role; company_role_changed: from, to; service_key_*: keyId, name, prefix, scopes, expiresAt; sso_rule_*: ruleId, domain; integration_* and sourcehost_integration_*: integrationId, provider, site; notification_webhook_set: destination (the origin only); credits_granted: amount, note; repository_member_*: repositoryId, role, from (a change), via (join); session_signed_in: via.',
+        'Extension: what changed, never a secret. user_invited, invitation_revoked, invitation_declined: invitationId, username, email, role (as the inviter gave them); user_auto_joined: via (invitation | sso_domain), role; company_role_changed: from, to; service_key_*: keyId, name, prefix, scopes, expiresAt; sso_rule_*: ruleId, domain; integration_* and sourcehost_integration_*: integrationId, provider, site; sourcehost_repository_*: repository, workspaceId, prefix (linked: watchBranches, scanType); notification_webhook_set: destination (the origin only); credits_granted: amount, note; repository_member_*: repositoryId, role, from (a change), via (join); session_signed_in: via.',
     }),
   },
   { $id: 'AuditLogEntry' },
