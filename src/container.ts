@@ -35,6 +35,7 @@ import {
   allFindingsJsonLength,
 } from './platform/findings/findings-listing.ts';
 import { createGuildsService } from './platform/guilds/guilds.service.ts';
+import { createInvitationsService } from './platform/invitations/invitations.service.ts';
 import { createLabelsService } from './platform/labels/labels.service.ts';
 import { createLeaderboardService } from './platform/leaderboard/leaderboard.service.ts';
 import { createNotificationDelivery } from './platform/notifications/notifications.delivery.ts';
@@ -324,6 +325,14 @@ export async function createContainer(config: Config, options: ContainerOptions 
     findingViews: createFindingViewsService({ database }),
     companies: createCompaniesService({ database }),
     users: createUsersService({ database, lists: companyUserLists }),
+    invitations: createInvitationsService({
+      database,
+      secretBox,
+      queue: () => queue,
+      mailer,
+      publicUrl: config.publicUrl,
+      log,
+    }),
     audit: createAuditService({ database, cursors, pages: keptPages.auditLog }),
     sso: createSsoService({ database }),
     repositories: createRepositoriesService({ database }),

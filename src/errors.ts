@@ -67,6 +67,8 @@ export const ERROR_CODES = {
   CONFLICT: { status: 409, message: 'The request conflicts with the current state.' },
   /** The request is understood but cannot be processed as given. */
   UNPROCESSABLE: { status: 422, message: 'The request cannot be processed.' },
+  /** The invitation was already accepted, declined or revoked, or it expired: it takes no answer. */
+  INVITATION_NOT_PENDING: { status: 409, message: 'This invitation is no longer pending.' },
 
   // --- scans, idempotency, credits ---
   /** createScan without an Idempotency-Key header. */

@@ -10,6 +10,10 @@ describe('redactSecrets', () => {
       '/api/v0/reports/vgl_u_[redacted]?q=xvgl_sk_[redacted]',
     );
     expect(redactSecrets(`q=vgl%5Fu%5F${token.slice(6)}`)).toBe('q=vgl%5Fu%5F[redacted]');
+    expect(redactSecrets('accept failed for vgl_inv_Ab-9_zQ2xY7')).toBe(
+      'accept failed for vgl_inv_[redacted]',
+    );
+    expect(redactSecrets('cookie vgl_cs_Q1w2E3r4T5y6')).toBe('cookie vgl_cs_[redacted]');
   });
 
   it('keeps a JSON line valid JSON, whatever the secret headers hold', () => {

@@ -50,7 +50,8 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\-]/g, '\\$
  * One pass over the text, each alternative a named group (the replacement keeps what names the
  * secret and drops the value). A value never takes in a quote or a backslash, so a JSON line stays
  * JSON:
- * - `token`: user tokens and service keys (`vgl_u_…`, `vgl_sk_…`), also inside a word or
+ * - `token`: user tokens, service keys, invitation secrets and console session ids (`vgl_u_…`,
+ *   `vgl_sk_…`, `vgl_inv_…`, `vgl_cs_…`), also inside a word or
  *   percent-encoded (`%20vgl_u_…`, `vgl%5Fu%5F…`);
  * - `whsec`: notification webhook secrets (`whsec_…`);
  * - `scheme`: `Bearer …`, `Basic …` credentials (a value with a digit or a symbol, not a word);
@@ -63,7 +64,7 @@ const HEADER_NAMES = SECRET_HEADERS.map(escapeRegExp).join('|');
 const NOT_DONE = String.raw`(?!\[redacted\])`;
 const SECRET_PATTERN = new RegExp(
   [
-    '(?<token>vgl(?:_|%5f)(?:u|sk)(?:_|%5f))[0-9A-Za-z]+',
+    '(?<token>vgl(?:_|%5f)(?:u|sk|inv|cs)(?:_|%5f))[0-9A-Za-z_-]+',
     '(?<whsec>whsec(?:_|%5f))[A-Za-z0-9_-]+',
     String.raw`(?<scheme>\b(?:bearer|basic)(?:\s+|%20|\+))${NOT_DONE}(?=[A-Za-z._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]+`,
     String.raw`(?<digest>\bsha256(?:=|%3d))[0-9a-f]{16,}`,

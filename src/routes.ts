@@ -21,6 +21,11 @@ import {
 } from './platform/findings/findings.schemas.ts';
 import { GuildSchema, registerGuildRoutes } from './platform/guilds/guilds.routes.ts';
 import { IntegrationSchema, registerIntegrationRoutes } from './platform/integrations/integrations.routes.ts';
+import { registerInvitationRoutes } from './platform/invitations/invitations.routes.ts';
+import {
+  CompanyInvitationListSchema,
+  CompanyInvitationSchema,
+} from './platform/invitations/invitations.schemas.ts';
 import { registerLabelRoutes } from './platform/labels/labels.routes.ts';
 import { LabelSchema } from './platform/labels/labels.schemas.ts';
 import {
@@ -98,6 +103,8 @@ const SHARED_SCHEMAS: readonly TSchema[] = [
   CommentThreadSchema,
   CompanySchema,
   CompanySummarySchema,
+  CompanyInvitationListSchema,
+  CompanyInvitationSchema,
   CompanyUserSchema,
   FindingIssueExportSchema,
   FindingRefSchema,
@@ -155,6 +162,7 @@ export async function registerRouteModules(app: App, container: Container): Prom
   registerFindingViewRoutes(app, services.findingViews);
   registerCompanyRoutes(app, services.companies);
   registerUserRoutes(app, services.users);
+  registerInvitationRoutes(app, services.invitations);
   registerAuditRoutes(app, services.audit);
   registerSsoRoutes(app, services.sso);
   registerRepositoryRoutes(app, services.repositories);

@@ -99,6 +99,7 @@ const ASKED_OF: { [A in Action]: 'actor' | 'access' | 'service' } = {
   'companies.read_all': 'actor',
   'user.act_as': 'actor',
   'report.read': 'actor',
+  'invitation.respond': 'actor',
   'company.read': 'actor',
   'company.manage': 'actor',
   'company.oversee': 'actor',
@@ -175,6 +176,30 @@ const CASES: Case[] = [
     'a draft report of the company',
     () => ({ report: { companyId: COMPANY, publishedAt: null, isPrivate: false } }),
     ['platform_admin', 'read_all', ...COMPANY_USERS],
+  ),
+  c(
+    'invitation.respond',
+    "an invitation for the reviewer's username (case aside)",
+    () => ({ invitation: { username: 'REVIEWER' }, secretMatches: false }),
+    ['reviewer'],
+  ),
+  c(
+    'invitation.respond',
+    "an invitation for the reviewer's username, with its e-mail's secret",
+    () => ({ invitation: { username: 'reviewer' }, secretMatches: true }),
+    ['reviewer'],
+  ),
+  c(
+    'invitation.respond',
+    'an invitation by e-mail, with its secret',
+    () => ({ invitation: { username: null }, secretMatches: true }),
+    ALL_USERS,
+  ),
+  c(
+    'invitation.respond',
+    'an invitation by e-mail, without its secret',
+    () => ({ invitation: { username: null }, secretMatches: false }),
+    [],
   ),
   c('company.read', 'the company', () => ({ companyId: COMPANY }), [
     'platform_admin',

@@ -416,6 +416,14 @@ export interface Actions {
     actor: Actor;
     subject: { report: { companyId: string; publishedAt: Date | null; isPrivate: boolean } };
   };
+  /**
+   * Answer (accept or decline) an invitation: one by username, the user of that name only; one by
+   * e-mail alone, whoever presents the one-time secret of its e-mail. Nobody answers for another.
+   */
+  'invitation.respond': {
+    actor: Actor;
+    subject: { invitation: { username: string | null }; secretMatches: boolean };
+  };
   /** Read what a company's users read: members, repositories, settings. */
   'company.read': { actor: Actor; subject: CompanySubject };
   /** Change the company: settings, members, webhook, repositories, service keys, integrations. */
@@ -510,6 +518,11 @@ const RULES: { [A in Action]: (actor: ActorOf<A>, subject: SubjectOf<A>) => bool
     (report.publishedAt !== null && !report.isPrivate) ||
     readsAll(actor) ||
     companyRole(actor, report.companyId) !== null,
+  'invitation.respond': (actor, { invitation, secretMatches }) =>
+    actor.kind === 'user' &&
+    (invitation.username === null
+      ? secretMatches
+      : invitation.username.toLowerCase() === actor.username.toLowerCase()),
   'company.read': (actor, { companyId }) => companyRole(actor, companyId) !== null || readsAll(actor),
   'company.manage': (actor, { companyId }) => managesCompanyOf(actor, companyId),
   'company.oversee': (actor, { companyId }) => companyRole(actor, companyId) === 'manager' || readsAll(actor),

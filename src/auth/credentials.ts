@@ -62,3 +62,12 @@ export function classifySecret(secret: string): 'user' | 'service' | null {
 export function isValidUserTokenFormat(secret: string): boolean {
   return classifySecret(secret) === 'user';
 }
+
+/** Prefix of the one-time secret an invitation e-mail carries. */
+export const INVITATION_SECRET_PREFIX = 'vgl_inv_';
+
+/** A one-time invitation secret (`vgl_inv_…`, 238 bits) and its SHA-256 hash (the stored part). */
+export function issueInvitationSecret(): { secret: string; hash: string } {
+  const secret = INVITATION_SECRET_PREFIX + randomBase62(SECRET_LENGTH);
+  return { secret, hash: hashSecret(secret) };
+}

@@ -40,20 +40,25 @@ describe('vigil admin (platform commands)', () => {
       website: 'https://acme.example',
     });
 
-    const invited = await vigil(
+    const invited = await vigil<{ id: string }>(
       m,
       'users',
       'invite',
       company.id,
-      '--email',
-      `x${randomBytes(3).toString('hex')}@acme.example`,
+      '--username',
+      `x${randomBytes(3).toString('hex')}`,
     );
-    expect(invited).toMatchObject({ joinedAt: null });
+    expect(invited).toMatchObject({ state: 'pending' });
+    const pending = await vigil<{ invitations: Array<{ id: string }> }>(m, 'invitations', 'list', company.id);
+    expect(pending.invitations.map((i) => i.id)).toEqual([invited.id]);
+    expect(await vigil(m, 'invitations', 'revoke', company.id, invited.id)).toMatchObject({
+      state: 'revoked',
+    });
     await vigil(m, 'users', 'role', company.id, member.id, 'manager');
     await vigil(m, 'users', 'disable', company.id, member.id);
     await vigil(m, 'users', 'reenable', company.id, member.id);
     const listed = await vigil<{ users: unknown[] }>(m, 'users', 'list', company.id, '--all');
-    expect(listed.users).toHaveLength(3);
+    expect(listed.users).toHaveLength(2);
 
     const domain = `${randomBytes(4).toString('hex')}.example`;
     const rule = await vigil<{ id: string; domain: string }>(m, 'sso', 'add', company.id, domain);

@@ -51,6 +51,7 @@ function subcommand(parent: Command, name: string, description: string): Command
 }
 
 const USER_COLUMNS = ['userId', 'username', 'name', 'email', 'companyRole', 'joinedAt', 'disabledAt'];
+const INVITATION_COLUMNS = ['id', 'username', 'email', 'role', 'state', 'expiresAt'];
 const REPOSITORY_COLUMNS = ['id', 'name', 'isPublic', 'role', 'totalFindings', 'finishedAt'];
 const REPORT_COLUMNS = ['id', 'projectTitle', 'clientName', 'isPrivate', 'publishedAt'];
 
@@ -103,13 +104,48 @@ export function registerPlatformAdminCommands(admin: Command, env: Env): void {
     });
   users
     .command('invite <companyId>')
-    .description('invite a user by username or email (created when unknown)')
+    .description('invite someone by username or e-mail address (an invitation; they join by accepting it)')
     .option('--username <username>')
     .option('--email <email>')
     .option('--name <name>')
     .option('--role <role>', 'manager or member')
     .action(async (companyId: string, o, cmd: Command) => {
-      print(cmd, await run(cmd, 'POST', `/api/v0/companies/${companyId}/users`, defined(o)), USER_COLUMNS);
+      print(
+        cmd,
+        await run(cmd, 'POST', `/api/v0/companies/${companyId}/users`, defined(o)),
+        INVITATION_COLUMNS,
+      );
+    });
+  const invitations = subcommand(admin, 'invitations', 'company invitations');
+  invitations
+    .command('list [companyId]')
+    .description("a company's invitations; without a company, your own pending ones")
+    .option('--state <state>', 'pending, accepted, declined, revoked or expired')
+    .action(async (companyId: string | undefined, o, cmd: Command) => {
+      const url = companyId
+        ? `/api/v0/companies/${companyId}/invitations${query({ state: o.state })}`
+        : '/api/v0/invitations';
+      printItems(cmd, await run(cmd, 'GET', url), 'invitations', INVITATION_COLUMNS);
+    });
+  invitations
+    .command('revoke <companyId> <invitationId>')
+    .action(async (companyId: string, invitationId: string, _o, cmd: Command) => {
+      const url = `/api/v0/companies/${companyId}/invitations/${invitationId}/revoke`;
+      print(cmd, await run(cmd, 'POST', url), INVITATION_COLUMNS);
+    });
+  invitations
+    .command('accept <invitationId>')
+    .option('--secret <secret>', 'the one-time secret of the invitation e-mail')
+    .action(async (invitationId: string, o, cmd: Command) => {
+      const url = `/api/v0/invitations/${invitationId}/accept`;
+      print(cmd, await run(cmd, 'POST', url, defined(o)), USER_COLUMNS);
+    });
+  invitations
+    .command('decline <invitationId>')
+    .option('--secret <secret>', 'the one-time secret of the invitation e-mail')
+    .action(async (invitationId: string, o, cmd: Command) => {
+      const url = `/api/v0/invitations/${invitationId}/decline`;
+      print(cmd, await run(cmd, 'POST', url, defined(o)), INVITATION_COLUMNS);
     });
   users
     .command('join <companyId> <userId>')

@@ -281,17 +281,21 @@ async function seedDemo(
   const danaActor = await actorOf('dana');
   await services.sso.createRule(danaActor, company.id, SSO_DOMAIN);
 
-  // Invitations by the manager, accepted by the invitees; one member is promoted to manager.
+  // Invitations by the manager to people with accounts of their own (created by the platform
+  // admin), accepted by the invitees; one member is promoted to manager.
   for (const who of ['marcus', 'li'] as const) {
     const person = PEOPLE[who];
-    const invited = await services.users.inviteUser(danaActor, company.id, {
+    const created = await services.admin.createUser(admin, {
       username: person.username,
-      email: person.email,
       name: person.name,
+      email: person.email,
+    });
+    ids[who] = created.id;
+    const invitation = await services.invitations.invite(danaActor, company.id, {
+      username: person.username,
       role: 'member',
     });
-    ids[who] = invited.userId;
-    await services.users.joinCompany(await actorOf(who), company.id, invited.userId);
+    await services.invitations.accept(await actorOf(who), invitation.id, {});
   }
   addRole('marcus', 'company member');
   await services.users.changeCompanyRole(danaActor, company.id, ids.li, 'manager');

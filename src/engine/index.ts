@@ -20,11 +20,9 @@ import { isProbablyText, MAX_SECRET_FILE_BYTES, scanSecretsInText } from './secr
 import { type LoadedProject, loadProject } from './solidity/load-project.ts';
 import { rulesFor } from './solidity/rules/index.ts';
 import {
-  overBudgetMessage,
   type ParsedSolidityFile,
   runSolidityRules,
   runSolidityRulesWithinBudget,
-  scanSolidityFileCheaply,
 } from './solidity/scan-file.ts';
 import { classifyPath, loadSelectionSettings, SelectionSummary } from './sources/selection.ts';
 import type { SourceEntry, SourceTree } from './sources/tree.ts';

@@ -1,3 +1,4 @@
+import { type InvitationJobDeps, mailInvitationJob } from '../platform/invitations/invitations.jobs.ts';
 import type { NotificationJobDeps } from '../platform/notifications/notifications.jobs.ts';
 import { deliverNotificationJob, deliverySweepJob } from '../platform/notifications/notifications.jobs.ts';
 import {
@@ -24,7 +25,8 @@ import type { RegisteredJob } from './queue.ts';
 export type JobDeps = ScanJobDeps &
   ScanSweepJobDeps &
   SourcehostJobDeps &
-  NotificationJobDeps & { services: { uploads: Pick<UploadsService, 'sweep'> } };
+  NotificationJobDeps &
+  InvitationJobDeps & { services: { uploads: Pick<UploadsService, 'sweep'> } };
 
 /**
  * Every job of the service, declared once each (name, version, payload schema, retry policy,
@@ -42,4 +44,5 @@ export const jobRegistry: readonly RegisteredJob<JobDeps>[] = [
   sourcehostStatusSweepJob,
   deliverNotificationJob,
   deliverySweepJob,
+  mailInvitationJob,
 ];

@@ -137,6 +137,36 @@ describe.skipIf(skipReason !== null)('the console in Chromium', () => {
     await context.close();
   });
 
+  it('invites by username: the manager sees only what was typed, the invitee accepts on the home page', async () => {
+    const invitee = await buildUser(t, { name: 'Ivy Invitee', email: 'ivy@elsewhere.example' });
+    const { context, page } = await newPage();
+    await signIn(page, manager.token);
+    await page.goto(`${url}/app/companies/${team.company.id}/users`);
+    await page.fill('input[name=username]', invitee.username);
+    await page.fill('input[name=name]', 'Ivy');
+    await page.click('button:has-text("Invite")');
+    const row = await page.waitForSelector(`tr:has-text("@${invitee.username}")`);
+    expect(await row.textContent()).not.toContain('ivy@elsewhere.example');
+    expect(await row.textContent()).not.toContain('Ivy Invitee');
+    await check(page, 'company-invitations');
+    await context.close();
+
+    const second = await newPage();
+    await signIn(second.page, invitee.token);
+    await second.page.waitForSelector(`text=${team.company.name}`);
+    await second.page.click('button:has-text("Accept")');
+    await second.page.waitForSelector(`a:has-text("${team.company.name}")`);
+    await second.context.close();
+    const { users: listed } = (
+      await t.app.inject({
+        method: 'GET',
+        url: `/api/v0/companies/${team.company.id}/users`,
+        headers: { authorization: `Bearer ${manager.token}` },
+      })
+    ).json() as { users: Array<{ userId: string }> };
+    expect(listed.map((u) => u.userId)).toContain(invitee.id);
+  });
+
   it('shows the company pages to a manager: repositories, users, audit log, SSO rules, keys, integrations', async () => {
     const { context, page } = await newPage();
     await signIn(page, manager.token);

@@ -249,10 +249,16 @@ describe('company user lists across two replicas', () => {
       headers: { authorization: `Bearer ${manager.token}` },
       payload: { username: other.username },
     });
-    expect(invite.statusCode).toBe(201);
-    // Invited but not joined: listed with include_all at once, on the replica that wrote.
-    const all = await getAs(a, `${url}?include_all=true`, manager.token);
-    expect(usernames(all)).toEqual([manager.username, other.username].sort());
+    expect(invite.statusCode).toBe(202);
+    const accept = await a.app.inject({
+      method: 'POST',
+      url: `/api/v0/invitations/${invite.json().id}/accept`,
+      headers: { authorization: `Bearer ${other.token}` },
+    });
+    expect(accept.statusCode).toBe(200);
+    // Joined: listed at once, on the replica that wrote.
+    const listed = await getAs(a, url, manager.token);
+    expect(usernames(listed)).toEqual([manager.username, other.username].sort());
   });
 
   it('keep no list of a company the caller may not read, and no search', async () => {

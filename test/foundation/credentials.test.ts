@@ -192,7 +192,7 @@ describe('company membership', () => {
     expect((await list()).statusCode).toBe(404);
     const join = await t.app.inject({
       method: 'POST',
-      url: `/api/v0/companies/${company.id}/users/${outsider.id}/join`,
+      url: `/api/v0/invitations/${invite.json().id}/accept`,
       headers: { authorization: `Bearer ${outsider.token}` },
     });
     expect(join.statusCode).toBeLessThan(300);

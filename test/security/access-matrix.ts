@@ -68,6 +68,7 @@ export function defaultParams(w: AccessWorld): Record<string, string> {
     user_id: w.companyUserToChange.id,
     integrationId: w.sourcehostIntegration.id,
     conversation_id: w.conversation.id,
+    invitation_id: w.invitationToRevoke.id,
     deliveryId: randomUUID(),
     provider: 'sourcehost',
     owner: 'acme',
@@ -336,11 +337,55 @@ export const MATRIX: Record<string, MatrixEntry | Exemption> = {
   getCompany: { as: 'member', deny: COMPANY },
   updateCompany: { as: 'manager', deny: MANAGER, body: () => ({ name: 'Renamed' }) },
   listCompanyUsers: { as: 'member', deny: COMPANY },
+  // Invitations (ADR 0016): the answer names only what the inviter gave, for a user of another
+  // company as for nobody; every call names a fresh username so that a repeated call is new.
   inviteCompanyUser: {
     as: 'manager',
     deny: MANAGER,
-    body: (w) => ({ username: w.users.outsideTriager.username }),
-    ok: 201,
+    body: () => ({ username: `inv-${randomUUID().slice(0, 8)}` }),
+    ok: 202,
+  },
+  listCompanyInvitations: { as: 'manager', deny: MANAGER },
+  revokeCompanyInvitation: { as: 'manager', deny: MANAGER },
+  // The invitee's own list: company B's invitation of the reviewer, seen by the reviewer only
+  // (its inviting manager included: they list it under their company).
+  listMyInvitations: {
+    as: 'reviewer',
+    deny: {
+      anonymous: 401,
+      manager: { status: 200, hides: (w) => [w.reviewerInvitation.id] },
+      otherManager: { status: 200, hides: (w) => [w.reviewerInvitation.id] },
+      plainUser: { status: 200, hides: (w) => [w.reviewerInvitation.id] },
+      otherReviewer: { status: 200, hides: (w) => [w.reviewerInvitation.id] },
+    },
+  },
+  // Only the invited name answers: everyone else, a platform admin and the inviting manager
+  // included, gets 404 (the id reveals nothing). The invitee reaches it: declined already → 409.
+  acceptInvitation: {
+    as: 'outsideJudge',
+    ok: 409,
+    deny: {
+      anonymous: 401,
+      platformAdmin: 404,
+      manager: 404,
+      member: 404,
+      otherManager: 404,
+      plainUser: 404,
+    },
+    params: (w) => ({ invitation_id: w.declinedInvitation.id }),
+  },
+  declineInvitation: {
+    as: 'outsideJudge',
+    ok: 409,
+    deny: {
+      anonymous: 401,
+      platformAdmin: 404,
+      manager: 404,
+      member: 404,
+      otherManager: 404,
+      plainUser: 404,
+    },
+    params: (w) => ({ invitation_id: w.declinedInvitation.id }),
   },
   joinCompany: {
     as: 'member',

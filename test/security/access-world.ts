@@ -92,8 +92,14 @@ export interface AccessWorld {
   ssoRule: { id: string };
   /** A member of company A whose role and status operations may change. */
   companyUserToChange: TestUser;
-  /** A user invited to company A who has not joined yet. */
+  /** A user invited to company A (by username) who has not joined yet. */
   invited: TestUser;
+  /** A pending invitation of company A for a name no user has (revokeCompanyInvitation revokes it). */
+  invitationToRevoke: { id: string };
+  /** An invitation of company A for the outside judge's username, which they declined. */
+  declinedInvitation: { id: string };
+  /** A pending invitation of company B for the reviewer's username. */
+  reviewerInvitation: { id: string };
   /** A member of the repository that removeRepositoryMember may remove. */
   repoMemberToRemove: TestUser;
   userToken: { userId: string; tokenId: string };
@@ -234,6 +240,28 @@ export async function buildAccessWorld(t: TestApp): Promise<AccessWorld> {
   await apiOk(t, 'POST', `/api/v0/companies/${companyA.id}/users`, manager.token, {
     username: invited.username,
   });
+  const invitationToRevoke = await apiOk<{ id: string }>(
+    t,
+    'POST',
+    `/api/v0/companies/${companyA.id}/users`,
+    manager.token,
+    { username: `nobody-${unique()}` },
+  );
+  const declinedInvitation = await apiOk<{ id: string }>(
+    t,
+    'POST',
+    `/api/v0/companies/${companyA.id}/users`,
+    manager.token,
+    { username: outsideJudge.username },
+  );
+  await apiOk(t, 'POST', `/api/v0/invitations/${declinedInvitation.id}/decline`, outsideJudge.token);
+  const reviewerInvitation = await apiOk<{ id: string }>(
+    t,
+    'POST',
+    `/api/v0/companies/${companyB.id}/users`,
+    otherManager.token,
+    { username: reviewer.username },
+  );
   const keyA = (await buildServiceKey(t, { companyId: companyA.id, scopes: [...SCOPES] })).key;
   const keyB = (await buildServiceKey(t, { companyId: companyB.id, scopes: [...SCOPES] })).key;
   const keyToRevoke = await buildServiceKey(t, { companyId: companyA.id });
@@ -310,6 +338,9 @@ export async function buildAccessWorld(t: TestApp): Promise<AccessWorld> {
     ssoRule,
     companyUserToChange,
     invited,
+    invitationToRevoke: { id: invitationToRevoke.id },
+    declinedInvitation: { id: declinedInvitation.id },
+    reviewerInvitation: { id: reviewerInvitation.id },
     repoMemberToRemove,
     userToken: { userId: plainUser.id, tokenId },
   };

@@ -26,9 +26,9 @@ export function Users({ companyId, manages }: { companyId: string; manages: bool
       ),
   });
   const invite = useAction(
-    (body: { username: string; name: string; email?: string; role: 'manager' | 'member' }) =>
+    (body: { username?: string; name: string; email?: string; role: 'manager' | 'member' }) =>
       unwrap(api.POST('/api/v0/companies/{company_id}/users', { ...path(companyId), body })),
-    key,
+    ['invitations', companyId],
   );
   const setRole = useAction(
     ({ userId, role }: { userId: string; role: 'manager' | 'member' }) =>
@@ -64,7 +64,7 @@ export function Users({ companyId, manages }: { companyId: string; manages: bool
         </label>
         <label>
           <input type="checkbox" checked={includeAll} onChange={(e) => setIncludeAll(e.target.checked)} />{' '}
-          Include disabled and invited
+          Include disabled
         </label>
       </div>
       <Async query={users}>
@@ -92,7 +92,7 @@ export function Users({ companyId, manages }: { companyId: string; manages: bool
                       </td>
                       <td>{u.email ?? '—'}</td>
                       <td>{formatDate(u.createdAt)}</td>
-                      <td>{u.disabledAt ? 'disabled' : u.isActivated ? 'active' : 'invited'}</td>
+                      <td>{u.disabledAt ? 'disabled' : 'active'}</td>
                       {manages && (
                         <td className="actions">
                           <button
@@ -131,7 +131,7 @@ export function Users({ companyId, manages }: { companyId: string; manages: bool
             e.preventDefault();
             const f = new FormData(e.currentTarget);
             invite.mutate({
-              username: String(f.get('username')),
+              username: String(f.get('username') || '') || undefined,
               name: String(f.get('name')),
               email: String(f.get('email') || '') || undefined,
               role: f.get('role') === 'manager' ? 'manager' : 'member',
@@ -140,7 +140,7 @@ export function Users({ companyId, manages }: { companyId: string; manages: bool
         >
           <h3>Invite a user</h3>
           <label>
-            Username <input name="username" required />
+            Username <input name="username" />
           </label>
           <label>
             Name <input name="name" required />
@@ -159,7 +159,72 @@ export function Users({ companyId, manages }: { companyId: string; manages: bool
           {invite.error ? <ErrorMessage error={invite.error} /> : null}
         </form>
       )}
+      {manages && <Invitations companyId={companyId} />}
     </section>
+  );
+}
+
+/** The company's pending invitations: only what the inviter gave, until the invitee accepts. */
+function Invitations({ companyId }: { companyId: string }) {
+  const key = ['invitations', companyId];
+  const invitations = useQuery({
+    queryKey: key,
+    queryFn: () =>
+      unwrap(
+        api.GET('/api/v0/companies/{company_id}/invitations', {
+          params: { path: { company_id: companyId }, query: { state: 'pending' } },
+        }),
+      ),
+  });
+  const revoke = useAction(
+    (invitationId: string) =>
+      unwrap(
+        api.POST('/api/v0/companies/{company_id}/invitations/{invitation_id}/revoke', {
+          params: { path: { company_id: companyId, invitation_id: invitationId } },
+        }),
+      ),
+    key,
+  );
+  return (
+    <>
+      <h3>Pending invitations</h3>
+      <Async query={invitations}>
+        {({ invitations: list }) =>
+          list.length === 0 ? (
+            <p className="muted">No pending invitations.</p>
+          ) : (
+            <div className="table-wrap">
+              <table>
+                <caption className="sr-only">Pending invitations</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Invited</th>
+                    <th scope="col">Role</th>
+                    <th scope="col">Expires</th>
+                    <th scope="col">Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((i) => (
+                    <tr key={i.id}>
+                      <td>{[i.username && `@${i.username}`, i.email, i.name].filter(Boolean).join(' · ')}</td>
+                      <td>{i.role}</td>
+                      <td>{formatDate(i.expiresAt)}</td>
+                      <td className="actions">
+                        <button type="button" onClick={() => revoke.mutate(i.id)}>
+                          Revoke
+                        </button>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Async>
+      {revoke.error ? <ErrorMessage error={revoke.error} /> : null}
+    </>
   );
 }
 
@@ -171,8 +236,45 @@ const AUDIT_ACTIONS = [
   'company_role_changed',
   'sourcehost_integration_added',
   'sourcehost_integration_removed',
+  'invitation_revoked',
+  'invitation_declined',
+  'service_key_created',
+  'service_key_revoked',
+  'sso_rule_added',
+  'sso_rule_removed',
+  'integration_connected',
+  'integration_updated',
+  'integration_disconnected',
+  'sourcehost_repository_linked',
+  'sourcehost_repository_unlinked',
+  'notification_webhook_set',
+  'notification_webhook_removed',
+  'credits_granted',
+  'repository_member_added',
+  'repository_member_changed',
+  'repository_member_removed',
+  'session_signed_in',
 ] as const;
 type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** What an entry without a target user concerns, from its details (a key, a domain, an invitee …). */
+function subjectOf(details: Record<string, unknown> | undefined): string {
+  if (!details) return '—';
+  const pick = (k: string) =>
+    typeof details[k] === 'string' || typeof details[k] === 'number' ? String(details[k]) : null;
+  return (
+    pick('username') ??
+    pick('email') ??
+    pick('name') ??
+    pick('domain') ??
+    pick('repository') ??
+    pick('destination') ??
+    pick('site') ??
+    pick('provider') ??
+    (pick('amount') ? `${pick('amount')} credits` : null) ??
+    '—'
+  );
+}
 
 export function AuditLog({ companyId }: { companyId: string }) {
   const [action, setAction] = useState<AuditAction | ''>('');
@@ -257,7 +359,12 @@ export function AuditLog({ companyId }: { companyId: string }) {
                       <tr key={e.id}>
                         <td>{formatDate(e.createdAt)}</td>
                         <td>{String((e as { action?: string }).action ?? '').replace(/_/g, ' ')}</td>
-                        <td>{e.target ? `@${e.target.username}` : (e.sourcehost_account_name ?? '—')}</td>
+                        <td>
+                          {e.target
+                            ? `@${e.target.username}`
+                            : (e.sourcehost_account_name ??
+                              subjectOf((e as { details?: Record<string, unknown> }).details))}
+                        </td>
                         <td>{e.createdBy ? `@${e.createdBy.username}` : '—'}</td>
                       </tr>
                     ))}

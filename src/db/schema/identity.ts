@@ -69,7 +69,10 @@ export const users = pgTable(
   (t) => [uniqueIndex('users_username_lower_key').on(sql`lower(${t.username})`)],
 );
 
-/** A user's membership of a company: `manager` or `member`; invited users have no `joinedAt` yet. */
+/**
+ * A user's membership of a company: `manager` or `member`. Invitations are apart
+ * (`company_invitations`); a membership starts when one is accepted or by an SSO domain rule.
+ */
 export const companyMembers = pgTable(
   'company_members',
   {
@@ -85,6 +88,53 @@ export const companyMembers = pgTable(
     disabledAt: timestamp('disabled_at', { withTimezone: true }),
   },
   (t) => [primaryKey({ columns: [t.companyId, t.userId] }), index('company_members_user_idx').on(t.userId)],
+);
+
+/** States of a company invitation; `pending` ones past `expiresAt` are read as `expired`. */
+export const invitationStates = ['pending', 'accepted', 'declined', 'revoked', 'expired'] as const;
+
+/**
+ * An invitation to join a company, apart from any user: it holds only what the inviting manager
+ * supplied (username and/or e-mail, a name) and becomes a membership when the invitee accepts it.
+ * An invitation by username is accepted by the user of that name; one by e-mail alone, with the
+ * one-time secret the invitation e-mail carries (`secretHash`; `mailSecretSealed` holds it
+ * sealed until the e-mail is sent, then is cleared).
+ */
+export const companyInvitations = pgTable(
+  'company_invitations',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    companyId: uuid('company_id')
+      .notNull()
+      .references(() => companies.id, { onDelete: 'cascade' }),
+    role: text('role', { enum: ['manager', 'member'] }).notNull(),
+    username: text('username'),
+    email: text('email'),
+    name: text('name'),
+    state: text('state', { enum: invitationStates }).notNull().default('pending'),
+    secretHash: text('secret_hash'),
+    mailSecretSealed: text('mail_secret_sealed'),
+    mailedAt: timestamp('mailed_at', { withTimezone: true }),
+    mailError: text('mail_error'),
+    invitedBy: uuid('invited_by').references(() => users.id, { onDelete: 'set null' }),
+    acceptedBy: uuid('accepted_by').references(() => users.id, { onDelete: 'set null' }),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    respondedAt: timestamp('responded_at', { withTimezone: true }),
+  },
+  (t) => [
+    index('company_invitations_company_idx').on(t.companyId, t.createdAt),
+    // One open invitation per company and username, and per company and e-mail.
+    uniqueIndex('company_invitations_pending_username_key')
+      .on(t.companyId, sql`lower(${t.username})`)
+      .where(sql`${t.state} = 'pending' and ${t.username} is not null`),
+    uniqueIndex('company_invitations_pending_email_key')
+      .on(t.companyId, sql`lower(${t.email})`)
+      .where(sql`${t.state} = 'pending' and ${t.email} is not null and ${t.username} is null`),
+    index('company_invitations_username_idx')
+      .on(sql`lower(${t.username})`)
+      .where(sql`${t.state} = 'pending'`),
+  ],
 );
 
 /** Platform-wide permissions such as `read_all_companies`. */

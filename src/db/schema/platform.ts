@@ -541,6 +541,25 @@ export const auditActions = [
   'company_role_changed',
   'sourcehost_integration_added',
   'sourcehost_integration_removed',
+  // Extensions (ADR 0017): entries that concern no user have a null target; `details` says what.
+  'invitation_revoked',
+  'invitation_declined',
+  'service_key_created',
+  'service_key_revoked',
+  'sso_rule_added',
+  'sso_rule_removed',
+  'integration_connected',
+  'integration_updated',
+  'integration_disconnected',
+  'sourcehost_repository_linked',
+  'sourcehost_repository_unlinked',
+  'notification_webhook_set',
+  'notification_webhook_removed',
+  'credits_granted',
+  'repository_member_added',
+  'repository_member_changed',
+  'repository_member_removed',
+  'session_signed_in',
 ] as const;
 
 export const auditLog = pgTable(

@@ -32,3 +32,21 @@ export async function appendAuditEntry(
     details: entry.details ?? {},
   });
 }
+
+/**
+ * Records a sign-in (`session_signed_in`) in the audit log of every company the user belongs to:
+ * one call where a session is opened, in its own statement (a sign-in changes nothing else).
+ */
+export async function appendSignInEntries(
+  db: Db,
+  signIn: { userId: string; companyIds: Iterable<string>; via: 'console' },
+): Promise<void> {
+  const rows = [...signIn.companyIds].map((companyId) => ({
+    companyId,
+    action: 'session_signed_in' as const,
+    targetUserId: signIn.userId,
+    performedBy: signIn.userId,
+    details: { via: signIn.via },
+  }));
+  if (rows.length > 0) await db.insert(auditLog).values(rows);
+}

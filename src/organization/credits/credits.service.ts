@@ -2,6 +2,7 @@ import type { ServiceActor } from '../../auth/actor.ts';
 import type { KeptReads } from '../../auth/kept-reads.ts';
 import type { Database, Tx } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { appendAuditEntry } from '../audit/audit.repo.ts';
 import { creditsRepo, type ScanType, scanTypes } from './credits.repo.ts';
 
 export type { ScanType };
@@ -63,8 +64,13 @@ export function createCreditsService(deps: {
       return costs[type];
     },
 
-    /** Adds purchased credits (admin). */
-    async grant(companyId: string, amount: number, note?: string): Promise<CreditBalances> {
+    /** Adds purchased credits (admin), audited `credits_granted` with the granting user. */
+    async grant(
+      companyId: string,
+      amount: number,
+      note?: string,
+      grantedBy: string | null = null,
+    ): Promise<CreditBalances> {
       if (!Number.isInteger(amount) || amount <= 0) {
         throw new AppError('VALIDATION_FAILED', { message: 'amount must be a positive integer.' });
       }
@@ -73,6 +79,12 @@ export function createCreditsService(deps: {
         await repo.lockAccount(companyId);
         await repo.append({ companyId, kind: 'grant', amount, note });
         await repo.adjust(companyId, { purchased: amount });
+        await appendAuditEntry(tx.db, {
+          companyId,
+          action: 'credits_granted',
+          performedBy: grantedBy,
+          details: { amount, note: note ?? null },
+        });
         return toBalances(await repo.getAccount(companyId));
       });
     },

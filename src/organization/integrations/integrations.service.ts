@@ -206,14 +206,20 @@ export function createIntegrationsService(deps: {
           settings,
           createdBy: user.userId,
         });
-        if (provider === 'sourcehost' && !existing) {
-          await appendAuditEntry(tx.db, {
-            companyId,
-            action: 'sourcehost_integration_added',
-            performedBy: user.userId,
-            sourcehostAccountName: accountNameOf(settings),
-          });
-        }
+        // A new source-host connection has the contract's own action; every other connection
+        // and every replacement of credentials or settings is an extension action (ADR 0017).
+        await appendAuditEntry(tx.db, {
+          companyId,
+          action:
+            provider === 'sourcehost' && !existing
+              ? 'sourcehost_integration_added'
+              : existing
+                ? 'integration_updated'
+                : 'integration_connected',
+          performedBy: user.userId,
+          sourcehostAccountName: provider === 'sourcehost' ? accountNameOf(settings) : null,
+          details: { integrationId: row.id, provider, site: row.site },
+        });
         return { view: toView(row), created: !existing };
       });
     },
@@ -235,12 +241,13 @@ export function createIntegrationsService(deps: {
         );
         if (rows.length === 0)
           throw new AppError('NOT_FOUND', { message: `No ${provider} integration is connected.` });
-        if (provider === 'sourcehost') {
+        for (const row of rows) {
           await appendAuditEntry(tx.db, {
             companyId,
-            action: 'sourcehost_integration_removed',
+            action: provider === 'sourcehost' ? 'sourcehost_integration_removed' : 'integration_disconnected',
             performedBy: user.userId,
-            sourcehostAccountName: accountNameOf(rows[0]!.settings),
+            sourcehostAccountName: provider === 'sourcehost' ? accountNameOf(row.settings) : null,
+            details: { integrationId: row.id, provider, site: row.site },
           });
         }
         return rows.length;

@@ -3,6 +3,7 @@ import type { Actor } from '../../auth/actor.ts';
 import { DEFAULT_SCOPES, issueSecret, SCOPES, type Scope } from '../../auth/credentials.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { appendAuditEntry } from '../audit/audit.repo.ts';
 import { type ServiceKeyRow, serviceKeysRepo } from './service-keys.repo.ts';
 
 export interface ServiceKeyView {
@@ -27,7 +28,18 @@ function toView(row: ServiceKeyRow): ServiceKeyView {
   };
 }
 
-/** Organization service keys: create (shown once), list, revoke. */
+/** What an audit entry of a key says of it (never the secret; the key concerns no user: no target). */
+function keyDetails(row: ServiceKeyRow) {
+  return {
+    keyId: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes,
+    expiresAt: row.expiresAt?.toISOString() ?? null,
+  };
+}
+
+/** Organization service keys: create (shown once), list, revoke; each change audited. */
 export function createServiceKeysService(deps: { database: Database; now?: () => Date }) {
   const { database } = deps;
   const now = deps.now ?? (() => new Date());
@@ -57,14 +69,23 @@ export function createServiceKeysService(deps: { database: Database; now?: () =>
         });
       }
       const issued = issueSecret('service');
-      const row = await serviceKeysRepo(database.db).insert({
-        companyId,
-        name: input.name,
-        prefix: issued.prefix,
-        hash: issued.hash,
-        scopes,
-        expiresAt: input.expiresAt ?? null,
-        createdBy: user.userId,
+      const row = await database.transaction(async (tx) => {
+        const inserted = await serviceKeysRepo(tx.db).insert({
+          companyId,
+          name: input.name,
+          prefix: issued.prefix,
+          hash: issued.hash,
+          scopes,
+          expiresAt: input.expiresAt ?? null,
+          createdBy: user.userId,
+        });
+        await appendAuditEntry(tx.db, {
+          companyId,
+          action: 'service_key_created',
+          performedBy: user.userId,
+          details: keyDetails(inserted),
+        });
+        return inserted;
       });
       return { ...toView(row), key: issued.secret };
     },
@@ -76,13 +97,24 @@ export function createServiceKeysService(deps: { database: Database; now?: () =>
     },
 
     async revokeKey(actor: Actor, companyId: string, keyId: string): Promise<ServiceKeyView> {
-      await requireCompany(actor, companyId);
-      const repo = serviceKeysRepo(database.db);
-      const row = await repo.revoke(companyId, keyId, now());
-      if (row) return toView(row);
-      const existing = await repo.findInCompany(companyId, keyId);
-      if (!existing) throw new AppError('NOT_FOUND', { message: 'Service key not found.' });
-      return toView(existing);
+      const user = await requireCompany(actor, companyId);
+      return database.transaction(async (tx) => {
+        const repo = serviceKeysRepo(tx.db);
+        const row = await repo.revoke(companyId, keyId, now());
+        if (row) {
+          await appendAuditEntry(tx.db, {
+            companyId,
+            action: 'service_key_revoked',
+            performedBy: user.userId,
+            details: keyDetails(row),
+          });
+          return toView(row);
+        }
+        // Revoking a revoked key changes nothing and writes no entry.
+        const existing = await repo.findInCompany(companyId, keyId);
+        if (!existing) throw new AppError('NOT_FOUND', { message: 'Service key not found.' });
+        return toView(existing);
+      });
     },
   };
 }

@@ -143,10 +143,10 @@ export function createAdminService(deps: { database: Database; credits: CreditsS
     },
 
     async grantCredits(actor: Actor, companyId: string, amount: number, note?: string) {
-      requirePlatformAdmin(actor);
+      const admin = requirePlatformAdmin(actor);
       if (!(await companyExists(companyId)))
         throw new AppError('NOT_FOUND', { message: 'Company not found.' });
-      return credits.grant(companyId, amount, note);
+      return credits.grant(companyId, amount, note, admin.userId);
     },
 
     /**

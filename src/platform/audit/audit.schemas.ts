@@ -3,19 +3,34 @@ import { auditActions } from '../../db/schema/index.ts';
 import { DateTimeSchema, Nullable, ref, UuidSchema } from '../../http/schemas.ts';
 import { ShortUserSummarySchema } from '../users/users.schemas.ts';
 
-export const AuditActionSchema = Type.Union(auditActions.map((a) => Type.Literal(a)));
+export const AuditActionSchema = Type.Union(
+  auditActions.map((a) => Type.Literal(a)),
+  {
+    description:
+      'The first seven are the contract’s (v0 §4.9); the others are extensions (ADR 0017): invitations, service keys, SSO rules, integrations and source-host repository links, the notification webhook, credit grants, repository membership and console sign-ins.',
+  },
+);
 
 /** Audit-log entry (v0 §2.8), with the action and its details as extra fields. */
 export const AuditLogEntrySchema = Type.Object(
   {
     type: Type.Literal('company_audit_log'),
     id: UuidSchema,
-    target: Nullable(ref(ShortUserSummarySchema)),
-    createdBy: Nullable(ref(ShortUserSummarySchema)),
+    target: Type.Union([ref(ShortUserSummarySchema), Type.Null()], {
+      description:
+        'The user the change concerns; null when it concerns no user (service keys, SSO rules, integrations, the notification webhook, credits, invitations nobody accepted): `details` then says what changed.',
+    }),
+    createdBy: Type.Union([ref(ShortUserSummarySchema), Type.Null()], {
+      description:
+        'The acting user; null when unknown or when naming them would reveal someone (a declined invitation).',
+    }),
     createdAt: DateTimeSchema,
     sourcehost_account_name: Nullable(Type.String()),
     action: AuditActionSchema,
-    details: Type.Record(Type.String(), Type.Unknown()),
+    details: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'Extension: what changed, never a secret. user_invited, invitation_revoked, invitation_declined: invitationId, username, email, role (as the inviter gave them); user_auto_joined: via (invitation | sso_domain), role; company_role_changed: from, to; service_key_*: keyId, name, prefix, scopes, expiresAt; sso_rule_*: ruleId, domain; integration_* and sourcehost_integration_*: integrationId, provider, site; sourcehost_repository_*: repository, workspaceId, prefix (linked: watchBranches, scanType); notification_webhook_set: destination (the origin only); credits_granted: amount, note; repository_member_*: repositoryId, role, from (a change), via (join); session_signed_in: via.',
+    }),
   },
   { $id: 'AuditLogEntry' },
 );

@@ -6,6 +6,7 @@ import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import { checkTenantUrl, type TenantUrlChecker } from '../../integrations/outbound/tenant-urls.ts';
+import { appendAuditEntry } from '../../organization/audit/audit.repo.ts';
 import { type CursorCodec, hashFilters, timeAndIdAfter } from '../pagination/cursor.ts';
 import { type DeliveryAttemptRow, type DeliveryRow, notificationsRepo } from './notifications.repo.ts';
 import type {
@@ -16,6 +17,18 @@ import type {
 } from './notifications.schemas.ts';
 
 const DEFAULT_LIMIT = 20;
+
+/**
+ * Where a webhook points, as the audit log records it: the origin only. A webhook URL's path or
+ * query is often its credential (chat services' incoming-webhook URLs), and user info always is.
+ */
+function webhookDestination(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '(not a URL)';
+  }
+}
 
 /** The caller's notifications (read state, paging) and companies' notification webhooks. */
 export function createNotificationsService(deps: {
@@ -88,11 +101,19 @@ export function createNotificationsService(deps: {
       await requireCompany(database.db, companyId);
       await checkTenantUrl(deps.outbound, 'url', url);
       const secret = `whsec_${randomBytes(32).toString('base64url')}`;
-      await notificationsRepo(database.db).upsertWebhook({
-        companyId,
-        url,
-        secretEnc: secretBox.seal(secret),
-        createdBy: user.userId,
+      await database.transaction(async (tx) => {
+        await notificationsRepo(tx.db).upsertWebhook({
+          companyId,
+          url,
+          secretEnc: secretBox.seal(secret),
+          createdBy: user.userId,
+        });
+        await appendAuditEntry(tx.db, {
+          companyId,
+          action: 'notification_webhook_set',
+          performedBy: user.userId,
+          details: { destination: webhookDestination(url) },
+        });
       });
       return { url, secret };
     },
@@ -139,9 +160,16 @@ export function createNotificationsService(deps: {
       if (!can(user, 'company.manage', { companyId })) {
         throw new AppError('FORBIDDEN', { message: 'Only company managers may configure the webhook.' });
       }
-      if (!(await notificationsRepo(database.db).deleteWebhook(companyId))) {
-        throw new AppError('NOT_FOUND', { message: 'No notification webhook is configured.' });
-      }
+      await database.transaction(async (tx) => {
+        if (!(await notificationsRepo(tx.db).deleteWebhook(companyId))) {
+          throw new AppError('NOT_FOUND', { message: 'No notification webhook is configured.' });
+        }
+        await appendAuditEntry(tx.db, {
+          companyId,
+          action: 'notification_webhook_removed',
+          performedBy: user.userId,
+        });
+      });
     },
   };
 }

@@ -339,10 +339,14 @@ describe('GET /api/v0/reports', () => {
     expect((await api(t, 'GET', `/api/v0/reports/${priv.id}`, b.member.token)).statusCode).toBe(404);
 
     // A user of both companies reads the private reports and drafts of each.
-    await apiOk(t, 'POST', `/api/v0/companies/${a.company.id}/users`, a.manager.token, {
-      username: b.member.username,
-    });
-    await apiOk(t, 'POST', `/api/v0/companies/${a.company.id}/users/${b.member.id}/join`, b.member.token);
+    const invitation = await apiOk<{ id: string }>(
+      t,
+      'POST',
+      `/api/v0/companies/${a.company.id}/users`,
+      a.manager.token,
+      { username: b.member.username },
+    );
+    await apiOk(t, 'POST', `/api/v0/invitations/${invitation.id}/accept`, b.member.token);
     expect(await titles(b.member.token)).toEqual([
       `${q} other company private`,
       `${q} private`,

@@ -4,6 +4,7 @@ import type { Actor, UserActor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import type { JsonObject } from '../../json.ts';
+import { appendAuditEntry } from '../../organization/audit/audit.repo.ts';
 import { toCompanySummary } from '../companies/companies.service.ts';
 import { usersRepo } from '../users/users.repo.ts';
 import { toShortUserSummary } from '../users/users.views.ts';
@@ -400,6 +401,15 @@ export function createRepositoriesService(deps: { database: Database; now?: () =
             { member: memberState(member, user.username) },
           ),
         );
+        if (!active || active.role !== member.role) {
+          await appendAuditEntry(tx.db, {
+            companyId: access.repository.companyId,
+            action: active ? 'repository_member_changed' : 'repository_member_added',
+            targetUserId: userId,
+            performedBy: access.user.userId,
+            details: { repositoryId, role: member.role, ...(active ? { from: active.role } : {}) },
+          });
+        }
         return renderMember(tx.db, member);
       });
     },
@@ -418,6 +428,13 @@ export function createRepositoriesService(deps: { database: Database; now?: () =
         await recordChange(tx.db, repositoryId, access.user.userId, {
           oldValue: { member: memberState(existing, user!.username) },
           newValue: { member: null },
+        });
+        await appendAuditEntry(tx.db, {
+          companyId: access.repository.companyId,
+          action: 'repository_member_removed',
+          targetUserId: userId,
+          performedBy: access.user.userId,
+          details: { repositoryId, role: existing.role },
         });
       });
     },
@@ -453,6 +470,13 @@ export function createRepositoriesService(deps: { database: Database; now?: () =
         await recordChange(tx.db, repositoryId, access.user.userId, {
           oldValue: { member: null },
           newValue: { member: memberState(member, access.user.username) },
+        });
+        await appendAuditEntry(tx.db, {
+          companyId: access.repository.companyId,
+          action: 'repository_member_added',
+          targetUserId: access.user.userId,
+          performedBy: access.user.userId,
+          details: { repositoryId, role: member.role, via: 'join' },
         });
         return renderMember(tx.db, member);
       });

@@ -3,6 +3,7 @@ import type { UserActor } from '../../auth/actor.ts';
 import type { AuthService } from '../../auth/auth.service.ts';
 import type { SessionCodec } from '../../auth/session.ts';
 import type { Database } from '../../db/client.ts';
+import { appendSignInEntries } from '../../organization/audit/audit.repo.ts';
 import { sessionRepo } from './session.repo.ts';
 
 /** What the console knows of its signed-in user. */
@@ -54,6 +55,11 @@ export function createSessionService(deps: { database: Database; auth: AuthServi
      */
     async openSession(token: string): Promise<{ session: SessionInfo; expiresAt: Date }> {
       const actor = await deps.auth.authenticateUserToken(token.trim());
+      await appendSignInEntries(deps.database.db, {
+        userId: actor.userId,
+        companyIds: actor.companies.keys(),
+        via: 'console',
+      });
       const expiresAt = (await repo.findTokenExpiry(actor.credentialId)) ?? new Date();
       return { session: await describe(actor, token.trim()), expiresAt };
     },

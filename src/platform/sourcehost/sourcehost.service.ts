@@ -15,6 +15,7 @@ import {
 } from '../../integrations/sourcehost/github-rest.ts';
 import { normalizeCommitId } from '../../integrations/sourcehost/repository-ref.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
+import { appendAuditEntry } from '../../organization/audit/audit.repo.ts';
 import { storedSettingsOf } from '../../organization/integrations/integrations.service.ts';
 import { workspacesRepo } from '../../organization/workspaces/workspaces.repo.ts';
 import {
@@ -546,7 +547,7 @@ export function createSourcehostService(deps: SourcehostServiceDeps) {
 
     /** Links a repository (and prefix) to a workspace that watches it, or updates its settings. */
     async linkRepository(actor: Actor, companyId: string, repository: string, input: LinkInput) {
-      await requireManagedCompany(database.db, actor, companyId);
+      const user = await requireManagedCompany(database.db, actor, companyId);
       await requireSourcehost(companyId);
       const fullName = parseRepository(repository).fullName;
       if (input.watchBranches?.some((b) => b.length === 0 || b.length > 255 || /[\s~^:?*[\\]/.test(b))) {
@@ -565,13 +566,26 @@ export function createSourcehostService(deps: SourcehostServiceDeps) {
           ...(input.scanType !== undefined ? { autoScanType: input.scanType } : {}),
           ...(input.failOn !== undefined ? { failOn: input.failOn } : {}),
         });
+        // Pushes to a linked repository start scans: who linked what is security-relevant.
+        await appendAuditEntry(tx.db, {
+          companyId,
+          action: 'sourcehost_repository_linked',
+          performedBy: user.userId,
+          details: {
+            repository: fullName,
+            workspaceId: row.id,
+            prefix: row.prefix,
+            watchBranches: row.watchBranches,
+            scanType: row.autoScanType,
+          },
+        });
         return { repository: fullName, workspace: toWorkspaceView(row) };
       });
     },
 
     /** Unlinks: the workspace of (repository, prefix) stops watching (its scans stay). */
     async unlinkRepository(actor: Actor, companyId: string, repository: string, prefix: string | undefined) {
-      await requireManagedCompany(database.db, actor, companyId);
+      const user = await requireManagedCompany(database.db, actor, companyId);
       const fullName = parseRepository(repository).fullName;
       const normalized = normalizePrefix(prefix);
       const linked = await workspacesRepo(database.db).listActiveLinked(companyId, fullName, normalized);
@@ -580,7 +594,15 @@ export function createSourcehostService(deps: SourcehostServiceDeps) {
         throw new AppError('NOT_FOUND', {
           message: `${fullName} is not linked${normalized ? ` at ${normalized}` : ''}.`,
         });
-      await sourcehostRepo(database.db).updateWorkspaceSettings(target.id, { active: false });
+      await database.transaction(async (tx) => {
+        await sourcehostRepo(tx.db).updateWorkspaceSettings(target.id, { active: false });
+        await appendAuditEntry(tx.db, {
+          companyId,
+          action: 'sourcehost_repository_unlinked',
+          performedBy: user.userId,
+          details: { repository: fullName, workspaceId: target.id, prefix: normalized },
+        });
+      });
     },
 
     /** In the transaction that ends a scan: enqueue its commit status if it owes one. */

@@ -22,13 +22,13 @@ export function ssoRepo(db: Db) {
       return row!;
     },
 
-    /** Deletes the company's rule; false when there is none with that id. */
-    async delete(companyId: string, ruleId: string): Promise<boolean> {
-      const rows = await db
+    /** Deletes the company's rule; the deleted rule, or null when there was none. */
+    async delete(companyId: string, ruleId: string): Promise<SsoRuleRow | null> {
+      const [row] = await db
         .delete(ssoEnforcementRules)
         .where(and(eq(ssoEnforcementRules.id, ruleId), eq(ssoEnforcementRules.companyId, companyId)))
-        .returning({ id: ssoEnforcementRules.id });
-      return rows.length > 0;
+        .returning();
+      return row ?? null;
     },
   };
 }

@@ -3,6 +3,7 @@ import { requireCompanyManager, requireCompanyOverseer } from '../../access/poli
 import type { Actor } from '../../auth/actor.ts';
 import { type Database, isUniqueViolation } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { appendAuditEntry } from '../../organization/audit/audit.repo.ts';
 import { usersRepo } from '../users/users.repo.ts';
 import { type SsoRuleRow, ssoRepo } from './sso.repo.ts';
 import type { SsoRule } from './sso.schemas.ts';
@@ -36,10 +37,19 @@ export function createSsoService(deps: { database: Database }) {
       await requireCompany(database.db, companyId);
       const normalized = domain.trim().toLowerCase();
       try {
-        const row = await ssoRepo(database.db).insert({
-          companyId,
-          domain: normalized,
-          createdBy: user.userId,
+        const row = await database.transaction(async (tx) => {
+          const inserted = await ssoRepo(tx.db).insert({
+            companyId,
+            domain: normalized,
+            createdBy: user.userId,
+          });
+          await appendAuditEntry(tx.db, {
+            companyId,
+            action: 'sso_rule_added',
+            performedBy: user.userId,
+            details: { ruleId: inserted.id, domain: inserted.domain },
+          });
+          return inserted;
         });
         const [rule] = await render([row]);
         return rule!;
@@ -52,9 +62,17 @@ export function createSsoService(deps: { database: Database }) {
     },
 
     async deleteRule(actor: Actor, companyId: string, ruleId: string): Promise<void> {
-      requireCompanyManager(actor, companyId);
-      const deleted = await ssoRepo(database.db).delete(companyId, ruleId);
-      if (!deleted) throw new AppError('NOT_FOUND', { message: 'SSO rule not found.' });
+      const user = requireCompanyManager(actor, companyId);
+      await database.transaction(async (tx) => {
+        const deleted = await ssoRepo(tx.db).delete(companyId, ruleId);
+        if (!deleted) throw new AppError('NOT_FOUND', { message: 'SSO rule not found.' });
+        await appendAuditEntry(tx.db, {
+          companyId,
+          action: 'sso_rule_removed',
+          performedBy: user.userId,
+          details: { ruleId, domain: deleted.domain },
+        });
+      });
     },
   };
 }

@@ -7,7 +7,6 @@ import {
   AwardBadgeRequestSchema,
   ChangeCompanyRoleRequestSchema,
   CompanyUserSchema,
-  InviteUserRequestSchema,
   ListCompanyUsersQuerySchema,
   UpdateProfileRequestSchema,
 } from './users.schemas.ts';
@@ -30,7 +29,7 @@ export function registerUserRoutes(app: App, users: UsersService): void {
         security,
         summary: 'List the users of a company',
         description:
-          'Company users of the company and admins with `read_all_companies`. By default only joined, enabled users; `include_all=true` adds deleted and disabled users and invited users who have not joined.',
+          'Company users of the company and admins with `read_all_companies`. By default only enabled users; `include_all=true` adds deleted and disabled users. A person invited but not yet joined is not a company user: their invitation, with only what the inviter supplied, is listed by `listCompanyInvitations`.',
         params: companyParams,
         querystring: ListCompanyUsersQuerySchema,
         response: {
@@ -49,30 +48,13 @@ export function registerUserRoutes(app: App, users: UsersService): void {
   );
 
   app.post(
-    '/api/v0/companies/:company_id/users',
-    {
-      schema: {
-        operationId: 'inviteCompanyUser',
-        tags: ext,
-        security,
-        summary: 'Invite a user to a company (company managers); creates the user when unknown',
-        params: companyParams,
-        body: InviteUserRequestSchema,
-        response: { 201: ref(CompanyUserSchema), ...v0Errors(404, 409) },
-      },
-    },
-    async (request, reply) =>
-      reply.code(201).send(await users.inviteUser(request.actor, request.params.company_id, request.body)),
-  );
-
-  app.post(
     '/api/v0/companies/:company_id/users/:user_id/join',
     {
       schema: {
         operationId: 'joinCompany',
         tags: ext,
         security,
-        summary: 'Join a company: accept an invitation, or auto-join by an SSO rule of the email domain',
+        summary: 'Join a company by an SSO rule of your e-mail domain (invitations: `acceptInvitation`)',
         params: memberParams,
         response: { 200: ref(CompanyUserSchema), ...v0Errors(404) },
       },

@@ -24,7 +24,7 @@ export const CompanyUserSchema = Type.Object(
     name: Type.String(),
     username: Type.String(),
     email: Nullable(Type.String()),
-    isActivated: Type.Boolean({ description: 'False until the user has joined (accepted an invitation).' }),
+    isActivated: Type.Boolean({ description: 'False until the user has joined a company.' }),
     createdAt: DateTimeSchema,
     isBot: Type.Boolean(),
     companyId: UuidSchema,
@@ -79,7 +79,7 @@ export const AuditorPublicProfileSchema = Type.Object(
 );
 export type AuditorPublicProfile = Static<typeof AuditorPublicProfileSchema>;
 
-const UsernameSchema = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{1,38}$' });
+const _UsernameSchema = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{1,38}$' });
 const shortText = (maxLength: number) => NullableInput(Type.String({ maxLength }));
 
 export const ListCompanyUsersQuerySchema = Type.Object(
@@ -87,7 +87,8 @@ export const ListCompanyUsersQuerySchema = Type.Object(
     include_all: Type.Optional(
       Type.Boolean({
         default: false,
-        description: 'true also lists deleted and disabled users and invited users who have not joined',
+        description:
+          'true also lists deleted and disabled users (people invited but not joined are invitations: listCompanyInvitations)',
       }),
     ),
     q: Type.Optional(
@@ -97,21 +98,6 @@ export const ListCompanyUsersQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 export type ListCompanyUsersQuery = Static<typeof ListCompanyUsersQuerySchema>;
-
-export const InviteUserRequestSchema = Type.Object(
-  {
-    username: Type.Optional(UsernameSchema),
-    email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    role: Type.Optional(CompanyRoleSchema),
-  },
-  {
-    $id: 'InviteUserRequest',
-    additionalProperties: false,
-    description: 'A username or an email (or both); a user not known yet is created.',
-  },
-);
-export type InviteUserRequest = Static<typeof InviteUserRequestSchema>;
 
 export const ChangeCompanyRoleRequestSchema = Type.Object(
   { role: CompanyRoleSchema },

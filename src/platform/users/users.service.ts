@@ -10,7 +10,7 @@ import {
 } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
 import { type CredentialCache, createCredentialCache } from '../../auth/credential-cache.ts';
-import { type Database, type Db, isUniqueViolation } from '../../db/client.ts';
+import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import { appendAuditEntry } from '../../organization/audit/audit.repo.ts';
 import { resolveGuild } from '../guilds/guilds.service.ts';
@@ -19,7 +19,6 @@ import type {
   AuditorPublicProfile,
   AwardBadgeRequest,
   CompanyUser,
-  InviteUserRequest,
   ListCompanyUsersQuery,
   UpdateProfileRequest,
 } from './users.schemas.ts';
@@ -49,14 +48,8 @@ function isActiveManager(user: UserRow, member: MemberRow): boolean {
   );
 }
 
-/** A username made from an email's local part: allowed characters only, at least 2 of them. */
-function usernameFromEmail(email: string): string {
-  const local = (email.split('@')[0] ?? '').replace(/[^A-Za-z0-9_.-]/g, '').replace(/^[^A-Za-z0-9]+/, '');
-  return (local.length >= 2 ? local : `user${local}`).slice(0, 32);
-}
-
 /**
- * Company users and memberships: listing, invitations, joining, disabling, re-enabling, role
+ * Company users and memberships: listing, joining by SSO domain, disabling, re-enabling, role
  * changes (each change audited with its target and performing user), and user profiles.
  *
  * `lists` keeps company user lists without a search (the console and clients read them often;
@@ -71,32 +64,6 @@ export function createUsersService(deps: {
   const { database } = deps;
   const now = deps.now ?? (() => new Date());
   const lists = deps.lists ?? createCredentialCache<CompanyUser[]>({ maxEntries: 0 });
-
-  /** Finds a free username starting from `base` (`base`, `base2`, `base3` …). */
-  async function freeUsername(db: Db, base: string): Promise<string> {
-    const repo = usersRepo(db);
-    for (let i = 1; i < 1000; i++) {
-      const candidate = i === 1 ? base : `${base}${i}`;
-      if (!(await repo.findUserByUsername(candidate))) return candidate;
-    }
-    return `${base}-${randomUUID().slice(0, 8)}`;
-  }
-
-  /** The existing user the invitation names, or null when it names nobody yet. */
-  async function findInvitee(db: Db, input: InviteUserRequest): Promise<UserRow | null> {
-    const repo = usersRepo(db);
-    const byUsername = input.username ? await repo.findUserByUsername(input.username) : null;
-    if (input.username && !input.email) return byUsername;
-    const byEmail = input.email ? await repo.findUsersByEmail(input.email) : [];
-    if (byEmail.length > 1 && !byUsername) {
-      throw new AppError('CONFLICT', { message: 'Several users have this email; invite by username.' });
-    }
-    const emailUser = byEmail[0] ?? null;
-    if (byUsername && emailUser && byUsername.id !== emailUser.id) {
-      throw new AppError('CONFLICT', { message: 'The username and the email belong to different users.' });
-    }
-    return byUsername ?? emailUser;
-  }
 
   /** Refuses to leave the company without an active manager. */
   async function guardLastManager(
@@ -142,66 +109,10 @@ export function createUsersService(deps: {
     },
 
     /**
-     * Invites a user by username or email, creating the user when unknown (not activated until
-     * they join). The membership has no `joinedAt` until the user joins. Audited `user_invited`.
-     */
-    async inviteUser(actor: Actor, companyId: string, input: InviteUserRequest): Promise<CompanyUser> {
-      const manager = requireCompanyManager(actor, companyId);
-      if (!input.username && !input.email) {
-        throw new AppError('VALIDATION_FAILED', {
-          message: 'Give a username or an email of the user to invite.',
-          details: { field: 'username' },
-        });
-      }
-      const role: CompanyRole = input.role ?? 'member';
-      try {
-        return await database.transaction(async (tx) => {
-          const repo = usersRepo(tx.db);
-          if (!(await repo.lockCompany(companyId))) throw companyNotFound();
-          let user = await findInvitee(tx.db, input);
-          if (user?.deletedAt) throw new AppError('CONFLICT', { message: 'This user account is deleted.' });
-          if (!user) {
-            const username = input.username ?? (await freeUsername(tx.db, usernameFromEmail(input.email!)));
-            user = await repo.insertUser({
-              username,
-              name: input.name ?? username,
-              email: input.email ?? null,
-              isActivated: false,
-            });
-          } else if (await repo.findMember(companyId, user.id)) {
-            throw new AppError('ALREADY_EXISTS', {
-              message: `${user.username} is already a user of this company.`,
-            });
-          }
-          const member = await repo.insertMember({
-            companyId,
-            userId: user.id,
-            role,
-            invitedAt: now(),
-            joinedAt: null,
-          });
-          await appendAuditEntry(tx.db, {
-            companyId,
-            action: 'user_invited',
-            targetUserId: user.id,
-            performedBy: manager.userId,
-            details: { role },
-          });
-          return toCompanyUser(user, member);
-        });
-      } catch (err) {
-        if (isUniqueViolation(err)) {
-          throw new AppError('ALREADY_EXISTS', { message: `The username "${input.username}" is taken.` });
-        }
-        throw err;
-      }
-    },
-
-    /**
-     * The user joins the company: accepting a pending invitation, or — without one — automatically
-     * when their email's domain has an SSO enforcement rule of the company. Either way the entry
-     * is `user_auto_joined` with `details.via` = `invitation` | `sso_domain`. Joining again is a
-     * no-op; a disabled membership cannot join (403). The caller is the user (or a platform admin).
+     * The user joins the company automatically when their email's domain has an SSO enforcement
+     * rule of the company (`user_auto_joined`, `details.via = "sso_domain"`; invitations are
+     * accepted through the invitations service). Joining again is a no-op; a disabled membership
+     * cannot join (403). The caller is the user (or a platform admin).
      */
     async joinCompany(actor: Actor, companyId: string, userId: string): Promise<CompanyUser> {
       const caller = requireUser(actor);
@@ -223,17 +134,7 @@ export function createUsersService(deps: {
               message: 'This membership is disabled; a company manager can re-enable it.',
             });
           }
-          if (existing.member.joinedAt) return toCompanyUser(existing.user, existing.member);
-          const member = await repo.updateMember(companyId, userId, { joinedAt: at });
-          const activated = user.isActivated ? user : await repo.updateUser(userId, { isActivated: true });
-          await appendAuditEntry(tx.db, {
-            companyId,
-            action: 'user_auto_joined',
-            targetUserId: userId,
-            performedBy: caller.userId,
-            details: { via: 'invitation', role: member.role },
-          });
-          return toCompanyUser(activated, member);
+          return toCompanyUser(existing.user, existing.member);
         }
         const domain = user.email?.split('@')[1];
         const rule = domain ? await repo.findSsoRuleForDomain(companyId, domain) : null;

@@ -2,12 +2,7 @@ import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { api, apiOk, sharedTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
-import {
-  buildCompany,
-  buildCompanyWorld,
-  buildUser,
-  type TestUser,
-} from '../../../test/helpers/factories.ts';
+import { buildCompany, buildCompanyWorld, buildUser } from '../../../test/helpers/factories.ts';
 import { users } from '../../db/schema/index.ts';
 
 const t = sharedTestApp();
@@ -86,7 +81,7 @@ describe('GET /api/v0/companies/{company_id}/users', () => {
     });
   });
 
-  it('lists only active users by default; include_all adds disabled, deleted and invited users', async () => {
+  it('lists only active users by default; include_all adds disabled and deleted users, never invited people', async () => {
     const { company, manager, member } = await buildCompanyWorld(t);
     const disabled = await buildUser(t, { companyId: company.id });
     const deleted = await buildUser(t, { companyId: company.id });
@@ -95,28 +90,18 @@ describe('GET /api/v0/companies/{company_id}/users', () => {
       .update(users)
       .set({ deletedAt: new Date() })
       .where(eq(users.id, deleted.id));
-    const invited = await apiOk<CompanyUserBody>(
-      t,
-      'POST',
-      `/api/v0/companies/${company.id}/users`,
-      manager.token,
-      {
-        email: 'newcomer@example.com',
-      },
-    );
+    // An invited person is an invitation until they accept: not a company user, in no list.
+    const outsider = await buildUser(t, { email: `outsider${Date.now()}@example.com` });
+    await apiOk(t, 'POST', `/api/v0/companies/${company.id}/users`, manager.token, {
+      username: outsider.username,
+    });
 
     const active = await listUsers(company.id, member.token);
     expect(active.map((u) => u.userId).sort()).toEqual([manager.id, member.id].sort());
     const all = await listUsers(company.id, member.token, '?include_all=true');
-    expect(all.map((u) => u.userId).sort()).toEqual(
-      [manager.id, member.id, disabled.id, deleted.id, invited.userId].sort(),
-    );
+    expect(all.map((u) => u.userId).sort()).toEqual([manager.id, member.id, disabled.id, deleted.id].sort());
     expect(all.find((u) => u.userId === disabled.id)!.disabledAt).not.toBeNull();
     expect(all.find((u) => u.userId === deleted.id)!.deletedAt).not.toBeNull();
-    expect(all.find((u) => u.userId === invited.userId)).toMatchObject({
-      joinedAt: null,
-      isActivated: false,
-    });
     expect(await listUsers(company.id, member.token, '?include_all=false')).toHaveLength(2);
   });
 
@@ -178,137 +163,25 @@ describe('GET /api/v0/companies/{company_id}/users', () => {
   });
 });
 
-describe('POST /api/v0/companies/{company_id}/users (invite)', () => {
-  it('invites an existing user by username, audited user_invited', async () => {
+describe('POST /api/v0/companies/{company_id}/users without e-mail configured', () => {
+  it('refuses an invitation by e-mail address alone (422): its secret could reach nobody', async () => {
     const { company, manager } = await buildCompanyWorld(t);
-    const outsider = await buildUser(t);
     const res = await api(t, 'POST', `/api/v0/companies/${company.id}/users`, manager.token, {
-      username: outsider.username.toUpperCase(),
-      role: 'manager',
+      email: 'someone@example.com',
     });
-    expect(res.statusCode).toBe(201);
-    expect(res.json()).toMatchObject({
-      userId: outsider.id,
-      companyRole: 'manager',
-      joinedAt: null,
-      companyId: company.id,
-    });
-    const [entry] = await auditOf(company.id);
-    expect(entry).toMatchObject({
-      action: 'user_invited',
-      target: { userId: outsider.id },
-      createdBy: { userId: manager.id },
-      details: { role: 'manager' },
-    });
-  });
-
-  it('creates an unknown user from an email, not activated, with a free username', async () => {
-    const { company, manager } = await buildCompanyWorld(t);
-    const local = `dev${Date.now()}`;
-    const first = await apiOk<CompanyUserBody>(
+    expect(res.statusCode).toBe(422);
+    expect(res.json().msg).toContain('invite by username');
+    const invitations = await apiOk<{ invitations: unknown[] }>(
       t,
-      'POST',
-      `/api/v0/companies/${company.id}/users`,
+      'GET',
+      `/api/v0/companies/${company.id}/invitations`,
       manager.token,
-      {
-        email: `${local}@one.example`,
-        name: 'Dev One',
-      },
     );
-    expect(first).toMatchObject({
-      username: local,
-      name: 'Dev One',
-      email: `${local}@one.example`,
-      isActivated: false,
-    });
-    const other = await buildCompany(t);
-    const second = await apiOk<CompanyUserBody>(
-      t,
-      'POST',
-      `/api/v0/companies/${other.id}/users`,
-      t.adminToken,
-      {
-        email: `${local}@two.example`,
-      },
-    );
-    expect(second.username).toBe(`${local}2`);
-  });
-
-  it('refuses a user who is already in the company (409), without a second audit entry', async () => {
-    const { company, manager, member } = await buildCompanyWorld(t);
-    const before = (await auditOf(company.id)).length;
-    const res = await api(t, 'POST', `/api/v0/companies/${company.id}/users`, manager.token, {
-      username: member.username,
-    });
-    expect(res.statusCode).toBe(409);
-    expect((await auditOf(company.id)).length).toBe(before);
-  });
-
-  it('answers 400 without a username or an email, and for a malformed email', async () => {
-    const { company, manager } = await buildCompanyWorld(t);
-    const none = await api(t, 'POST', `/api/v0/companies/${company.id}/users`, manager.token, { name: 'x' });
-    expect(none.statusCode).toBe(400);
-    const bad = await api(t, 'POST', `/api/v0/companies/${company.id}/users`, manager.token, {
-      email: 'not-an-email',
-    });
-    expect(bad.statusCode).toBe(400);
-    expect(bad.json().msg).toContain('email');
-  });
-
-  it('is for company managers and platform admins: members 403, other companies 404', async () => {
-    const { company, member } = await buildCompanyWorld(t);
-    const other = await buildCompanyWorld(t);
-    const body = { email: 'x@example.com' };
-    expect(
-      (await api(t, 'POST', `/api/v0/companies/${company.id}/users`, member.token, body)).statusCode,
-    ).toBe(403);
-    expect(
-      (await api(t, 'POST', `/api/v0/companies/${company.id}/users`, other.manager.token, body)).statusCode,
-    ).toBe(404);
-  });
-
-  itEnforcesUserAuth(() => t, {
-    method: 'POST',
-    request: async (app, companyId) => {
-      const manager = await buildUser(app, { companyId, companyRole: 'manager' });
-      return {
-        url: `/api/v0/companies/${companyId}/users`,
-        payload: { email: 'someone@example.com' },
-        token: manager.token,
-      };
-    },
+    expect(invitations.invitations).toEqual([]);
   });
 });
 
 describe('joining a company', () => {
-  async function invite(companyId: string, managerToken: string): Promise<TestUser> {
-    const user = await buildUser(t);
-    await apiOk(t, 'POST', `/api/v0/companies/${companyId}/users`, managerToken, { username: user.username });
-    return user;
-  }
-
-  it('accepts an invitation: joined, activated, audited user_auto_joined via invitation', async () => {
-    const { company, manager } = await buildCompanyWorld(t);
-    const user = await invite(company.id, manager.token);
-    const res = await api(t, 'POST', `/api/v0/companies/${company.id}/users/${user.id}/join`, user.token);
-    expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ userId: user.id, isActivated: true, companyRole: 'member' });
-    expect(res.json().joinedAt).not.toBeNull();
-    const [entry] = await auditOf(company.id);
-    expect(entry).toMatchObject({
-      action: 'user_auto_joined',
-      target: { userId: user.id },
-      createdBy: { userId: user.id },
-      details: { via: 'invitation' },
-    });
-    // Joining again changes nothing and writes nothing.
-    const count = (await auditOf(company.id)).length;
-    expect(
-      (await api(t, 'POST', `/api/v0/companies/${company.id}/users/${user.id}/join`, user.token)).statusCode,
-    ).toBe(200);
-    expect((await auditOf(company.id)).length).toBe(count);
-  });
-
   it('auto-joins a user whose email domain has an SSO rule of the company', async () => {
     const { company, manager } = await buildCompanyWorld(t);
     const domain = `corp${Date.now()}.example`;
@@ -328,25 +201,30 @@ describe('joining a company', () => {
     expect((await listUsers(company.id, user.token)).some((u) => u.userId === user.id)).toBe(true);
   });
 
-  it('answers 404 without an invitation or a matching domain; for another user’s join 404 to outsiders, 403 to company users; 403 for a disabled membership', async () => {
-    const { company, manager } = await buildCompanyWorld(t);
+  it('answers 404 without a matching domain; for another user’s join 404 to outsiders, 403 to company users; 403 for a disabled membership', async () => {
+    const { company, manager, member } = await buildCompanyWorld(t);
     const stranger = await buildUser(t, { email: 'x@nowhere.example' });
     expect(
       (await api(t, 'POST', `/api/v0/companies/${company.id}/users/${stranger.id}/join`, stranger.token))
         .statusCode,
     ).toBe(404);
-    const user = await invite(company.id, manager.token);
     expect(
-      (await api(t, 'POST', `/api/v0/companies/${company.id}/users/${user.id}/join`, stranger.token))
+      (await api(t, 'POST', `/api/v0/companies/${company.id}/users/${member.id}/join`, stranger.token))
         .statusCode,
     ).toBe(404);
     expect(
-      (await api(t, 'POST', `/api/v0/companies/${company.id}/users/${user.id}/join`, manager.token))
+      (await api(t, 'POST', `/api/v0/companies/${company.id}/users/${member.id}/join`, manager.token))
         .statusCode,
     ).toBe(403);
-    await apiOk(t, 'POST', `/api/v0/companies/${company.id}/users/${user.id}/disable`, manager.token);
+    // Joining again, already a user: nothing changes.
     expect(
-      (await api(t, 'POST', `/api/v0/companies/${company.id}/users/${user.id}/join`, user.token)).statusCode,
+      (await api(t, 'POST', `/api/v0/companies/${company.id}/users/${member.id}/join`, member.token))
+        .statusCode,
+    ).toBe(200);
+    await apiOk(t, 'POST', `/api/v0/companies/${company.id}/users/${member.id}/disable`, manager.token);
+    expect(
+      (await api(t, 'POST', `/api/v0/companies/${company.id}/users/${member.id}/join`, member.token))
+        .statusCode,
     ).toBe(403);
   });
 });
@@ -393,10 +271,10 @@ describe('disabling, re-enabling and role changes', () => {
     expect(
       (
         await api(t, 'POST', `/api/v0/companies/${company.id}/users`, member.token, {
-          email: 'y@example.com',
+          username: `y${Date.now()}`,
         })
       ).statusCode,
-    ).toBe(201);
+    ).toBe(202);
   });
 
   it('keeps at least one active manager (409)', async () => {
@@ -517,12 +395,9 @@ describe('auditor profiles', () => {
 });
 
 describe('auth cases of the membership and profile routes', () => {
-  const invited = async (app: TestApp, companyId: string) => {
+  const managerAndUser = async (app: TestApp, companyId: string) => {
     const manager = await buildUser(app, { companyId, companyRole: 'manager' });
-    const user = await buildUser(app);
-    await apiOk(app, 'POST', `/api/v0/companies/${companyId}/users`, manager.token, {
-      username: user.username,
-    });
+    const user = await buildUser(app, { companyId, companyRole: 'member' });
     return { manager, user };
   };
 
@@ -530,7 +405,7 @@ describe('auth cases of the membership and profile routes', () => {
     itEnforcesUserAuth(() => t, {
       method: 'POST',
       request: async (app, companyId) => {
-        const { user } = await invited(app, companyId);
+        const { user } = await managerAndUser(app, companyId);
         return { url: `/api/v0/companies/${companyId}/users/${user.id}/join`, token: user.token };
       },
     });
@@ -540,7 +415,7 @@ describe('auth cases of the membership and profile routes', () => {
     itEnforcesUserAuth(() => t, {
       method: 'POST',
       request: async (app, companyId) => {
-        const { manager, user } = await invited(app, companyId);
+        const { manager, user } = await managerAndUser(app, companyId);
         return { url: `/api/v0/companies/${companyId}/users/${user.id}/reenable`, token: manager.token };
       },
     });
@@ -550,7 +425,7 @@ describe('auth cases of the membership and profile routes', () => {
     itEnforcesUserAuth(() => t, {
       method: 'PATCH',
       request: async (app, companyId) => {
-        const { manager, user } = await invited(app, companyId);
+        const { manager, user } = await managerAndUser(app, companyId);
         return {
           url: `/api/v0/companies/${companyId}/users/${user.id}`,
           payload: { role: 'manager' },
