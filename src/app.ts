@@ -113,6 +113,7 @@ export async function buildApp(container: Container): Promise<App> {
   registerAuth(app, {
     auth: container.services.auth,
     sessions: container.sessionCodec,
+    throttle: container.credentialThrottle,
     rateLimiter: container.rateLimiter,
     policy: container.config.rateLimit,
   });

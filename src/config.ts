@@ -37,6 +37,13 @@ export interface Config {
   /** Resolved credentials kept in memory (`VIGIL_CREDENTIAL_CACHE_SIZE`; 0 turns the cache off). */
   credentialCacheSize: number;
   rateLimit: { requestsPerMinute: number; burst: number };
+  /**
+   * Failed credential checks allowed per source address and per target (`VIGIL_AUTH_FAILURES_PER_MINUTE`
+   * and `VIGIL_AUTH_FAILURES_BURST`; by default those of `rateLimit`). See src/auth/credential-throttle.ts.
+   */
+  credentialThrottle: { requestsPerMinute: number; burst: number };
+  /** How long a console session lasts at most (`VIGIL_SESSION_TTL_HOURS`, default 12; it also ends with its token). */
+  sessionTtlHours: number;
   /** Scan credit costs per type (`VIGIL_COST_LITE`, `VIGIL_COST_STANDARD`, `VIGIL_COST_AUDIT`). */
   scanCosts: { lite: number; standard: number; audit: number };
   /** How long idempotency records are kept (`VIGIL_IDEMPOTENCY_TTL_HOURS`, default 24). */
@@ -225,6 +232,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   }
   const secret = readString(env, 'VIGIL_SECRET_KEY');
   const rpm = readInt(env, 'VIGIL_RATE_LIMIT_PER_MINUTE', 600, 1);
+  const burst = readInt(env, 'VIGIL_RATE_LIMIT_BURST', rpm, 1);
+  // Failed credential checks follow the request limit unless they have one of their own.
+  const failuresPerMinute = readInt(env, 'VIGIL_AUTH_FAILURES_PER_MINUTE', rpm, 1);
+  const failuresBurst = readString(env, 'VIGIL_AUTH_FAILURES_PER_MINUTE') ? failuresPerMinute : burst;
   return {
     port: readInt(env, 'PORT', 3000, 0),
     host: readString(env, 'HOST') ?? '0.0.0.0',
@@ -246,7 +257,12 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     logLevel: readString(env, 'LOG_LEVEL') ?? 'info',
     bodyLimitBytes: readInt(env, 'VIGIL_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     credentialCacheSize: readInt(env, 'VIGIL_CREDENTIAL_CACHE_SIZE', 10_000, 0),
-    rateLimit: { requestsPerMinute: rpm, burst: readInt(env, 'VIGIL_RATE_LIMIT_BURST', rpm, 1) },
+    rateLimit: { requestsPerMinute: rpm, burst },
+    credentialThrottle: {
+      requestsPerMinute: failuresPerMinute,
+      burst: readInt(env, 'VIGIL_AUTH_FAILURES_BURST', failuresBurst, 1),
+    },
+    sessionTtlHours: readInt(env, 'VIGIL_SESSION_TTL_HOURS', 12, 1),
     scanCosts: {
       lite: readInt(env, 'VIGIL_COST_LITE', 1, 0),
       standard: readInt(env, 'VIGIL_COST_STANDARD', 2, 0),

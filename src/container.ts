@@ -5,6 +5,7 @@ import pino, { type Logger } from 'pino';
 import type { ServiceActor, UserActor } from './auth/actor.ts';
 import { createAuthService } from './auth/auth.service.ts';
 import { CREDENTIALS_CHANNEL, createCredentialCache } from './auth/credential-cache.ts';
+import { createCredentialThrottle } from './auth/credential-throttle.ts';
 import { createKeptReads, KEPT_PAGES_PER_READ, READS_CHANNEL } from './auth/kept-reads.ts';
 import { createSecretBox, type SecretBox } from './auth/secret-box.ts';
 import { createSessionCodec } from './auth/session.ts';
@@ -189,6 +190,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const rateLimiter: RateLimiter = redis
     ? createRedisRateLimiter(redis, config.rateLimit, `${config.redisPrefix}rl:`)
     : createMemoryRateLimiter(config.rateLimit);
+  // Failed credential checks, per address and per target: buckets of their own (see credential-throttle.ts).
+  const credentialThrottle = createCredentialThrottle({
+    limiter: redis
+      ? createRedisRateLimiter(redis, config.credentialThrottle, `${config.redisPrefix}auth-fail:`)
+      : createMemoryRateLimiter(config.credentialThrottle),
+    policy: config.credentialThrottle,
+  });
   const cursors: CursorCodec = createCursorCodec(secretKey);
   // Questions to the repository assistant: per user, in buckets of their own.
   const aiRateLimiter: RateLimiter = redis
@@ -249,6 +257,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     fetch: outboundFetch,
     createScanFor: (origin, key, body) => scanServices.scans.createScanFor(origin, key, body),
     publicUrl,
+    throttle: credentialThrottle,
     log,
   });
   const credentialCache = createCredentialCache<ServiceActor | UserActor>({
@@ -281,7 +290,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const sessionCodec = createSessionCodec(secretBox);
   const services = {
     auth,
-    session: createSessionService({ database, auth, codec: sessionCodec }),
+    session: createSessionService({
+      database,
+      auth,
+      codec: sessionCodec,
+      throttle: credentialThrottle,
+      ttlMs: config.sessionTtlHours * 3_600_000,
+    }),
     admin: createAdminService({ database, credits }),
     serviceKeys: createServiceKeysService({ database }),
     integrations,
@@ -294,6 +309,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       maxBytes: config.uploads.maxBytes,
       ttlMinutes: config.uploads.ttlMinutes,
       publicUrl: config.publicUrl,
+      throttle: credentialThrottle,
     }),
     ...scanServices,
     sourcehost,
@@ -357,6 +373,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
     secretBox,
     sessionCodec,
     rateLimiter,
+    /** The throttle of failed credential checks (see credential-throttle.ts). */
+    credentialThrottle,
     /** Resolved credentials of this process (see credential-cache.ts). */
     credentialCache,
     companyUserLists,

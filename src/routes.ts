@@ -47,7 +47,11 @@ import {
   SafeHarborSchema,
 } from './platform/repositories/repositories.schemas.ts';
 import { registerServiceKeyRoutes, ServiceKeySchema } from './platform/service-keys/service-keys.routes.ts';
-import { registerSessionRoutes, SessionSchema } from './platform/session/session.routes.ts';
+import {
+  ConsoleSessionSummarySchema,
+  registerSessionRoutes,
+  SessionSchema,
+} from './platform/session/session.routes.ts';
 import {
   HostedRepositorySchema,
   LinkedWorkspaceSchema,
@@ -90,6 +94,7 @@ const SHARED_SCHEMAS: readonly TSchema[] = [
   CompanySchema,
   CompanySummarySchema,
   CompanyUserSchema,
+  ConsoleSessionSummarySchema,
   FindingIssueExportSchema,
   FindingRefSchema,
   FindingSchema,
