@@ -51,7 +51,10 @@ interface World {
 const runTag = randomBytes(6).toString('hex');
 const secretOf = (prefix: string, n: number) => `${prefix}${`${runTag}x${n}`.padEnd(40, 'Q')}`;
 const ids = new Map<number, string>();
-const idOf = (n: number) => ids.get(n) ?? (ids.set(n, randomUUID()), ids.get(n)!);
+const idOf = (n: number) => {
+  if (!ids.has(n)) ids.set(n, randomUUID());
+  return ids.get(n)!;
+};
 
 /** One probe per check of the table: a check added to the table without one fails the walk. */
 const PROBES: Record<CredentialCheckName, (w: World) => Probe> = {
@@ -206,24 +209,32 @@ function walkTable(name: string, replicas: () => TestApp[], world: () => World) 
 
   describe(name, () => {
     let n = 1000;
+    const nextTarget = () => {
+      n += 1;
+      return n;
+    };
     for (const check of Object.keys(CREDENTIAL_CHECKS) as CredentialCheckName[]) {
       it(`${check}: ${LIMIT} failures from one address, then 429 with Retry-After, even for a valid credential`, async () => {
         const probe = PROBES[check](world());
         const address = freshAddress();
         for (let i = 0; i < LIMIT; i++) {
-          const res = await send(probe.fail((n += 1)), address);
+          const res = await send(probe.fail(nextTarget()), address);
           expect(res.statusCode, `${check} failure ${i + 1}: ${res.body}`).toBe(probe.failStatus);
         }
-        expectRefused(await send(probe.fail((n += 1)), address), probe, `${check} after ${LIMIT} failures`);
+        expectRefused(
+          await send(probe.fail(nextTarget()), address),
+          probe,
+          `${check} after ${LIMIT} failures`,
+        );
         // Refused before verifying: a right guess from that address learns nothing either.
         expectRefused(await send(probe.pass(), address), probe, `${check} valid credential from the address`);
-        const elsewhere = await send(probe.fail((n += 1)), freshAddress());
+        const elsewhere = await send(probe.fail(nextTarget()), freshAddress());
         expect(elsewhere.statusCode, `${check} from another address`).toBe(probe.failStatus);
       });
 
       it(`${check}: ${LIMIT} failures at one target from many addresses, then 429`, async () => {
         const probe = PROBES[check](world());
-        const target = (n += 1);
+        const target = nextTarget();
         for (let i = 0; i < LIMIT; i++) {
           const res = await send(probe.fail(target), freshAddress());
           expect(res.statusCode, `${check} failure ${i + 1}: ${res.body}`).toBe(probe.failStatus);
@@ -233,7 +244,7 @@ function walkTable(name: string, replicas: () => TestApp[], world: () => World) 
           probe,
           `${check} target after ${LIMIT}`,
         );
-        const other = await send(probe.fail((n += 1)), freshAddress());
+        const other = await send(probe.fail(nextTarget()), freshAddress());
         expect(other.statusCode, `${check} another target`).toBe(probe.failStatus);
       });
 

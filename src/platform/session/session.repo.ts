@@ -12,9 +12,6 @@ import {
 /** How many companies a platform admin's session lists (the console searches beyond that). */
 const ADMIN_COMPANY_LIMIT = 200;
 
-/** The most sessions a user's list shows (newest first; sessions expire within hours). */
-export const SESSION_LIST_LIMIT = 100;
-
 /** SQL for console sessions and the session's view of its user. */
 export function sessionRepo(db: Db) {
   return {
@@ -24,7 +21,7 @@ export function sessionRepo(db: Db) {
     },
 
     /** The user's sessions still open at `now` (not revoked, not expired, their token valid). */
-    async listOpenSessions(userId: string, now: Date) {
+    async listOpenSessions(userId: string, now: Date, limit: number) {
       return db
         .select({
           id: consoleSessions.id,
@@ -45,7 +42,7 @@ export function sessionRepo(db: Db) {
           ),
         )
         .orderBy(desc(consoleSessions.createdAt), desc(consoleSessions.id))
-        .limit(SESSION_LIST_LIMIT);
+        .limit(limit);
     },
 
     async findSession(id: string) {

@@ -5,8 +5,7 @@ import { SESSION_COOKIE } from '../../auth/session.ts';
 import type { App } from '../../http/app-type.ts';
 import { readSessionCookie } from '../../http/auth.hook.ts';
 import { DateTimeSchema, Nullable, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
-import { SESSION_LIST_LIMIT } from './session.repo.ts';
-import type { SessionService } from './session.service.ts';
+import { SESSION_LIST_LIMIT, type SessionService } from './session.service.ts';
 
 const tags = ['extension', 'session'];
 

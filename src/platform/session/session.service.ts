@@ -9,6 +9,9 @@ import { AppError, isAppError } from '../../errors.ts';
 import { isUuid } from '../../strings.ts';
 import { sessionRepo } from './session.repo.ts';
 
+/** The most sessions a user's list shows (newest first; sessions expire within hours). */
+export const SESSION_LIST_LIMIT = 100;
+
 /** What the console knows of its signed-in user. */
 export interface SessionInfo {
   userId: string;
@@ -138,7 +141,7 @@ export function createSessionService(deps: {
     /** The caller's open console sessions, newest first. */
     async listSessions(actor: Actor): Promise<ConsoleSessionSummary[]> {
       const user = requireUser(actor);
-      const rows = await repo.listOpenSessions(user.userId, now());
+      const rows = await repo.listOpenSessions(user.userId, now(), SESSION_LIST_LIMIT);
       return rows.map((r) => ({
         id: r.id,
         createdAt: r.createdAt.toISOString(),
