@@ -1,5 +1,6 @@
 import type { NotificationJobDeps } from '../platform/notifications/notifications.jobs.ts';
 import { deliverNotificationJob, deliverySweepJob } from '../platform/notifications/notifications.jobs.ts';
+import { type SessionJobDeps, sessionsCleanupJob } from '../platform/session/session.jobs.ts';
 import {
   type SourcehostJobDeps,
   sourcehostCommitStatusJob,
@@ -24,6 +25,7 @@ import type { RegisteredJob } from './queue.ts';
 export type JobDeps = ScanJobDeps &
   ScanSweepJobDeps &
   SourcehostJobDeps &
+  SessionJobDeps &
   NotificationJobDeps & { services: { uploads: Pick<UploadsService, 'sweep'> } };
 
 /**
@@ -40,6 +42,7 @@ export const jobRegistry: readonly RegisteredJob<JobDeps>[] = [
   sourcehostCommitStatusJob,
   sourcehostDeliveriesCleanupJob,
   sourcehostStatusSweepJob,
+  sessionsCleanupJob,
   deliverNotificationJob,
   deliverySweepJob,
 ];

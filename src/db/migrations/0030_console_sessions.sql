@@ -2,8 +2,8 @@
 -- A session ends with its token and its user: revoking the token, or disabling or deleting the
 -- user, revokes its sessions in the same statement's transaction, whatever path made the change
 -- (API, command line, SQL). Revoking or deleting sessions notifies "vigil_credentials" (0012,
--- 0024), so that every process forgets the sessions it resolved; opening one does not (nothing
--- cached can be about a session that did not exist).
+-- 0024) when a row changed, so that every process forgets the sessions it resolved; opening one
+-- does not (nothing cached can be about a session that did not exist).
 CREATE TABLE "console_sessions" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"user_id" uuid NOT NULL,
@@ -20,7 +20,26 @@ ALTER TABLE "console_sessions" ADD CONSTRAINT "console_sessions_token_id_user_to
 CREATE UNIQUE INDEX "console_sessions_hash_key" ON "console_sessions" USING btree ("hash");--> statement-breakpoint
 CREATE INDEX "console_sessions_user_idx" ON "console_sessions" USING btree ("user_id","created_at");--> statement-breakpoint
 CREATE INDEX "console_sessions_token_idx" ON "console_sessions" USING btree ("token_id");--> statement-breakpoint
-CREATE TRIGGER console_sessions_notify_credentials AFTER UPDATE OR DELETE OR TRUNCATE ON console_sessions
+CREATE FUNCTION vigil_notify_credentials_if_rows() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  -- A statement that changed no session (a repeated revocation, a clean-up with nothing to
+  -- remove) leaves every cache as it is.
+  IF EXISTS (SELECT 1 FROM changed_rows) THEN
+    PERFORM vigil_notify('vigil_credentials', TG_TABLE_NAME);
+  END IF;
+  RETURN NULL;
+END;
+$$;
+--> statement-breakpoint
+CREATE TRIGGER console_sessions_update_notify_credentials AFTER UPDATE ON console_sessions
+  REFERENCING NEW TABLE AS changed_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION vigil_notify_credentials_if_rows();
+--> statement-breakpoint
+CREATE TRIGGER console_sessions_delete_notify_credentials AFTER DELETE ON console_sessions
+  REFERENCING OLD TABLE AS changed_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION vigil_notify_credentials_if_rows();
+--> statement-breakpoint
+CREATE TRIGGER console_sessions_truncate_notify_credentials AFTER TRUNCATE ON console_sessions
   FOR EACH STATEMENT EXECUTE FUNCTION vigil_notify_credentials();
 --> statement-breakpoint
 CREATE FUNCTION vigil_end_sessions_of_token() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, isNull } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNull, lt, or } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import {
   companies,
@@ -52,6 +52,15 @@ export function sessionRepo(db: Db) {
         .where(eq(consoleSessions.id, id))
         .limit(1);
       return row ?? null;
+    },
+
+    /** Deletes the sessions that ended (expired or revoked) before `before`; how many. */
+    async deleteSessionsEndedBefore(before: Date): Promise<number> {
+      const rows = await db
+        .delete(consoleSessions)
+        .where(or(lt(consoleSessions.expiresAt, before), lt(consoleSessions.revokedAt, before)))
+        .returning({ id: consoleSessions.id });
+      return rows.length;
     },
 
     /** Revokes an open session; false when it was revoked already (nothing written). */

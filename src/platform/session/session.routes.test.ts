@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createTestApp, sharedTestApp } from '../../../test/helpers/app.ts';
+import { createTestApp, heardAll, sendSettleMarker, sharedTestApp } from '../../../test/helpers/app.ts';
 import { buildCompany, buildCompanyWorld, buildUser, grantCredits } from '../../../test/helpers/factories.ts';
 
 const t = sharedTestApp();
@@ -440,5 +440,56 @@ describe('console sessions are their own credential', () => {
     expect((await readSession(cookie)).statusCode).toBe(401);
     // The token itself works again; a new sign-in opens a new session.
     expect((await signIn(user.token)).cookie).not.toBe(cookie);
+  });
+});
+
+describe('ended sessions', () => {
+  it('are deleted a week after they end (session.cleanup); open and recently ended ones stay', async () => {
+    const user = await buildUser(t);
+    const open = await signIn(user.token);
+    const recent = await signIn(user.token);
+    const oldExpired = await signIn(user.token);
+    const oldRevoked = await signIn(user.token);
+    const db = t.container.database;
+    await db.executeSql('update console_sessions set revoked_at = now() where id = $1', [
+      recent.body.sessionId,
+    ]);
+    await db.executeSql("update console_sessions set expires_at = now() - interval '8 days' where id = $1", [
+      oldExpired.body.sessionId,
+    ]);
+    await db.executeSql("update console_sessions set revoked_at = now() - interval '8 days' where id = $1", [
+      oldRevoked.body.sessionId,
+    ]);
+    expect(await t.container.services.session.purgeEndedSessions()).toBeGreaterThanOrEqual(2);
+    const { rows } = await db.executeSql(
+      'select id::text from console_sessions where user_id = $1 order by id',
+      [user.id],
+    );
+    expect(rows.map((r) => r.id).sort()).toEqual([open.body.sessionId, recent.body.sessionId].sort());
+    expect((await readSession(open.cookie)).statusCode).toBe(200);
+  });
+
+  it('notify the credential caches only when a statement changed a session', async () => {
+    const user = await buildUser(t);
+    const { body } = await signIn(user.token);
+    const reasonsBetween = async (change: () => Promise<unknown>) => {
+      const from = await sendSettleMarker(t.container);
+      await change();
+      const to = await sendSettleMarker(t.container);
+      await heardAll(t.container, [from, to]);
+      const reasons = t.container.credentialCache.recentReasons;
+      return reasons.slice(reasons.indexOf(from) + 1, reasons.indexOf(to));
+    };
+    const db = t.container.database;
+    const nothing = await reasonsBetween(() =>
+      db.executeSql('update console_sessions set revoked_at = now() where id = $1 and false', [
+        body.sessionId,
+      ]),
+    );
+    expect(nothing).not.toContain('console_sessions');
+    const revoked = await reasonsBetween(() =>
+      db.executeSql('update console_sessions set revoked_at = now() where id = $1', [body.sessionId]),
+    );
+    expect(revoked).toContain('console_sessions');
   });
 });

@@ -9,6 +9,9 @@ import { AppError, isAppError } from '../../errors.ts';
 import { isUuid } from '../../strings.ts';
 import { sessionRepo } from './session.repo.ts';
 
+/** Ended sessions are kept this long (nothing reads them; the audit log records sign-ins). */
+export const ENDED_SESSION_RETENTION_DAYS = 7;
+
 /** The most sessions a user's list shows (newest first; sessions expire within hours). */
 export const SESSION_LIST_LIMIT = 100;
 
@@ -179,6 +182,13 @@ export function createSessionService(deps: {
       if (!actor?.sessionId) return;
       if (!deps.codec.verifyCsrfToken(sessionSecret, presentedCsrf)) throw new AppError('CSRF_TOKEN_INVALID');
       await repo.revokeSession(actor.sessionId, now());
+    },
+
+    /** Deletes sessions that ended more than {@link ENDED_SESSION_RETENTION_DAYS} ago; how many. */
+    async purgeEndedSessions(): Promise<number> {
+      return repo.deleteSessionsEndedBefore(
+        new Date(now().getTime() - ENDED_SESSION_RETENTION_DAYS * 86_400_000),
+      );
     },
   };
 }
