@@ -26,7 +26,7 @@ declare module 'fastify' {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** The console session's token from its cookie, or null. */
+/** The console session's id from its cookie, or null. */
 export function readSessionCookie(request: FastifyRequest): string | null {
   const value = request.cookies?.[SESSION_COOKIE];
   return typeof value === 'string' && value.length > 0 ? value : null;
