@@ -91,11 +91,29 @@ function targetKey(check: CredentialCheckName, target: CredentialAttempt['target
     : `${check}:id:${target.id.slice(0, 64)}`;
 }
 
+/** The errors of attempts the throttle counted or refused (see {@link isThrottleOutcome}). */
+const counted = new WeakSet<object>();
+
+/**
+ * True when `err` is a failed check the throttle counted, or its 429: the caller's buckets have
+ * been spent for it already.
+ */
+export function isThrottleOutcome(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && counted.has(err);
+}
+
 function refused(check: CredentialCheckName, decision: RateLimitDecision): AppError {
-  return new AppError('RATE_LIMITED', {
-    message: `Too many failed attempts (${CREDENTIAL_CHECKS[check].description.replace(/`/g, '')}); retry after the number of seconds in Retry-After.`,
-    headers: { 'retry-after': String(decision.retryAfterSeconds) },
-  });
+  return mark(
+    new AppError('RATE_LIMITED', {
+      message: `Too many failed attempts (${CREDENTIAL_CHECKS[check].description.replace(/`/g, '')}); retry after the number of seconds in Retry-After.`,
+      headers: { 'retry-after': String(decision.retryAfterSeconds) },
+    }),
+  );
+}
+
+function mark<E extends object>(err: E): E {
+  counted.add(err);
+  return err;
 }
 
 /**
@@ -142,7 +160,7 @@ export function createCredentialThrottle(deps: { limiter: RateLimiter; policy: T
         setHeaders(headersOf(tightest));
         // Another replica emptied a bucket between the look and the take.
         if (!tightest.allowed) throw refused(check, tightest);
-        throw err;
+        throw mark(err);
       }
     },
   };

@@ -2,10 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { can, companyNotFound, requireScope } from '../access/policy.ts';
 import { type Actor, ANONYMOUS, type ServiceActor, type UserActor } from '../auth/actor.ts';
 import { type AuthService, readCredential } from '../auth/auth.service.ts';
-import type { CredentialThrottle } from '../auth/credential-throttle.ts';
+import { type CredentialThrottle, isThrottleOutcome } from '../auth/credential-throttle.ts';
 import { DEFAULT_SCOPES, SCOPES, type Scope } from '../auth/credentials.ts';
 import { COMPANY_HEADER, CSRF_HEADER, SESSION_COOKIE, type SessionCodec } from '../auth/session.ts';
-import { AppError, isAppError } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { type RateLimiter, rateLimitHeaders, type TokenBucketPolicy } from '../rate-limit.ts';
 
 /** What a route requires of its caller. */
@@ -150,9 +150,9 @@ export function registerAuth(
       actor = await authenticate(deps, request, reply, requirement);
     } catch (err) {
       // A failed credential check has spent the throttle's buckets already. Other refusals (no
-      // credential, no CSRF token, another company) spend the caller's address bucket, so that
-      // they are bounded too and carry the rate-limit headers.
-      if (isAppError(err, 'INVALID_CREDENTIAL') || isAppError(err, 'RATE_LIMITED')) throw err;
+      // credential, a malformed Authorization header, no CSRF token, another company) spend the
+      // caller's address bucket, so that they are bounded too and carry the rate-limit headers.
+      if (isThrottleOutcome(err)) throw err;
       await limit(`ip:${request.ip}`);
       throw err;
     }

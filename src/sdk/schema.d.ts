@@ -2202,6 +2202,9 @@ export interface components {
             /** @description Lowercase or uppercase hex SHA-256 */
             sha256?: string;
         };
+        ConsoleSessionList: {
+            sessions: components["schemas"]["ConsoleSessionSummary"][];
+        };
         CreateComment: {
             /** @description Markdown, stored as sent; at most 65536 characters. @project and @username ping. */
             content: string;
@@ -3572,7 +3575,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConsoleSessionSummary"][];
+                    "application/json": components["schemas"]["ConsoleSessionList"];
                 };
             };
             /** @description Invalid request */

@@ -322,7 +322,7 @@ describe('console sessions are their own credential', () => {
       headers: { cookie: first.cookie },
     });
     expect(res.statusCode).toBe(200);
-    const list = res.json() as Array<{
+    const list = res.json().sessions as Array<{
       id: string;
       current: boolean;
       userAgent: string;
@@ -338,7 +338,7 @@ describe('console sessions are their own credential', () => {
       url: '/api/v0/sessions',
       headers: { authorization: `Bearer ${user.token}` },
     });
-    expect((byBearer.json() as typeof list).map((s) => s.current)).toEqual([false, false]);
+    expect((byBearer.json().sessions as typeof list).map((s) => s.current)).toEqual([false, false]);
     expect(JSON.stringify(list)).not.toContain(theirs.body.sessionId);
   });
 
@@ -382,7 +382,7 @@ describe('console sessions are their own credential', () => {
       url: '/api/v0/sessions',
       headers: { cookie: keep.cookie },
     });
-    expect((list.json() as Array<{ id: string }>).map((s) => s.id)).toEqual([keep.body.sessionId]);
+    expect((list.json().sessions as Array<{ id: string }>).map((s) => s.id)).toEqual([keep.body.sessionId]);
   });
 
   it('signing out ends the session on the server, not only in the browser', async () => {

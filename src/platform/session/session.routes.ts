@@ -156,10 +156,16 @@ export function registerSessionRoutes(app: App, sessions: SessionService, public
         security: [{ ConsoleSession: [] }, { UserBearer: [] }],
         summary: 'The caller’s open console sessions, newest first',
         description: `Sessions neither expired nor revoked, opened with any of the user’s tokens (at most ${SESSION_LIST_LIMIT}); \`current\` marks the session that asks.`,
-        response: { 200: Type.Array(ref(ConsoleSessionSummarySchema)), ...v0Errors() },
+        response: {
+          200: Type.Object(
+            { sessions: Type.Array(ref(ConsoleSessionSummarySchema)) },
+            { $id: 'ConsoleSessionList' },
+          ),
+          ...v0Errors(),
+        },
       },
     },
-    async (request) => sessions.listSessions(request.actor),
+    async (request) => ({ sessions: await sessions.listSessions(request.actor) }),
   );
 
   app.delete(
