@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 
@@ -42,6 +43,12 @@ export interface Config {
    * and `VIGIL_AUTH_FAILURES_BURST`; by default those of `rateLimit`). See src/auth/credential-throttle.ts.
    */
   credentialThrottle: { requestsPerMinute: number; burst: number };
+  /**
+   * Which proxies' `X-Forwarded-For` names the client (`VIGIL_TRUST_PROXY`: `true`, a hop count, or
+   * comma-separated addresses and CIDR ranges; unset: none). The source address of the rate limit
+   * and the credential throttle is the client address it gives.
+   */
+  trustProxy: boolean | number | string[];
   /** How long a console session lasts at most (`VIGIL_SESSION_TTL_HOURS`, default 12; it also ends with its token). */
   sessionTtlHours: number;
   /** Scan credit costs per type (`VIGIL_COST_LITE`, `VIGIL_COST_STANDARD`, `VIGIL_COST_AUDIT`). */
@@ -223,6 +230,31 @@ export function loadRulesUrl(env: Env): string {
   return `${publicBaseUrl({ publicUrl, port: Number.isInteger(port) && port >= 0 ? port : 3000 })}/docs/rules`;
 }
 
+/** `VIGIL_TRUST_PROXY`: `true`/`false`, a hop count, or a list of addresses and CIDR ranges. */
+function readTrustProxy(value: string | null): boolean | number | string[] {
+  if (value === null || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  const list = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  for (const entry of list) {
+    const [address, bits, ...rest] = entry.split('/');
+    if (
+      rest.length > 0 ||
+      !address ||
+      isIP(address) === 0 ||
+      (bits !== undefined && !/^\d{1,3}$/.test(bits))
+    ) {
+      throw new ConfigError(
+        `VIGIL_TRUST_PROXY: "${entry}" is not an address or CIDR range (use true, a hop count, or addresses and ranges separated by commas).`,
+      );
+    }
+  }
+  return list;
+}
+
 /** Builds and validates the configuration. Throws ConfigError with a message saying what to fix. */
 export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   const dataDir = path.resolve(cwd, readString(env, 'VIGIL_DATA_DIR') ?? 'data');
@@ -263,6 +295,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       burst: readInt(env, 'VIGIL_AUTH_FAILURES_BURST', failuresBurst, 1),
     },
     sessionTtlHours: readInt(env, 'VIGIL_SESSION_TTL_HOURS', 12, 1),
+    trustProxy: readTrustProxy(readString(env, 'VIGIL_TRUST_PROXY')),
     scanCosts: {
       lite: readInt(env, 'VIGIL_COST_LITE', 1, 0),
       standard: readInt(env, 'VIGIL_COST_STANDARD', 2, 0),

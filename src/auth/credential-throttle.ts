@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { AppError, type ErrorCode, isAppError } from '../errors.ts';
 import {
   type RateLimitDecision,
@@ -84,6 +85,19 @@ export interface CredentialAttempt {
   target: { secret: string } | { id: string };
 }
 
+/**
+ * The source-address bucket of an address: an IPv4 address (IPv4-mapped IPv6 included) whole, an
+ * IPv6 address by its /64 — one host or site usually holds a whole /64 and could otherwise take a
+ * fresh address for every attempt.
+ */
+export function addressBucketOf(address: string): string {
+  if (!ipaddr.isValid(address)) return address.slice(0, 64);
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
+  return `${parts.join(':')}::/64`;
+}
+
 /** The Redis (or memory) key of an attempt's per-target bucket. */
 function targetKey(check: CredentialCheckName, target: CredentialAttempt['target']): string {
   return 'secret' in target
@@ -138,7 +152,7 @@ export function createCredentialThrottle(deps: { limiter: RateLimiter; policy: T
       verify: () => Promise<T>,
       setHeaders: (headers: Record<string, string>) => void = () => {},
     ): Promise<T> {
-      const keys = [`address:${attempt.address}`, targetKey(check, attempt.target)];
+      const keys = [`address:${addressBucketOf(attempt.address)}`, targetKey(check, attempt.target)];
       const looks = await Promise.all(keys.map((key) => deps.limiter.peek(key)));
       const empty = looks.find((d) => !d.allowed);
       if (empty) {

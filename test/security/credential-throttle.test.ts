@@ -12,7 +12,12 @@ import path from 'node:path';
 import type { InjectOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CREDENTIAL_CHECKS, type CredentialCheckName } from '../../src/auth/credential-throttle.ts';
+import {
+  addressBucketOf,
+  CREDENTIAL_CHECKS,
+  type CredentialCheckName,
+} from '../../src/auth/credential-throttle.ts';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 import { apiOk, createTestApp, type TestApp } from '../helpers/app.ts';
 import { buildArchive, buildCompanyWorld, buildServiceKey } from '../helpers/factories.ts';
 import { localPath, signInToConsole, webhookSignature } from './access-world.ts';
@@ -275,6 +280,66 @@ describe('the table of credential checks', () => {
     );
     for (const check of Object.values(CREDENTIAL_CHECKS))
       for (const id of check.operations) expect(operationIds.has(id), id).toBe(true);
+  });
+});
+
+describe('source addresses', () => {
+  it('count IPv4 addresses whole and IPv6 addresses by their /64', () => {
+    expect(addressBucketOf('203.0.113.9')).toBe('203.0.113.9');
+    expect(addressBucketOf('::ffff:203.0.113.9')).toBe('203.0.113.9');
+    expect(addressBucketOf('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(addressBucketOf('2001:0db8:0001:0002:bbbb:cccc:dddd:eeee')).toBe('2001:db8:1:2::/64');
+    expect(addressBucketOf('2001:db8:1:3::1')).toBe('2001:db8:1:3::/64');
+  });
+
+  it('read VIGIL_TRUST_PROXY as true, a hop count, or addresses and ranges', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ VIGIL_TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ VIGIL_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ VIGIL_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '127.0.0.1',
+    ]);
+    expect(() => loadConfig({ VIGIL_TRUST_PROXY: 'proxy.internal' })).toThrow(ConfigError);
+  });
+
+  it('share one bucket across an IPv6 /64, and ignore X-Forwarded-For from untrusted peers', async () => {
+    const fail = (n: number, remoteAddress: string, headers: Record<string, string> = {}) =>
+      single.app.inject({
+        method: 'GET',
+        url: '/api/v0/session',
+        headers: { authorization: `Bearer ${secretOf('vgl_u_', n)}`, ...headers },
+        remoteAddress,
+      });
+    for (let i = 0; i < LIMIT; i++)
+      expect((await fail(500 + i, `2001:db8:77:1::${i + 1}`)).statusCode).toBe(401);
+    expect((await fail(510, '2001:db8:77:1:ffff::9')).statusCode).toBe(429);
+    expect((await fail(511, '2001:db8:77:2::1')).statusCode).toBe(401);
+    // Without VIGIL_TRUST_PROXY a forged X-Forwarded-For does not make a new source.
+    for (let i = 0; i < LIMIT; i++)
+      expect(
+        (await fail(520 + i, '192.0.2.77', { 'x-forwarded-for': `203.0.113.${i + 1}` })).statusCode,
+      ).toBe(401);
+    expect((await fail(530, '192.0.2.77', { 'x-forwarded-for': '203.0.113.99' })).statusCode).toBe(429);
+  });
+
+  it('count the client behind a trusted proxy (VIGIL_TRUST_PROXY), not the proxy', async () => {
+    const proxied = await createTestApp({ env: { ...ENV, VIGIL_TRUST_PROXY: '192.0.2.10' } });
+    try {
+      const fail = (n: number, client: string) =>
+        proxied.app.inject({
+          method: 'GET',
+          url: '/api/v0/session',
+          headers: { authorization: `Bearer ${secretOf('vgl_u_', n)}`, 'x-forwarded-for': client },
+          remoteAddress: '192.0.2.10',
+        });
+      for (let i = 0; i < LIMIT; i++) expect((await fail(600 + i, '203.0.113.50')).statusCode).toBe(401);
+      expect((await fail(610, '203.0.113.50')).statusCode).toBe(429);
+      // Another client behind the same proxy is not refused.
+      expect((await fail(611, '203.0.113.51')).statusCode).toBe(401);
+    } finally {
+      await proxied.close();
+    }
   });
 });
 
