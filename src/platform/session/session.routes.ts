@@ -33,7 +33,7 @@ export const SessionSchema = Type.Object(
     ),
     expiresAt: Type.Optional(DateTimeSchema),
     sessionId: Type.Optional(
-      Type.Intersect([UuidSchema], { description: 'The console session; absent with a bearer token' }),
+      Type.String({ format: 'uuid', description: 'The console session; absent with a bearer token' }),
     ),
   },
   { $id: 'Session' },
