@@ -69,6 +69,9 @@ export interface ContainerOptions {
   database?: Database;
 }
 
+/** The table whose changes notify `vigil_credentials` with its name (migration 0030). */
+const SESSIONS_TABLE = 'console_sessions';
+
 /** Paths and fields the logger never writes: credentials and integration secrets. */
 export const REDACTED_LOG_PATHS = [
   'req.headers.authorization',
@@ -272,6 +275,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const notifiedCaches = [credentialCache, companyUserLists, ...pageCaches];
   const forgetChanged = (payload: string, channel: string) => {
     if (channel === READS_CHANNEL) for (const pages of pageCaches) pages.changed(payload);
+    // A change of console sessions concerns only the sessions resolved: tokens, keys, user lists
+    // and kept pages stay.
+    else if (channel === CREDENTIALS_CHANNEL && payload === SESSIONS_TABLE)
+      credentialCache.forgetWhere(
+        (_key, actor) => actor.kind === 'user' && actor.sessionId !== undefined,
+        payload,
+      );
     else if (channel === CREDENTIALS_CHANNEL) for (const cache of notifiedCaches) cache.invalidate(payload);
   };
   // What this process commits is forgotten at its commit, before the request that made it

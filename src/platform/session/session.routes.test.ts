@@ -493,3 +493,37 @@ describe('ended sessions', () => {
     expect(revoked).toContain('console_sessions');
   });
 });
+
+describe('the credential cache', () => {
+  it('forgets only resolved sessions when a session ends: cached tokens stay', async () => {
+    const user = await buildUser(t);
+    const cache = t.container.credentialCache;
+    const ended = await signIn(user.token);
+    const kept = await signIn(user.token);
+    for (const headers of [
+      { cookie: ended.cookie },
+      { cookie: kept.cookie },
+      { authorization: `Bearer ${user.token}` },
+    ])
+      expect((await t.app.inject({ method: 'GET', url: '/api/v0/session', headers })).statusCode).toBe(200);
+    const hashOf = (cookieOrToken: string) =>
+      createHash('sha256')
+        .update(cookieOrToken.replace(/^vigil_session=/, ''))
+        .digest('hex');
+    expect(cache.get(hashOf(user.token), new Date())).toBeDefined();
+    expect(cache.get(hashOf(kept.cookie), new Date())).toBeDefined();
+    const res = await t.app.inject({
+      method: 'DELETE',
+      url: '/api/v0/session',
+      headers: { cookie: ended.cookie, 'x-csrf-token': ended.csrf },
+    });
+    expect(res.statusCode).toBe(204);
+    // This process forgot what its own commit changed before answering (no settle marker here:
+    // a marker empties the whole cache).
+    expect(cache.recentReasons.at(-1)).toBe('console_sessions');
+    expect(cache.get(hashOf(user.token), new Date())).toBeDefined();
+    expect(cache.get(hashOf(kept.cookie), new Date())).toBeUndefined();
+    expect((await readSession(ended.cookie)).statusCode).toBe(401);
+    expect((await readSession(kept.cookie)).statusCode).toBe(200);
+  });
+});
