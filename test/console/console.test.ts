@@ -137,6 +137,26 @@ describe.skipIf(skipReason !== null)('the console in Chromium', () => {
     expect(focus.text).toBe('Skip to content');
     expect(focus.outline).not.toBe('none');
     await check(page, 'home');
+    // The user's sessions: this one marked; another one ended from here stops working at once.
+    const other = await t.app.inject({
+      method: 'POST',
+      url: '/api/v0/session',
+      payload: { token: manager.token },
+      headers: { 'user-agent': 'Other Browser' },
+    });
+    const otherCookie = [other.headers['set-cookie'] ?? []].flat()[0]!.split(';')[0]!;
+    await page.goto(`${url}/app/sessions`);
+    await page.waitForSelector('td:text-is("Other Browser")');
+    expect(await page.textContent('main')).toContain('this session');
+    await check(page, 'sessions');
+    await page.click('tr:has(td:text-is("Other Browser")) >> button:text-is("End")');
+    await page.waitForSelector('td:text-is("Other Browser")', { state: 'detached' });
+    const ended = await t.app.inject({
+      method: 'GET',
+      url: '/api/v0/session',
+      headers: { cookie: otherCookie },
+    });
+    expect(ended.statusCode).toBe(401);
     await context.close();
   });
 
