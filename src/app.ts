@@ -22,11 +22,22 @@ export type { App };
 
 export const API_VERSION = '1.7.0';
 
+/** Trusts the `hops` proxies nearest the server (proxy-addr's hop count). */
+function trustHops(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
+}
+
 /** Builds the HTTP app on a container: plugins, hooks and every route, without listening. */
 export async function buildApp(container: Container): Promise<App> {
   const app = Fastify({
     loggerInstance: container.log as FastifyBaseLogger,
     bodyLimit: container.config.bodyLimitBytes,
+    // The client address behind the proxies the operator trusts: the source address of the rate
+    // limit and of the credential throttle.
+    trustProxy:
+      typeof container.config.trustProxy === 'number'
+        ? trustHops(container.config.trustProxy)
+        : container.config.trustProxy,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(given) ? given : randomUUID();
@@ -113,6 +124,7 @@ export async function buildApp(container: Container): Promise<App> {
   registerAuth(app, {
     auth: container.services.auth,
     sessions: container.sessionCodec,
+    throttle: container.credentialThrottle,
     rateLimiter: container.rateLimiter,
     policy: container.config.rateLimit,
   });

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 
@@ -40,6 +41,19 @@ export interface Config {
   /** Resolved credentials kept in memory (`VIGIL_CREDENTIAL_CACHE_SIZE`; 0 turns the cache off). */
   credentialCacheSize: number;
   rateLimit: { requestsPerMinute: number; burst: number };
+  /**
+   * Failed credential checks allowed per source address and per target (`VIGIL_AUTH_FAILURES_PER_MINUTE`
+   * and `VIGIL_AUTH_FAILURES_BURST`; by default those of `rateLimit`). See src/auth/credential-throttle.ts.
+   */
+  credentialThrottle: { requestsPerMinute: number; burst: number };
+  /**
+   * Which proxies' `X-Forwarded-For` names the client (`VIGIL_TRUST_PROXY`: `true`, a hop count, or
+   * comma-separated addresses and CIDR ranges; unset: none). The source address of the rate limit
+   * and the credential throttle is the client address it gives.
+   */
+  trustProxy: boolean | number | string[];
+  /** How long a console session lasts at most (`VIGIL_SESSION_TTL_HOURS`, default 12; it also ends with its token). */
+  sessionTtlHours: number;
   /** Scan credit costs per type (`VIGIL_COST_LITE`, `VIGIL_COST_STANDARD`, `VIGIL_COST_AUDIT`). */
   scanCosts: { lite: number; standard: number; audit: number };
   /** How long idempotency records are kept (`VIGIL_IDEMPOTENCY_TTL_HOURS`, default 24). */
@@ -248,6 +262,31 @@ export function engineFileBudgetMs(ms: number): number {
   return ms > 0 ? ms : Number.POSITIVE_INFINITY;
 }
 
+/** `VIGIL_TRUST_PROXY`: `true`/`false`, a hop count, or a list of addresses and CIDR ranges. */
+function readTrustProxy(value: string | null): boolean | number | string[] {
+  if (value === null || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  const list = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  for (const entry of list) {
+    const [address, bits, ...rest] = entry.split('/');
+    if (
+      rest.length > 0 ||
+      !address ||
+      isIP(address) === 0 ||
+      (bits !== undefined && !/^\d{1,3}$/.test(bits))
+    ) {
+      throw new ConfigError(
+        `VIGIL_TRUST_PROXY: "${entry}" is not an address or CIDR range (use true, a hop count, or addresses and ranges separated by commas).`,
+      );
+    }
+  }
+  return list;
+}
+
 /** Builds and validates the configuration. Throws ConfigError with a message saying what to fix. */
 export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   const dataDir = path.resolve(cwd, readString(env, 'VIGIL_DATA_DIR') ?? 'data');
@@ -257,6 +296,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   }
   const secret = readString(env, 'VIGIL_SECRET_KEY');
   const rpm = readInt(env, 'VIGIL_RATE_LIMIT_PER_MINUTE', 600, 1);
+  const burst = readInt(env, 'VIGIL_RATE_LIMIT_BURST', rpm, 1);
+  // Failed credential checks follow the request limit unless they have one of their own.
+  const failuresPerMinute = readInt(env, 'VIGIL_AUTH_FAILURES_PER_MINUTE', rpm, 1);
+  const failuresBurst = readString(env, 'VIGIL_AUTH_FAILURES_PER_MINUTE') ? failuresPerMinute : burst;
   return {
     port: readInt(env, 'PORT', 3000, 0),
     host: readString(env, 'HOST') ?? '127.0.0.1',
@@ -278,7 +321,13 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     logLevel: readString(env, 'LOG_LEVEL') ?? 'info',
     bodyLimitBytes: readInt(env, 'VIGIL_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     credentialCacheSize: readInt(env, 'VIGIL_CREDENTIAL_CACHE_SIZE', 10_000, 0),
-    rateLimit: { requestsPerMinute: rpm, burst: readInt(env, 'VIGIL_RATE_LIMIT_BURST', rpm, 1) },
+    rateLimit: { requestsPerMinute: rpm, burst },
+    credentialThrottle: {
+      requestsPerMinute: failuresPerMinute,
+      burst: readInt(env, 'VIGIL_AUTH_FAILURES_BURST', failuresBurst, 1),
+    },
+    sessionTtlHours: readInt(env, 'VIGIL_SESSION_TTL_HOURS', 12, 1),
+    trustProxy: readTrustProxy(readString(env, 'VIGIL_TRUST_PROXY')),
     scanCosts: {
       lite: readInt(env, 'VIGIL_COST_LITE', 1, 0),
       standard: readInt(env, 'VIGIL_COST_STANDARD', 2, 0),

@@ -5,6 +5,7 @@ import pino, { type Logger } from 'pino';
 import type { ServiceActor, UserActor } from './auth/actor.ts';
 import { createAuthService } from './auth/auth.service.ts';
 import { CREDENTIALS_CHANNEL, createCredentialCache } from './auth/credential-cache.ts';
+import { createCredentialThrottle } from './auth/credential-throttle.ts';
 import { createKeptReads, KEPT_PAGES_PER_READ, READS_CHANNEL } from './auth/kept-reads.ts';
 import { createSecretBox, type SecretBox } from './auth/secret-box.ts';
 import { createSessionCodec } from './auth/session.ts';
@@ -69,6 +70,9 @@ export interface ContainerOptions {
   /** Open a database the caller already opened (tests share one per file). */
   database?: Database;
 }
+
+/** The table whose changes notify `vigil_credentials` with its name (migration 0030). */
+const SESSIONS_TABLE = 'console_sessions';
 
 /** Paths and fields the logger never writes: credentials and integration secrets. */
 export const REDACTED_LOG_PATHS = [
@@ -199,6 +203,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const rateLimiter: RateLimiter = redis
     ? createRedisRateLimiter(redis, config.rateLimit, `${config.redisPrefix}rl:`)
     : createMemoryRateLimiter(config.rateLimit);
+  // Failed credential checks, per address and per target: buckets of their own (see credential-throttle.ts).
+  const credentialThrottle = createCredentialThrottle({
+    limiter: redis
+      ? createRedisRateLimiter(redis, config.credentialThrottle, `${config.redisPrefix}auth-fail:`)
+      : createMemoryRateLimiter(config.credentialThrottle),
+    policy: config.credentialThrottle,
+  });
   const cursors: CursorCodec = createCursorCodec(secretKey);
   // Questions to the repository assistant: per user, in buckets of their own.
   const aiRateLimiter: RateLimiter = redis
@@ -259,6 +270,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     fetch: outboundFetch,
     createScanFor: (origin, key, body) => scanServices.scans.createScanFor(origin, key, body),
     publicUrl,
+    throttle: credentialThrottle,
     log,
   });
   const credentialCache = createCredentialCache<ServiceActor | UserActor>({
@@ -273,6 +285,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const notifiedCaches = [credentialCache, companyUserLists, ...pageCaches];
   const forgetChanged = (payload: string, channel: string) => {
     if (channel === READS_CHANNEL) for (const pages of pageCaches) pages.changed(payload);
+    // A change of console sessions concerns only the sessions resolved: tokens, keys, user lists
+    // and kept pages stay.
+    else if (channel === CREDENTIALS_CHANNEL && payload === SESSIONS_TABLE)
+      credentialCache.forgetWhere(
+        (_key, actor) => actor.kind === 'user' && actor.sessionId !== undefined,
+        payload,
+      );
     else if (channel === CREDENTIALS_CHANNEL) for (const cache of notifiedCaches) cache.invalidate(payload);
   };
   // What this process commits is forgotten at its commit, before the request that made it
@@ -291,7 +310,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const sessionCodec = createSessionCodec(secretBox);
   const services = {
     auth,
-    session: createSessionService({ database, auth, codec: sessionCodec }),
+    session: createSessionService({
+      database,
+      auth,
+      codec: sessionCodec,
+      throttle: credentialThrottle,
+      ttlMs: config.sessionTtlHours * 3_600_000,
+    }),
     admin: createAdminService({ database, credits }),
     serviceKeys: createServiceKeysService({ database }),
     integrations,
@@ -304,6 +329,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       maxBytes: config.uploads.maxBytes,
       ttlMinutes: config.uploads.ttlMinutes,
       publicUrl: config.publicUrl,
+      throttle: credentialThrottle,
     }),
     ...scanServices,
     sourcehost,
@@ -375,6 +401,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
     secretBox,
     sessionCodec,
     rateLimiter,
+    /** The throttle of failed credential checks (see credential-throttle.ts). */
+    credentialThrottle,
     /** Resolved credentials of this process (see credential-cache.ts). */
     credentialCache,
     companyUserLists,

@@ -15,6 +15,11 @@ export interface RateLimitDecision {
 
 export interface RateLimiter {
   take(key: string): Promise<RateLimitDecision>;
+  /**
+   * Whether a token is available in the bucket, without taking it: `allowed` false when it is
+   * empty. For checks that must refuse before they do any work, and spend only when it failed.
+   */
+  peek(key: string): Promise<RateLimitDecision>;
   close(): Promise<void>;
 }
 
@@ -45,39 +50,49 @@ export function createMemoryRateLimiter(
   const buckets = new Map<string, { tokens: number; at: number }>();
   const perMs = policy.requestsPerMinute / 60_000;
   let lastSweep = now();
+  const take = (key: string, cost: 0 | 1): RateLimitDecision => {
+    const t = now();
+    if (t - lastSweep > 60_000) {
+      // Full buckets carry no information; dropping them bounds memory.
+      for (const [k, b] of buckets) if (b.tokens + (t - b.at) * perMs >= policy.burst) buckets.delete(k);
+      lastSweep = t;
+    }
+    const bucket = buckets.get(key) ?? { tokens: policy.burst, at: t };
+    const tokens = Math.min(policy.burst, bucket.tokens + (t - bucket.at) * perMs);
+    const allowed = tokens >= 1;
+    const left = allowed ? tokens - cost : tokens;
+    if (cost > 0 || buckets.has(key)) buckets.set(key, { tokens: left, at: t });
+    return decide(policy, left, allowed);
+  };
   return {
     async take(key) {
-      const t = now();
-      if (t - lastSweep > 60_000) {
-        // Full buckets carry no information; dropping them bounds memory.
-        for (const [k, b] of buckets) if (b.tokens + (t - b.at) * perMs >= policy.burst) buckets.delete(k);
-        lastSweep = t;
-      }
-      const bucket = buckets.get(key) ?? { tokens: policy.burst, at: t };
-      const tokens = Math.min(policy.burst, bucket.tokens + (t - bucket.at) * perMs);
-      const allowed = tokens >= 1;
-      const left = allowed ? tokens - 1 : tokens;
-      buckets.set(key, { tokens: left, at: t });
-      return decide(policy, left, allowed);
+      return take(key, 1);
+    },
+    async peek(key) {
+      return take(key, 0);
     },
     async close() {},
   };
 }
 
-// Refill and take in one atomic script so that replicas sharing Redis share one bucket.
+// Refill and take (cost 1) or look (cost 0) in one atomic script so that replicas sharing Redis share one bucket.
 const TAKE_SCRIPT = `
 local key = KEYS[1]
 local capacity = tonumber(ARGV[1])
 local per_ms = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
 local state = redis.call('HMGET', key, 'tokens', 'at')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local tokens = tonumber(state[1])
 local at = tonumber(state[2])
-if tokens == nil then tokens = capacity; at = now end
+if tokens == nil then
+  if cost == 0 then return {1, tostring(capacity)} end
+  tokens = capacity; at = now
+end
 tokens = math.min(capacity, tokens + math.max(0, now - at) * per_ms)
 local allowed = 0
-if tokens >= 1 then tokens = tokens - 1; allowed = 1 end
+if tokens >= 1 then tokens = tokens - cost; allowed = 1 end
 redis.call('HSET', key, 'tokens', tostring(tokens), 'at', tostring(now))
 redis.call('PEXPIRE', key, math.ceil(capacity / per_ms) + 1000)
 return {allowed, tostring(tokens)}
@@ -90,14 +105,16 @@ export function createRedisRateLimiter(
   prefix = 'vigil:rl:',
 ): RateLimiter {
   const perMs = policy.requestsPerMinute / 60_000;
+  const take = async (key: string, cost: 0 | 1) => {
+    const [allowed, tokens] = (await redis.eval(TAKE_SCRIPT, 1, prefix + key, policy.burst, perMs, cost)) as [
+      number,
+      string,
+    ];
+    return decide(policy, Number(tokens), allowed === 1);
+  };
   return {
-    async take(key) {
-      const [allowed, tokens] = (await redis.eval(TAKE_SCRIPT, 1, prefix + key, policy.burst, perMs)) as [
-        number,
-        string,
-      ];
-      return decide(policy, Number(tokens), allowed === 1);
-    },
+    take: (key) => take(key, 1),
+    peek: (key) => take(key, 0),
     async close() {
       redis.disconnect();
     },

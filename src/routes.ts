@@ -57,7 +57,11 @@ import {
   SafeHarborSchema,
 } from './platform/repositories/repositories.schemas.ts';
 import { registerServiceKeyRoutes, ServiceKeySchema } from './platform/service-keys/service-keys.routes.ts';
-import { registerSessionRoutes, SessionSchema } from './platform/session/session.routes.ts';
+import {
+  ConsoleSessionSummarySchema,
+  registerSessionRoutes,
+  SessionSchema,
+} from './platform/session/session.routes.ts';
 import {
   HostedRepositorySchema,
   LinkedWorkspaceSchema,
@@ -106,6 +110,7 @@ const SHARED_SCHEMAS: readonly TSchema[] = [
   CompanyInvitationListSchema,
   CompanyInvitationSchema,
   CompanyUserSchema,
+  ConsoleSessionSummarySchema,
   FindingIssueExportSchema,
   FindingRefSchema,
   FindingSchema,

@@ -67,6 +67,7 @@ function Nav() {
         <Link to="/findings">Findings</Link>
         <Link to="/reports">Reports</Link>
         <NotificationsLink />
+        <Link to="/sessions">Sessions</Link>
       </nav>
       <div className="user">
         <button
@@ -202,6 +203,11 @@ const routes = [
     getParentRoute: () => rootRoute,
     path: '/notifications',
     component: lazyRouteComponent(() => import('./pages/notifications.tsx'), 'NotificationsPage'),
+  }),
+  createRoute({
+    getParentRoute: () => rootRoute,
+    path: '/sessions',
+    component: lazyRouteComponent(() => import('./pages/sessions.tsx'), 'SessionsPage'),
   }),
   createRoute({
     getParentRoute: () => rootRoute,

@@ -98,6 +98,7 @@ const ASKED_OF: { [A in Action]: 'actor' | 'access' | 'service' } = {
   'platform.administer': 'actor',
   'companies.read_all': 'actor',
   'user.act_as': 'actor',
+  'session.revoke': 'actor',
   'report.read': 'actor',
   'invitation.respond': 'actor',
   'company.read': 'actor',
@@ -159,6 +160,13 @@ const CASES: Case[] = [
   c('companies.read_all', 'every company', () => null, ['platform_admin', 'read_all']),
   c('user.act_as', 'their own account', (self) => ({ userId: self }), ALL_USERS),
   c('user.act_as', "someone else's account", () => ({ userId: other }), ['platform_admin']),
+  c('session.revoke', 'their own session', (self) => ({ session: { userId: self } }), ALL_USERS),
+  c(
+    'session.revoke',
+    "someone else's session (a platform admin's too)",
+    () => ({ session: { userId: other } }),
+    [],
+  ),
   c(
     'report.read',
     'a published public report of the company',

@@ -407,6 +407,8 @@ type FindingSubject = Repo & { finding: { createdBy: string | null; published: b
 export interface Actions {
   /** Every management operation of the platform (users, guilds, permissions). */
   'platform.administer': { actor: Actor; subject: null };
+  /** End a console session: only the user it belongs to. */
+  'session.revoke': { actor: Actor; subject: { session: { userId: string } } };
   /** Read every company (lists of all companies, reports, the session's companies). */
   'companies.read_all': { actor: Actor; subject: null };
   /** Act on a user account (profile, joining a company): the user themselves, or a platform admin. */
@@ -513,6 +515,7 @@ function managesCompanyOf(actor: Actor, companyId: string): boolean {
 const RULES: { [A in Action]: (actor: ActorOf<A>, subject: SubjectOf<A>) => boolean } = {
   'platform.administer': (actor) => isAdmin(actor),
   'companies.read_all': (actor) => readsAll(actor),
+  'session.revoke': (actor, { session }) => actor.kind === 'user' && actor.userId === session.userId,
   'user.act_as': (actor, { userId }) => (actor.kind === 'user' && actor.userId === userId) || isAdmin(actor),
   'report.read': (actor, { report }) =>
     (report.publishedAt !== null && !report.isPrivate) ||

@@ -18,7 +18,10 @@ export interface ServiceActor {
 /** A caller holding a user API token (v0), acting as that user. */
 export interface UserActor {
   readonly kind: 'user';
+  /** The user token's id (for a console session: the token it was opened with). */
   readonly credentialId: string;
+  /** Set when the caller is a console session: its id. */
+  readonly sessionId?: string;
   readonly userId: string;
   readonly username: string;
   /** The companies the user is an active member of, with the role in each. */

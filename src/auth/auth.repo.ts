@@ -1,6 +1,13 @@
 import { and, eq, isNotNull, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { companyMembers, platformPermissions, serviceKeys, users, userTokens } from '../db/schema/index.ts';
+import {
+  companyMembers,
+  consoleSessions,
+  platformPermissions,
+  serviceKeys,
+  users,
+  userTokens,
+} from '../db/schema/index.ts';
 
 /** SQL for resolving credentials. */
 export function authRepo(db: Db) {
@@ -16,6 +23,17 @@ export function authRepo(db: Db) {
         .from(userTokens)
         .innerJoin(users, eq(users.id, userTokens.userId))
         .where(eq(userTokens.hash, hash))
+        .limit(1);
+      return row ?? null;
+    },
+
+    async findSessionByHash(hash: string) {
+      const [row] = await db
+        .select({ session: consoleSessions, token: userTokens, user: users })
+        .from(consoleSessions)
+        .innerJoin(userTokens, eq(userTokens.id, consoleSessions.tokenId))
+        .innerJoin(users, eq(users.id, consoleSessions.userId))
+        .where(eq(consoleSessions.hash, hash))
         .limit(1);
       return row ?? null;
     },

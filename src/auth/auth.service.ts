@@ -3,7 +3,7 @@ import { AppError } from '../errors.ts';
 import type { Actor, CompanyRole, ServiceActor, UserActor } from './actor.ts';
 import { authRepo } from './auth.repo.ts';
 import { type CredentialCache, createCredentialCache } from './credential-cache.ts';
-import { classifySecret, hashSecret, type Scope } from './credentials.ts';
+import { classifySecret, hashSecret, isSessionSecretFormat, type Scope } from './credentials.ts';
 
 /** Where the credential came from, for error messages. */
 export interface PresentedCredential {
@@ -48,6 +48,21 @@ export function createAuthService(deps: {
   const repo = authRepo(deps.db);
   const now = deps.now ?? (() => new Date());
   const cache = deps.cache ?? createCredentialCache<ServiceActor | UserActor>({ maxEntries: 0 });
+
+  async function userActorOf(user: { id: string; username: string }, tokenId: string): Promise<UserActor> {
+    const [memberships, permissions] = await Promise.all([
+      repo.findActiveMemberships(user.id),
+      repo.findPermissions(user.id),
+    ]);
+    return {
+      kind: 'user',
+      credentialId: tokenId,
+      userId: user.id,
+      username: user.username,
+      companies: new Map(memberships.map((m) => [m.companyId, m.role as CompanyRole])),
+      permissions: new Set(permissions),
+    };
+  }
 
   return {
     /** An organization service key → ServiceActor; 401 when malformed, unknown, expired or revoked. */
@@ -100,19 +115,39 @@ export function createAuthService(deps: {
       if (row.user.disabledAt || row.user.deletedAt) {
         throw new AppError('INVALID_CREDENTIAL', { message: 'This user is disabled.' });
       }
-      const [memberships, permissions] = await Promise.all([
-        repo.findActiveMemberships(row.user.id),
-        repo.findPermissions(row.user.id),
-      ]);
-      const actor: UserActor = {
-        kind: 'user',
-        credentialId: row.token.id,
-        userId: row.user.id,
-        username: row.user.username,
-        companies: new Map(memberships.map((m) => [m.companyId, m.role as CompanyRole])),
-        permissions: new Set(permissions),
-      };
+      const actor = await userActorOf(row.user, row.token.id);
       cache.store(hash, generation, { value: actor, expiresAt: row.token.expiresAt });
+      return actor;
+    },
+
+    /**
+     * A console session id (the `vigil_session` cookie) → UserActor of its user, acting with the
+     * token the session was opened with; 401 when malformed (a user token in the cookie
+     * included), unknown, expired or revoked, or when its token or user no longer is valid.
+     */
+    async authenticateSession(secret: string): Promise<UserActor> {
+      if (!isSessionSecretFormat(secret)) {
+        throw new AppError('INVALID_CREDENTIAL', {
+          message: 'The session cookie does not hold a console session; sign in again.',
+        });
+      }
+      const hash = hashSecret(secret);
+      const cached = cache.get(hash, now());
+      if (cached?.kind === 'user' && cached.sessionId) return cached;
+      const generation = cache.begin();
+      const row = await repo.findSessionByHash(hash);
+      const at = now();
+      if (!row) throw new AppError('INVALID_CREDENTIAL', { message: 'Unknown session; sign in again.' });
+      if (row.session.revokedAt || row.token.revokedAt)
+        throw new AppError('INVALID_CREDENTIAL', { message: 'This session has ended; sign in again.' });
+      if (row.session.expiresAt <= at || row.token.expiresAt <= at)
+        throw new AppError('INVALID_CREDENTIAL', { message: 'This session has expired; sign in again.' });
+      if (row.user.disabledAt || row.user.deletedAt) {
+        throw new AppError('INVALID_CREDENTIAL', { message: 'This user is disabled.' });
+      }
+      const actor: UserActor = { ...(await userActorOf(row.user, row.token.id)), sessionId: row.session.id };
+      const expiresAt = new Date(Math.min(row.session.expiresAt.getTime(), row.token.expiresAt.getTime()));
+      cache.store(hash, generation, { value: actor, expiresAt });
       return actor;
     },
   };

@@ -15,10 +15,13 @@ export const DEFAULT_SCOPES: readonly Scope[] = SCOPES.filter((s) => s !== 'find
 
 export const USER_TOKEN_PREFIX = 'vgl_u_';
 export const SERVICE_KEY_PREFIX = 'vgl_sk_';
+/** Console session ids: never accepted where a token or key is (`classifySecret` says null). */
+export const SESSION_ID_PREFIX = 'vgl_cs_';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SECRET_LENGTH = 40;
 const TOKEN_PATTERN = /^vgl_(u|sk)_[0-9A-Za-z]{40}$/;
+const SESSION_PATTERN = /^vgl_cs_[0-9A-Za-z]{40}$/;
 
 function randomBase62(length: number): string {
   // Rejection sampling keeps every character uniformly likely.
@@ -44,6 +47,17 @@ export interface IssuedSecret {
 export function issueSecret(kind: 'user' | 'service'): IssuedSecret {
   const secret = (kind === 'user' ? USER_TOKEN_PREFIX : SERVICE_KEY_PREFIX) + randomBase62(SECRET_LENGTH);
   return { secret, hash: hashSecret(secret), prefix: secret.slice(0, secret.indexOf('_', 4) + 5) };
+}
+
+/** Creates a console session id (`vgl_cs_…`); only its hash is stored. */
+export function issueSessionSecret(): IssuedSecret {
+  const secret = SESSION_ID_PREFIX + randomBase62(SECRET_LENGTH);
+  return { secret, hash: hashSecret(secret), prefix: secret.slice(0, SESSION_ID_PREFIX.length + 4) };
+}
+
+/** True when `secret` has the form of a console session id. */
+export function isSessionSecretFormat(secret: string): boolean {
+  return SESSION_PATTERN.test(secret);
 }
 
 /** SHA-256 hex of a secret. */

@@ -824,6 +824,7 @@ async function scanSampleProject(container: Container, actor: ServiceActor): Pro
       },
       Readable.from([archive]),
       archive.length,
+      'seed',
     );
   } else {
     // A presigned object-store URL: PUT the archive there like any client would.

@@ -1,7 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { can, companyNotFound, requireScope } from '../access/policy.ts';
 import { type Actor, ANONYMOUS, type ServiceActor, type UserActor } from '../auth/actor.ts';
 import { type AuthService, readCredential } from '../auth/auth.service.ts';
+import { type CredentialThrottle, isThrottleOutcome } from '../auth/credential-throttle.ts';
 import { DEFAULT_SCOPES, SCOPES, type Scope } from '../auth/credentials.ts';
 import { COMPANY_HEADER, CSRF_HEADER, SESSION_COOKIE, type SessionCodec } from '../auth/session.ts';
 import { AppError } from '../errors.ts';
@@ -25,7 +26,7 @@ declare module 'fastify' {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** The console session's token from its cookie, or null. */
+/** The console session's id from its cookie, or null. */
 export function readSessionCookie(request: FastifyRequest): string | null {
   const value = request.cookies?.[SESSION_COOKIE];
   return typeof value === 'string' && value.length > 0 ? value : null;
@@ -53,13 +54,21 @@ function sessionServiceActor(user: UserActor, request: FastifyRequest): ServiceA
   };
 }
 
+interface AuthDeps {
+  auth: AuthService;
+  sessions: SessionCodec;
+  throttle: CredentialThrottle;
+}
+
 async function authenticate(
-  auth: AuthService,
-  sessions: SessionCodec,
+  deps: AuthDeps,
   request: FastifyRequest,
+  reply: FastifyReply,
   requirement: AuthRequirement,
 ): Promise<Actor> {
   if (requirement.kind === 'none') return ANONYMOUS;
+  const { auth, sessions, throttle } = deps;
+  const setHeaders = (headers: Record<string, string>) => void reply.headers(headers);
   const credential = readCredential(request.headers);
   const sessionSecret = credential ? null : readSessionCookie(request);
   if (sessionSecret) {
@@ -71,7 +80,12 @@ async function authenticate(
         throw new AppError('CSRF_TOKEN_INVALID');
       }
     }
-    const user = await auth.authenticateUserToken(sessionSecret);
+    const user = await throttle.attempt(
+      'console-session',
+      { address: request.ip, target: { secret: sessionSecret } },
+      () => auth.authenticateSession(sessionSecret),
+      setHeaders,
+    );
     if (requirement.kind !== 'service') return user;
     const actor = sessionServiceActor(user, request);
     requireScope(actor, requirement.scope);
@@ -86,22 +100,34 @@ async function authenticate(
           : 'A user API token is required (Authorization: Bearer <token>).',
     });
   }
+  const attempt = { address: request.ip, target: { secret: credential.secret } };
   if (requirement.kind === 'service') {
-    const actor = await auth.authenticateServiceKey(credential.secret);
+    const actor = await throttle.attempt(
+      'service-key',
+      attempt,
+      () => auth.authenticateServiceKey(credential.secret),
+      setHeaders,
+    );
     requireScope(actor, requirement.scope);
     return actor;
   }
-  return auth.authenticateUserToken(credential.secret);
+  return throttle.attempt(
+    'user-token',
+    attempt,
+    () => auth.authenticateUserToken(credential.secret),
+    setHeaders,
+  );
 }
 
 /**
  * Authenticates every request by its route's `config.auth` (default: a user token), then takes a
  * token from the credential's rate-limit bucket (anonymous callers: by address). Without an
- * Authorization or X-API-Key header, the console's session cookie is the credential.
+ * Authorization or X-API-Key header, the console's session cookie is the credential. Every
+ * credential check goes through the credential throttle (see credential-throttle.ts).
  */
 export function registerAuth(
   app: FastifyInstance,
-  deps: { auth: AuthService; sessions: SessionCodec; rateLimiter: RateLimiter; policy: TokenBucketPolicy },
+  deps: AuthDeps & { rateLimiter: RateLimiter; policy: TokenBucketPolicy },
 ): void {
   app.decorateRequest('actor', { getter: () => ANONYMOUS, setter: () => {} });
   app.addHook('onRequest', async (request, reply) => {
@@ -121,10 +147,12 @@ export function registerAuth(
     };
     let actor: Actor;
     try {
-      actor = await authenticate(deps.auth, deps.sessions, request, requirement);
+      actor = await authenticate(deps, request, reply, requirement);
     } catch (err) {
-      // Failed authentications spend the caller's address bucket, so that guessing credentials
-      // is throttled and the 401 carries the rate-limit headers too.
+      // A failed credential check has spent the throttle's buckets already. Other refusals (no
+      // credential, a malformed Authorization header, no CSRF token, another company) spend the
+      // caller's address bucket, so that they are bounded too and carry the rate-limit headers.
+      if (isThrottleOutcome(err)) throw err;
       await limit(`ip:${request.ip}`);
       throw err;
     }

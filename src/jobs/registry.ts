@@ -1,6 +1,7 @@
 import { type InvitationJobDeps, mailInvitationJob } from '../platform/invitations/invitations.jobs.ts';
 import type { NotificationJobDeps } from '../platform/notifications/notifications.jobs.ts';
 import { deliverNotificationJob, deliverySweepJob } from '../platform/notifications/notifications.jobs.ts';
+import { type SessionJobDeps, sessionsCleanupJob } from '../platform/session/session.jobs.ts';
 import {
   type SourcehostJobDeps,
   sourcehostCommitStatusJob,
@@ -25,6 +26,7 @@ import type { RegisteredJob } from './queue.ts';
 export type JobDeps = ScanJobDeps &
   ScanSweepJobDeps &
   SourcehostJobDeps &
+  SessionJobDeps &
   NotificationJobDeps &
   InvitationJobDeps & { services: { uploads: Pick<UploadsService, 'sweep'> } };
 
@@ -42,6 +44,7 @@ export const jobRegistry: readonly RegisteredJob<JobDeps>[] = [
   sourcehostCommitStatusJob,
   sourcehostDeliveriesCleanupJob,
   sourcehostStatusSweepJob,
+  sessionsCleanupJob,
   deliverNotificationJob,
   deliverySweepJob,
   mailInvitationJob,

@@ -136,14 +136,54 @@ export interface paths {
         put?: never;
         /**
          * Sign in to the console: exchange a user API token for a session cookie
-         * @description Sets the HttpOnly, SameSite=Strict `vigil_session` cookie (Secure over HTTPS) until the token expires. Writes made with the cookie must carry `X-CSRF-Token` with the returned `csrfToken`.
+         * @description Opens a console session: sets the HttpOnly, SameSite=Strict `vigil_session` cookie (Secure over HTTPS) holding a random session id of its own (`vgl_cs_…`), never the token. The session lasts `VIGIL_SESSION_TTL_HOURS` (12 by default) or until the token expires, whichever comes first, and ends when it is revoked, when its token is revoked or when its user is disabled. Writes made with the cookie must carry `X-CSRF-Token` with the returned `csrfToken`. Failed sign-ins are throttled per address and per token (429 with `Retry-After`).
          */
         post: operations["openSession"];
         /**
-         * Sign out of the console: clear the session cookie
-         * @description Clears the cookie; the user API token itself stays valid until it expires or is revoked. Needs the CSRF token when the session is still valid.
+         * Sign out of the console: end the session and clear its cookie
+         * @description Ends the cookie’s session and clears the cookie; the user API token itself stays valid until it expires or is revoked. Needs the CSRF token when the session is still valid.
          */
         delete: operations["closeSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller’s open console sessions, newest first
+         * @description Sessions neither expired nor revoked, opened with any of the user’s tokens (at most 100); `current` marks the session that asks.
+         */
+        get: operations["listConsoleSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of the caller’s console sessions
+         * @description The session’s cookie stops working at once on every replica. Another user’s session, or an unknown id → 404. A session that has ended already → 204, nothing changed.
+         */
+        delete: operations["revokeConsoleSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1298,7 +1338,7 @@ export interface paths {
          * Inbound source-host webhook (GitHub format: push and pull_request start scans)
          * @description Signed with `X-Hub-Signature-256: sha256=HMAC-SHA256(webhookSecret, raw body)`, the `webhookSecret` credential of the sourcehost integration; `X-GitHub-Event` and `X-GitHub-Delivery` name the event and the delivery. Send the body as `application/json`.
          *
-         *     A bad or missing signature → 401 and nothing stored. A delivery id received before → 200 and nothing done again. A push to a watched branch of a linked repository, or a pull request opened, reopened or updated against one, creates a scan of its commit per linked workspace (type and fail-on severity from the workspace) → 202; anything else → 202 with outcome `ignored` and the reason recorded. No credits → 202 with outcome `no_credits`.
+         *     A bad or missing signature → 401 and nothing stored; after too many bad signatures from one address or for one integration → 429 with `Retry-After`, the signature not checked. A delivery id received before → 200 and nothing done again. A push to a watched branch of a linked repository, or a pull request opened, reopened or updated against one, creates a scan of its commit per linked workspace (type and fail-on severity from the workspace) → 202; anything else → 202 with outcome `ignored` and the reason recorded. No credits → 202 with outcome `no_credits`.
          */
         post: operations["receiveSourcehostWebhook"];
         delete?: never;
@@ -1661,6 +1701,19 @@ export interface components {
             invitedAt: string;
             joinedAt: string | null;
             deletedAt: string | null;
+        };
+        ConsoleSessionSummary: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt: string;
+            userAgent: string | null;
+            /** @description The visible prefix of the token it was opened with */
+            tokenPrefix: string;
+            /** @description True for the session that made the request */
+            current: boolean;
         };
         FindingIssueExport: {
             /** Format: uuid */
@@ -2106,6 +2159,11 @@ export interface components {
             csrfToken: string | null;
             /** Format: date-time */
             expiresAt?: string;
+            /**
+             * Format: uuid
+             * @description The console session; absent with a bearer token
+             */
+            sessionId?: string;
         };
         ShortUserSummary: {
             /** Format: uuid */
@@ -2319,6 +2377,9 @@ export interface components {
         CompleteSourceUploadRequest: {
             /** @description Lowercase or uppercase hex SHA-256 */
             sha256?: string;
+        };
+        ConsoleSessionList: {
+            sessions: components["schemas"]["ConsoleSessionSummary"][];
         };
         CreateComment: {
             /** @description Markdown, stored as sent; at most 65536 characters. @project and @username ping. */
@@ -3623,6 +3684,140 @@ export interface operations {
             query?: never;
             header?: never;
             path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    listConsoleSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleSessionList"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    revokeConsoleSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: string;
+            };
             cookie?: never;
         };
         requestBody?: never;

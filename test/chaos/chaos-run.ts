@@ -4,11 +4,13 @@ import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
+import { createCredentialThrottle } from '../../src/auth/credential-throttle.ts';
 import { type Database, openDatabase } from '../../src/db/client.ts';
 import { acquireEmbeddedServer } from '../../src/db/embedded-server.ts';
 import { createObjectStore } from '../../src/integrations/storage/object-store-url.ts';
 import { buildFindingLabel } from '../../src/integrations/trackers/ticket-content.ts';
 import { createCreditsService } from '../../src/organization/credits/credits.service.ts';
+import { createMemoryRateLimiter } from '../../src/rate-limit.ts';
 import { createUploadsService } from '../../src/scanner/uploads/uploads.service.ts';
 import { type FakeTrackerB, startFakeTrackerB } from '../fakes/tracker-b-server.ts';
 import { buildTarGz } from '../fixtures/archives.ts';
@@ -546,6 +548,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       maxBytes: 1024 * 1024,
       ttlMinutes: 60,
       publicUrl: null,
+      // The sweep checks no signature: a throttle that never counts anything is enough.
+      throttle: createCredentialThrottle({
+        limiter: createMemoryRateLimiter({ requestsPerMinute: 1, burst: 1 }),
+        policy: { requestsPerMinute: 1, burst: 1 },
+      }),
     });
     await uploadsService.sweep({ orphanGraceMs: 0 });
     violations.push(...(await objectIssues()));

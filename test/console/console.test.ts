@@ -123,6 +123,9 @@ describe.skipIf(skipReason !== null)('the console in Chromium', () => {
     const session = cookies.find((c) => c.name === 'vigil_session');
     expect(session?.httpOnly).toBe(true);
     expect(session?.sameSite).toBe('Strict');
+    // The cookie holds a session id of its own: reading it gives no API token.
+    expect(session?.value).toMatch(/^vgl_cs_/);
+    expect(session?.value).not.toContain(manager.token);
     const storage = await page.evaluate<string>(
       'JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie',
     );
@@ -134,6 +137,26 @@ describe.skipIf(skipReason !== null)('the console in Chromium', () => {
     expect(focus.text).toBe('Skip to content');
     expect(focus.outline).not.toBe('none');
     await check(page, 'home');
+    // The user's sessions: this one marked; another one ended from here stops working at once.
+    const other = await t.app.inject({
+      method: 'POST',
+      url: '/api/v0/session',
+      payload: { token: manager.token },
+      headers: { 'user-agent': 'Other Browser' },
+    });
+    const otherCookie = [other.headers['set-cookie'] ?? []].flat()[0]!.split(';')[0]!;
+    await page.goto(`${url}/app/sessions`);
+    await page.waitForSelector('td:text-is("Other Browser")');
+    expect(await page.textContent('main')).toContain('this session');
+    await check(page, 'sessions');
+    await page.click('tr:has(td:text-is("Other Browser")) >> button:text-is("End")');
+    await page.waitForSelector('td:text-is("Other Browser")', { state: 'detached' });
+    const ended = await t.app.inject({
+      method: 'GET',
+      url: '/api/v0/session',
+      headers: { cookie: otherCookie },
+    });
+    expect(ended.statusCode).toBe(401);
     await context.close();
   });
 
@@ -337,14 +360,14 @@ describe.skipIf(skipReason !== null)('the console in Chromium', () => {
     await page.goto(`${url}/app/reports`);
     await page.waitForSelector('h1:text-is("Reports")');
     await check(page, 'reports');
+    // A copy of the cookie taken before signing out stops working too: sign-out ends the session.
+    const copied = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
     await page.click('text=Sign out');
     await page.waitForSelector('#token');
-    const after = await t.app.inject({
-      method: 'GET',
-      url: '/api/v0/session',
-      headers: { cookie: (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ') },
-    });
-    expect(after.statusCode).toBe(401);
+    for (const cookie of [(await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; '), copied]) {
+      const after = await t.app.inject({ method: 'GET', url: '/api/v0/session', headers: { cookie } });
+      expect(after.statusCode).toBe(401);
+    }
     await context.close();
   });
 });

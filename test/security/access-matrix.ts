@@ -143,8 +143,35 @@ export const MATRIX: Record<string, MatrixEntry | Exemption> = {
     body: (w, caller) => ({ token: caller === 'forged' ? `vgl_u_${'x'.repeat(40)}` : w.users.manager.token }),
   },
   getSession: { as: 'manager', deny: { anonymous: 401, forged: 401 } },
+  // Sign-out ends the cookie's own session only; a cross-site request (the cookie without the
+  // CSRF token) is refused and ends nothing.
   closeSession: {
-    exempt: 'clears the caller’s own cookie only (the token stays valid); it reads and writes nothing else',
+    as: 'manager',
+    deny: { forged: 403 },
+    headers: (w, caller): Record<string, string> =>
+      caller === 'forged'
+        ? { cookie: w.sessions.toClose.cookie }
+        : { cookie: w.sessions.toClose.cookie, 'x-csrf-token': w.sessions.toClose.csrfToken },
+  },
+  // A user's console sessions: their own only.
+  listConsoleSessions: {
+    as: 'manager',
+    // The forged caller puts the manager's API token where the session cookie goes: refused.
+    headers: (w, caller): Record<string, string> =>
+      caller === 'forged' ? { cookie: `vigil_session=${w.users.manager.token}` } : {},
+    deny: {
+      anonymous: 401,
+      forged: 401,
+      otherManager: { status: 200, hides: (w) => [w.sessions.listed.id] },
+      plainUser: { status: 200, hides: (w) => [w.sessions.listed.id] },
+      member: { status: 200, hides: (w) => [w.sessions.listed.id] },
+      platformAdmin: { status: 200, hides: (w) => [w.sessions.listed.id] },
+    },
+  },
+  revokeConsoleSession: {
+    as: 'manager',
+    deny: { anonymous: 401, otherManager: 404, member: 404, plainUser: 404, platformAdmin: 404 },
+    params: (w) => ({ sessionId: w.sessions.toRevoke.id }),
   },
 
   // Company management (DESIGN §7b): managers; other company users 403; outsiders 404.

@@ -103,6 +103,26 @@ export interface AccessWorld {
   /** A member of the repository that removeRepositoryMember may remove. */
   repoMemberToRemove: TestUser;
   userToken: { userId: string; tokenId: string };
+  /** Console sessions of the manager: one listed, one for revokeConsoleSession, one for closeSession. */
+  sessions: Record<'listed' | 'toRevoke' | 'toClose', ConsoleSignIn>;
+}
+
+/** A console session opened through `POST /api/v0/session`. */
+export interface ConsoleSignIn {
+  id: string;
+  /** The `Cookie` header value carrying the session. */
+  cookie: string;
+  csrfToken: string;
+}
+
+/** Signs in to the console with a user token, as the console does. */
+export async function signInToConsole(t: TestApp, token: string): Promise<ConsoleSignIn> {
+  const res = await t.app.inject({ method: 'POST', url: '/api/v0/session', payload: { token } });
+  if (res.statusCode !== 200) throw new Error(`openSession → ${res.statusCode}: ${res.body}`);
+  const line = [res.headers['set-cookie'] ?? []].flat().find((c) => c.startsWith('vigil_session='));
+  if (!line) throw new Error('openSession set no vigil_session cookie');
+  const body = res.json() as { sessionId: string; csrfToken: string };
+  return { id: body.sessionId, cookie: line.split(';')[0]!, csrfToken: body.csrfToken };
 }
 
 /** Builds the world through the API wherever an endpoint exists, as the users allowed to. */
@@ -296,8 +316,15 @@ export async function buildAccessWorld(t: TestApp): Promise<AccessWorld> {
     throw new Error(`createSourceUploads → ${sessions.statusCode}: ${sessions.body}`);
   const upload = (sessions.json() as { uploads: Array<{ uploadId: string; uploadUrl: string }> }).uploads[0]!;
 
+  const [listed, toRevoke, toClose] = await Promise.all([
+    signInToConsole(t, manager.token),
+    signInToConsole(t, manager.token),
+    signInToConsole(t, manager.token),
+  ]);
+
   return {
     t,
+    sessions: { listed, toRevoke, toClose },
     users: {
       plainUser,
       manager,

@@ -168,6 +168,36 @@ export const userTokens = pgTable(
   (t) => [uniqueIndex('user_tokens_hash_key').on(t.hash), index('user_tokens_user_idx').on(t.userId)],
 );
 
+/**
+ * Console sessions: opened once with a user token at sign-in; the `vigil_session` cookie carries
+ * a random session id of their own (`vgl_cs_…`), of which only the SHA-256 hash is stored. A
+ * session ends when it expires or is revoked, and with its token (revoked) or its user
+ * (disabled or deleted): migration 0030's triggers revoke it then.
+ */
+export const consoleSessions = pgTable(
+  'console_sessions',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    tokenId: uuid('token_id')
+      .notNull()
+      .references(() => userTokens.id, { onDelete: 'cascade' }),
+    hash: text('hash').notNull(),
+    /** The browser's User-Agent at sign-in (at most 200 characters), to recognise it in the list. */
+    userAgent: text('user_agent'),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('console_sessions_hash_key').on(t.hash),
+    index('console_sessions_user_idx').on(t.userId, t.createdAt),
+    index('console_sessions_token_idx').on(t.tokenId),
+  ],
+);
+
 /** Organization service keys (v1). Only the SHA-256 hash is stored. */
 export const serviceKeys = pgTable(
   'service_keys',

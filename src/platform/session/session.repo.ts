@@ -1,13 +1,78 @@
-import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNull, lt, or } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
-import { companies, repositories, repositoryMembers, users, userTokens } from '../../db/schema/index.ts';
+import {
+  companies,
+  consoleSessions,
+  repositories,
+  repositoryMembers,
+  users,
+  userTokens,
+} from '../../db/schema/index.ts';
 
 /** How many companies a platform admin's session lists (the console searches beyond that). */
 const ADMIN_COMPANY_LIMIT = 200;
 
-/** SQL for the console session's view of its user. */
+/** SQL for console sessions and the session's view of its user. */
 export function sessionRepo(db: Db) {
   return {
+    async insertSession(row: typeof consoleSessions.$inferInsert) {
+      const [inserted] = await db.insert(consoleSessions).values(row).returning();
+      return inserted!;
+    },
+
+    /** The user's sessions still open at `now` (not revoked, not expired, their token valid). */
+    async listOpenSessions(userId: string, now: Date, limit: number) {
+      return db
+        .select({
+          id: consoleSessions.id,
+          userAgent: consoleSessions.userAgent,
+          createdAt: consoleSessions.createdAt,
+          expiresAt: consoleSessions.expiresAt,
+          tokenPrefix: userTokens.prefix,
+        })
+        .from(consoleSessions)
+        .innerJoin(userTokens, eq(userTokens.id, consoleSessions.tokenId))
+        .where(
+          and(
+            eq(consoleSessions.userId, userId),
+            isNull(consoleSessions.revokedAt),
+            gt(consoleSessions.expiresAt, now),
+            isNull(userTokens.revokedAt),
+            gt(userTokens.expiresAt, now),
+          ),
+        )
+        .orderBy(desc(consoleSessions.createdAt), desc(consoleSessions.id))
+        .limit(limit);
+    },
+
+    async findSession(id: string) {
+      const [row] = await db
+        .select({ id: consoleSessions.id, userId: consoleSessions.userId })
+        .from(consoleSessions)
+        .where(eq(consoleSessions.id, id))
+        .limit(1);
+      return row ?? null;
+    },
+
+    /** Deletes the sessions that ended (expired or revoked) before `before`; how many. */
+    async deleteSessionsEndedBefore(before: Date): Promise<number> {
+      const rows = await db
+        .delete(consoleSessions)
+        .where(or(lt(consoleSessions.expiresAt, before), lt(consoleSessions.revokedAt, before)))
+        .returning({ id: consoleSessions.id });
+      return rows.length;
+    },
+
+    /** Revokes an open session; false when it was revoked already (nothing written). */
+    async revokeSession(id: string, at: Date): Promise<boolean> {
+      const rows = await db
+        .update(consoleSessions)
+        .set({ revokedAt: at })
+        .where(and(eq(consoleSessions.id, id), isNull(consoleSessions.revokedAt)))
+        .returning({ id: consoleSessions.id });
+      return rows.length > 0;
+    },
+
     async findTokenExpiry(tokenId: string): Promise<Date | null> {
       const [row] = await db
         .select({ expiresAt: userTokens.expiresAt })

@@ -97,7 +97,7 @@ export async function registerSourcehostRoutes(app: App, service: SourcehostServ
           summary: 'Inbound source-host webhook (GitHub format: push and pull_request start scans)',
           description: [
             'Signed with `X-Hub-Signature-256: sha256=HMAC-SHA256(webhookSecret, raw body)`, the `webhookSecret` credential of the sourcehost integration; `X-GitHub-Event` and `X-GitHub-Delivery` name the event and the delivery. Send the body as `application/json`.',
-            'A bad or missing signature → 401 and nothing stored. A delivery id received before → 200 and nothing done again. A push to a watched branch of a linked repository, or a pull request opened, reopened or updated against one, creates a scan of its commit per linked workspace (type and fail-on severity from the workspace) → 202; anything else → 202 with outcome `ignored` and the reason recorded. No credits → 202 with outcome `no_credits`.',
+            'A bad or missing signature → 401 and nothing stored; after too many bad signatures from one address or for one integration → 429 with `Retry-After`, the signature not checked. A delivery id received before → 200 and nothing done again. A push to a watched branch of a linked repository, or a pull request opened, reopened or updated against one, creates a scan of its commit per linked workspace (type and fail-on severity from the workspace) → 202; anything else → 202 with outcome `ignored` and the reason recorded. No credits → 202 with outcome `no_credits`.',
           ].join('\n\n'),
           security: [{ WebhookSignature: [] }],
           params: Type.Object({ integrationId: Type.String({ maxLength: 64 }) }),
@@ -115,6 +115,7 @@ export async function registerSourcehostRoutes(app: App, service: SourcehostServ
           return Array.isArray(value) ? value[0] : value;
         };
         const result = await service.receiveWebhook({
+          address: request.ip,
           integrationId: request.params.integrationId,
           rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
           signature: header('x-hub-signature-256'),

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { requireManagedCompany } from '../../access/access.service.ts';
 import type { Actor } from '../../auth/actor.ts';
+import type { CredentialThrottle } from '../../auth/credential-throttle.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database, Tx } from '../../db/client.ts';
 import { AppError, isAppError } from '../../errors.ts';
@@ -50,6 +51,8 @@ export interface PushScanRequest {
 
 /** What the webhook route hands over: the raw body exactly as received, and the headers. */
 export interface WebhookDelivery {
+  /** The sender's address, for the credential throttle. */
+  address: string;
   integrationId: string;
   rawBody: Buffer;
   signature: string | undefined;
@@ -265,6 +268,8 @@ export interface SourcehostServiceDeps {
   ) => Promise<{ body: { id: string } }>;
   /** Base of links in commit statuses (the service's public URL). */
   publicUrl: string;
+  /** Failed signatures are throttled per address and per integration. */
+  throttle: CredentialThrottle;
   log: Logger;
   now?: () => number;
 }
@@ -436,14 +441,21 @@ export function createSourcehostService(deps: SourcehostServiceDeps) {
      * stored (401 otherwise); a delivery id seen before answers 200 and does nothing again.
      */
     async receiveWebhook(input: WebhookDelivery): Promise<DeliveryResult> {
-      const integration = isUuid(input.integrationId)
-        ? await sourcehostRepo(database.db).findIntegration(input.integrationId)
-        : undefined;
-      // An unknown integration and a wrong secret answer alike: the route reveals nothing.
-      const secret = integration ? openCredentials(integration).webhookSecret : undefined;
-      if (!integration || !secret || !verifyWebhookSignature(secret, input.rawBody, input.signature)) {
-        throw new AppError('WEBHOOK_SIGNATURE_INVALID');
-      }
+      const integration = await deps.throttle.attempt(
+        'sourcehost-webhook',
+        { address: input.address, target: { id: input.integrationId } },
+        async () => {
+          const found = isUuid(input.integrationId)
+            ? await sourcehostRepo(database.db).findIntegration(input.integrationId)
+            : undefined;
+          // An unknown integration and a wrong secret answer alike: the route reveals nothing.
+          const secret = found ? openCredentials(found).webhookSecret : undefined;
+          if (!found || !secret || !verifyWebhookSignature(secret, input.rawBody, input.signature)) {
+            throw new AppError('WEBHOOK_SIGNATURE_INVALID');
+          }
+          return found;
+        },
+      );
       if (!input.event || !input.deliveryId || input.deliveryId.length > 200) {
         throw new AppError('VALIDATION_FAILED', {
           message: 'X-GitHub-Event and X-GitHub-Delivery (at most 200 characters) are required.',

@@ -113,6 +113,7 @@ export async function registerUploadRoutes(app: App, uploads: UploadsService): P
             request.query,
             body,
             length === undefined ? undefined : Number(length),
+            request.ip,
           );
         } catch (err) {
           request.raw.unpipe(body);

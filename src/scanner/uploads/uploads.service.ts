@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
+import type { CredentialThrottle } from '../../auth/credential-throttle.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
 import {
@@ -46,6 +47,8 @@ export interface UploadsServiceDeps {
   ttlMinutes: number;
   /** `config.publicUrl`; when null, upload URLs are built from the request's own address. */
   publicUrl: string | null;
+  /** Forged upload signatures are throttled per address and per upload. */
+  throttle: CredentialThrottle;
   /** Overrides of the archive verification limits (the compressed limit is the session's maxBytes). */
   archiveLimits?: Partial<ArchiveLimits>;
 }
@@ -214,15 +217,24 @@ export function createUploadsService(deps: UploadsServiceDeps) {
       query: { expires?: string; maxBytes?: string; signature?: string },
       body: Readable,
       contentLength: number | undefined,
+      address: string,
     ): Promise<ReceivedUpload> {
-      const check = verifyUploadSignature({
-        uploadId,
-        expires: query.expires,
-        maxBytes: query.maxBytes,
-        signature: query.signature,
-        secret: uploadSecret,
-      });
-      if (!check.ok) throw new AppError('UPLOAD_URL_INVALID', { details: { reason: check.reason } });
+      const check = await deps.throttle.attempt(
+        'upload-signature',
+        { address, target: { id: uploadId } },
+        async () => {
+          const verified = verifyUploadSignature({
+            uploadId,
+            expires: query.expires,
+            maxBytes: query.maxBytes,
+            signature: query.signature,
+            secret: uploadSecret,
+          });
+          if (!verified.ok)
+            throw new AppError('UPLOAD_URL_INVALID', { details: { reason: verified.reason } });
+          return verified;
+        },
+      );
       const repo = uploadsRepo(database.db);
       const upload = await repo.findUploadById(uploadId);
       if (!upload) throw new AppError('NOT_FOUND', { message: 'Upload not found.', details: { uploadId } });
