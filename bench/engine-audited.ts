@@ -8,6 +8,7 @@
  *
  *   npm run bench:engine:audited
  *   npm run bench:engine:audited -- --dataset /path/to/projects --runs 1 --output /tmp/held-out.json
+ *   npm run bench:engine:audited -- --markdown   (the table of the latest JSON, for docs/performance.md)
  *
  * Targets: every project reported within 10 s; 0 High and at most 1 Medium per 10,000 lines over
  * the set; at least 40,000 lines/s end to end over the set; peak RSS at most 300 MB.
@@ -24,6 +25,43 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 function option(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+if (process.argv.includes('--markdown')) {
+  printMarkdown(path.join(repoRoot, 'bench/results/engine-audited.json'));
+  process.exit(0);
+}
+
+/** The latest results as the Markdown table docs/performance.md shows. */
+function printMarkdown(file: string): void {
+  const r = JSON.parse(readFileSync(file, 'utf8')) as {
+    measuredAt: string;
+    totals: Record<string, number>;
+    projects: Array<{
+      project: string;
+      files: number;
+      lines: number;
+      ms: number;
+      parseMs: number;
+      peakRssMb: number;
+      findings: Record<string, number>;
+      overBudget: string[];
+    }>;
+  };
+  const t = r.totals;
+  const rows = [
+    '| project | files | lines | ms (start-up included) | parse ms | High+ | Medium | Low | Info | over budget | peak RSS MB |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...r.projects.map(
+      (p) =>
+        `| ${p.project} | ${p.files} | ${p.lines} | ${p.ms} | ${p.parseMs} | ${(p.findings.Critical ?? 0) + (p.findings.High ?? 0)} | ${p.findings.Medium ?? 0} | ${p.findings.Low ?? 0} | ${p.findings.Info ?? 0} | ${p.overBudget.length} | ${p.peakRssMb} |`,
+    ),
+    `| **all** | | **${t.lines}** | **${t.ms}** | **${t.parseMs}** | **${t.high}** | **${t.medium}** | | | **${t.overBudgetFiles}** | **${t.peakRssMb}** |`,
+  ];
+  console.log(rows.join('\n'));
+  console.log(
+    `\n${t.linesPerSecond} lines/s end to end (target 40,000); ${t.highPer10k} High and ${t.mediumPer10k} Medium per 10,000 lines (targets 0 and at most 1). Measured ${r.measuredAt.slice(0, 10)}.`,
+  );
 }
 
 const datasetDir = path.resolve(

@@ -206,7 +206,9 @@ contract Box {
       'Delegatecalls in `view` or `pure` functions.',
       'A delegatecall to `address(this)` (a multicall): the caller could call those functions directly.',
       'A delegatecall after which every path reverts (a simulation): nothing it wrote persists.',
-      "An internal helper (`_delegate(impl)`) whose callers pass a stored implementation rather than their caller's input.",
+      "An internal helper (`_delegate(impl)`) whose callers pass a stored implementation rather than their caller's input; a helper no entry point of its file reaches (a library's `functionDelegateCall`) is judged where it is called.",
+      'An upgradeable proxy: the target is a state variable that only role-restricted functions (and constructors) replace. A library address fixed at construction is still reported.',
+      'Constructors and initializers that can run only once.',
     ],
     vulnerable: `pragma solidity 0.8.20;
 
