@@ -72,8 +72,8 @@ export interface Config {
     concurrency: number;
     /**
      * Scheduling priority (nice, 0 to 19) of scan work (`VIGIL_WORKER_NICE`, default 10): a
-     * `vigil worker` process runs at it, and so do the engine's analysis threads in any process,
-     * so that API requests and the database come first for the CPU. 0 leaves priorities alone.
+     * `vigil worker` process runs at it, so that API requests and the database come first for the
+     * CPU. 0 leaves priorities alone.
      */
     nice: number;
     /**

@@ -73,11 +73,11 @@ export interface ScanOptions {
    * threat model of the same pass as `threatModel`.
    */
   prepared?: PreparedScan;
-  /** Called each time a Solidity file is handed to the parser (in this thread or a worker). */
+  /** Called each time a Solidity file is handed to the parser. */
   onParse?: (path: string) => void;
   /**
    * Called once per file when its findings are complete, with the file's position in the tree and
-   * its findings in report order (files complete in any order). The result's `vulnerabilities`
+   * its findings in report order (files complete in tree order). The result's `vulnerabilities`
    * are these objects, files in tree order, unless an LLM pass changed them.
    */
   onFileFindings?: (fileIndex: number, findings: readonly EngineVulnerability[]) => void;
@@ -152,6 +152,7 @@ export async function buildThreatModel(
   let lines = 0;
   const { loaded, paths } = await loadTreeProject(tree, entries, options);
   for (const path of paths) {
+    await yieldBetweenFiles(options.signal);
     const parsed = loaded.take(path);
     if (!parsed) continue;
     solidityFiles++;
@@ -225,6 +226,7 @@ export async function analyzeTree(
   let lines = 0;
   const { loaded, paths } = await loadTreeProject(tree, entries, options);
   for (const path of paths) {
+    await yieldBetweenFiles(options.signal);
     const parsed = loaded.take(path);
     if (!parsed) continue;
     solidityFiles++;
@@ -315,7 +317,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
   const riskiest =
     audit && options.llm && !prepared?.reviewCandidates ? new RiskiestFunctions(LLM_REVIEW_LIMIT) : undefined;
   const budgetMs = options.fileBudgetMs ?? DEFAULT_FILE_BUDGET_MS;
-  // Per file index: its analysis went over budget (tree order whatever order workers finish in).
+  // Per file index: its analysis went over budget.
   const overBudget: boolean[] = [];
   let files = 0;
   let lines = 0;
@@ -356,7 +358,7 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
     await options.onProgress?.({ filesDone: done, filesTotal: entries.length });
   };
   for (const [i, entry] of entries.entries()) {
-    options.signal?.throwIfAborted();
+    await yieldBetweenFiles(options.signal);
     const own: ScanMessage[] = [];
     fileMessages[i] = own;
     const found: EngineVulnerability[] = [];
@@ -517,6 +519,16 @@ function addFileToModelAtomically(model: ThreatModel, fa: ParsedSolidityFile['an
     if (isBudgetExceeded(err)) restoreModelLengths(model, lengths);
     throw err;
   }
+}
+
+/**
+ * Between two files: stop when the scan was cancelled, and let the event loop run (the job's
+ * heartbeat, the API of a `vigil start` process): the analysis itself never awaits.
+ */
+async function yieldBetweenFiles(signal: AbortSignal | undefined): Promise<void> {
+  signal?.throwIfAborted();
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  signal?.throwIfAborted();
 }
 
 /** Report order: by file, line, then rule. */

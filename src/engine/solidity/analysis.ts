@@ -271,7 +271,7 @@ export class FileAnalysis {
       const t = unwrap(info.target);
       if (this.text(t) === 'this') return false;
       // A `view`/`pure` function is called with STATICCALL (0.5+): the callee cannot change state.
-      if (!this.file.versionBelow(0, 5) && this.callsReadOnly(a, c)) return false;
+      if (this.staticCallsForViews() && this.callsReadOnly(a, c)) return false;
       return this.isCallerControlledAddress(a, t);
     }
     return false;
@@ -298,6 +298,13 @@ export class FileAnalysis {
         ? this.compact(unwrap(field(target, 'function') ?? target))
         : this.file.exprType(target, a.scope);
     return typeName ? this.index.contractsByName.get(typeName.trim()) : undefined;
+  }
+
+  /** Whether the compiler calls `view` functions with STATICCALL: 0.5 and later (no pragma: no legacy syntax). */
+  private staticCallsForViews(): boolean {
+    const f = this.file;
+    if (f.pragma?.minVersion) return !f.versionBelow(0, 5);
+    return !/\b(throw|suicide|sha3|var)\b|\bconstant\s+returns\b/.test(f.source);
   }
 
   /** A `view`/`pure` function, or the getter of a public state variable. */
@@ -432,7 +439,7 @@ export class FileAnalysis {
     const a = this.analyze(fn);
     // In the body: the caller compared with one account (`msg.sender == owner`, `== address(this)`,
     // `== entryPoint()`), or a checker called with no argument or with the caller.
-    if (a.conditions.some((c) => this.comparesCallerWithAccount(c.expr, a))) return true;
+    if (a.conditions.some((c) => this.comparesCallerWithAccount(c.expr, c.kind, a))) return true;
     return a.internalCalls.some(
       (c) =>
         c.callee.visibility !== 'public' &&
@@ -443,9 +450,14 @@ export class FileAnalysis {
   }
 
   /** `msg.sender == owner`: the caller against a stored account, `address(this)` or a getter's answer. */
-  private comparesCallerWithAccount(expr: AstNode, a: FunctionAnalysis): boolean {
+  private comparesCallerWithAccount(
+    expr: AstNode,
+    kind: 'require' | 'if' | 'loop',
+    a: FunctionAnalysis,
+  ): boolean {
     return descendants(expr, 'binary_expression').some((b) => {
-      if (b.op !== '==' && b.op !== '!=') return false;
+      // `require(msg.sender == owner)`, or `if (msg.sender != owner) revert …`.
+      if (!((b.op === '==' && kind === 'require') || (b.op === '!=' && kind === 'if'))) return false;
       const l = field(b, 'left');
       const r = field(b, 'right');
       if (!l || !r) return false;
@@ -454,9 +466,19 @@ export class FileAnalysis {
       const other = caller.test(lt) ? r : caller.test(rt) ? l : undefined;
       if (!other) return false;
       const o = this.compact(unwrap(other));
+      if (caller.test(o)) return false;
       if (/^(address\(this\)|this)$/.test(o)) return true;
       if (/^\w+\(\)$/.test(o)) return true;
-      return /^\w+$/.test(o) && a.scope.isStateVar(o);
+      // A stored account that only functions checking their caller (or constructors) set, besides
+      // this one: `highestBidder`, which any bidder becomes, is no role.
+      if (!/^\w+$/.test(o) || !a.scope.isStateVar(o)) return false;
+      return this.index
+        .functionsOf(a.contract)
+        .filter(
+          (f) =>
+            f !== a.fn && f.kind !== 'constructor' && this.analyze(f).stateWrites.some((w) => w.name === o),
+        )
+        .every((f) => !this.isEntryPoint(f) || this.checksCaller(f));
     });
   }
 
@@ -504,7 +526,9 @@ export class FileAnalysis {
         if (p.type === 'binary_expression') {
           if (p.op === '==' || p.op === '!=') {
             const other = field(p, 'left') === child ? field(p, 'right') : field(p, 'left');
-            if (other && !this.isParamDerived(other, a)) identity = true;
+            // `!= address(0)` or `== 0` says nothing about who the caller is.
+            if (other && !this.isParamDerived(other, a) && !isLiteralValue(this.compact(unwrap(other))))
+              identity = true;
           } else if (p.op && /^(<|>|<=|>=|\+|-|\*|\/|%)$/.test(p.op)) numeric = true;
         }
         if (p.type === 'array_access' && child.field === 'index') {
@@ -682,6 +706,11 @@ export class FileAnalysis {
       .map((c) => callArgs(c)[0])
       .filter((x): x is AstNode => x !== undefined);
   }
+}
+
+/** A literal (`0`, `address(0)`, `true`, a hex string), which names no account. */
+function isLiteralValue(text: string): boolean {
+  return /^(address\((0|0x0+)\)|0x[0-9a-fA-F]*|\d+|true|false)$/.test(text);
 }
 
 function isLoopCond(node: CfgNode): boolean {

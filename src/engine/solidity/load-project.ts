@@ -108,9 +108,9 @@ export async function loadProject(
   while (queue.length > 0 && context < MAX_CONTEXT_FILES) {
     const file = queue.shift()!;
     for (const imp of file.imports) {
-      if (project.resolve(file.path, imp.path)) continue;
-      const path = project.candidatePaths(file.path, imp.path).find((p) => byPath.has(p) && !loaded.has(p));
-      if (!path) continue;
+      // The tree's own file for the import, by the compiler's rules, before any looser match.
+      const path = project.candidatePaths(file.path, imp.path).find((p) => byPath.has(p));
+      if (!path || loaded.has(path)) continue;
       const l = await parse(path);
       if (!l) continue;
       context++;

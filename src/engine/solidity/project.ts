@@ -43,6 +43,7 @@ export class ProjectIndex implements ProjectView {
   private readonly byName = new Map<string, ContractInfo[]>();
   private readonly visibleMemo = new Map<SolFile, VisibleNames>();
   private readonly linearMemo = new Map<ContractInfo, ContractInfo[]>();
+  private readonly resolveMemo = new Map<string, SolFile | undefined>();
 
   constructor(
     files: Iterable<SolFile>,
@@ -66,6 +67,7 @@ export class ProjectIndex implements ProjectView {
     }
     this.visibleMemo.clear();
     this.linearMemo.clear();
+    this.resolveMemo.clear();
   }
 
   file(path: string): SolFile | undefined {
@@ -104,6 +106,14 @@ export class ProjectIndex implements ProjectView {
   }
 
   resolve(from: string, imported: string): SolFile | undefined {
+    const key = `${posix.dirname(from)}\u0000${imported}`;
+    if (this.resolveMemo.has(key)) return this.resolveMemo.get(key);
+    const found = this.resolveUncached(from, imported);
+    this.resolveMemo.set(key, found);
+    return found;
+  }
+
+  private resolveUncached(from: string, imported: string): SolFile | undefined {
     for (const p of this.candidatePaths(from, imported)) {
       const f = this.files.get(p);
       if (f) return f;

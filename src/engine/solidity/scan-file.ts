@@ -107,18 +107,12 @@ export function budgetText(budgetMs: number): string {
 }
 
 /** The warning that names a file analysed by the cheap passes only. */
-export function overBudgetMessage(
-  path: string,
-  budgetMs: number,
-  type: ScanType,
-  stoppedAfterMs?: number,
-): ScanMessage {
+export function overBudgetMessage(path: string, budgetMs: number, type: ScanType): ScanMessage {
   const cheap = type === 'lite' ? 'the secret rules' : 'the cheap passes (lite rules, secret rules)';
-  const what =
-    stoppedAfterMs === undefined
-      ? `analysis exceeded its budget of ${budgetText(budgetMs)}`
-      : `analysis thread stopped after ${budgetText(stoppedAfterMs)} on this file`;
-  return { level: 'warning', value: `${path}: ${what}; only ${cheap} ran on this file.` };
+  return {
+    level: 'warning',
+    value: `${path}: analysis exceeded its budget of ${budgetText(budgetMs)}; only ${cheap} ran on this file.`,
+  };
 }
 
 /**
@@ -224,18 +218,6 @@ export async function scanSolidityFile(
     analysis: r.overBudget ? undefined : parsed.analysis,
     overBudget: r.overBudget,
   };
-}
-
-/** Parses the file and runs only the cheap passes' Solidity part (a file that held a worker too long). */
-export async function scanSolidityFileCheaply(
-  path: string,
-  source: string,
-  type: ScanType,
-  budgetMs: number,
-): Promise<{ vulnerabilities: EngineVulnerability[]; messages: ScanMessage[] }> {
-  const parsed = await parseSolidityFile(path, source);
-  const r = runCheapPass(parsed, type, budgetMs);
-  return { vulnerabilities: r.vulnerabilities, messages: [...parsed.messages, ...r.messages] };
 }
 
 function linesText(file: SolFile, start: number, end: number): string {

@@ -191,15 +191,18 @@ function runsOnce(fa: FileAnalysis, fn: FunctionInfo): boolean {
   if (fn.modifiers.some((m) => ONCE_MODIFIER.test(m.name) && !fa.index.modifierOf(fn.contract, m.name)))
     return true;
   for (const part of [a, ...a.modifiers.map((m) => fa.analyze(m))]) {
-    // Flags set to a literal (`= true`, `= 1`): a counter or an address is no latch.
+    // Flags set to a literal (`= true`, `= 1`): a counter or an address is no latch, and neither
+    // is a flag set back to another value (a reentrancy lock: `locked = 2; _; locked = 1;`).
+    const values = new Map<string, Set<string>>();
+    for (const w of part.stateWrites) {
+      const p = w.ast.parent;
+      const rhs = p?.type === 'assignment_expression' ? field(p, 'right') : undefined;
+      const v = rhs ? norm(fa, rhs) : '';
+      if (!values.has(w.name)) values.set(w.name, new Set());
+      values.get(w.name)!.add(/^(true|\d+)$/.test(v) ? v : '*');
+    }
     const written = new Set(
-      part.stateWrites
-        .filter((w) => {
-          const p = w.ast.parent;
-          const rhs = p?.type === 'assignment_expression' ? field(p, 'right') : undefined;
-          return rhs !== undefined && /^(true|\d+)$/.test(norm(fa, rhs));
-        })
-        .map((w) => w.name),
+      [...values].filter(([, vs]) => vs.size === 1 && !vs.has('*')).map(([name]) => name),
     );
     if (written.size === 0) continue;
     const latch = part.conditions.some((c) =>
@@ -342,9 +345,9 @@ export const delegatecallControlled = defineRule(
       // The deployer's arguments, and an initializer that runs once, are no caller's choice.
       if (fn.kind === 'constructor' || runsOnce(fa, fn)) continue;
       const entry = fa.isEntryPoint(fn);
-      // A helper no entry point of its file reaches (a library's `functionDelegateCall`) is
-      // judged where it is called, with what its caller passes.
-      if (!entry && fa.entryPointsReaching(fn).length === 0) continue;
+      // A contract's helper no entry point of its file reaches is judged where it is called. A
+      // library's is judged here: its callers in other files do not see inside it.
+      if (!entry && fn.contract.kind !== 'library' && fa.entryPointsReaching(fn).length === 0) continue;
       const a = fa.analyze(fn);
       const taint = a.cfg.taint((e) => fa.isUserInput(e, a));
       for (const c of a.calls) {
@@ -402,8 +405,8 @@ function governedImplementation(fa: FileAnalysis, fn: FunctionInfo, target: AstN
     writers.length > 0 &&
     writers.every(
       (w) =>
-        fa.checksCaller(w) ||
-        (!fa.isEntryPoint(w) && fa.entryPointsReaching(w).every((e) => fa.checksCaller(e))),
+        fa.restrictedToRole(w) ||
+        (!fa.isEntryPoint(w) && fa.entryPointsReaching(w).every((e) => fa.restrictedToRole(e))),
     )
   );
 }

@@ -126,7 +126,11 @@ export const uncheckedOverflow = defineRule(
         const readOnly = fn.mutability === 'view' || fn.mutability === 'pure';
         ctx.report(meta, stmt, {
           fn,
-          ...(deliberate ? { severity: 'medium' as const, confidence: 'low' as const } : {}),
+          // A product with a caller's number, or two of them combined, overflows whatever the
+          // authors meant (`cnt * _value`): only the rest is lowered where raw arithmetic is a choice.
+          ...(deliberate && op !== '*' && !(lUser && rUser)
+            ? { severity: 'medium' as const, confidence: 'low' as const }
+            : {}),
           // In a view the wrapped value misleads callers but changes no state.
           ...(readOnly ? { severity: 'low' as const } : {}),
           message: onlyUnchecked

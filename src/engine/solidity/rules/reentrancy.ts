@@ -8,8 +8,6 @@ import { defineRule, headerLines } from './rule.ts';
 
 /** Modifier names that take a reentrancy lock. */
 const GUARD_MODIFIER = /nonReentrant|noReentran|reentrancyGuard|mutex|lock/i;
-/** The lock modifiers the cross-function rule recognises: narrower than GUARD_MODIFIER (not `noReentrancy`, `reentrancyGuard`). */
-const LOCK_MODIFIER = /nonReentrant|lock|mutex/i;
 
 export const stateAfterCall = defineRule(
   {
@@ -141,18 +139,24 @@ function inlineLock(fa: FileAnalysis, a: FunctionAnalysis, site: CallSite): stri
     if (!asg || !left || unwrap(left) !== w.ast) continue;
     const rhs = field(asg, 'right');
     if (!rhs || !before(w.node.id)) continue;
-    // `locked = true` / `status = 2`, or a field of a packed slot (`slot0.unlocked = false`).
+    // `locked = true` / `status = 2`, or a field of a packed slot variable (`slot0.unlocked =
+    // false`; not an element of a mapping, whose other fields stay stale state).
+    const object = w.ast.type === 'member_expression' ? unwrap(field(w.ast, 'object') ?? w.ast) : undefined;
+    const property = w.ast.type === 'member_expression' ? field(w.ast, 'property') : undefined;
     const flag =
       w.ast.type === 'identifier'
         ? /^(true|[1-9]\d*)$/.test(norm(fa, rhs))
-        : w.ast.type === 'member_expression' && /^(true|false|\d+)$/.test(norm(fa, rhs));
+        : object?.type === 'identifier' && property !== undefined && /^(true|false|\d+)$/.test(norm(fa, rhs));
     if (!flag) continue;
     if (a.cfg.reachableFrom(site.node.id).has(w.node.id)) continue;
+    // The condition tests that very flag (`slot0.unlocked`, or the same field of a local copy).
+    const field_ = property ? `.${fa.text(property)}` : undefined;
     const tested = a.conditions.some(
       (c) =>
         before(c.node.id) &&
         !a.cfg.reachableFrom(w.node.id).has(c.node.id) &&
-        readsFlag(fa, a, c.expr, new Set([w.name])),
+        readsFlag(fa, a, c.expr, new Set([w.name])) &&
+        (field_ === undefined || fa.compact(c.expr).includes(field_)),
     );
     if (tested) return w.name;
   }
@@ -181,16 +185,7 @@ function lockFlags(fa: FileAnalysis, fn: FunctionInfo): Set<string> {
   const out = new Set<string>();
   for (const m of fn.modifiers) {
     const def = fa.index.modifierOf(fn.contract, m.name);
-    if (!def?.body) continue;
-    const a = fa.analyze(def);
-    const placeholder = a.cfg.nodes.find((n) => n.kind === 'placeholder');
-    if (!placeholder) continue;
-    const before = (id: number): boolean => a.cfg.reachableFrom(id).has(placeholder.id);
-    const written = new Set(a.stateWrites.filter((w) => before(w.node.id)).map((w) => w.name));
-    for (const c of a.conditions)
-      if (before(c.node.id))
-        for (const i of descendants(c.expr, 'identifier'))
-          if (i.field !== 'property' && written.has(fa.text(i))) out.add(fa.text(i));
+    if (def) for (const f of modifierFlags(fa, def)) out.add(f);
   }
   return out;
 }
@@ -262,16 +257,35 @@ function isLockDefinition(fa: FileAnalysis, def: FunctionInfo): boolean {
   if (!def.body) return false;
   const text = fa.text(def.body);
   if (/\btload\b/.test(text) && /\btstore\b/.test(text)) return true;
+  return modifierFlags(fa, def).size > 0;
+}
+
+/**
+ * The state flags a modifier tests, sets to a literal before its placeholder and sets again after
+ * it: a lock taken for the body (a counter or a rate limit, never set back, is none).
+ */
+function modifierFlags(fa: FileAnalysis, def: FunctionInfo): Set<string> {
+  const out = new Set<string>();
+  if (!def.body) return out;
   const a = fa.analyze(def);
   const placeholder = a.cfg.nodes.find((n) => n.kind === 'placeholder');
-  if (!placeholder) return false;
+  if (!placeholder) return out;
   const before = (id: number): boolean => a.cfg.reachableFrom(id).has(placeholder.id);
-  const tested = new Set<string>();
+  const after = a.cfg.reachableFrom(placeholder.id);
+  const literal = (w: { ast: AstNode }): boolean => {
+    const p = w.ast.parent;
+    const rhs = p?.type === 'assignment_expression' ? field(p, 'right') : undefined;
+    return rhs !== undefined && /^(true|false|\d+)$/.test(norm(fa, rhs));
+  };
+  const set = new Set(a.stateWrites.filter((w) => before(w.node.id) && literal(w)).map((w) => w.name));
+  const reset = new Set(a.stateWrites.filter((w) => after.has(w.node.id) && literal(w)).map((w) => w.name));
   for (const c of a.conditions)
     if (before(c.node.id))
-      for (const i of descendants(c.expr, 'identifier'))
-        if (i.field !== 'property' && a.scope.isStateVar(fa.text(i))) tested.add(fa.text(i));
-  return a.stateWrites.some((w) => before(w.node.id) && tested.has(w.name));
+      for (const i of descendants(c.expr, 'identifier')) {
+        const name = fa.text(i);
+        if (i.field !== 'property' && set.has(name) && reset.has(name)) out.add(name);
+      }
+  return out;
 }
 
 /**
@@ -370,7 +384,7 @@ export const crossFunctionReentrancy = defineRule(
         .functionsOf(c)
         .filter((f) => fa.isEntryPoint(f) && f.mutability !== 'view' && f.mutability !== 'pure');
       for (const fn of c.functions) {
-        if (!fn.body || fn.modifiers.some((m) => LOCK_MODIFIER.test(m.name))) continue;
+        if (!fn.body || takesLock(fa, fn)) continue;
         const a = fa.analyze(fn);
         for (const call of a.calls) {
           if (!fa.isReentrantCall(a, call)) continue;
@@ -378,8 +392,7 @@ export const crossFunctionReentrancy = defineRule(
           const stale = new Set(a.stateWrites.filter((w) => after.has(w.node.id)).map((w) => w.name));
           if (stale.size === 0) continue;
           const others: FunctionInfo[] = entries.filter((g) => {
-            if (g === fn || fa.checksCaller(g) || g.modifiers.some((m) => LOCK_MODIFIER.test(m.name)))
-              return false;
+            if (g === fn || fa.checksCaller(g) || takesLock(fa, g)) return false;
             const ga = fa.analyze(g);
             const reads = ga.stateReads.some((r) => stale.has(r.name));
             const acts = ga.stateWrites.length > 0 || ga.calls.some((x) => x.info.value !== undefined);

@@ -40,7 +40,14 @@ function consumesNonce(fa: FileAnalysis, a: FunctionAnalysis): boolean {
     for (const c of p.conditions)
       for (const i of descendants(c.expr, 'identifier'))
         if (i.field !== 'property' && p.scope.isStateVar(fa.text(i))) conditionVars.add(fa.text(i));
-  const conditionTexts = parts.flatMap((p) => p.conditions.map((c) => fa.compact(c.expr)));
+  // Every variable path the conditions read (`receipt.hasVoted`, `used[h]`), compared whole.
+  const conditionPaths = new Set(
+    parts.flatMap((p) =>
+      p.conditions.flatMap((c) =>
+        descendants(c.expr, 'member_expression', 'array_access', 'identifier').map((x) => fa.compact(x)),
+      ),
+    ),
+  );
   return parts.some((p) =>
     p.stateWrites.some((w) => {
       const parent = w.ast.parent;
@@ -49,28 +56,27 @@ function consumesNonce(fa: FileAnalysis, a: FunctionAnalysis): boolean {
       if (conditionVars.has(w.name)) return true;
       const slot = fa.compact(w.ast);
       // A flag a condition tests, written through a storage pointer (`receipt.hasVoted = true`).
-      if (conditionTexts.some((t) => t.includes(slot))) return true;
+      if (conditionPaths.has(slot)) return true;
       return advancesCounter(fa, p, w.ast, slot);
     }),
   );
 }
 
 /**
- * `nonces[o] = current + 1` where `current` was read from `nonces[o]` (or `nonces[o] = nonces[o] + 1`):
- * the counter the signed message included moves on.
+ * `nonces[o] = current + 1` where `current` was read from `nonces[o]` (or `nonces[o] = nonces[o] + 1`,
+ * `.add(1)`): the counter the signed message included moves on.
  */
 function advancesCounter(fa: FileAnalysis, p: FunctionAnalysis, target: AstNode, slot: string): boolean {
   const asg = target.parent;
   if (asg?.type !== 'assignment_expression') return false;
   const rhs = field(asg, 'right');
   if (!rhs) return false;
-  const r = fa.compact(rhs);
-  if (!/\+|\.add\(/.test(r)) return false;
-  if (r.includes(slot)) return true;
-  return descendants(rhs, 'identifier').some((i) => {
-    const v = p.scope.locals.get(fa.text(i));
-    return v?.kind === 'local' && v.initializer !== undefined && fa.compact(v.initializer) === slot;
-  });
+  // `x + 1` or `x.add(1)`: a step of one, from the counter itself or a local read from it.
+  const m = /^(.+?)(?:\+1|\.add\(1\))$/.exec(fa.compact(rhs));
+  if (!m) return false;
+  if (m[1] === slot) return true;
+  const v = p.scope.locals.get(m[1]!);
+  return v?.kind === 'local' && v.initializer !== undefined && fa.compact(v.initializer) === slot;
 }
 
 export const signatureReplay = defineRule(

@@ -139,8 +139,8 @@ export const uncheckedErc20 = defineRule(
 );
 
 /**
- * Whether the receiver is a token the contract fixes: a constant or immutable, a state variable
- * only constructors write, or an address a `pure` function of the contract returns.
+ * Whether the receiver is a token the contract fixes in code: a literal address, a constant
+ * holding one, or a getter of the contract that returns one.
  */
 function fixedToken(fa: FileAnalysis, a: FunctionAnalysis, c: CallSite): boolean {
   return c.info.target !== undefined && fixedAddress(fa, a, c.info.target, 0);
@@ -177,9 +177,11 @@ function fixedAddress(fa: FileAnalysis, a: FunctionAnalysis, n: AstNode, depth: 
       fixedAddress(fa, a, local.initializer, depth + 1)
     );
   const v = a.scope.isStateVar(name) ? a.scope.stateVars.get(name) : undefined;
-  if (!v) return false;
-  if (v.isConstant) return true;
-  return fa.writersOf(a.contract, name).every((w) => w.kind === 'constructor');
+  // A constant written as a literal address; an immutable or a variable set at construction
+  // holds whatever token the deployer passed.
+  return (
+    v?.isConstant === true && v.initializer !== undefined && fixedAddress(fa, a, v.initializer, depth + 1)
+  );
 }
 
 /**
