@@ -508,6 +508,11 @@ export class FileAnalysis {
   isCallerCheck(expr: AstNode, a: FunctionAnalysis, callerNames?: ReadonlySet<string>): boolean {
     const callerLocals = this.callerDerivedLocals(a);
     for (const n of callerNames ?? []) callerLocals.add(n);
+    // The caller under its own name or an alias (not a lookup keyed by it, whose zero means
+    // "not a member": `if (ownerIndex[msg.sender] == 0) return;` does check the caller).
+    const aliases = new Set(callerNames ?? []);
+    for (const d of a.cfg.defs)
+      if (d.rhs && /^(msg\.sender|tx\.origin)$/.test(this.compact(d.rhs))) aliases.add(d.name);
     let hit = false;
     walk(expr, (x) => {
       if (hit) return false;
@@ -517,6 +522,7 @@ export class FileAnalysis {
         (t === 'msg.sender' || t === 'tx.origin');
       const isDerived = x.type === 'identifier' && x.field !== 'property' && callerLocals.has(t);
       if (!isCaller && !isDerived) return undefined;
+      const direct = isCaller || aliases.has(t);
       // Walk up to the condition root: a relational/arithmetic operator makes it a balance check.
       let p: AstNode | null = x.parent;
       let identity = false;
@@ -526,9 +532,9 @@ export class FileAnalysis {
         if (p.type === 'binary_expression') {
           if (p.op === '==' || p.op === '!=') {
             const other = field(p, 'left') === child ? field(p, 'right') : field(p, 'left');
-            // `!= address(0)` or `== 0` says nothing about who the caller is.
-            if (other && !this.isParamDerived(other, a) && !isLiteralValue(this.compact(unwrap(other))))
-              identity = true;
+            // The caller `!= address(0)` says nothing about who the caller is.
+            const literal = other !== undefined && isLiteralValue(this.compact(unwrap(other)));
+            if (other && !this.isParamDerived(other, a) && !(direct && literal)) identity = true;
           } else if (p.op && /^(<|>|<=|>=|\+|-|\*|\/|%)$/.test(p.op)) numeric = true;
         }
         if (p.type === 'array_access' && child.field === 'index') {
