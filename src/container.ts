@@ -358,6 +358,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       mailer,
       publicUrl: config.publicUrl,
       log,
+      throttle: credentialThrottle,
     }),
     audit: createAuditService({ database, cursors, pages: keptPages.auditLog }),
     sso: createSsoService({ database }),

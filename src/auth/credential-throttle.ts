@@ -63,6 +63,14 @@ export const CREDENTIAL_CHECKS = {
     target: 'the integration named in the path',
     failures: ['WEBHOOK_SIGNATURE_INVALID'],
   },
+  'invitation-secret': {
+    description:
+      'The one-time secret of an invitation by e-mail, in the body of `acceptInvitation` and `declineInvitation`',
+    securitySchemes: [],
+    operations: ['acceptInvitation', 'declineInvitation'],
+    target: 'the invitation named in the path',
+    failures: ['NOT_FOUND'],
+  },
   'upload-signature': {
     description: 'The signature of a signed upload URL of the embedded store',
     securitySchemes: [],

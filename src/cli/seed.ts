@@ -295,7 +295,7 @@ async function seedDemo(
       username: person.username,
       role: 'member',
     });
-    await services.invitations.accept(await actorOf(who), invitation.id, {});
+    await services.invitations.accept(await actorOf(who), invitation.id, {}, { address: 'seed' });
   }
   addRole('marcus', 'company member');
   await services.users.changeCompanyRole(danaActor, company.id, ids.li, 'manager');

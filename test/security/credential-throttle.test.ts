@@ -17,9 +17,11 @@ import {
   CREDENTIAL_CHECKS,
   type CredentialCheckName,
 } from '../../src/auth/credential-throttle.ts';
+import { issueInvitationSecret } from '../../src/auth/credentials.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
+import { invitationsRepo } from '../../src/platform/invitations/invitations.repo.ts';
 import { apiOk, createTestApp, type TestApp } from '../helpers/app.ts';
-import { buildArchive, buildCompanyWorld, buildServiceKey } from '../helpers/factories.ts';
+import { buildArchive, buildCompanyWorld, buildServiceKey, buildUser } from '../helpers/factories.ts';
 import { localPath, signInToConsole, webhookSignature } from './access-world.ts';
 
 /** Failed attempts a bucket holds (the refill, one a minute, does not matter within a test). */
@@ -50,6 +52,8 @@ interface World {
   sessionCookie: string;
   integration: { id: string; webhookSecret: string };
   uploadUrl: string;
+  /** An invitation by e-mail alone, its one-time secret, and the token of the user who answers it. */
+  invitation: { id: string; secret: string; inviteeToken: string };
 }
 
 /** A distinct well-formed secret of the run for each `n` (40 letters and digits after the prefix). */
@@ -128,6 +132,23 @@ const PROBES: Record<CredentialCheckName, (w: World) => Probe> = {
       v1: false,
     };
   },
+  'invitation-secret': (w) => ({
+    fail: (n) => ({
+      method: 'POST',
+      url: `/api/v0/invitations/${n === 0 ? w.invitation.id : idOf(n)}/accept`,
+      headers: { authorization: `Bearer ${w.invitation.inviteeToken}` },
+      payload: { secret: secretOf('vgl_inv_', n) },
+    }),
+    // Accepted once, then 409 (no longer pending): either way the secret passed the check.
+    pass: () => ({
+      method: 'POST',
+      url: `/api/v0/invitations/${w.invitation.id}/accept`,
+      headers: { authorization: `Bearer ${w.invitation.inviteeToken}` },
+      payload: { secret: w.invitation.secret },
+    }),
+    failStatus: 404,
+    v1: false,
+  }),
   'upload-signature': (w) => {
     const signed = new URL(localPath(w.uploadUrl), 'http://localhost');
     const forged = (uploadId: string) => {
@@ -179,12 +200,24 @@ async function buildWorld(t: TestApp): Promise<World> {
   });
   expect(uploads.statusCode, uploads.body).toBe(200);
   const sessionCookie = (await signInToConsole(t, manager.token)).cookie;
+  // An invitation by e-mail alone, as the invitation e-mail carries it (the secret's hash stored).
+  const invitee = await buildUser(t);
+  const issued = issueInvitationSecret();
+  const invitation = await invitationsRepo(t.container.database.db).insert({
+    companyId: company.id,
+    role: 'member',
+    email: `invitee-${runTag}@example.test`,
+    secretHash: issued.hash,
+    invitedBy: manager.id,
+    expiresAt: new Date(Date.now() + 86_400_000),
+  });
   return {
     managerToken: manager.token,
     serviceKey,
     sessionCookie,
     integration: { id: integration.id, webhookSecret },
     uploadUrl: (uploads.json() as { uploads: Array<{ uploadUrl: string }> }).uploads[0]!.uploadUrl,
+    invitation: { id: invitation.id, secret: issued.secret, inviteeToken: invitee.token },
   };
 }
 

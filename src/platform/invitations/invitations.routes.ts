@@ -112,7 +112,8 @@ export function registerInvitationRoutes(app: App, invitations: InvitationsServi
       },
       preValidation: emptyBodyIsEmptyObject,
     },
-    async (request) => invitations.accept(request.actor, request.params.invitation_id, request.body),
+    async (request) =>
+      invitations.accept(request.actor, request.params.invitation_id, request.body, { address: request.ip }),
   );
 
   app.post(
@@ -129,6 +130,7 @@ export function registerInvitationRoutes(app: App, invitations: InvitationsServi
       },
       preValidation: emptyBodyIsEmptyObject,
     },
-    async (request) => invitations.decline(request.actor, request.params.invitation_id, request.body),
+    async (request) =>
+      invitations.decline(request.actor, request.params.invitation_id, request.body, { address: request.ip }),
   );
 }

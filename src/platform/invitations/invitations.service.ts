@@ -9,6 +9,7 @@ import {
   requireUser,
 } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
+import type { CredentialThrottle } from '../../auth/credential-throttle.ts';
 import { hashSecret, issueInvitationSecret } from '../../auth/credentials.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import { type Database, type Db, isUniqueViolation } from '../../db/client.ts';
@@ -33,6 +34,11 @@ import type {
 export const INVITATION_TTL_DAYS = 14;
 
 export type InvitationMailOutcome = 'sent' | 'skipped' | 'failed' | 'unknown';
+
+/** Where an answer to an invitation comes from, for the credential throttle. */
+export interface AnswerOrigin {
+  address: string;
+}
 
 function invitationNotFound(): AppError {
   return new AppError('NOT_FOUND', { message: 'Invitation not found.' });
@@ -67,6 +73,8 @@ export function createInvitationsService(deps: {
   /** Public base URL, for the link in the e-mail. */
   publicUrl: string | null;
   log: Logger;
+  /** An answer that names no invitation the caller may answer (a wrong secret) is throttled. */
+  throttle: CredentialThrottle;
   now?: () => Date;
 }) {
   const { database } = deps;
@@ -97,6 +105,22 @@ export function createInvitationsService(deps: {
   }
 
   /** The details an audit entry of an invitation carries: what the inviter supplied. */
+  /**
+   * An answer through the credential throttle: one that names no invitation the caller may answer
+   * (an unknown id, a wrong secret) spends from the caller's address and the invitation's bucket.
+   */
+  function answerThrottled<T>(
+    origin: AnswerOrigin,
+    invitationId: string,
+    answer: () => Promise<T>,
+  ): Promise<T> {
+    return deps.throttle.attempt(
+      'invitation-secret',
+      { address: origin.address, target: { id: invitationId } },
+      answer,
+    );
+  }
+
   function auditDetails(row: InvitationRow) {
     return { invitationId: row.id, username: row.username, email: row.email, role: row.role };
   }
@@ -259,41 +283,44 @@ export function createInvitationsService(deps: {
       actor: Actor,
       invitationId: string,
       input: RespondToInvitationRequest,
+      origin: AnswerOrigin,
     ): Promise<CompanyUser> {
       const caller = requireUser(actor);
-      return database.transaction(async (tx) => {
-        const row = await lockAnswerable(tx.db, caller, invitationId, input.secret);
-        const users = usersRepo(tx.db);
-        if (!(await users.lockCompany(row.companyId))) throw invitationNotFound();
-        if (await users.findMember(row.companyId, caller.userId)) {
-          throw new AppError('ALREADY_EXISTS', { message: 'You are already a user of this company.' });
-        }
-        const at = now();
-        const member = await users.insertMember({
-          companyId: row.companyId,
-          userId: caller.userId,
-          role: row.role,
-          invitedAt: row.createdAt,
-          joinedAt: at,
-        });
-        const user = await users.findUserById(caller.userId);
-        if (!user) throw invitationNotFound();
-        const activated = user.isActivated ? user : await users.updateUser(user.id, { isActivated: true });
-        await invitationsRepo(tx.db).update(row.id, {
-          state: 'accepted',
-          acceptedBy: caller.userId,
-          respondedAt: at,
-          mailSecretSealed: null,
-        });
-        await appendAuditEntry(tx.db, {
-          companyId: row.companyId,
-          action: 'user_auto_joined',
-          targetUserId: caller.userId,
-          performedBy: caller.userId,
-          details: { via: 'invitation', invitationId: row.id, role: row.role },
-        });
-        return toCompanyUser(activated, member);
-      });
+      return answerThrottled(origin, invitationId, () =>
+        database.transaction(async (tx) => {
+          const row = await lockAnswerable(tx.db, caller, invitationId, input.secret);
+          const users = usersRepo(tx.db);
+          if (!(await users.lockCompany(row.companyId))) throw invitationNotFound();
+          if (await users.findMember(row.companyId, caller.userId)) {
+            throw new AppError('ALREADY_EXISTS', { message: 'You are already a user of this company.' });
+          }
+          const at = now();
+          const member = await users.insertMember({
+            companyId: row.companyId,
+            userId: caller.userId,
+            role: row.role,
+            invitedAt: row.createdAt,
+            joinedAt: at,
+          });
+          const user = await users.findUserById(caller.userId);
+          if (!user) throw invitationNotFound();
+          const activated = user.isActivated ? user : await users.updateUser(user.id, { isActivated: true });
+          await invitationsRepo(tx.db).update(row.id, {
+            state: 'accepted',
+            acceptedBy: caller.userId,
+            respondedAt: at,
+            mailSecretSealed: null,
+          });
+          await appendAuditEntry(tx.db, {
+            companyId: row.companyId,
+            action: 'user_auto_joined',
+            targetUserId: caller.userId,
+            performedBy: caller.userId,
+            details: { via: 'invitation', invitationId: row.id, role: row.role },
+          });
+          return toCompanyUser(activated, member);
+        }),
+      );
     },
 
     /** Declines an invitation (the invitee); audited `invitation_declined` without a target. */
@@ -301,24 +328,27 @@ export function createInvitationsService(deps: {
       actor: Actor,
       invitationId: string,
       input: RespondToInvitationRequest,
+      origin: AnswerOrigin,
     ): Promise<CompanyInvitation> {
       const caller = requireUser(actor);
-      await database.transaction(async (tx) => {
-        const row = await lockAnswerable(tx.db, caller, invitationId, input.secret);
-        await invitationsRepo(tx.db).update(row.id, {
-          state: 'declined',
-          respondedAt: now(),
-          mailSecretSealed: null,
-        });
-        // Declining makes nobody a company user: the entry names the invitation, not the user.
-        await appendAuditEntry(tx.db, {
-          companyId: row.companyId,
-          action: 'invitation_declined',
-          targetUserId: null,
-          performedBy: null,
-          details: auditDetails(row),
-        });
-      });
+      await answerThrottled(origin, invitationId, () =>
+        database.transaction(async (tx) => {
+          const row = await lockAnswerable(tx.db, caller, invitationId, input.secret);
+          await invitationsRepo(tx.db).update(row.id, {
+            state: 'declined',
+            respondedAt: now(),
+            mailSecretSealed: null,
+          });
+          // Declining makes nobody a company user: the entry names the invitation, not the user.
+          await appendAuditEntry(tx.db, {
+            companyId: row.companyId,
+            action: 'invitation_declined',
+            targetUserId: null,
+            performedBy: null,
+            details: auditDetails(row),
+          });
+        }),
+      );
       return renderOne(database.db, invitationId);
     },
 
