@@ -20,6 +20,7 @@ import { isProbablyText, MAX_SECRET_FILE_BYTES, scanSecretsInText } from './secr
 import { type LoadedProject, loadProject } from './solidity/load-project.ts';
 import { rulesFor } from './solidity/rules/index.ts';
 import {
+  countLines,
   type ParsedSolidityFile,
   runSolidityRules,
   runSolidityRulesWithinBudget,
@@ -556,11 +557,4 @@ function secretFindings(path: string, text: string): EngineVulnerability[] {
     });
   }
   return collector.vulnerabilities;
-}
-
-function countLines(text: string): number {
-  if (text.length === 0) return 0;
-  let n = 1;
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) n++;
-  return text.endsWith('\n') ? n - 1 : n;
 }

@@ -50,6 +50,9 @@ export interface FunctionAnalysis {
 /** Marks the entry-point map as built when the file has no entry point. */
 const NO_FUNCTION = {} as FunctionInfo;
 
+/** The caller's address as an expression reads (after `compact`: `_msgSender()` reads as `msg.sender`). */
+const CALLER = /^(msg\.sender|tx\.origin)$/;
+
 const BLOCK_RANDOM = /^(block\.(timestamp|number|difficulty|coinbase|gaslimit|prevrandao|blockhash)|now)$/;
 
 /** What the rules of one file share: the index, lazily built analyses and summaries. */
@@ -290,7 +293,7 @@ export class FileAnalysis {
   }
 
   /** The contract type of an external call's receiver, when the project declares it. */
-  private receiverContract(a: FunctionAnalysis, c: CallSite): ContractInfo | undefined {
+  receiverContract(a: FunctionAnalysis, c: CallSite): ContractInfo | undefined {
     const target = c.info.target ? unwrap(c.info.target) : undefined;
     if (!target) return undefined;
     const typeName =
@@ -390,7 +393,7 @@ export class FileAnalysis {
     // `_checkRole(role, _msgSender())`: a checker handed the caller as an argument.
     if (!r)
       r = a.internalCalls.some((c) => {
-        const i = c.site.info.args.findIndex((x) => /^(msg\.sender|tx\.origin)$/.test(this.compact(x)));
+        const i = c.site.info.args.findIndex((x) => CALLER.test(this.compact(x)));
         return i >= 0 && c.callee.visibility !== 'public' && this.checksParamAsCaller(c.callee, i);
       });
     if (!r) r = a.internalCalls.some((c) => c.callee.visibility !== 'public' && this.checksCaller(c.callee));
@@ -443,8 +446,7 @@ export class FileAnalysis {
     return a.internalCalls.some(
       (c) =>
         c.callee.visibility !== 'public' &&
-        (c.site.info.args.length === 0 ||
-          c.site.info.args.some((x) => /^(msg\.sender|tx\.origin)$/.test(this.compact(x)))) &&
+        (c.site.info.args.length === 0 || c.site.info.args.some((x) => CALLER.test(this.compact(x)))) &&
         this.checksCaller(c.callee),
     );
   }
@@ -462,7 +464,7 @@ export class FileAnalysis {
       const r = field(b, 'right');
       if (!l || !r) return false;
       const [lt, rt] = [this.compact(unwrap(l)), this.compact(unwrap(r))];
-      const caller = /^(msg\.sender|tx\.origin)$/;
+      const caller = CALLER;
       const other = caller.test(lt) ? r : caller.test(rt) ? l : undefined;
       if (!other) return false;
       const o = this.compact(unwrap(other));
@@ -511,8 +513,7 @@ export class FileAnalysis {
     // The caller under its own name or an alias (not a lookup keyed by it, whose zero means
     // "not a member": `if (ownerIndex[msg.sender] == 0) return;` does check the caller).
     const aliases = new Set(callerNames ?? []);
-    for (const d of a.cfg.defs)
-      if (d.rhs && /^(msg\.sender|tx\.origin)$/.test(this.compact(d.rhs))) aliases.add(d.name);
+    for (const d of a.cfg.defs) if (d.rhs && CALLER.test(this.compact(d.rhs))) aliases.add(d.name);
     let hit = false;
     walk(expr, (x) => {
       if (hit) return false;
@@ -573,7 +574,7 @@ export class FileAnalysis {
     for (const d of a.cfg.defs) {
       if (!d.rhs) continue;
       // `address sender = msg.sender;`: the caller under another name.
-      if (/^(msg\.sender|tx\.origin)$/.test(this.compact(d.rhs))) {
+      if (CALLER.test(this.compact(d.rhs))) {
         out.add(d.name);
         continue;
       }

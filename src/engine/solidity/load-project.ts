@@ -7,10 +7,9 @@ import { isProbablyText } from '../secrets/secrets.ts';
 import type { SourceEntry, SourceTree } from '../sources/tree.ts';
 import type { ScanMessage } from '../types.ts';
 import { FileAnalysis } from './analysis.ts';
-import { SolFile } from './model.ts';
-import { parseSolidity } from './parser.ts';
+import type { SolFile } from './model.ts';
 import { foundryRemappings, ProjectIndex, parseRemappings, type Remapping } from './project.ts';
-import type { ParsedSolidityFile } from './scan-file.ts';
+import { countLines, type ParsedSolidityFile, parseSolFile } from './scan-file.ts';
 
 /** Files read for context only (not analysed) stop here: a scan of a huge monorepo stays bounded. */
 export const MAX_CONTEXT_FILES = 2000;
@@ -84,16 +83,7 @@ export async function loadProject(
     if (!isProbablyText(buf)) return undefined;
     const source = buf.toString('utf8');
     options.onParse?.(path);
-    const parsed = await parseSolidity(source);
-    const messages: ScanMessage[] = [];
-    if (parsed.errors.length > 0) {
-      const lines = [...new Set(parsed.errors.map((e) => e.line))].slice(0, 5);
-      messages.push({
-        level: 'warning',
-        value: `${path}: syntax errors at line ${lines.join(', ')}; rules ran on the parts that parsed.`,
-      });
-    }
-    const file = new SolFile(path, source, parsed.root, parsed.errors);
+    const { file, messages } = await parseSolFile(path, source);
     const l: LoadedFile = { file, messages, lineCount: countLines(source) };
     loaded.set(path, l);
     project.add(file);
@@ -127,11 +117,4 @@ async function readRemappings(tree: SourceTree, byPath: Map<string, SourceEntry>
   if (byPath.has('foundry.toml'))
     out.push(...foundryRemappings((await tree.read('foundry.toml')).toString('utf8')));
   return out;
-}
-
-function countLines(text: string): number {
-  if (text.length === 0) return 0;
-  let n = 1;
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) n++;
-  return text.endsWith('\n') ? n - 1 : n;
 }

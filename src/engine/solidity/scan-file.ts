@@ -26,8 +26,11 @@ export interface ParsedSolidityFile {
   messages: ScanMessage[];
 }
 
-/** Parses one Solidity file (once: the threat model and every rule read the result). */
-export async function parseSolidityFile(path: string, source: string): Promise<ParsedSolidityFile> {
+/** Parses one Solidity file into its declarations, with the syntax-error warning when it has errors. */
+export async function parseSolFile(
+  path: string,
+  source: string,
+): Promise<{ file: SolFile; messages: ScanMessage[] }> {
   const messages: ScanMessage[] = [];
   const parsed = await parseSolidity(source);
   if (parsed.errors.length > 0) {
@@ -37,8 +40,21 @@ export async function parseSolidityFile(path: string, source: string): Promise<P
       value: `${path}: syntax errors at line ${lines.join(', ')}; rules ran on the parts that parsed.`,
     });
   }
-  const file = new SolFile(path, source, parsed.root, parsed.errors);
+  return { file: new SolFile(path, source, parsed.root, parsed.errors), messages };
+}
+
+/** Parses one Solidity file as a project of its own (once: the threat model and every rule read the result). */
+export async function parseSolidityFile(path: string, source: string): Promise<ParsedSolidityFile> {
+  const { file, messages } = await parseSolFile(path, source);
   return { file, analysis: new FileAnalysis(file), messages };
+}
+
+/** Lines of a text, a trailing line break not counting as a line. */
+export function countLines(text: string): number {
+  if (text.length === 0) return 0;
+  let n = 1;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) n++;
+  return text.endsWith('\n') ? n - 1 : n;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { CallSite, FileAnalysis, FunctionAnalysis } from '../analysis.ts';
 import { callArgs, descendants, field, unwrap } from '../ast.ts';
 import { bodyNodes } from '../model.ts';
 import type { AstNode } from '../parser.ts';
-import { ancestorIs, mutatingFunctions, norm, resultUse, testedResult } from './predicates.ts';
+import { ancestorIs, mutatingFunctions, resultUse, testedResult } from './predicates.ts';
 import { defineRule } from './rule.ts';
 
 export const uncheckedCall = defineRule(
@@ -189,16 +189,10 @@ function fixedAddress(fa: FileAnalysis, a: FunctionAnalysis, n: AstNode, depth: 
  * return value, as ERC-721 `transferFrom` is: there is no result to check.
  */
 function declaredWithoutResult(fa: FileAnalysis, a: FunctionAnalysis, c: CallSite): boolean {
-  if (!c.info.target) return false;
-  const t = unwrap(c.info.target);
-  const typeName =
-    t.type === 'call_expression' ? norm(fa, field(t, 'function') ?? t) : fa.file.exprType(t, a.scope);
-  const contract = typeName ? fa.index.contractsByName.get(typeName.trim()) : undefined;
-  if (!contract) return false;
-  const decls = fa.index
-    .functionsOf(contract)
-    .filter((f) => f.name === c.info.name && f.params.length === c.info.args.length);
+  const decls = fa.calleeDeclarations(a, c);
   if (decls.length > 0) return decls.every((f) => f.returns.length === 0);
+  const contract = fa.receiverContract(a, c);
+  if (!contract) return false;
   // Declared in a base the scan does not hold: an ERC-721 interface (its `transferFrom` and
   // `approve` return nothing) is recognised by the standard's name or by `ownerOf`.
   return fa.index
