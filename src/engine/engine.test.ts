@@ -7,8 +7,15 @@ import { type FakeLlmServer, startFakeLlmServer } from '../../test/fakes/llm-ser
 import { buildTarGz } from '../../test/fixtures/archives.ts';
 import { createLlmClient } from '../integrations/llm/llm-client.ts';
 import { reportedSeverity } from './findings.ts';
-import { buildThreatModel, openDirectoryTree, renderThreatModelMarkdown, scanTree } from './index.ts';
+import {
+  analyzeTree,
+  buildThreatModel,
+  openDirectoryTree,
+  renderThreatModelMarkdown,
+  scanTree,
+} from './index.ts';
 import { allRuleMetas } from './rules-catalogue.ts';
+import { parseSolidity } from './solidity/parser.ts';
 import { openArchiveTree } from './sources/archive-tree.ts';
 import { memoryTree } from './test-helpers.ts';
 
@@ -67,6 +74,28 @@ describe('scanTree', () => {
     const r = await scanTree(memoryTree({ 'Bank.sol': BANK }), { type: 'lite' });
     expect(r.vulnerabilities.every((v) => !v.ruleId.startsWith('sol.reentrancy'))).toBe(true);
     expect(r.vulnerabilities.some((v) => v.ruleId === 'sol.pragma.floating')).toBe(true);
+  });
+
+  it('lets the event loop run between files (a job heartbeat, the API of the same process)', async () => {
+    await parseSolidity('contract Warm {}');
+    const files = { 'a.sol': BANK, 'b.sol': BANK, 'c.sol': BANK, 'd.sol': BANK };
+    for (const pass of [
+      () => analyzeTree(memoryTree(files), { type: 'standard' }),
+      () => scanTree(memoryTree(files), { type: 'standard' }),
+    ]) {
+      let ticks = 0;
+      let running = true;
+      const tick = (): void => {
+        ticks++;
+        if (running) setImmediate(tick);
+      };
+      setImmediate(tick);
+      await pass();
+      running = false;
+      // A tree read from memory awaits nothing but promises: only the engine's own yields let
+      // these callbacks run while it works.
+      expect(ticks).toBeGreaterThanOrEqual(Object.keys(files).length);
+    }
   });
 
   it('stops between files when the signal is aborted', async () => {
