@@ -3,7 +3,7 @@
 // its own chunk (so `vigil --help` loads neither Fastify nor the database). npm packages stay
 // external. `dist/server/build.json` names the current build and fingerprints its inputs; the
 // `vigil` binary checks them before each start and, in a source checkout, rebuilds when a source
-// changed (see docs/decisions.md, "Compiled build").
+// changed (see docs/adr/0041-compiled-build.md).
 //
 //   node scripts/build.mjs                  build once
 //   node scripts/build.mjs --watch [args]   rebuild on every change and (re)start `vigil <args>`

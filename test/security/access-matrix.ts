@@ -460,7 +460,7 @@ export const MATRIX: Record<string, MatrixEntry | Exemption> = {
     deny: {
       anonymous: 401,
       // Outsiders see the repositories they have a role on and the public (joinable) ones only
-      // (docs/decisions.md, Repository list); a company with neither answers 404.
+      // (docs/adr/0054-platform-listing-rules.md); a company with neither answers 404.
       otherManager: { status: 200, hides: (w) => [w.repo.id, w.repo2.id, w.repoToFinish.id] },
       plainUser: { status: 200, hides: (w) => [w.repo.id, w.repo2.id, w.repoToFinish.id] },
       outsideReviewer: { status: 200, hides: (w) => [w.repo.id, w.repoToFinish.id] },
