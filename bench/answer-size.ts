@@ -7,15 +7,15 @@
  *
  *   npm run bench:answer-size [-- --duration S]
  *
- * Prints a table and writes bench/results/answer-size.json (BENCH_RESULTS to choose the file).
+ * Prints a table and writes bench/results/answer-size.json (BENCH_RESULTS: an absolute path outside bench/results).
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import Fastify from 'fastify';
+import { benchResultsPath } from './results-path.ts';
 
 const SIZES_KB = [0.4, 2, 5, 10, 20, 30, 40];
 
@@ -66,9 +66,7 @@ if (process.argv[2] === 'serve') {
     process.stdout.write(
       `${String(r.kb).padEnd(7)}  ${String(r.bytesPerAnswer).padEnd(12)}  ${String(r.requestsPerSecond).padEnd(6)}  ${r.p99Ms}\n`,
     );
-  const file =
-    process.env.BENCH_RESULTS ??
-    path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'answer-size.json');
+  const file = benchResultsPath('answer-size');
   writeFileSync(
     file,
     `${JSON.stringify({ date: new Date().toISOString(), connections: 20, durationSeconds: duration, cpus: os.availableParallelism(), loadAverage: os.loadavg(), rows }, null, 2)}\n`,

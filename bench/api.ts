@@ -39,7 +39,7 @@
  * it with the run's credentials (to profile or EXPLAIN one read by hand). `--serve-node-args`
  * passes node options to `vigil serve` (`--trace-gc`, heap sizes); BENCH_SERVE_LOG names a file
  * that receives what it prints.
- * Writes bench/results/api.json (BENCH_RESULTS: another name or an absolute path) with the load average before/after:
+ * Writes bench/results/api.json (BENCH_RESULTS: an absolute path outside bench/results) with the load average before/after:
  * other processes share the CPUs, so the ratio to (b), measured in the same run, is the figure
  * that compares.
  */
@@ -57,6 +57,7 @@ import { type Db, migrateDatabase, openDatabase } from '../src/db/client.ts';
 import { acquireEmbeddedServer } from '../src/db/embedded-server.ts';
 import * as schema from '../src/db/schema/index.ts';
 import { generateFindingsDataSet } from './findings-data.ts';
+import { benchResultsPath } from './results-path.ts';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
@@ -79,7 +80,6 @@ const SERVE_NODE_ARGS = option('serve-node-args', '').split(' ').filter(Boolean)
 const SERVE_LOG = process.env.BENCH_SERVE_LOG;
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB_NAME = process.env.BENCH_DB_NAME ?? 'vigil_bench_api';
-const RESULTS_FILE = process.env.BENCH_RESULTS ?? 'api.json';
 const TARGET_RATIO = 0.5;
 const DB_CEILING_AGAIN = '(b) again, after the reads';
 const PAGE_CEILING = '(c) the pages in turn: their kept bodies by id, one statement';
@@ -857,7 +857,7 @@ process.stdout.write(
     .join(' ')} on ${os.cpus().length} CPUs (other processes share them)\n`,
 );
 
-const resultsPath = path.resolve(root, 'bench', 'results', RESULTS_FILE);
+const resultsPath = benchResultsPath('api');
 await writeFile(
   resultsPath,
   `${JSON.stringify(

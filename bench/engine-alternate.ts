@@ -13,8 +13,8 @@
  * alike. Each run is one `vigil engine scan` process writing the SAST report, start-up included,
  * timed with GNU time (CPU of all threads, peak RSS). Prints per side the mean, median and
  * minimum of wall and CPU milliseconds, and the mean of B − A over the pairs with its standard
- * deviation; writes bench/results/engine-alternate.json (BENCH_RESULTS: another name or an
- * absolute path) with every run and the load average before each pair.
+ * deviation; writes bench/results/engine-alternate.json (BENCH_RESULTS: an absolute path
+ * outside bench/results) with every run and the load average before each pair.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -22,6 +22,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { timedEngineScan } from './engine-scan-process.ts';
+import { benchResultsPath } from './results-path.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const datasetDir = process.env.SOLIDIFI_DIR ?? path.resolve(repoRoot, '../shared/datasets/solidifi-dev');
@@ -31,7 +32,6 @@ const option = (name: string, fallback: string) => {
   return i >= 0 && args[i + 1] !== undefined ? (args[i + 1] as string) : fallback;
 };
 const RUNS = Number(option('runs', '8'));
-const RESULTS_FILE = process.env.BENCH_RESULTS ?? 'engine-alternate.json';
 
 interface Side {
   label: 'A' | 'B';
@@ -167,7 +167,7 @@ process.stdout.write(
   )}–${Math.max(...loadBeforePair)} on ${cpus().length} CPUs\n`,
 );
 
-const resultsPath = path.resolve(repoRoot, 'bench', 'results', RESULTS_FILE);
+const resultsPath = benchResultsPath('engine-alternate');
 writeFileSync(
   resultsPath,
   `${JSON.stringify(

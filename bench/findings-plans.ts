@@ -11,18 +11,18 @@
  *
  *   npx tsx bench/findings-plans.ts [--pages 500] [order ...]
  *
- * Writes bench/results/findings-plans.json (BENCH_RESULTS: another file). Nothing else is
+ * Writes bench/results/findings-plans.json (BENCH_RESULTS: an absolute path outside bench/results). Nothing else is
  * written but the kept bodies of the findings it reads.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadFindingAccess } from '../src/access/access.service.ts';
 import { openDatabase } from '../src/db/client.ts';
 import { FINDING_ORDERS, type FindingOrder } from '../src/platform/findings/findings.schemas.ts';
 import { listAllFindings } from '../src/platform/findings/findings-listing.ts';
 import { createCursorCodec } from '../src/platform/pagination/cursor.ts';
 import { memberPersona } from './findings-data.ts';
+import { benchResultsPath } from './results-path.ts';
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const url = new URL(serverUrl);
@@ -88,8 +88,7 @@ for (const order of orders) {
   );
 }
 
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const out = process.env.BENCH_RESULTS ?? path.join(root, 'bench', 'results', 'findings-plans.json');
+const out = benchResultsPath('findings-plans');
 await writeFile(
   out,
   `${JSON.stringify({ date: new Date().toISOString(), database: url.pathname.slice(1), pagesPerWalk: PAGES, results }, null, 2)}\n`,

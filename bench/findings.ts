@@ -6,7 +6,7 @@
  * with INSERT … SELECT generate_series, then measures `listAllFindings` (the service function the
  * route calls) for several users, filters and orders: p50/p99 over repeated runs, the EXPLAIN
  * (ANALYZE, BUFFERS) plans of the page and count queries, and `filteredTotal` checked against an
- * independent plain count. Writes bench/results/findings.json (BENCH_RESULTS: another file name;
+ * independent plain count. Writes bench/results/findings.json (BENCH_RESULTS: an absolute path outside bench/results;
  * BENCH_DB_NAME: another database name).
  */
 import { randomBytes } from 'node:crypto';
@@ -21,11 +21,10 @@ import * as schema from '../src/db/schema/index.ts';
 import { type AllFindingsQuery, listAllFindings } from '../src/platform/findings/findings-listing.ts';
 import { createCursorCodec } from '../src/platform/pagination/cursor.ts';
 import { captureStatements, generateFindingsDataSet } from './findings-data.ts';
+import { benchResultsPath } from './results-path.ts';
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB_NAME = process.env.BENCH_DB_NAME ?? 'vigil_bench_findings';
-/** The results file under bench/results/. */
-const RESULTS_FILE = process.env.BENCH_RESULTS ?? 'findings.json';
 const FINDINGS = Number(process.env.BENCH_FINDINGS ?? 1_000_000);
 const REPOSITORIES = 1000;
 const RUNS = Number(process.env.BENCH_RUNS ?? 60);
@@ -328,7 +327,7 @@ for (const row of [header, widths.map((w) => '-'.repeat(w)), ...rows]) {
 }
 
 await writeFile(
-  new URL(`./results/${RESULTS_FILE}`, import.meta.url),
+  benchResultsPath('findings'),
   `${JSON.stringify(
     {
       date: new Date().toISOString(),
@@ -346,7 +345,7 @@ await writeFile(
     2,
   )}\n`,
 );
-log(`wrote bench/results/${RESULTS_FILE}`);
+log(`wrote ${benchResultsPath('findings')}`);
 await pool.end();
 
 // A run that misses the target or miscounts is a failed run, not just a row marked NO.

@@ -11,7 +11,7 @@
  * Run: `npm run bench:uploads [-- --sizes 50,200 --repeats 3 --client curl|fetch --live-heap-mb 0]`
  * (medians of the rounds). `--live-heap-mb` holds that much of small live objects in the process
  * meanwhile, as an API process holds its kept pages and caches. Writes bench/results/uploads.json
- * (BENCH_RESULTS: another file).
+ * (BENCH_RESULTS: an absolute path outside bench/results).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -28,6 +28,7 @@ import tarStream from 'tar-stream';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createContainer } from '../src/container.ts';
+import { benchResultsPath } from './results-path.ts';
 
 const MB = 1_000_000;
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -477,7 +478,7 @@ async function main(): Promise<void> {
       `| ${fmt(r.sizeBytes / MB)} MB (${r.files} files) | ${fmt(r.put.mbPerSecond)} | ${fmt(r.complete.mbPerSecond)} | ${fmt(r.reference.combinedMbPerSecond)} | ${fmt(r.completeVsReference, 2)}× (${r.completeVsReferenceRounds.map((x) => fmt(x, 2)).join(', ')}) | ${fmt(r.complete.cpuSeconds, 2)} / ${fmt(r.reference.sha256sumCpuSeconds + r.reference.tarListCpuSeconds, 2)} | ${fmt(r.baselineRssMB, 0)} MB | ${fmt(r.put.peakRssMB, 0)} MB (+${fmt(r.rssGrowthMB.put, 0)}) | ${fmt(r.complete.peakRssMB, 0)} MB (+${fmt(r.rssGrowthMB.complete, 0)}) | ${fmt(r.put.peakArrayBuffersMB, 0)} / ${fmt(r.complete.peakArrayBuffersMB, 0)} MB | ${r.loadAverageAtStart.join(' ')} |`,
     );
   }
-  const out = process.env.BENCH_RESULTS ?? join(root, 'bench', 'results', 'uploads.json');
+  const out = benchResultsPath('uploads');
   await writeFile(
     out,
     `${JSON.stringify({ date: new Date().toISOString(), node: process.version, client, liveHeapMB, liveObjects: liveHeap.length, store: 'fs', database: config.database.kind, target: 'complete ≥ 0.8 × (size / (t_sha256sum + t_tar_tzf)); a 50 MB PUT raises peak RSS by ≤ 64 MB (above the RSS at the start of its round); peak RSS independent of archive size', loadAverageBefore, loadAverageAfter: loadavg().map((l) => Math.round(l * 100) / 100), results }, null, 2)}\n`,
