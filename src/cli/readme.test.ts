@@ -93,6 +93,32 @@ describe('README', () => {
     expect(handles).not.toContain('acme');
   });
 
+  it('lists every top-level command of `vigil --help` in its command table, each command once', async () => {
+    const help = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, [path.join(root, 'bin', 'vigil.js'), '--help'], (error, stdout) =>
+        error ? reject(error) : resolve(stdout),
+      ),
+    );
+    const listed = help.slice(help.indexOf('Commands:'));
+    const commands = [...listed.matchAll(/^ {2}([a-z][\w-]*)/gm)]
+      .map((m) => m[1]!)
+      .filter((c) => c !== 'help');
+    expect(commands).toContain('start');
+    // A row names its command by the words before the first argument, option or choice.
+    const rows = [...readme.matchAll(/^\| `vigil ([^`]+)` \|/gm)].map((m) => {
+      const words = m[1]!.split(' ');
+      const firstArgument = words.findIndex((w) => !/^[a-z][\w-]*$/.test(w));
+      return words.slice(0, firstArgument === -1 ? words.length : firstArgument).join(' ');
+    });
+    const duplicates = rows.filter((r, i) => rows.indexOf(r) !== i);
+    expect(duplicates, 'commands listed twice in the README table').toEqual([]);
+    const tops = new Set(rows.map((r) => r.split(' ')[0]));
+    expect(
+      commands.filter((c) => !tops.has(c)),
+      'commands missing from the README table',
+    ).toEqual([]);
+  });
+
   it('has no table row outside a table', () => {
     const lines = readme.split('\n');
     for (let i = 0; i < lines.length; i++) {
