@@ -2,8 +2,8 @@
 // The `vigil` command: runs the compiled build in dist/server (scripts/build.mjs). In a source
 // checkout a build older than the sources is rebuilt first (about half a second), so what runs is
 // always what src/ says. VIGIL_NO_BUNDLE=1 runs the TypeScript sources through tsx instead.
-// `vigil engine …` loads only the engine commands' entry.
-const name = process.argv[2] === 'engine' ? 'engine-main' : 'main';
+// `vigil engine …` loads only the engine commands' file, with its code cache.
+const name = process.argv[2] === 'engine' ? 'engine-cli' : 'main';
 if (process.argv.includes('--debug') || process.env.VIGIL_DEBUG === '1') process.setSourceMapsEnabled(true);
 
 /** The compiled entry, rebuilt when stale; `undefined` to run the sources through tsx. */
@@ -35,12 +35,12 @@ async function compiled() {
 }
 
 const entry = await compiled();
-if (entry) {
-  const module = await import(entry.href);
-  await (name === 'engine-main' ? module.engineMain : module.main)(process.argv);
-} else {
+if (entry && name === 'engine-cli')
+  await (await import('../scripts/build.mjs')).runEngineCli(entry, process.argv);
+else if (entry) await (await import(entry.href)).main(process.argv);
+else {
   const { register } = await import('tsx/esm/api');
   register();
-  if (name === 'engine-main') await (await import('../src/cli/engine-main.ts')).engineMain(process.argv);
+  if (name === 'engine-cli') await (await import('../src/cli/engine-main.ts')).engineMain(process.argv);
   else await (await import('../src/main.ts')).main(process.argv);
 }

@@ -1,9 +1,13 @@
-// The compiled build of the server and the command line: esbuild bundles `src/main.ts` and the
-// engine commands (`src/cli/engine-main.ts`) into `dist/server/build-<hash>/`, code shared between them in chunks and every dynamic import in
-// its own chunk (so `vigil --help` loads neither Fastify nor the database). npm packages stay
-// external. `dist/server/build.json` names the current build and fingerprints its inputs; the
-// `vigil` binary checks them before each start and, in a source checkout, rebuilds when a source
-// changed (see docs/adr/0041-compiled-build.md).
+// The compiled build of the server and the command line, in `dist/server/build-<hash>/`:
+// - `main.js`: esbuild bundles `src/main.ts`, every dynamic import in its own chunk (so
+//   `vigil --help` loads neither Fastify nor the database); npm packages stay external.
+// - `engine-cli.cjs`: the engine commands (`src/cli/engine-main.ts`, what `vigil engine …` runs) in
+//   one CommonJS file with the npm packages they use, and `engine-cli.cjs.v8-cache`, V8's code
+//   cache of that file made by a scan of the example project: a process then loads one file and
+//   compiles almost nothing (docs/adr/0021-engine-cli-single-file-and-code-cache.md).
+// `dist/server/build.json` names the current build and fingerprints its inputs; the `vigil` binary
+// checks them before each start and, in a source checkout, rebuilds when a source changed (see
+// docs/adr/0041-compiled-build.md).
 //
 //   node scripts/build.mjs                  build once
 //   node scripts/build.mjs --watch [args]   rebuild on every change and (re)start `vigil <args>`
@@ -21,17 +25,19 @@ const serverDir = path.join(root, 'dist/server');
 const manifestFile = path.join(serverDir, 'build.json');
 const thisFile = path.relative(root, fileURLToPath(import.meta.url));
 
-/** Entry points: output name → source. */
+/** Entry points: output name → source and the file the build writes for it. */
 const ENTRIES = {
-  main: 'src/main.ts',
-  'engine-main': 'src/cli/engine-main.ts',
+  main: { source: 'src/main.ts', file: 'main.js' },
+  'engine-cli': { source: 'src/cli/engine-main.ts', file: 'engine-cli.cjs' },
 };
+/** Where V8 keeps the compiled code of a CommonJS entry, beside it. */
+const CODE_CACHE_SUFFIX = '.v8-cache';
 
 /** A build replaced this long ago is deleted (a process started from it may still load its chunks). */
 const KEEP_REPLACED_MS = 24 * 3600_000;
 
 /**
- * The file URL of the entry `name` (`main`, `engine-main`) of the current build, or `undefined`
+ * The file URL of the entry `name` (`main`, `engine-cli`) of the current build, or `undefined`
  * when there is none or a source changed since it was made (size, then content when only the
  * modification time moved). Without `src/` (an installation of the build alone) the build is
  * current by definition.
@@ -45,10 +51,12 @@ export async function currentEntry(name) {
   } catch {
     return undefined;
   }
-  const entry = path.join(serverDir, manifest.dir, `${name}.js`);
+  const entry = path.join(serverDir, manifest.dir, ENTRIES[name].file);
   if (!(await exists(entry))) return undefined;
   if (!(await exists(path.join(root, 'src')))) return pathToFileURL(entry);
-  const inputs = Object.entries(manifest.inputs ?? {});
+  // An entry with its own list (a file without chunks) depends on those inputs only.
+  const own = manifest.entryInputs?.[name];
+  const inputs = Object.entries(manifest.inputs ?? {}).filter(([file]) => !own || own.includes(file));
   if (inputs.length === 0) return undefined;
   const same = await Promise.all(inputs.map(([file, fp]) => unchanged(file, fp)));
   return same.every(Boolean) ? pathToFileURL(entry) : undefined;
@@ -60,7 +68,7 @@ export async function currentEntry(name) {
  * @param {keyof typeof ENTRIES} name
  */
 export function entryOf(dir, name) {
-  return pathToFileURL(path.join(serverDir, dir, `${name}.js`));
+  return pathToFileURL(path.join(serverDir, dir, ENTRIES[name].file));
 }
 
 /** Whether the source directory exists (a checkout, where the build can be made). */
@@ -78,13 +86,31 @@ export async function build(options = {}) {
   const started = Date.now();
   let result;
   try {
-    result = await esbuild.build(buildOptions());
+    result = mergeResults(
+      await Promise.all([esbuild.build(buildOptions()), esbuild.build(engineCliOptions())]),
+    );
   } catch (err) {
     throw new BuildError(await formatErrors(esbuild, err));
   }
   const dir = await writeBuild(result);
+  await makeEngineCodeCache(dir);
   options.log?.(`built dist/server/${dir} in ${Date.now() - started} ms`);
   return dir;
+}
+
+/**
+ * The outputs and inputs of several esbuild builds as one result.
+ * @param {Array<import('esbuild').BuildResult & { outputFiles: import('esbuild').OutputFile[], metafile: import('esbuild').Metafile }>} results
+ */
+function mergeResults(results) {
+  return {
+    ...results[0],
+    outputFiles: results.flatMap((r) => r.outputFiles),
+    metafile: {
+      inputs: Object.assign({}, ...results.map((r) => r.metafile.inputs)),
+      outputs: Object.assign({}, ...results.map((r) => r.metafile.outputs)),
+    },
+  };
 }
 
 /** Compile errors, formatted as esbuild prints them. */
@@ -95,7 +121,7 @@ export class BuildError extends Error {
 /** @returns {import('esbuild').BuildOptions & { write: false, metafile: true }} */
 function buildOptions() {
   return {
-    entryPoints: ENTRIES,
+    entryPoints: { main: ENTRIES.main.source },
     absWorkingDir: root,
     // The output folder only names the files and sets the relative paths: esbuild writes nothing
     // (`write: false`); `writeBuild` puts them into the build's own folder beside it (the same
@@ -114,6 +140,65 @@ function buildOptions() {
     plugins: [sourceLocations],
   };
 }
+
+/**
+ * The engine commands as one CommonJS file, npm packages included: Node then resolves and loads
+ * one file instead of a module graph, and V8 can keep its compiled code (`runEngineCli`). Each
+ * package comes in the build it gives `require` (one module format throughout, and no `import()`,
+ * which code compiled through `vm.Script` cannot run). `import.meta.url` is the bundle's own URL,
+ * from which `sourceLocations` computes each source file's.
+ * @returns {import('esbuild').BuildOptions & { write: false, metafile: true }}
+ */
+function engineCliOptions() {
+  return {
+    entryPoints: { 'engine-cli': ENTRIES['engine-cli'].source },
+    absWorkingDir: root,
+    outdir: path.join(serverDir, 'build'),
+    outExtension: { '.js': '.cjs' },
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: 'linked',
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+    define: { 'import.meta.url': '__vigilBundleUrl' },
+    banner: { js: 'var __vigilBundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+    plugins: [requireBuilds, sourceLocations],
+  };
+}
+
+/**
+ * Bare package imports resolved as `require` resolves them, from the importing file: the
+ * CommonJS build of a package that ships both (`web-tree-sitter`'s ES module build imports Node
+ * modules with `import()`). An `import()` of a Node module left in a package's code becomes a
+ * `require`.
+ */
+const requireBuilds = {
+  name: 'require-builds',
+  /** @param {import('esbuild').PluginBuild} b */
+  setup(b) {
+    b.onResolve({ filter: /^[@a-z]/ }, async (args) => {
+      if (args.kind !== 'import-statement' && args.kind !== 'dynamic-import' && args.kind !== 'require-call')
+        return undefined;
+      const { createRequire, isBuiltin } = await import('node:module');
+      if (isBuiltin(args.path)) return undefined;
+      return { path: createRequire(path.join(args.resolveDir, 'index.js')).resolve(args.path) };
+    });
+    b.onLoad({ filter: /[\\/]node_modules[\\/].*\.c?js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      if (!source.includes('import(')) return undefined;
+      const { isBuiltin } = await import('node:module');
+      return {
+        contents: source.replace(/\bimport\((["'])([\w:/]+)\1\)/g, (call, _q, name) =>
+          isBuiltin(name) ? `Promise.resolve(require(${JSON.stringify(name)}))` : call,
+        ),
+        loader: 'js',
+      };
+    });
+  },
+};
 
 /**
  * `import.meta.url` in a source module names its source file, wherever the module's code lands:
@@ -174,10 +259,9 @@ async function writeBuild(result) {
   }
   /** @type {Record<string, [number, number, string]>} */
   const inputs = {};
-  for (const file of [...Object.keys(result.metafile.inputs), thisFile]) {
-    if (file.startsWith('node_modules/')) continue;
+  // Package files too: the engine's file includes the packages it uses.
+  for (const file of [...Object.keys(result.metafile.inputs), thisFile])
     inputs[file] = await fingerprint(file);
-  }
   let replaced = {};
   try {
     const previous = JSON.parse(await readFile(manifestFile, 'utf8'));
@@ -188,10 +272,30 @@ async function writeBuild(result) {
   }
   delete replaced[dir];
   const manifestTmp = `${manifestFile}.${tag}.tmp`;
-  await writeFile(manifestTmp, JSON.stringify({ dir, inputs, replaced }));
+  await writeFile(
+    manifestTmp,
+    JSON.stringify({ dir, inputs, entryInputs: singleFileInputs(result), replaced }),
+  );
   await rename(manifestTmp, manifestFile);
   await removeOld(dir, replaced);
   return dir;
+}
+
+/**
+ * The inputs of each entry built as one file (`engine-cli`), and this script: what decides whether
+ * that entry is current. Entries with chunks depend on every input.
+ * @param {{ metafile: import('esbuild').Metafile }} result
+ * @returns {Record<string, string[]>}
+ */
+function singleFileInputs(result) {
+  /** @type {Record<string, string[]>} */
+  const out = {};
+  for (const [name, { file }] of Object.entries(ENTRIES)) {
+    if (!file.endsWith('.cjs')) continue;
+    const output = Object.entries(result.metafile.outputs).find(([o]) => path.basename(o) === file);
+    if (output) out[name] = [...Object.keys(output[1].inputs), thisFile];
+  }
+  return out;
 }
 
 /**
@@ -270,7 +374,15 @@ async function watch(args) {
           process.stderr.write(`${await formatErrors(esbuild, result)}\n[build] waiting for a change\n`);
           return;
         }
-        const dir = await writeBuild(/** @type {any} */ (result));
+        let engine;
+        try {
+          engine = await esbuild.build(engineCliOptions());
+        } catch (err) {
+          process.stderr.write(`${await formatErrors(esbuild, err)}\n[build] waiting for a change\n`);
+          return;
+        }
+        const dir = await writeBuild(mergeResults([/** @type {any} */ (result), engine]));
+        await makeEngineCodeCache(dir);
         process.stderr.write(`[build] dist/server/${dir}\n`);
         if (args.length === 0) return;
         await stop();
@@ -291,9 +403,84 @@ async function watch(args) {
   }
 }
 
+/**
+ * Runs `engineMain` of the engine's CommonJS file (`engine-cli.cjs`) with `argv`, its code
+ * compiled from V8's code cache beside it when that cache fits this Node. Without a cache, or
+ * with one V8 rejects (another Node version or other V8 flags), a new one is written after the
+ * command (where the folder can be written; concurrent writers rename whole files into place).
+ * With source maps on (`--debug`), Node's own loader runs the file, so that stack traces name the
+ * sources.
+ * @param {URL} entry
+ * @param {string[]} argv
+ */
+export async function runEngineCli(entry, argv) {
+  const file = fileURLToPath(entry);
+  const [{ default: Module }, vm, fs] = await Promise.all([
+    import('node:module'),
+    import('node:vm'),
+    import('node:fs'),
+  ]);
+  const require = Module.createRequire(file);
+  if (process.sourceMapsEnabled) return require(file).engineMain(argv);
+  const cacheFile = `${file}${CODE_CACHE_SUFFIX}`;
+  /** @type {Buffer | undefined} */
+  let cachedData;
+  try {
+    cachedData = fs.readFileSync(cacheFile);
+  } catch {
+    // no cache yet: written below
+  }
+  const script = new vm.Script(Module.wrap(fs.readFileSync(file, 'utf8')), { filename: file, cachedData });
+  const module = { exports: /** @type {{ engineMain(argv: string[]): Promise<void> }} */ ({}) };
+  script.runInThisContext()(module.exports, require, module, file, path.dirname(file));
+  await module.exports.engineMain(argv);
+  if (cachedData && !script.cachedDataRejected) return;
+  // After the command: the cache then holds the functions it compiled, not only the top level.
+  try {
+    const tmp = `${cacheFile}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, script.createCachedData());
+    fs.renameSync(tmp, cacheFile);
+  } catch {
+    // A read-only installation: the next run compiles again.
+  }
+}
+
+/**
+ * Writes the code cache of the build's engine file: a scan of the example project in a process
+ * of its own compiles what a scan runs (the parser, the rules, the reports), and the cache keeps
+ * it. Without it the first scan writes one (`runEngineCli`).
+ * @param {string} dir
+ */
+async function makeEngineCodeCache(dir) {
+  const { execFile } = await import('node:child_process');
+  await new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [fileURLToPath(import.meta.url), '--engine-code-cache', dir],
+      { cwd: root },
+      () => resolve(undefined),
+    );
+  });
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const [flag, ...rest] = process.argv.slice(2);
-  if (flag === '--watch') await watch(rest);
+  if (flag === '--engine-code-cache') {
+    const [dir = ''] = rest;
+    const { devNull } = await import('node:os');
+    await rm(path.join(serverDir, dir, `${ENTRIES['engine-cli'].file}${CODE_CACHE_SUFFIX}`), { force: true });
+    await runEngineCli(entryOf(dir, 'engine-cli'), [
+      process.argv[0] ?? process.execPath,
+      'vigil',
+      'engine',
+      'scan',
+      path.join(root, 'examples/sample-project'),
+      '--format',
+      'sast',
+      '--output',
+      devNull,
+    ]);
+  } else if (flag === '--watch') await watch(rest);
   else {
     try {
       await build({ log: (line) => process.stdout.write(`${line}\n`) });

@@ -51,6 +51,23 @@ export const threadCpuMs: ThreadCpuClock = (() => {
   return fromProc() === undefined ? () => undefined : fromProc;
 })();
 
+/** The last reading of {@link threadCpuMs} taken for a deadline's start, and when. */
+let lastStart: { wall: number; cpu: number | undefined } | undefined;
+
+/**
+ * The thread's CPU time when a deadline starts. Of {@link threadCpuMs}, a reading taken less than
+ * one clock tick ago is used again: the clock counts in ticks, so a new reading could differ by
+ * at most one, and a scan of many small files (one deadline each) would otherwise spend a system
+ * call and a file read on each.
+ */
+function startCpu(cpu: ThreadCpuClock, wallNow: number): number | undefined {
+  if (cpu !== threadCpuMs) return cpu();
+  if (lastStart && wallNow - lastStart.wall < 1000 / USER_HZ) return lastStart.cpu;
+  const value = cpu();
+  lastStart = { wall: wallNow, cpu: value };
+  return value;
+}
+
 /**
  * A budget of analysis time, checked cooperatively. It counts the CPU time of the thread doing the
  * analysis, not the wall time: on a loaded machine (or beside other analysis threads) wall time
@@ -69,7 +86,7 @@ export class Deadline {
     private readonly cpu: ThreadCpuClock,
   ) {
     this.wallEnd = this.wallStart + budgetMs;
-    this.cpuStart = Number.isFinite(budgetMs) && budgetMs > 0 ? cpu() : undefined;
+    this.cpuStart = Number.isFinite(budgetMs) && budgetMs > 0 ? startCpu(cpu, this.wallStart) : undefined;
   }
 
   /** A deadline `budgetMs` of this thread's analysis time from now (`Infinity`: never). */

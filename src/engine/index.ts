@@ -532,12 +532,15 @@ async function yieldBetweenFiles(signal: AbortSignal | undefined): Promise<void>
   signal?.throwIfAborted();
 }
 
-/** Report order: by file, line, then rule. */
+/**
+ * Report order: by file, line, then rule, each compared by code units (rule ids are lowercase
+ * ASCII words, dots and hyphens; `localeCompare` would load ICU's collation at each start).
+ */
 function compareFindings(a: EngineVulnerability, b: EngineVulnerability): number {
   return (
     (a.location.file < b.location.file ? -1 : a.location.file > b.location.file ? 1 : 0) ||
     a.location.startLine - b.location.startLine ||
-    a.ruleId.localeCompare(b.ruleId)
+    (a.ruleId < b.ruleId ? -1 : a.ruleId > b.ruleId ? 1 : 0)
   );
 }
 

@@ -4,6 +4,7 @@
  * plain JavaScript AST so that rules never cross the WASM boundary, and the native tree is freed
  * right away (bounded memory).
  */
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { Language, Parser } from 'web-tree-sitter';
 
@@ -146,11 +147,17 @@ export function loadSolidityParser(): Promise<LoadedParser> {
   parserPromise ??= (async () => {
     // The module object passed to `init` becomes the Emscripten module and receives its
     // exports; when another caller initialised the module first, the library's cursor is used.
-    const module: Record<string, unknown> = {};
+    // The runtime's and the grammar's files are located from here, not from the library's own
+    // location, which a bundle of the library (scripts/build.mjs) does not keep.
+    const require = createRequire(import.meta.url);
+    const module: Record<string, unknown> = {
+      locateFile: (name: string) => require.resolve(`web-tree-sitter/${name}`),
+    };
     await Parser.init(module);
     const binding = isCursorBinding(module) ? module : undefined;
-    const require = createRequire(import.meta.url);
-    const language = await Language.load(require.resolve('tree-sitter-solidity/tree-sitter-solidity.wasm'));
+    const language = await Language.load(
+      await readFile(require.resolve('tree-sitter-solidity/tree-sitter-solidity.wasm')),
+    );
     const parser = new Parser();
     parser.setLanguage(language);
     const typeNames: string[] = [];
@@ -183,7 +190,7 @@ export async function parseSolidity(
       errors: [],
       // Lines come from offsets (one table per file) rather than from tree-sitter points:
       // every property read on a cursor crosses into WASM.
-      lineOf: lineIndex(source),
+      lines: new LineIndex(source),
       checkMissing: tree.rootNode.hasError,
       names: loaded,
     };
@@ -203,25 +210,56 @@ export async function parseSolidity(
 interface ConvertContext {
   source: string;
   errors: ParseError[];
-  lineOf: (offset: number) => number;
+  lines: LineIndex;
   checkMissing: boolean;
   names: LoadedParser;
 }
 
-/** Offset → 1-based line, by binary search over line starts. */
-function lineIndex(source: string): (offset: number) => number {
-  const starts = [0];
-  for (let i = source.indexOf('\n'); i >= 0; i = source.indexOf('\n', i + 1)) starts.push(i + 1);
-  return (offset) => {
-    let lo = 0;
-    let hi = starts.length - 1;
+/**
+ * Offset → 1-based line over the line starts of a file. The conversion asks for node starts in
+ * order (a pre-order walk never goes back), so each search starts from the previous start's line
+ * and gallops forward: a step or two per node instead of a binary search over the whole file.
+ */
+export class LineIndex {
+  private readonly starts: number[] = [0];
+  /** Index of the line the last `startLine` found. */
+  private hint = 0;
+
+  constructor(source: string) {
+    for (let i = source.indexOf('\n'); i >= 0; i = source.indexOf('\n', i + 1)) this.starts.push(i + 1);
+  }
+
+  /** The line of `offset`, searched from the line of the previous call's offset. */
+  startLine(offset: number): number {
+    if (this.starts[this.hint]! > offset) this.hint = 0;
+    this.hint = this.search(offset, this.hint);
+    return this.hint + 1;
+  }
+
+  /** The line of `offset`, at or after the 1-based line `line` (whose start is at or before it). */
+  lineFrom(line: number, offset: number): number {
+    return this.search(offset, line - 1) + 1;
+  }
+
+  /** The last line index whose start is at or before `offset`, given one such index `lo`. */
+  private search(offset: number, lo: number): number {
+    const starts = this.starts;
+    const last = starts.length - 1;
+    let step = 1;
+    let hi = lo + 1;
+    while (hi <= last && starts[hi]! <= offset) {
+      lo = hi;
+      step *= 2;
+      hi = lo + step;
+    }
+    if (hi > last) hi = last;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
       if (starts[mid]! <= offset) lo = mid;
       else hi = mid - 1;
     }
-    return lo + 1;
-  };
+    return lo;
+  }
 }
 
 /** The module address of a tree (the library keeps it at index 0). */
@@ -239,13 +277,14 @@ const NO_CHILDREN: AstNode[] = [];
 function convert(cursor: CursorLike, parent: AstNode | null, ctx: ConvertContext, typeId: number): AstNode {
   const start = cursor.startIndex;
   const end = cursor.endIndex;
+  const line = ctx.lines.startLine(start);
   const node: AstNode = {
     type: ctx.names.typeNames[typeId] ?? 'ERROR',
     field: ctx.names.fieldNames[cursor.currentFieldId] ?? null,
     start,
     end,
-    line: ctx.lineOf(start),
-    endLine: ctx.lineOf(end > start ? end - 1 : end),
+    line,
+    endLine: end > start ? ctx.lines.lineFrom(line, end - 1) : line,
     children: NO_CHILDREN,
     parent,
     src: ctx.source,
@@ -257,7 +296,7 @@ function convert(cursor: CursorLike, parent: AstNode | null, ctx: ConvertContext
     const operator = OPERATOR_NODES.has(node.type);
     do {
       if (ctx.checkMissing && cursor.nodeIsMissing)
-        ctx.errors.push({ line: ctx.lineOf(cursor.startIndex), kind: 'missing' });
+        ctx.errors.push({ line: ctx.lines.startLine(cursor.startIndex), kind: 'missing' });
       const childTypeId = cursor.nodeTypeId;
       const type = ctx.names.typeNames[childTypeId] ?? 'ERROR';
       if (ctx.names.typeNamed[childTypeId] || type === 'ERROR') {
@@ -273,13 +312,14 @@ function convert(cursor: CursorLike, parent: AstNode | null, ctx: ConvertContext
         children.push(child);
       } else if (LOCATIONS.has(type) && ctx.names.fieldNames[cursor.currentFieldId] === 'location') {
         // `memory`/`storage`/`calldata` are anonymous keywords, but the rules need them.
+        const keywordLine = ctx.lines.startLine(cursor.startIndex);
         children.push({
           type,
           field: 'location',
           start: cursor.startIndex,
           end: cursor.endIndex,
-          line: ctx.lineOf(cursor.startIndex),
-          endLine: ctx.lineOf(cursor.startIndex),
+          line: keywordLine,
+          endLine: keywordLine,
           children: NO_CHILDREN,
           parent: node,
           src: ctx.source,
