@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { ApiError, api, unwrap } from '../api.ts';
 import { NotFound } from '../router.tsx';
 import { Async, formatDate } from '../ui.tsx';
+import { PrintButton } from './report-view.tsx';
 
 /** Reports of finished engagements: public ones, and the private ones of the caller's companies. */
 export function ReportsPage() {
@@ -84,8 +85,8 @@ export function ReportPage() {
     <Async query={report}>
       {(r) => (
         <article>
-          <p>
-            <Link to="/reports">← Reports</Link>
+          <p className="no-print button-row">
+            <Link to="/reports">← Reports</Link> <PrintButton />
           </p>
           <h1>{r.projectTitle}</h1>
           <p className="muted">
