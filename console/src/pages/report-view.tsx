@@ -1,3 +1,4 @@
+import { useEffect } from 'react';
 import type { paths } from '../../../src/sdk/schema';
 import { Markdown } from '../markdown.tsx';
 import { Chip, formatDate } from '../ui.tsx';
@@ -5,6 +6,21 @@ import { Chip, formatDate } from '../ui.tsx';
 /** A report as GET /api/v0/reports/{report_id} returns it. */
 export type Report =
   paths['/api/v0/reports/{report_id}']['get']['responses'][200]['content']['application/json'];
+
+/**
+ * The document's title while a report is shown: the browser's tab, its history, and the title of
+ * a PDF printed from the page (Chromium writes it into the PDF's metadata).
+ */
+export function useReportTitle(title: string | undefined) {
+  useEffect(() => {
+    if (!title) return;
+    const before = document.title;
+    document.title = `${title} · Vigil`;
+    return () => {
+      document.title = before;
+    };
+  }, [title]);
+}
 
 /** The print button: the browser's own print dialog, whose "Save as PDF" makes the PDF (print.css lays it out). */
 export function PrintButton() {
