@@ -74,7 +74,8 @@ function options(
   stacked: boolean,
   horizontal = false,
 ): ChartOptions<'bar'> {
-  const axis = { stacked, grid: { color: gridColor() }, ticks: { color: textColor() } };
+  // Counts are whole numbers: no 0.5 ticks.
+  const axis = { stacked, grid: { color: gridColor() }, ticks: { color: textColor(), precision: 0 } };
   return {
     responsive: true,
     maintainAspectRatio: false,
