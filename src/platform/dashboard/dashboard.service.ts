@@ -1,12 +1,12 @@
 import { requireCompanyReader } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { Database } from '../../db/client.ts';
-import type { findingStatuses, severities } from '../../db/schema/index.ts';
 import { dashboardRepo } from './dashboard.repo.ts';
 import { type CompanyDashboard, type DashboardQuery, OPEN_STATUSES } from './dashboard.schemas.ts';
 
-type Status = (typeof findingStatuses)[number];
-type Severity = (typeof severities)[number];
+type Count = CompanyDashboard['byStatusAndSeverity'][number];
+type Status = Count['status'];
+type Severity = Count['severity'];
 
 const DAY_MS = 86_400_000;
 
