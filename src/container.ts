@@ -29,6 +29,7 @@ import { createAiService } from './platform/ai/ai.service.ts';
 import { AUDIT_LOG_TABLES, type AuditLogPage, createAuditService } from './platform/audit/audit.service.ts';
 import { createCommentsService } from './platform/comments/comments.service.ts';
 import { createCompaniesService } from './platform/companies/companies.service.ts';
+import { createDashboardService } from './platform/dashboard/dashboard.service.ts';
 import { createFindingsService } from './platform/findings/findings.service.ts';
 import {
   ALL_FINDINGS_TABLES,
@@ -350,6 +351,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     labels: createLabelsService({ database }),
     findingViews: createFindingViewsService({ database }),
     companies: createCompaniesService({ database }),
+    dashboard: createDashboardService({ database }),
     users: createUsersService({ database, lists: companyUserLists }),
     invitations: createInvitationsService({
       database,

@@ -12,6 +12,7 @@ import { registerCommentRoutes } from './platform/comments/comments.routes.ts';
 import { CommentSchema, CommentThreadSchema } from './platform/comments/comments.schemas.ts';
 import { registerCompanyRoutes } from './platform/companies/companies.routes.ts';
 import { CompanySummarySchema } from './platform/companies/companies.schemas.ts';
+import { registerDashboardRoutes } from './platform/dashboard/dashboard.routes.ts';
 import { registerFindingRoutes } from './platform/findings/findings.routes.ts';
 import {
   FindingRefSchema,
@@ -166,6 +167,7 @@ export async function registerRouteModules(app: App, container: Container): Prom
   registerLabelRoutes(app, services.labels);
   registerFindingViewRoutes(app, services.findingViews);
   registerCompanyRoutes(app, services.companies);
+  registerDashboardRoutes(app, services.dashboard);
   registerUserRoutes(app, services.users);
   registerInvitationRoutes(app, services.invitations);
   registerAuditRoutes(app, services.audit);

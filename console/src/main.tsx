@@ -5,6 +5,8 @@ import { createRoot } from 'react-dom/client';
 import { queryClient } from './query-client.ts';
 import { router } from './router.tsx';
 import './styles.css';
+import './jobs.css';
+import './print.css';
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

@@ -185,6 +185,16 @@ const routes = [
   }),
   createRoute({
     getParentRoute: () => rootRoute,
+    path: '/repositories/$repoId/findings/new',
+    component: lazyRouteComponent(() => import('./pages/new-finding.tsx'), 'NewFindingPage'),
+  }),
+  createRoute({
+    getParentRoute: () => rootRoute,
+    path: '/repositories/$repoId/report',
+    component: lazyRouteComponent(() => import('./pages/report-builder.tsx'), 'ReportBuilderPage'),
+  }),
+  createRoute({
+    getParentRoute: () => rootRoute,
     path: '/repositories/$repoId/findings/$findingRef',
     component: lazyRouteComponent(() => import('./pages/finding.tsx'), 'FindingPage'),
   }),

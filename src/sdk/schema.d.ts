@@ -812,6 +812,26 @@ export interface paths {
         patch: operations["updateCompany"];
         trace?: never;
     };
+    "/api/v0/companies/{company_id}/dashboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Company dashboard: open findings by status and severity, new and fixed per week, time to fix
+         * @description Company users and cross-company readers; anyone else gets 404. Counts the published findings of the company’s repositories. Weeks start on Monday 00:00 UTC.
+         */
+        get: operations["getCompanyDashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/companies/{company_id}/users": {
         parameters: {
             query?: never;
@@ -2354,6 +2374,49 @@ export interface components {
         CommentThreads: {
             threads: components["schemas"]["CommentThread"][];
         };
+        CompanyDashboard: {
+            /** Format: uuid */
+            companyId: string;
+            /** Format: date-time */
+            generatedAt: string;
+            /** @description the statuses counted as open */
+            openStatuses: ("new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn")[];
+            totals: {
+                /** @description published findings of the company’s repositories */
+                findings: number;
+                open: number;
+                fixed: number;
+            };
+            /** @description every non-zero (status, severity) pair; open findings by severity are the open statuses’ rows */
+            byStatusAndSeverity: {
+                status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
+                severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
+                count: number;
+            }[];
+            /** @description oldest week first, one entry per week, weeks with nothing included */
+            weekly: {
+                /** Format: date-time */
+                weekStart: string;
+                /** @description findings created in the week */
+                new: number;
+                /** @description findings that became fixed in the week and are still fixed */
+                fixed: number;
+            }[];
+            timeToFix: {
+                /** @description fixed findings with a known fixing time */
+                fixedCount: number;
+                medianSeconds: number | null;
+            };
+            /** @description every repository of the company, most open findings first */
+            repositories: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                total: number;
+                open: number;
+                fixed: number;
+            }[];
+        };
         CompanyList: {
             companies: components["schemas"]["Company"][];
         };
@@ -2460,6 +2523,8 @@ export interface components {
         CreateReportRequest: {
             /** Format: uuid */
             repositoryId: string;
+            /** @description the findings the report lists, each a published confirmed, acknowledged or fixed finding of the repository (others → 400); unset: all of them. On an update the snapshot is taken again. */
+            findingIds?: string[];
             projectTitle?: string;
             clientName?: string;
             clientLogo?: string;
@@ -2885,6 +2950,8 @@ export interface components {
             guild?: string | null;
         };
         UpdateReportRequest: {
+            /** @description the findings the report lists, each a published confirmed, acknowledged or fixed finding of the repository (others → 400); unset: all of them. On an update the snapshot is taken again. */
+            findingIds?: string[];
             projectTitle?: string;
             clientName?: string;
             clientLogo?: string;
@@ -7534,6 +7601,87 @@ export interface operations {
             };
             /** @description Conflicts with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    getCompanyDashboard: {
+        parameters: {
+            query?: {
+                /** @description how many weeks (ISO weeks, Monday 00:00 UTC, the current one last) the weekly series covers */
+                weeks?: number;
+            };
+            header?: never;
+            path: {
+                company_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompanyDashboard"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
+import { lazy, Suspense } from 'react';
 import { api, sessionState, unwrap } from '../api.ts';
 import { NotFound } from '../router.tsx';
 import { useSession } from '../session.tsx';
@@ -7,8 +8,12 @@ import { Async, formatDate } from '../ui.tsx';
 import { AuditLog, Integrations, ServiceKeys, SsoRules, Users } from './company-admin.tsx';
 import { NewScan } from './scans.tsx';
 
+// Lazy: the chart library loads with the dashboard only.
+const Dashboard = lazy(() => import('./dashboard.tsx').then((m) => ({ default: m.Dashboard })));
+
 const SECTIONS = [
   { id: 'repositories', label: 'Repositories' },
+  { id: 'dashboard', label: 'Dashboard' },
   { id: 'scans', label: 'Scans' },
   { id: 'users', label: 'Users' },
   { id: 'audit-log', label: 'Audit log' },
@@ -51,6 +56,17 @@ export function CompanyPage() {
             ))}
           </nav>
           {current === 'repositories' && <Repositories companyId={companyId} />}
+          {current === 'dashboard' && (
+            <Suspense
+              fallback={
+                <p className="muted" role="status">
+                  Loading…
+                </p>
+              }
+            >
+              <Dashboard companyId={companyId} />
+            </Suspense>
+          )}
           {current === 'scans' && <NewScan companyId={companyId} />}
           {current === 'users' && <Users companyId={companyId} manages={manages} />}
           {current === 'audit-log' && <AuditLog companyId={companyId} />}

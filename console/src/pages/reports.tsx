@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { ApiError, api, unwrap } from '../api.ts';
 import { NotFound } from '../router.tsx';
 import { Async, formatDate } from '../ui.tsx';
+import { PrintButton, useReportTitle } from './report-view.tsx';
 
 /** Reports of finished engagements: public ones, and the private ones of the caller's companies. */
 export function ReportsPage() {
@@ -79,13 +80,14 @@ export function ReportPage() {
     queryFn: () =>
       unwrap(api.GET('/api/v0/reports/{report_id}', { params: { path: { report_id: reportId } } })),
   });
+  useReportTitle(report.data?.projectTitle);
   if (report.error instanceof ApiError && report.error.status === 404) return <NotFound />;
   return (
     <Async query={report}>
       {(r) => (
         <article>
-          <p>
-            <Link to="/reports">← Reports</Link>
+          <p className="no-print button-row">
+            <Link to="/reports">← Reports</Link> <PrintButton />
           </p>
           <h1>{r.projectTitle}</h1>
           <p className="muted">

@@ -3,6 +3,7 @@ import { Link, useParams } from '@tanstack/react-router';
 import { ApiError, api, unwrap } from '../api.ts';
 import { NotFound } from '../router.tsx';
 import { Async, formatDate } from '../ui.tsx';
+import { RepositoryJobs } from './repository-jobs.tsx';
 
 const ROLE_ORDER = ['admin', 'client', 'judge', 'triager', 'reviewer'] as const;
 
@@ -35,6 +36,7 @@ export function RepositoryPage() {
               {r.totalFindings} findings →
             </Link>
           </p>
+          <RepositoryJobs repository={r} />
           <dl className="facts">
             <dt>Timeframe</dt>
             <dd>

@@ -259,6 +259,11 @@ export const findings = pgTable(
     lastHiddenCommentOtherAt: timestamp('last_hidden_comment_other_at', { withTimezone: true }),
     createdAt: createdAt(),
     lastUpdatedAt: timestamp('last_updated_at', { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * When the finding last became `fixed` (null while it is not fixed). Set by a trigger on every
+     * status write (migration 0039), so that each path that changes a status keeps it right.
+     */
+    fixedAt: timestamp('fixed_at', { withTimezone: true }),
   },
   (t) => [
     uniqueIndex('findings_repository_number_key').on(t.repositoryId, t.number),

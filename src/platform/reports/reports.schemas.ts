@@ -131,8 +131,18 @@ const reportFields = {
   ),
 };
 
+/** The findings a report lists, chosen among the repository's reportable ones (extension). */
+const findingIdsField = Type.Optional(
+  Type.Array(UuidSchema, {
+    maxItems: 10_000,
+    uniqueItems: true,
+    description:
+      'the findings the report lists, each a published confirmed, acknowledged or fixed finding of the repository (others → 400); unset: all of them. On an update the snapshot is taken again.',
+  }),
+);
+
 export const CreateReportRequestSchema = Type.Object(
-  { repositoryId: UuidSchema, ...reportFields },
+  { repositoryId: UuidSchema, findingIds: findingIdsField, ...reportFields },
   {
     $id: 'CreateReportRequest',
     additionalProperties: false,
@@ -142,11 +152,14 @@ export const CreateReportRequestSchema = Type.Object(
 );
 export type CreateReportRequest = Static<typeof CreateReportRequestSchema>;
 
-export const UpdateReportRequestSchema = Type.Object(reportFields, {
-  $id: 'UpdateReportRequest',
-  additionalProperties: false,
-  minProperties: 1,
-});
+export const UpdateReportRequestSchema = Type.Object(
+  { findingIds: findingIdsField, ...reportFields },
+  {
+    $id: 'UpdateReportRequest',
+    additionalProperties: false,
+    minProperties: 1,
+  },
+);
 export type UpdateReportRequest = Static<typeof UpdateReportRequestSchema>;
 
 export const PublishReportRequestSchema = Type.Object(

@@ -31,6 +31,23 @@ function dateOrNull(value: string | null | undefined): Date | null | undefined {
   return value === undefined ? undefined : value === null ? null : new Date(value);
 }
 
+/**
+ * The chosen findings among the reportable ones, in the report's order (by number); an id that is
+ * not a reportable finding of the repository is a client mistake, named in the error.
+ */
+function chosenFindings<T extends { id: string }>(reportable: T[], findingIds: string[]): T[] {
+  const chosen = new Set(findingIds);
+  const known = new Set(reportable.map((f) => f.id));
+  const unknown = findingIds.filter((id) => !known.has(id));
+  if (unknown.length > 0) {
+    throw new AppError('VALIDATION_FAILED', {
+      message: 'A report lists published confirmed, acknowledged or fixed findings of its repository only.',
+      details: { field: 'findingIds', findingIds: unknown.slice(0, 20) },
+    });
+  }
+  return reportable.filter((f) => chosen.has(f.id));
+}
+
 /** The fields of a report, its timestamps formatted, and its snapshot. */
 type ReportFields = Omit<Report, 'teamMembers' | 'findingStats' | 'findings'> & { snapshot: ReportSnapshot };
 
@@ -111,13 +128,15 @@ export function createReportsService(deps: {
   async function takeSnapshot(
     db: Db,
     repository: { id: string; companyId: string; allowedSeverities: string[] },
+    findingIds?: string[],
   ): Promise<ReportSnapshot> {
     const repo = reportsRepo(db);
-    const [team, findingRows, companies] = await Promise.all([
+    const [team, reportable, companies] = await Promise.all([
       repo.teamOf(repository.id),
       repo.reportedFindings(repository.id),
       repo.companiesById([repository.companyId]),
     ]);
+    const findingRows = findingIds ? chosenFindings(reportable, findingIds) : reportable;
     const company = companies.get(repository.companyId)!;
     const [files, authors] = await Promise.all([
       repo.relatedFiles(findingRows.map((f) => f.id)),
@@ -167,7 +186,7 @@ export function createReportsService(deps: {
   }
 
   /** Columns an input sets, with the guild resolved by name (created on demand by platform admins). */
-  async function columnsOf(db: Db, actor: Actor, input: UpdateReportRequest) {
+  async function columnsOf(db: Db, actor: Actor, input: Omit<UpdateReportRequest, 'findingIds'>) {
     const { guild, engagementStartDate, engagementEndDate, ...rest } = input;
     const values: Partial<ReportRow> = { ...rest };
     const start = dateOrNull(engagementStartDate);
@@ -257,7 +276,7 @@ export function createReportsService(deps: {
         const company = (await reportsRepo(tx.db).companiesById([repository.companyId])).get(
           repository.companyId,
         )!;
-        const { repositoryId, ...fields } = input;
+        const { repositoryId, findingIds, ...fields } = input;
         const row = await reportsRepo(tx.db).insert({
           companyId: repository.companyId,
           repositoryId,
@@ -268,7 +287,7 @@ export function createReportsService(deps: {
           engagementStartDate: repository.timeframeStart,
           engagementEndDate: repository.timeframeEnd,
           ...(await columnsOf(tx.db, user, fields)),
-          snapshot: await takeSnapshot(tx.db, repository),
+          snapshot: await takeSnapshot(tx.db, repository, findingIds),
           createdBy: user.userId,
         });
         const [report] = await render(tx.db, [row]);
@@ -276,11 +295,27 @@ export function createReportsService(deps: {
       });
     },
 
-    /** Changes the given fields (privacy, guild, texts …) of a report (company managers, platform admins). */
+    /**
+     * Changes the given fields (privacy, guild, texts …) of a report (company managers, platform
+     * admins); `findingIds` takes the snapshot again with those findings.
+     */
     async updateReport(actor: Actor, reportId: string, input: UpdateReportRequest): Promise<Report> {
       return database.transaction(async (tx) => {
-        await loadForManager(tx.db, actor, reportId);
-        const row = await reportsRepo(tx.db).update(reportId, await columnsOf(tx.db, actor, input));
+        const existing = await loadForManager(tx.db, actor, reportId);
+        const { findingIds, ...fields } = input;
+        const values = await columnsOf(tx.db, actor, fields);
+        if (findingIds !== undefined) {
+          const repository = existing.repositoryId
+            ? await repositoriesRepo(tx.db).findById(existing.repositoryId)
+            : null;
+          if (!repository) {
+            throw new AppError('CONFLICT', {
+              message: 'The report has no repository to choose findings from.',
+            });
+          }
+          values.snapshot = await takeSnapshot(tx.db, repository, findingIds);
+        }
+        const row = await reportsRepo(tx.db).update(reportId, values);
         const [report] = await render(tx.db, [row]);
         return report!;
       });
