@@ -14,6 +14,7 @@ import { registerCompanyRoutes } from './platform/companies/companies.routes.ts'
 import { CompanySummarySchema } from './platform/companies/companies.schemas.ts';
 import { registerFindingRoutes } from './platform/findings/findings.routes.ts';
 import {
+  FindingPersonSchema,
   FindingRefSchema,
   FindingSchema,
   FullUserSummarySchema,
@@ -112,6 +113,7 @@ const SHARED_SCHEMAS: readonly TSchema[] = [
   CompanyUserSchema,
   ConsoleSessionSummarySchema,
   FindingIssueExportSchema,
+  FindingPersonSchema,
   FindingRefSchema,
   FindingSchema,
   FindingStatSchema,
