@@ -271,6 +271,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/companies/{companyId}/trackers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The issue trackers connected to the company (for its users; no settings) */
+        get: operations["listConnectedTrackers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/scanner/v1/credits": {
         parameters: {
             query?: never;
@@ -2461,6 +2478,12 @@ export interface components {
             /** @description Lowercase or uppercase hex SHA-256 */
             sha256?: string;
         };
+        ConnectedTrackerList: {
+            items: {
+                provider: "tracker_a" | "tracker_b";
+                site: string;
+            }[];
+        };
         ConsoleSessionList: {
             sessions: components["schemas"]["ConsoleSessionSummary"][];
         };
@@ -4392,6 +4415,84 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["IntegrationList"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    listConnectedTrackers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectedTrackerList"];
                 };
             };
             /** @description Invalid request */
