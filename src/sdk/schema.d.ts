@@ -2214,6 +2214,7 @@ export interface components {
             revokedAt: string | null;
             /** Format: date-time */
             createdAt: string;
+            lastUsedAt: string | null;
         };
         Session: {
             /** Format: uuid */
@@ -2517,6 +2518,7 @@ export interface components {
             revokedAt: string | null;
             /** Format: date-time */
             createdAt: string;
+            lastUsedAt: string | null;
             key: string;
         };
         CreatedToken: {

@@ -332,6 +332,10 @@ describe.skipIf(skipReason !== null)('the console in Chromium', () => {
     await page.waitForSelector('[data-testid=scan-status]:text-is("completed")', { timeout: 120_000 });
     await page.waitForSelector('.threat-model');
     await page.waitForSelector('.scan-findings li');
+    // Identifiers name their registry (issue 39, defect 8): never bare numbers such as "107 · 841".
+    const ids = await page.locator('.scan-findings li p.muted').first().textContent();
+    expect(ids).toMatch(/\b(SWC|CWE)-\d+\b/);
+    expect(ids).not.toMatch(/(^|\s)\d+ · \d+/);
     await check(page, 'scan');
     await page.click('.scan-findings li >> text=Tickets…');
     await page.click('.scan-findings li >> text=Send to Linear');

@@ -12,6 +12,7 @@ import { trackerName, useConnectedTrackers } from '../trackers.ts';
 import { Async, Chip, ErrorMessage, formatDate } from '../ui.tsx';
 import { Comments } from './comments.tsx';
 import { SeverityControl, StatusControl } from './finding-triage.tsx';
+import { CreateLabel } from './label-create.tsx';
 
 type FindingPath = '/api/v0/repositories/{repo_id}/findings/{finding_ref}';
 type Finding = paths[FindingPath]['get']['responses'][200]['content']['application/json'];
@@ -242,6 +243,9 @@ function FindingView({ finding: f, queryKey }: { finding: Finding; queryKey: unk
                     ))}
                 </select>
               </label>
+            )}
+            {role === 'admin' && (
+              <CreateLabel repositoryId={f.repository.id} onCreated={(id) => labels.mutate({ add: [id] })} />
             )}
             {labels.error ? <ErrorMessage error={labels.error} /> : null}
           </div>
