@@ -159,3 +159,27 @@ describe('POST /api/v0/repositories/findings/bulk-triage', () => {
     expect((await sendJson(t, team.judge.token, 'POST', url, { findings: items })).status).toBe(400);
   });
 });
+
+describe('DELETE /api/v0/repositories/{repo_id}/finding-views/{view_id}', () => {
+  it('deletes one’s own personal view, a shared one for those who may share; others’ are not found', async () => {
+    const team = await buildRepositoryTeam(t);
+    const views = `/api/v0/repositories/${team.repository.id}/finding-views`;
+    const mine = await sendJson<{ id: string }>(t, team.judge.token, 'POST', views, {
+      name: 'Mine',
+      filter: 'status:new',
+      personal: true,
+    });
+    const shared = await sendJson<{ id: string }>(t, team.client.token, 'POST', views, {
+      name: 'Shared',
+      filter: '',
+      personal: false,
+    });
+    expect((await sendJson(t, team.triager.token, 'DELETE', `${views}/${mine.body.id}`)).status).toBe(404);
+    expect((await sendJson(t, team.judge.token, 'DELETE', `${views}/${shared.body.id}`)).status).toBe(403);
+    expect((await sendJson(t, team.judge.token, 'DELETE', `${views}/${mine.body.id}`)).status).toBe(204);
+    expect((await sendJson(t, team.admin.token, 'DELETE', `${views}/${shared.body.id}`)).status).toBe(204);
+    expect((await sendJson(t, team.admin.token, 'DELETE', `${views}/${shared.body.id}`)).status).toBe(404);
+    const left = await getJson<{ views: unknown[] }>(t, team.client.token, views);
+    expect(left.body.views).toEqual([]);
+  });
+});
