@@ -260,7 +260,7 @@ describe.skipIf(skipReason !== null)('the console in Chromium', () => {
     expect(await reviewer.page.locator('aside[aria-label=Triage] fieldset').count()).toBe(0);
     await reviewer.context.close();
     await context.close();
-  });
+  }, 180_000);
 
   it('filters, orders and searches findings with completion, saves a view and reopens it, at 360 px too', async () => {
     const { context, page } = await newPage();
