@@ -15,6 +15,7 @@ import { CompanySummarySchema } from './platform/companies/companies.schemas.ts'
 import { registerDashboardRoutes } from './platform/dashboard/dashboard.routes.ts';
 import { registerFindingRoutes } from './platform/findings/findings.routes.ts';
 import {
+  FindingPersonSchema,
   FindingRefSchema,
   FindingSchema,
   FullUserSummarySchema,
@@ -113,6 +114,7 @@ const SHARED_SCHEMAS: readonly TSchema[] = [
   CompanyUserSchema,
   ConsoleSessionSummarySchema,
   FindingIssueExportSchema,
+  FindingPersonSchema,
   FindingRefSchema,
   FindingSchema,
   FindingStatSchema,

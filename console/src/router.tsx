@@ -7,6 +7,7 @@ import {
   Link,
   lazyRouteComponent,
   Outlet,
+  useRouterState,
 } from '@tanstack/react-router';
 import { useEffect, useState } from 'react';
 import { findingsQuery } from './findings-query.ts';
@@ -89,8 +90,23 @@ function Nav() {
 }
 
 function Shell() {
+  // A public report opens for anyone; the API still decides (a private one is 404 without a session).
+  const publicPage = useRouterState({
+    select: (st) => /^(\/app)?\/reports\/[^/]+\/?$/.test(st.location.pathname),
+  });
   return (
-    <SessionGate>
+    <SessionGate
+      anonymous={
+        publicPage ? (
+          <main id="main" tabIndex={-1}>
+            <p>
+              <a href="/app/">Sign in to Vigil</a>
+            </p>
+            <Outlet />
+          </main>
+        ) : undefined
+      }
+    >
       <Nav />
       <main id="main" tabIndex={-1}>
         <Outlet />

@@ -12,6 +12,11 @@ export function useSession(): Session {
   return session;
 }
 
+/** The session, or null on a page read without signing in (a public report). */
+export function useOptionalSession(): Session | null {
+  return useContext(SessionContext);
+}
+
 /**
  * The caller's effective role in a repository, as the server decides it: platform admins act as
  * admins, a repository role other than reviewer wins, then company users act as the client.
@@ -25,7 +30,7 @@ export function repositoryRole(session: Session, repositoryId: string, companyId
 }
 
 /** Shows the sign-in form until a session exists, then its children with the session. */
-export function SessionGate({ children }: { children: ReactNode }) {
+export function SessionGate({ children, anonymous }: { children: ReactNode; anonymous?: ReactNode }) {
   const query = useQuery({
     queryKey: ['session'],
     queryFn: async () => {
@@ -43,7 +48,8 @@ export function SessionGate({ children }: { children: ReactNode }) {
       </p>
     );
   if (query.error) {
-    if (query.error instanceof ApiError && query.error.status === 401) return <SignIn />;
+    // A page anyone may read (a public report) is shown without signing in.
+    if (query.error instanceof ApiError && query.error.status === 401) return anonymous ?? <SignIn />;
     return <ErrorMessage error={query.error} />;
   }
   return <SessionContext.Provider value={query.data}>{children}</SessionContext.Provider>;

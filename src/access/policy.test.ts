@@ -114,6 +114,7 @@ const ASKED_OF: { [A in Action]: 'actor' | 'access' | 'service' } = {
   'repository.read_all_findings': 'access',
   'repository.manage_labels': 'access',
   'repository.share_view': 'access',
+  'finding_view.delete': 'access',
   'repository.ask_assistant': 'access',
   'finding.read': 'access',
   'finding.create': 'access',
@@ -253,6 +254,18 @@ const CASES: Case[] = [
     'client',
     'repo_admin',
   ]),
+  c(
+    'finding_view.delete',
+    'a shared view',
+    () => ({ repository: R, view: { personal: false, userId: other } }),
+    ['platform_admin', ...COMPANY_USERS, 'client', 'repo_admin'],
+  ),
+  c(
+    'finding_view.delete',
+    "someone else's personal view",
+    () => ({ repository: R, view: { personal: true, userId: other } }),
+    [],
+  ),
   c('repository.ask_assistant', 'the repository', () => repository, except('outsider')),
   c(
     'finding.read',

@@ -312,6 +312,41 @@ export interface PingCandidate {
 }
 
 /**
+ * Whether the candidate sees the finding (DESIGN §7): platform admins, cross-company readers,
+ * company users, and repository members other than reviewers who see only their own findings.
+ */
+export function candidateSeesFinding(candidate: PingCandidate): boolean {
+  return (
+    candidate.platformAdmin ||
+    candidate.readAll ||
+    candidate.companyUser ||
+    (candidate.repositoryRole !== null &&
+      (candidate.repositoryRole !== 'reviewer' || candidate.showAllFindings || candidate.isFindingAuthor))
+  );
+}
+
+/**
+ * Whether a finding may be assigned to the candidate: an active member of the repository or user
+ * of its company who sees the finding (an assignee who would get 404 is refused).
+ */
+export function mayBeAssigned(candidate: PingCandidate): boolean {
+  return (
+    candidate.active &&
+    (candidate.companyUser || candidate.repositoryRole !== null) &&
+    candidateSeesFinding(candidate)
+  );
+}
+
+/**
+ * Who of a finding's audience the caller may list (the assignee and mention pickers): callers
+ * who may assign see everyone who sees the finding; other writers (reviewers) see only those an
+ * `@username` would reach, which are the people their comments can address anyway.
+ */
+export function audienceListing(access: FindingAccess, repository: RepositorySubject): 'all' | 'mentionable' {
+  return can(access, 'finding.assign', { repository }) ? 'all' : 'mentionable';
+}
+
+/**
  * Whether a ping notifies the candidate: `@project` reaches the active company users of the
  * repository's company, `@username` an active reviewer, judge or triager of the repository; in
  * both cases only when the candidate sees the finding and may read the comment, never the author.
@@ -325,13 +360,7 @@ export function mayBePinged(
   if (via === 'project' && !candidate.companyUser) return false;
   if (via === 'username' && !(candidate.repositoryRole && PINGABLE_BY_NAME.has(candidate.repositoryRole)))
     return false;
-  const seesFinding =
-    candidate.platformAdmin ||
-    candidate.readAll ||
-    candidate.companyUser ||
-    (candidate.repositoryRole !== null &&
-      (candidate.repositoryRole !== 'reviewer' || candidate.showAllFindings || candidate.isFindingAuthor));
-  if (!seesFinding) return false;
+  if (!candidateSeesFinding(candidate)) return false;
   return canReadComment(
     {
       platformAdmin: candidate.platformAdmin,
@@ -458,6 +487,11 @@ export interface Actions {
   'repository.manage_labels': { actor: FindingAccess; subject: Repo };
   /** Create a shared (not personal) finding view of the repository. */
   'repository.share_view': { actor: FindingAccess; subject: Repo };
+  /** Delete a saved view: one's own personal view, or a shared view by those who may share. */
+  'finding_view.delete': {
+    actor: FindingAccess;
+    subject: Repo & { view: { personal: boolean; userId: string | null } };
+  };
   /** Ask the repository assistant: whoever sees the repository's findings. */
   'repository.ask_assistant': { actor: FindingAccess; subject: Repo };
   /** See a finding: published, and in a repository whose findings (or one's own there) the user sees. */
@@ -550,6 +584,8 @@ const RULES: { [A in Action]: (actor: ActorOf<A>, subject: SubjectOf<A>) => bool
     const role = effectiveRole(access, repository);
     return role === 'admin' || role === 'client';
   },
+  'finding_view.delete': (access, { repository, view }) =>
+    view.personal ? view.userId === access.userId : RULES['repository.share_view'](access, { repository }),
   'repository.ask_assistant': (access, { repository }) => seesRepository(access, repository),
   'finding.read': (access, { repository, finding }) =>
     finding.published &&

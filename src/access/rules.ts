@@ -58,6 +58,18 @@ export function canTransition(
   return table[from]?.includes(to) ?? false;
 }
 
+/** Statuses that close a finding against its author or the client: a reason must be given. */
+const NEEDS_REASON: ReadonlySet<FindingStatus> = new Set(['rejected', 'spam', 'disputed', 'withdrawn']);
+
+/**
+ * Whether a status change must carry a reason (ADR 0033): moving a finding to rejected, spam,
+ * disputed or withdrawn, or reopening a fixed finding. The reason is posted on the finding so that
+ * its author and the client read why.
+ */
+export function statusChangeNeedsReason(from: FindingStatus, to: FindingStatus): boolean {
+  return NEEDS_REASON.has(to) || (from === 'fixed' && to !== 'fixed');
+}
+
 /**
  * Comment visibilities. Readers by visibility (each set contains the next: public ⊃ private ⊃
  * internal ⊃ hidden):

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, isNull } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import {
   companyMembers,
@@ -15,6 +15,11 @@ export function authRepo(db: Db) {
     async findServiceKeyByHash(hash: string) {
       const [row] = await db.select().from(serviceKeys).where(eq(serviceKeys.hash, hash)).limit(1);
       return row ?? null;
+    },
+
+    /** Stamps a service key's last use (no credential-cache flush: see migration 0037). */
+    async touchServiceKey(id: string): Promise<void> {
+      await db.update(serviceKeys).set({ lastUsedAt: sql`now()` }).where(eq(serviceKeys.id, id));
     },
 
     async findUserTokenByHash(hash: string) {

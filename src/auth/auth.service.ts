@@ -64,6 +64,21 @@ export function createAuthService(deps: {
     };
   }
 
+  /** When this process last stamped each service key's last use. */
+  const touched = new Map<string, number>();
+  /**
+   * Records a service key's use for its "last used" column, at most once a minute per key and
+   * process: a write per request would cost more than the request.
+   */
+  async function touch(keyId: string): Promise<void> {
+    const at = now().getTime();
+    const last = touched.get(keyId);
+    if (last !== undefined && at - last < 60_000) return;
+    touched.set(keyId, at);
+    if (touched.size > 10_000) touched.clear();
+    await repo.touchServiceKey(keyId);
+  }
+
   return {
     /** An organization service key → ServiceActor; 401 when malformed, unknown, expired or revoked. */
     async authenticateServiceKey(secret: string): Promise<ServiceActor> {
@@ -75,7 +90,10 @@ export function createAuthService(deps: {
       }
       const hash = hashSecret(secret);
       const cached = cache.get(hash, now());
-      if (cached?.kind === 'service') return cached;
+      if (cached?.kind === 'service') {
+        await touch(cached.credentialId);
+        return cached;
+      }
       const generation = cache.begin();
       const key = await repo.findServiceKeyByHash(hash);
       if (!key) throw new AppError('INVALID_CREDENTIAL', { message: 'Unknown service key.' });
@@ -91,6 +109,7 @@ export function createAuthService(deps: {
         scopes: new Set(key.scopes as Scope[]),
       };
       cache.store(hash, generation, { value: actor, expiresAt: key.expiresAt });
+      await touch(key.id);
       return actor;
     },
 

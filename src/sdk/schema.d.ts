@@ -271,6 +271,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/companies/{companyId}/trackers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The issue trackers connected to the company (for its users; no settings) */
+        get: operations["listConnectedTrackers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/scanner/v1/credits": {
         parameters: {
             query?: never;
@@ -496,6 +513,40 @@ export interface paths {
         /** Change the status of a finding along the transition table */
         put: operations["changeFindingStatus"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/repositories/{repo_id}/findings/{finding_ref}/people": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The users who see a finding: whom it may be assigned to and whom @username reaches */
+        get: operations["listFindingPeople"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/repositories/findings/bulk-triage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change status, severity, assignee or labels of many findings at once (all or nothing) */
+        post: operations["bulkTriageFindings"];
         delete?: never;
         options?: never;
         head?: never;
@@ -789,6 +840,26 @@ export interface paths {
          */
         post: operations["createFindingView"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/repositories/{repo_id}/finding-views/{view_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a saved finding view
+         * @description A personal view by its owner; a shared view by repository admins and clients (those who may share views).
+         */
+        delete: operations["deleteFindingView"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1579,7 +1650,7 @@ export interface components {
             createdAt: string;
             sourcehost_account_name: string | null;
             /** @description The first seven are the contract’s (v0 §4.9); the others are extensions (ADR 0017): invitations, service keys, SSO rules, integrations and source-host repository links, the notification webhook, credit grants, repository membership and console sign-ins. */
-            action: "user_invited" | "user_auto_joined" | "user_disabled" | "user_reenabled" | "company_role_changed" | "sourcehost_integration_added" | "sourcehost_integration_removed" | "invitation_revoked" | "invitation_declined" | "service_key_created" | "service_key_revoked" | "sso_rule_added" | "sso_rule_removed" | "integration_connected" | "integration_updated" | "integration_disconnected" | "sourcehost_repository_linked" | "sourcehost_repository_unlinked" | "notification_webhook_set" | "notification_webhook_removed" | "credits_granted" | "repository_member_added" | "repository_member_changed" | "repository_member_removed" | "session_signed_in";
+            action: "user_invited" | "user_auto_joined" | "user_disabled" | "user_reenabled" | "company_role_changed" | "sourcehost_integration_added" | "sourcehost_integration_removed" | "invitation_revoked" | "invitation_declined" | "service_key_created" | "service_key_revoked" | "sso_rule_added" | "sso_rule_removed" | "integration_connected" | "integration_updated" | "integration_disconnected" | "sourcehost_repository_linked" | "sourcehost_repository_unlinked" | "notification_webhook_set" | "notification_webhook_removed" | "credits_granted" | "repository_member_added" | "repository_member_changed" | "repository_member_removed" | "session_signed_in" | "findings_bulk_triaged";
             /** @description Extension: what changed, never a secret. user_invited, invitation_revoked, invitation_declined: invitationId, username, email, role (as the inviter gave them); user_auto_joined: via (invitation | sso_domain), role; company_role_changed: from, to; service_key_*: keyId, name, prefix, scopes, expiresAt; sso_rule_*: ruleId, domain; integration_* and sourcehost_integration_*: integrationId, provider, site; sourcehost_repository_*: repository, workspaceId, prefix (linked: watchBranches, scanType); notification_webhook_set: destination (the origin only); credits_granted: amount, note; repository_member_*: repositoryId, role, from (a change), via (join); session_signed_in: via. */
             details: {
                 [key: string]: unknown;
@@ -1752,6 +1823,16 @@ export interface components {
                 code: string;
                 message: string;
             };
+        };
+        FindingPerson: {
+            /** Format: uuid */
+            userId: string;
+            username: string;
+            name: string;
+            role: ("client" | "reviewer" | "judge" | "triager" | "admin") | null;
+            isFindingAuthor: boolean;
+            assignable: boolean;
+            mentionable: boolean;
         };
         FindingRef: {
             /** Format: uuid */
@@ -2153,6 +2234,7 @@ export interface components {
             revokedAt: string | null;
             /** Format: date-time */
             createdAt: string;
+            lastUsedAt: string | null;
         };
         Session: {
             /** Format: uuid */
@@ -2338,6 +2420,23 @@ export interface components {
             /** Format: date-time */
             issuedAt?: string;
         };
+        BulkTriageRequest: {
+            findings: {
+                /** Format: uuid */
+                repositoryId: string;
+                /** @description A finding id (uuid) or number */
+                finding: string;
+            }[];
+            status?: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
+            reason?: string;
+            severity?: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
+            assignee?: null | string;
+            addLabels?: string[];
+            removeLabels?: string[];
+        };
+        BulkTriageResponse: {
+            findings: components["schemas"]["Finding"][];
+        };
         CancelledScan: {
             /** Format: uuid */
             id: string;
@@ -2370,6 +2469,8 @@ export interface components {
         };
         ChangeFindingStatusRequest: {
             status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
+            /** @description Why; required for a move to rejected, spam, disputed or withdrawn and for reopening a fixed finding. Posted on the finding as a public comment. */
+            reason?: string;
         };
         CommentThreads: {
             threads: components["schemas"]["CommentThread"][];
@@ -2441,6 +2542,12 @@ export interface components {
             /** @description Lowercase or uppercase hex SHA-256 */
             sha256?: string;
         };
+        ConnectedTrackerList: {
+            items: {
+                provider: "tracker_a" | "tracker_b";
+                site: string;
+            }[];
+        };
         ConsoleSessionList: {
             sessions: components["schemas"]["ConsoleSessionSummary"][];
         };
@@ -2474,6 +2581,7 @@ export interface components {
             revokedAt: string | null;
             /** Format: date-time */
             createdAt: string;
+            lastUsedAt: string | null;
             key: string;
         };
         CreatedToken: {
@@ -2724,6 +2832,9 @@ export interface components {
             /** Format: int32 */
             filteredTotal: number;
             nextValue: string | null;
+        };
+        FindingPeople: {
+            people: components["schemas"]["FindingPerson"][];
         };
         FindingsReport: ({
             version: string;
@@ -4433,6 +4544,84 @@ export interface operations {
             };
         };
     };
+    listConnectedTrackers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectedTrackerList"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
     getCreditBalances: {
         parameters: {
             query?: never;
@@ -5664,6 +5853,175 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Finding"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    listFindingPeople: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                repo_id: string;
+                /** @description A finding id (uuid) or number */
+                finding_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingPeople"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    bulkTriageFindings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkTriageRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkTriageResponse"];
                 };
             };
             /** @description Invalid request */
@@ -7461,6 +7819,83 @@ export interface operations {
             };
         };
     };
+    deleteFindingView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                repo_id: string;
+                view_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
     getCompany: {
         parameters: {
             query?: never;
@@ -8899,7 +9334,7 @@ export interface operations {
                 target_users?: string[];
                 /** @description only entries in which one of these users acted: user ids (uuid) or usernames; repeat the parameter or separate values with commas */
                 performing_users?: string[];
-                /** @description only these actions; repeated or comma-separated values of: user_invited, user_auto_joined, user_disabled, user_reenabled, company_role_changed, sourcehost_integration_added, sourcehost_integration_removed, invitation_revoked, invitation_declined, service_key_created, service_key_revoked, sso_rule_added, sso_rule_removed, integration_connected, integration_updated, integration_disconnected, sourcehost_repository_linked, sourcehost_repository_unlinked, notification_webhook_set, notification_webhook_removed, credits_granted, repository_member_added, repository_member_changed, repository_member_removed, session_signed_in */
+                /** @description only these actions; repeated or comma-separated values of: user_invited, user_auto_joined, user_disabled, user_reenabled, company_role_changed, sourcehost_integration_added, sourcehost_integration_removed, invitation_revoked, invitation_declined, service_key_created, service_key_revoked, sso_rule_added, sso_rule_removed, integration_connected, integration_updated, integration_disconnected, sourcehost_repository_linked, sourcehost_repository_unlinked, notification_webhook_set, notification_webhook_removed, credits_granted, repository_member_added, repository_member_changed, repository_member_removed, session_signed_in, findings_bulk_triaged */
                 actions?: string[];
                 /** @description entries created at or after this time */
                 since?: string;

@@ -6,16 +6,14 @@ import {
   replyVisibilityAllowed,
 } from '../../../src/access/rules.ts';
 import type { paths } from '../../../src/sdk/schema';
-import { ApiError, api, unwrap } from '../api.ts';
+import { api, unwrap } from '../api.ts';
+import { unreachedMentions, useFindingPeople } from '../pickers.tsx';
 import { repositoryRole, useSession } from '../session.tsx';
 import { Async, ErrorMessage, formatDate, usePlaceCaret } from '../ui.tsx';
 
 type ThreadsPath = '/api/v0/repositories/{repo_id}/findings/{finding_ref}/comments';
 type Thread = paths[ThreadsPath]['get']['responses'][200]['content']['application/json']['threads'][number];
 type Comment = Thread['replies'][number];
-
-/** Repository roles whose members `@username` pings (the server's rule; it decides). */
-const PINGABLE_ROLES = new Set(['reviewer', 'judge', 'triager']);
 
 const VISIBILITY_HELP: Record<CommentVisibility, string> = {
   public: 'everyone who sees the finding',
@@ -69,12 +67,7 @@ export function Comments({ finding }: { finding: FindingRef }) {
   };
   const creatable = creatableVisibilities(role as Parameters<typeof creatableVisibilities>[0], reader);
   const mayModerate = role === 'admin';
-  const candidates = useMentionCandidates(
-    finding.repositoryId,
-    threads.data?.threads ?? [],
-    session.userId,
-    role === 'reviewer',
-  );
+  const candidates = useMentionCandidates(finding.repositoryId, finding.id, role === 'reviewer');
   const refresh = () => client.invalidateQueries({ queryKey: key });
 
   return (
@@ -148,45 +141,25 @@ export function Comments({ finding }: { finding: FindingRef }) {
 }
 
 /**
- * `@` completion candidates: `@project`, and the reviewers, judges and triagers of the repository
- * from its member list when the caller may list members (admins, clients, company users). Others
- * (reviewers, judges, triagers) may not list members, so they are offered the authors of the
- * comments they already read; the server decides who is pinged in every case.
+ * `@` completion candidates: `@project`, and exactly the users an `@username` reaches on this
+ * finding (those who see it, by the server's access policy: GET …/people).
  */
-function useMentionCandidates(
-  repositoryId: string,
-  threads: Thread[],
-  self: string,
-  reviewer: boolean,
-): Candidate[] {
-  const members = useQuery({
-    queryKey: ['members', repositoryId],
-    queryFn: () =>
-      unwrap(
-        api.GET('/api/v0/repositories/{repo_id}/members', { params: { path: { repo_id: repositoryId } } }),
-      ),
-    retry: (count, error) => !(error instanceof ApiError && error.status === 403) && count < 2,
-    staleTime: 60_000,
-  });
-  const out = new Map<string, Candidate>();
-  out.set('project', {
-    name: 'project',
-    hint: reviewer ? 'the company’s users; spends one of your pings' : 'the company’s users',
-  });
-  if (members.data) {
-    for (const m of members.data.members) {
-      if (m.deletedAt || m.user.disabledAt || m.user.userId === self || !PINGABLE_ROLES.has(m.role)) continue;
-      out.set(m.user.username.toLowerCase(), { name: m.user.username, hint: `${m.user.name}, ${m.role}` });
-    }
-  } else {
-    for (const t of threads) {
-      for (const c of [t, ...t.replies]) {
-        if (!c.author || c.author.userId === self) continue;
-        out.set(c.author.username.toLowerCase(), { name: c.author.username, hint: c.author.name });
-      }
-    }
+function useMentionCandidates(repositoryId: string, findingId: string, reviewer: boolean): Candidate[] {
+  const people = useFindingPeople(repositoryId, findingId);
+  const out: Candidate[] = [
+    {
+      name: 'project',
+      hint: reviewer ? 'the company’s users; spends one of your pings' : 'the company’s users',
+    },
+  ];
+  for (const p of people.data?.people ?? []) {
+    if (!p.mentionable) continue;
+    out.push({
+      name: p.username,
+      hint: `${p.name}${p.role ? `, ${p.role}` : ''}${p.isFindingAuthor ? ', author' : ''}`,
+    });
   }
-  return [...out.values()];
+  return out;
 }
 
 interface Candidate {
@@ -440,6 +413,8 @@ function MentionForm({
   const [caret, setCaret] = useState(initial.length);
   const [active, setActive] = useState(0);
   const [dismissed, setDismissed] = useState(false);
+  // `@names` that reach no one, shown before posting; a second submit posts anyway.
+  const [unreached, setUnreached] = useState<string[]>([]);
   const at = mentionAt(text, caret);
   const shown =
     at && !dismissed ? candidates.filter((c) => c.name.toLowerCase().startsWith(at.prefix)).slice(0, 8) : [];
@@ -469,7 +444,17 @@ function MentionForm({
       className="stack mention-form"
       onSubmit={(e) => {
         e.preventDefault();
-        if (text.trim()) onSubmit(text);
+        if (!text.trim()) return;
+        const missing = unreachedMentions(
+          text,
+          candidates.map((c) => c.name),
+        );
+        if (missing.length > 0 && missing.join() !== unreached.join()) {
+          setUnreached(missing);
+          return;
+        }
+        setUnreached([]);
+        onSubmit(text);
       }}
     >
       <label htmlFor={id}>{label}</label>
@@ -524,10 +509,16 @@ function MentionForm({
         Markdown. Type @ to mention: @project pings the company’s users, @username a reviewer, judge or
         triager of the repository.
       </p>
+      {unreached.length > 0 && (
+        <p className="warning" role="alert">
+          {unreached.map((n) => `@${n}`).join(', ')} cannot see this finding or cannot be mentioned here, so{' '}
+          they will not be notified. Submit again to post anyway.
+        </p>
+      )}
       <div className="button-row">
         {extra}
         <button type="submit" disabled={busy}>
-          {busy ? 'Sending…' : submitLabel}
+          {busy ? 'Sending…' : unreached.length > 0 ? `${submitLabel} anyway` : submitLabel}
         </button>
         {onCancel && (
           <button type="button" onClick={onCancel}>

@@ -1,6 +1,7 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../api.ts';
+import { CopyButton } from '../copy-button.tsx';
 import { Async, ErrorMessage, formatDate } from '../ui.tsx';
 
 /** A mutation whose error is shown beside the form that caused it. */
@@ -504,6 +505,8 @@ export function ServiceKeys({ companyId, manages }: { companyId: string; manages
                   <th scope="col">Name</th>
                   <th scope="col">Prefix</th>
                   <th scope="col">Scopes</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
                   <th scope="col">Expires</th>
                   <th scope="col">State</th>
                 </tr>
@@ -516,6 +519,8 @@ export function ServiceKeys({ companyId, manages }: { companyId: string; manages
                       <code>{k.prefix}…</code>
                     </td>
                     <td>{k.scopes.join(', ')}</td>
+                    <td>{formatDate(k.createdAt)}</td>
+                    <td>{k.lastUsedAt ? formatDate(k.lastUsedAt) : 'never'}</td>
                     <td>{formatDate(k.expiresAt)}</td>
                     <td>
                       {k.revokedAt ? (
@@ -539,8 +544,11 @@ export function ServiceKeys({ companyId, manages }: { companyId: string; manages
       </Async>
       {revoke.error ? <ErrorMessage error={revoke.error} /> : null}
       {created && (
-        <div className="notice" role="status">
-          New key (shown once): <code data-testid="new-key">{created}</code>
+        <div className="notice copy-row">
+          <span>
+            New key (shown once; store it now): <code data-testid="new-key">{created}</code>
+          </span>
+          <CopyButton text={created} label="Copy the new service key" />
         </div>
       )}
       <form

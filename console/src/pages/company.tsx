@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { lazy, Suspense } from 'react';
-import { api, sessionState, unwrap } from '../api.ts';
+import { ApiError, api, sessionState, unwrap } from '../api.ts';
 import { NotFound } from '../router.tsx';
 import { useSession } from '../session.tsx';
 import { Async, formatDate } from '../ui.tsx';
@@ -31,6 +31,9 @@ export function CompanyPage() {
     queryKey: ['company', companyId],
     queryFn: () => unwrap(api.GET('/api/v0/companies/{companyId}', { params: { path: { companyId } } })),
   });
+  // A company the caller is not part of reads as a page that does not exist (the API answers 404 or 403).
+  if (company.error instanceof ApiError && (company.error.status === 404 || company.error.status === 403))
+    return <NotFound />;
   const current = section ?? 'repositories';
   if (!SECTIONS.some((s) => s.id === current)) return <NotFound />;
   const role = session.companies.find((c) => c.id === companyId)?.role ?? null;

@@ -1,14 +1,18 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
-import { canTransition } from '../../../src/access/rules.ts';
+import type { RepositoryRole } from '../../../src/access/rules.ts';
 import type { paths } from '../../../src/sdk/schema';
 import { ApiError, api, sessionState, unwrap } from '../api.ts';
+import { AssigneePicker } from '../pickers.tsx';
 import { NotFound } from '../router.tsx';
-import { SEVERITIES, STATUSES } from '../search.ts';
+import { SEVERITIES, type STATUSES } from '../search.ts';
 import { repositoryRole, useSession } from '../session.tsx';
+import { trackerName, useConnectedTrackers } from '../trackers.ts';
 import { Async, Chip, ErrorMessage, formatDate } from '../ui.tsx';
 import { Comments } from './comments.tsx';
+import { SeverityControl, StatusControl } from './finding-triage.tsx';
+import { CreateLabel } from './label-create.tsx';
 
 type FindingPath = '/api/v0/repositories/{repo_id}/findings/{finding_ref}';
 type Finding = paths[FindingPath]['get']['responses'][200]['content']['application/json'];
@@ -41,23 +45,25 @@ function FindingView({ finding: f, queryKey }: { finding: Finding; queryKey: unk
   const isAuthor = f.createdBy?.userId === session.userId;
   const status = (f as { status: Status }).status;
   const severity = (f as { severity: Severity | null }).severity;
-  const allowed = role
-    ? STATUSES.filter((s) => s !== status && canTransition(role as never, status, s, isAuthor))
-    : [];
   const params = { params: { path: { repo_id: f.repository.id, finding_ref: f.id } } };
   const done = (next: Finding) => {
     client.setQueryData(queryKey, next);
     void client.invalidateQueries({ queryKey: ['all-findings'] });
   };
   const setStatus = useMutation({
-    mutationFn: (s: Status) =>
+    mutationFn: (v: { status: Status; reason: string | undefined; then: () => void }) =>
       unwrap(
         api.PUT('/api/v0/repositories/{repo_id}/findings/{finding_ref}/status', {
           ...params,
-          body: { status: s },
+          body: { status: v.status, ...(v.reason ? { reason: v.reason } : {}) },
         }),
       ),
-    onSuccess: done,
+    onSuccess: (next, v) => {
+      done(next);
+      v.then();
+      // The reason is posted as a comment.
+      if (v.reason) void client.invalidateQueries({ queryKey: ['comments', f.repository.id, f.id] });
+    },
   });
   const setSeverity = useMutation({
     mutationFn: (s: Severity) =>
@@ -156,71 +162,45 @@ function FindingView({ finding: f, queryKey }: { finding: Finding; queryKey: unk
 
         <aside aria-label="Triage">
           <h2>Triage</h2>
-          <div className="field">
-            <span className="label" id="status-label">
-              Status
-            </span>
-            {allowed.length === 0 ? (
-              <p className="muted">Your role cannot change the status from “{status.replace(/_/g, ' ')}”.</p>
-            ) : (
-              <fieldset className="button-row plain" aria-labelledby="status-label">
-                {allowed.map((s) => (
-                  <button
-                    key={s}
-                    type="button"
-                    onClick={() => setStatus.mutate(s)}
-                    disabled={setStatus.isPending}
-                  >
-                    {s.replace(/_/g, ' ')}
-                  </button>
-                ))}
-              </fieldset>
-            )}
-            {setStatus.error ? <ErrorMessage error={setStatus.error} /> : null}
-          </div>
+          <StatusControl
+            role={role as RepositoryRole | null}
+            status={status}
+            isAuthor={isAuthor}
+            busy={setStatus.isPending}
+            error={setStatus.error}
+            onChange={(s, reason, then) => setStatus.mutate({ status: s, reason, then })}
+          />
 
-          <div className="field">
-            <label htmlFor="severity">Severity</label>
-            {judging ? (
-              <select
-                id="severity"
-                value={severity ?? ''}
-                onChange={(e) => setSeverity.mutate(e.target.value as Severity)}
-              >
-                {severity === null && <option value="">—</option>}
-                {(f.repository.allowedSeverities?.length ? f.repository.allowedSeverities : SEVERITIES).map(
-                  (s) => (
-                    <option key={s} value={s}>
-                      {s.replace(/_/g, ' ')}
-                    </option>
-                  ),
-                )}
-              </select>
-            ) : (
+          {judging ? (
+            <SeverityControl
+              key={severity ?? ''}
+              severity={severity}
+              allowed={f.repository.allowedSeverities?.length ? f.repository.allowedSeverities : SEVERITIES}
+              busy={setSeverity.isPending}
+              error={setSeverity.error}
+              onApply={(s) => setSeverity.mutate(s)}
+            />
+          ) : (
+            <div className="field">
+              <span className="label">Severity</span>
               <p id="severity">
                 <Chip kind="severity" value={severity} />
               </p>
-            )}
-            {setSeverity.error ? <ErrorMessage error={setSeverity.error} /> : null}
-          </div>
+            </div>
+          )}
 
           <div className="field">
             <span className="label">Assignee</span>
             <p>{f.assignedTo ? `@${f.assignedTo.username}` : 'nobody'}</p>
-            {judging && (
-              <form
-                className="inline-form"
-                onSubmit={(e) => {
-                  e.preventDefault();
-                  const v = String(new FormData(e.currentTarget).get('assignee') ?? '').trim();
-                  assign.mutate(v || null);
-                }}
-              >
-                <label>
-                  Assign to <input name="assignee" placeholder="username (empty: nobody)" />
-                </label>
-                <button type="submit">Assign</button>
-              </form>
+            {role !== null && role !== 'reviewer' && (
+              <AssigneePicker
+                key={f.assignedTo?.username ?? ''}
+                repositoryId={f.repository.id}
+                findingId={f.id}
+                current={f.assignedTo?.username ?? null}
+                busy={assign.isPending}
+                onAssign={(username) => assign.mutate(username)}
+              />
             )}
             {assign.error ? <ErrorMessage error={assign.error} /> : null}
           </div>
@@ -263,6 +243,9 @@ function FindingView({ finding: f, queryKey }: { finding: Finding; queryKey: unk
                     ))}
                 </select>
               </label>
+            )}
+            {role === 'admin' && (
+              <CreateLabel repositoryId={f.repository.id} onCreated={(id) => labels.mutate({ add: [id] })} />
             )}
             {labels.error ? <ErrorMessage error={labels.error} /> : null}
           </div>
@@ -353,7 +336,10 @@ export function Tickets({ findingId, companyId }: { findingId: string; companyId
     queryFn: () =>
       unwrap(api.GET('/api/scanner/v1/findings/{findingId}/tickets', { params: { path: { findingId } } })),
   });
-  const [provider, setProvider] = useState<'tracker_a' | 'tracker_b'>('tracker_a');
+  const trackers = useConnectedTrackers(companyId);
+  const connected = trackers.data?.items ?? [];
+  const [chosen, setProvider] = useState<'tracker_a' | 'tracker_b' | null>(null);
+  const provider = chosen ?? connected[0]?.provider ?? 'tracker_a';
   const link = useMutation({
     mutationFn: (issueRef: string) =>
       unwrap(
@@ -385,7 +371,8 @@ export function Tickets({ findingId, companyId }: { findingId: string; companyId
                   {t.key}
                 </a>{' '}
                 <span className="muted">
-                  {t.provider} · {t.source} · {t.status ?? ''}
+                  {trackerName(t.provider)} · {t.source === 'linked' ? 'linked' : 'created here'}
+                  {t.status ? ` · ${t.status}` : ''}
                 </span>
               </li>
             ))}
@@ -393,31 +380,46 @@ export function Tickets({ findingId, companyId }: { findingId: string; companyId
           </ul>
         )}
       </Async>
-      <label>
-        Tracker
-        <select value={provider} onChange={(e) => setProvider(e.target.value as typeof provider)}>
-          <option value="tracker_a">tracker_a</option>
-          <option value="tracker_b">tracker_b</option>
-        </select>
-      </label>
-      <div className="button-row">
-        <button type="button" onClick={() => send.mutate()} disabled={send.isPending}>
-          {send.isPending ? 'Sending…' : 'Send to tracker'}
-        </button>
-      </div>
-      {send.error ? <ErrorMessage error={send.error} /> : null}
-      <form
-        className="inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          link.mutate(String(new FormData(e.currentTarget).get('issueRef') ?? ''));
-        }}
-      >
-        <label>
-          Link issue <input name="issueRef" required placeholder="ENG-123 or URL" />
-        </label>
-        <button type="submit">Link</button>
-      </form>
+      {connected.length === 0 ? (
+        <p className="muted small" data-testid="no-tracker">
+          {trackers.isPending
+            ? 'Loading trackers…'
+            : 'No issue tracker is connected to this company; a company manager connects one under Integrations.'}
+        </p>
+      ) : (
+        <>
+          {connected.length > 1 && (
+            <label>
+              Tracker
+              <select value={provider} onChange={(e) => setProvider(e.target.value as typeof provider)}>
+                {[...new Set(connected.map((c) => c.provider))].map((p) => (
+                  <option key={p} value={p}>
+                    {trackerName(p)}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+          <div className="button-row">
+            <button type="button" onClick={() => send.mutate()} disabled={send.isPending}>
+              {send.isPending ? 'Sending…' : `Send to ${trackerName(provider)}`}
+            </button>
+          </div>
+          {send.error ? <ErrorMessage error={send.error} /> : null}
+          <form
+            className="inline-form"
+            onSubmit={(e) => {
+              e.preventDefault();
+              link.mutate(String(new FormData(e.currentTarget).get('issueRef') ?? ''));
+            }}
+          >
+            <label>
+              Link issue <input name="issueRef" required placeholder="ENG-123 or URL" />
+            </label>
+            <button type="submit">Link</button>
+          </form>
+        </>
+      )}
       {link.error ? <ErrorMessage error={link.error} /> : null}
     </div>
   );

@@ -14,6 +14,13 @@ import type { FindingsSearch } from '../router.tsx';
 import { completions, FILTER_FOR, ORDERS, ROLES, SEVERITIES, STATUSES } from '../search.ts';
 import { useSession } from '../session.tsx';
 import { Chip, ErrorMessage, formatDate, usePlaceCaret } from '../ui.tsx';
+import { AssigneeFilter, BulkBar, SortHeader, splitSearchKey } from './findings-controls.tsx';
+import {
+  useMayShareViews,
+  useViewRepositories,
+  ViewActions,
+  type ViewRepository,
+} from './findings-views.tsx';
 
 type Finding =
   paths['/api/v0/repositories/all-findings']['get']['responses'][200]['content']['application/json']['findings'][number];
@@ -67,7 +74,9 @@ export function FindingsPage() {
     ...findingsQuery(search),
     placeholderData: keepPreviousData,
   });
-  const [viewRepo, setViewRepo] = useState(session.repositories[0]?.id ?? '');
+  const viewRepos = useViewRepositories();
+  const [chosenViewRepo, setViewRepo] = useState('');
+  const viewRepo = chosenViewRepo || viewRepos[0]?.id || '';
   const views = useQuery({
     queryKey: ['views', viewRepo],
     enabled: Boolean(viewRepo),
@@ -80,6 +89,9 @@ export function FindingsPage() {
   const columns: Column[] = (activeView?.columns as Column[] | null | undefined) ?? DEFAULT_COLUMNS;
   const rows = useMemo(() => findings.data?.pages.flatMap((p) => p.findings) ?? [], [findings.data]);
   const total = findings.data?.pages[0]?.filteredTotal;
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [bulkMessage, setBulkMessage] = useState('');
+  const selectedRows = rows.filter((f) => selected.has(f.id));
 
   return (
     <section>
@@ -87,18 +99,21 @@ export function FindingsPage() {
       <SearchBox value={search.s ?? ''} onSubmit={(s) => set({ s: s || undefined })} />
       <fieldset className="filters plain">
         <legend className="sr-only">Filters</legend>
-        <MultiSelect
-          label="Status"
-          values={STATUSES}
-          value={search.status}
-          onChange={(v) => set({ status: v })}
-        />
-        <MultiSelect
-          label="Severity"
-          values={SEVERITIES}
-          value={search.severity}
-          onChange={(v) => set({ severity: v })}
-        />
+        {(['status', 'severity'] as const).map((key) => {
+          // The boxes show what the `s` search selects too; ticking moves its `key:` into the box.
+          const fromSearch = splitSearchKey(search.s, key);
+          const values = [...new Set([...(search[key]?.split(',') ?? []), ...fromSearch.values])];
+          return (
+            <MultiSelect
+              key={key}
+              label={key === 'status' ? 'Status' : 'Severity'}
+              values={key === 'status' ? STATUSES : SEVERITIES}
+              value={values.join(',') || undefined}
+              onChange={(v) => set({ [key]: v, s: fromSearch.rest || undefined })}
+            />
+          );
+        })}
+        <AssigneeFilter value={search.assigned_to} rows={rows} onChange={(v) => set({ assigned_to: v })} />
         <label>
           Order
           <select
@@ -132,11 +147,6 @@ export function FindingsPage() {
               onChange={(v) => set({ label: v, unlabeled: undefined })}
             />
             <TextFilter label="Filed by" value={search.created_by} onChange={(v) => set({ created_by: v })} />
-            <TextFilter
-              label="Assigned to"
-              value={search.assigned_to}
-              onChange={(v) => set({ assigned_to: v })}
-            />
             <TextFilter label="File path" value={search.path} onChange={(v) => set({ path: v })} />
             <label>
               Repository
@@ -185,28 +195,69 @@ export function FindingsPage() {
         </details>
       </fieldset>
       <Views
+        repos={viewRepos}
         viewRepo={viewRepo}
         setViewRepo={setViewRepo}
         views={views.data?.views ?? []}
         viewsError={views.error}
         active={search.view}
         filter={toViewFilter(search)}
-        open={(id, filter) => void navigate({ search: { s: filter || undefined, view: id }, replace: false })}
+        open={(id, filter) =>
+          // A view belongs to its repository: it lists that repository's findings only.
+          void navigate({
+            search: id ? { s: filter || undefined, view: id, repositories: viewRepo } : {},
+            replace: false,
+          })
+        }
       />
       <p aria-live="polite" className="muted" data-testid="filtered-total">
         {total === undefined ? 'Loading…' : `${total} finding${total === 1 ? '' : 's'}`}
         {findings.isFetching && total !== undefined ? ' · updating…' : ''}
       </p>
+      {total === 0 && toViewFilter(search) && (
+        <p className="muted" data-testid="empty-hint">
+          No finding matches all of <code>{toViewFilter(search)}</code> (filters combine with AND).{' '}
+          <button type="button" onClick={() => void navigate({ search: {}, replace: false })}>
+            Clear filters
+          </button>
+        </p>
+      )}
+      {bulkMessage && (
+        <p role="status" className="small">
+          {bulkMessage}
+        </p>
+      )}
+      {selectedRows.length > 0 && (
+        <BulkBar
+          selected={selectedRows}
+          onDone={(m) => {
+            setSelected(new Set());
+            setBulkMessage(m);
+          }}
+        />
+      )}
       {findings.error ? <ErrorMessage error={findings.error} /> : null}
       <div className="table-wrap">
         <table className="findings">
           <caption className="sr-only">Findings</caption>
           <thead>
             <tr>
+              <th scope="col">
+                <input
+                  type="checkbox"
+                  aria-label="Select all shown findings"
+                  checked={rows.length > 0 && selectedRows.length === rows.length}
+                  onChange={(e) => setSelected(e.target.checked ? new Set(rows.map((f) => f.id)) : new Set())}
+                />
+              </th>
               {columns.map((c) => (
-                <th scope="col" key={c}>
-                  {c.replace(/_/g, ' ')}
-                </th>
+                <SortHeader
+                  key={c}
+                  column={c}
+                  label={c.replace(/_/g, ' ')}
+                  order={search.order_by}
+                  onSort={(order_by) => set({ order_by })}
+                />
               ))}
               <th scope="col">repository</th>
             </tr>
@@ -214,6 +265,19 @@ export function FindingsPage() {
           <tbody>
             {rows.map((f) => (
               <tr key={f.id} className={f.hasUnreadComments ? 'unread' : undefined}>
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${f.repository?.name ?? ''} #${f.number}`}
+                    checked={selected.has(f.id)}
+                    onChange={(e) => {
+                      const next = new Set(selected);
+                      if (e.target.checked) next.add(f.id);
+                      else next.delete(f.id);
+                      setSelected(next);
+                    }}
+                  />
+                </td>
                 {columns.map((c) => (
                   <td key={c}>
                     <Cell finding={f} column={c} />
@@ -249,7 +313,8 @@ function Cell({ finding: f, column }: { finding: Finding; column: Column }) {
   );
   switch (column) {
     case 'number':
-      return link(`#${f.number}`);
+      // Numbers are per repository: the repository tells two #1 apart.
+      return link(`${f.repository?.name ?? ''} #${f.number}`);
     case 'title':
       return (
         <>
@@ -484,6 +549,7 @@ function SearchBox({ value, onSubmit }: { value: string; onSubmit: (s: string) =
 }
 
 function Views({
+  repos,
   viewRepo,
   setViewRepo,
   views,
@@ -492,6 +558,7 @@ function Views({
   filter,
   open,
 }: {
+  repos: ViewRepository[];
   viewRepo: string;
   setViewRepo: (id: string) => void;
   views: Array<{ id: string; name: string; filter: string; personal: boolean; columns: string[] | null }>;
@@ -500,8 +567,8 @@ function Views({
   filter: string;
   open: (id: string, filter: string) => void;
 }) {
-  const session = useSession();
   const client = useQueryClient();
+  const mayShare = useMayShareViews(repos.find((r) => r.id === viewRepo));
   const save = useMutation({
     mutationFn: (body: { name: string; personal: boolean; columns: Column[] }) =>
       unwrap(
@@ -515,14 +582,14 @@ function Views({
       open(res.id, filter);
     },
   });
-  if (session.repositories.length === 0) return null;
+  if (repos.length === 0) return null;
   return (
     <details className="views">
       <summary>Saved views{active ? `: ${views.find((v) => v.id === active)?.name ?? ''}` : ''}</summary>
       <label>
         Views of
         <select value={viewRepo} onChange={(e) => setViewRepo(e.target.value)}>
-          {session.repositories.map((r) => (
+          {repos.map((r) => (
             <option key={r.id} value={r.id}>
               {r.name}
             </option>
@@ -538,7 +605,15 @@ function Views({
             </button>{' '}
             <span className="muted">
               {v.personal ? 'personal' : 'shared'} · <code>{v.filter || '(everything)'}</code>
-            </span>
+            </span>{' '}
+            <ViewActions
+              repositoryId={viewRepo}
+              view={v}
+              mayShare={mayShare}
+              onDeleted={() => {
+                if (v.id === active) open('', '');
+              }}
+            />
           </li>
         ))}
         {views.length === 0 && <li className="muted">No saved views for this repository.</li>}
@@ -562,9 +637,11 @@ function Views({
         <label>
           Name <input name="name" required />
         </label>
-        <label>
-          <input type="checkbox" name="shared" /> Shared with the repository
-        </label>
+        {mayShare && (
+          <label>
+            <input type="checkbox" name="shared" /> Shared with the repository
+          </label>
+        )}
         <fieldset>
           <legend>Columns</legend>
           {ALL_COLUMNS.map((c) => (

@@ -3,7 +3,9 @@ import { Link, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { ApiError, api, unwrap } from '../api.ts';
 import { NotFound } from '../router.tsx';
-import { Async, formatDate } from '../ui.tsx';
+import { useOptionalSession } from '../session.tsx';
+import { Async, Chip, formatDate } from '../ui.tsx';
+import { ReportStats } from './report-stats.tsx';
 import { PrintButton, useReportTitle } from './report-view.tsx';
 
 /** Reports of finished engagements: public ones, and the private ones of the caller's companies. */
@@ -74,6 +76,7 @@ export function ReportsPage() {
 }
 
 export function ReportPage() {
+  const session = useOptionalSession();
   const { reportId } = useParams({ from: '/reports/$reportId' });
   const report = useQuery({
     queryKey: ['report', reportId],
@@ -87,7 +90,7 @@ export function ReportPage() {
       {(r) => (
         <article>
           <p className="no-print button-row">
-            <Link to="/reports">← Reports</Link> <PrintButton />
+            {session && <Link to="/reports">← Reports</Link>} <PrintButton />
           </p>
           <h1>{r.projectTitle}</h1>
           <p className="muted">
@@ -105,14 +108,15 @@ export function ReportPage() {
             ))}
           </ul>
           <h2>Statistics</h2>
-          <p>{r.findingStats.map((s) => `${s.fixedCount} of ${s.totalCount} fixed`).join(' · ') || '—'}</p>
+          <ReportStats stats={r.findingStats} />
           <h2>Findings</h2>
           <ol>
             {r.findings.map((f) => (
               <li key={f.id}>
                 <strong>
                   #{f.number} {f.title}
-                </strong>
+                </strong>{' '}
+                <Chip kind="severity" value={f.severity} /> <Chip kind="status" value={f.status} />
                 <pre className="description">{f.description}</pre>
               </li>
             ))}

@@ -5,12 +5,15 @@ import type { components } from '../../../src/sdk/schema';
 import { ApiError, api, sessionHeaders, sessionState, unwrap } from '../api.ts';
 import { NotFound } from '../router.tsx';
 import { sha256Hex, tarGzip } from '../tar.ts';
+import { useConnectedTrackers } from '../trackers.ts';
 import { Async, Chip, ErrorMessage, formatDate } from '../ui.tsx';
 
 type FindingsReport = components['schemas']['FindingsReport'];
 type Vulnerability = components['schemas']['Vulnerability'];
 
 type ScanType = 'lite' | 'standard' | 'audit';
+/** The only type the API accepts for local-source (uploaded) archives. */
+const UPLOAD_SCAN_TYPE: ScanType = 'standard';
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /** PUT to the signed upload URL with progress (fetch has no upload progress; XHR does). */
@@ -141,6 +144,7 @@ export function NewScan({ companyId }: { companyId: string }) {
             )
           : null);
       if (!body) throw new Error('Choose an archive or a folder first.');
+      if (type !== UPLOAD_SCAN_TYPE) throw new Error('Uploaded sources are scanned with the standard type.');
       const filename = archive?.name ?? 'folder.tar.gz';
       setStage('Preparing the upload…');
       const sha256 = await sha256Hex(body);
@@ -200,10 +204,21 @@ export function NewScan({ companyId }: { companyId: string }) {
           <legend>Scan type</legend>
           {(['lite', 'standard', 'audit'] as const).map((t) => {
             const info = credits.data?.scanTypes[t];
+            // An uploaded archive is local source, which the API scans with the standard type only.
+            const uploadable = t === UPLOAD_SCAN_TYPE;
             return (
               <label key={t}>
-                <input type="radio" name="type" value={t} checked={type === t} onChange={() => setType(t)} />{' '}
+                <input
+                  type="radio"
+                  name="type"
+                  value={t}
+                  checked={type === t}
+                  disabled={!uploadable}
+                  aria-describedby="scan-type-help"
+                  onChange={() => setType(t)}
+                />{' '}
                 {t}
+                {!uploadable && <span className="muted"> · not for uploads</span>}
                 {info && (
                   <span className="muted">
                     {' '}
@@ -214,7 +229,10 @@ export function NewScan({ companyId }: { companyId: string }) {
               </label>
             );
           })}
-          <p className="muted small">Uploaded archives are scanned with the standard type.</p>
+          <p className="muted small" id="scan-type-help">
+            Uploaded archives and folders are scanned with the standard type; lite and audit scans need a
+            connected source repository.
+          </p>
         </fieldset>
         <label>
           Archive (.tar.gz)
@@ -273,6 +291,22 @@ const text = (value: unknown): string | null => (typeof value === 'string' ? val
 const lineOf = (value: unknown): number | null => (typeof value === 'number' ? value : null);
 
 /**
+ * An identifier as readers know it: `SWC-103`, `CWE-664`, `rule reentrancy-eth` — a bare value
+ * ("103") says nothing of which registry it belongs to.
+ */
+function identifierLabel(i: Record<string, unknown>): string | null {
+  const type = text(i.type)?.toLowerCase() ?? '';
+  const name = text(i.name);
+  const value = text(i.value);
+  if (type === 'swc' || type === 'cwe') {
+    const id = (value ?? name ?? '').replace(/^(SWC|CWE)-/i, '');
+    return id ? `${type.toUpperCase()}-${id}` : null;
+  }
+  if (type === 'vigil_rule') return name || value ? `rule ${name ?? value}` : null;
+  return name ?? value;
+}
+
+/**
  * The findings of a scan's SAST report as the page shows them. The contract leaves a
  * vulnerability's location and identifiers open (GitLab's format), so they are read defensively.
  */
@@ -293,7 +327,7 @@ function sastVulnerabilities(report: FindingsReport): SastVulnerability[] {
         endLine: lineOf(v.location.end_line),
       },
       identifiers: identifiers
-        .map((i) => (i && typeof i === 'object' ? text((i as { value?: unknown }).value) : null))
+        .map((i) => (i && typeof i === 'object' ? identifierLabel(i as Record<string, unknown>) : null))
         .filter((i): i is string => i !== null),
     };
   });
@@ -466,6 +500,8 @@ export function ScanPage() {
 
 function ScanFindingTickets({ findingId, companyId }: { findingId: string; companyId: string }) {
   const [open, setOpen] = useState(false);
+  const trackers = useConnectedTrackers(companyId);
+  if (!trackers.data?.items.length) return null;
   if (!open)
     return (
       <button type="button" onClick={() => setOpen(true)}>

@@ -565,6 +565,7 @@ export const auditActions = [
   'repository_member_changed',
   'repository_member_removed',
   'session_signed_in',
+  'findings_bulk_triaged',
 ] as const;
 
 export const auditLog = pgTable(

@@ -1,4 +1,5 @@
 import { requireManagedCompany } from '../../access/access.service.ts';
+import { requireCompanyReader } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Database } from '../../db/client.ts';
@@ -228,6 +229,21 @@ export function createIntegrationsService(deps: {
       await requireCompany(actor, companyId);
       const rows = await integrationsRepo(database.db).listByCompany(companyId);
       return rows.map(toView);
+    },
+
+    /**
+     * The issue trackers connected to the company (provider and site only), for its readers: the
+     * console offers ticket controls only for these.
+     */
+    async listTrackers(
+      actor: Actor,
+      companyId: string,
+    ): Promise<Array<{ provider: 'tracker_a' | 'tracker_b'; site: string }>> {
+      requireCompanyReader(actor, companyId);
+      const rows = await integrationsRepo(database.db).listByCompany(companyId);
+      return rows
+        .filter((r) => r.provider === 'tracker_a' || r.provider === 'tracker_b')
+        .map((r) => ({ provider: r.provider as 'tracker_a' | 'tracker_b', site: r.site }));
     },
 
     /** Disconnects one site of a provider, or every connection of it when no site is given. */

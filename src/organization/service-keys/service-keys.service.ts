@@ -14,6 +14,7 @@ export interface ServiceKeyView {
   expiresAt: string | null;
   revokedAt: string | null;
   createdAt: string;
+  lastUsedAt: string | null;
 }
 
 function toView(row: ServiceKeyRow): ServiceKeyView {
@@ -25,6 +26,7 @@ function toView(row: ServiceKeyRow): ServiceKeyView {
     expiresAt: row.expiresAt?.toISOString() ?? null,
     revokedAt: row.revokedAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
+    lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
   };
 }
 

@@ -14,7 +14,7 @@ import {
   visibleFindingsConditionOf,
   visibleLastCommentAtOf,
 } from '../../access/access.repo.ts';
-import type { FindingAccess } from '../../access/policy.ts';
+import type { FindingAccess, PingCandidate } from '../../access/policy.ts';
 import { type Db, ownTransactionPerStatement } from '../../db/client.ts';
 import {
   assetGroups,
@@ -28,6 +28,7 @@ import {
   findingRelatedFiles,
   findings,
   labels,
+  platformPermissions,
   repositories,
   repositoryMembers,
   safeHarbors,
@@ -743,6 +744,54 @@ export function findingsRepo(db: Db) {
         .from(users)
         .where(sql`lower(${users.username}) = lower(${username})`);
       return user ?? null;
+    },
+
+    /**
+     * The people around a finding: active members of its repository and joined, enabled users of
+     * its company (one username only when `username` is given), with what the access policy needs
+     * to decide whether each sees the finding (`candidateSeesFinding`). Platform-wide readers who
+     * are neither are not part of it: they are not assigned nor named in a repository's comments.
+     */
+    async audience(
+      repository: { id: string; companyId: string; showAllFindings: boolean },
+      finding: { createdBy: string | null },
+      username?: string,
+    ): Promise<Array<PingCandidate & { username: string; name: string }>> {
+      const isCompanyUser = sql<boolean>`exists (select 1 from ${companyMembers}
+        where ${companyMembers.userId} = ${users.id} and ${companyMembers.companyId} = ${repository.companyId}
+          and ${companyMembers.joinedAt} is not null and ${companyMembers.disabledAt} is null)`;
+      const rows = await db
+        .select({
+          userId: users.id,
+          username: users.username,
+          name: users.name,
+          companyUser: isCompanyUser,
+          repositoryRole: repositoryMembers.role,
+          platformAdmin: sql<boolean>`exists (select 1 from ${platformPermissions} where ${platformPermissions.userId} = ${users.id} and ${platformPermissions.permission} = 'admin')`,
+          readAll: sql<boolean>`exists (select 1 from ${platformPermissions} where ${platformPermissions.userId} = ${users.id} and ${platformPermissions.permission} in ('admin', 'read_all_companies'))`,
+          active: sql<boolean>`(${users.disabledAt} is null and ${users.deletedAt} is null)`,
+        })
+        .from(users)
+        .leftJoin(
+          repositoryMembers,
+          and(
+            eq(repositoryMembers.userId, users.id),
+            eq(repositoryMembers.repositoryId, repository.id),
+            isNull(repositoryMembers.deletedAt),
+          ),
+        )
+        .where(
+          and(
+            or(sql`${repositoryMembers.userId} is not null`, isCompanyUser),
+            username === undefined ? undefined : sql`lower(${users.username}) = lower(${username})`,
+          ),
+        )
+        .orderBy(sql`lower(${users.username})`);
+      return rows.map((r) => ({
+        ...r,
+        showAllFindings: repository.showAllFindings,
+        isFindingAuthor: finding.createdBy === r.userId,
+      }));
     },
 
     /** Adds labels (present ones are skipped); the number added. */

@@ -219,8 +219,8 @@ describe('PUT …/findings/{finding_ref}/status', () => {
     const team = await buildRepositoryTeam(t);
     const f = await fileFinding(t, team.reviewer.token, team.repository.id);
     const url = `${findingUrl(team.repository.id, f.id)}/status`;
-    const put = (token: string, status: string) =>
-      sendJson<Finding & { msg: string }>(t, token, 'PUT', url, { status });
+    const put = (token: string, status: string, reason?: string) =>
+      sendJson<Finding & { msg: string }>(t, token, 'PUT', url, { status, reason });
     expect((await put(team.reviewer.token, 'confirmed')).status).toBe(409);
     expect((await put(team.client.token, 'confirmed')).status).toBe(409);
     const confirmed = await put(team.judge.token, 'confirmed');
@@ -229,7 +229,9 @@ describe('PUT …/findings/{finding_ref}/status', () => {
     expect(confirmed.body.lastUpdatedAt >= f.lastUpdatedAt).toBe(true);
     expect((await put(team.client.token, 'acknowledged')).body.status).toBe('acknowledged');
     expect((await put(team.companyUser.token, 'fixed')).body.status).toBe('fixed');
-    expect((await put(team.triager.token, 'confirmed')).body.status).toBe('confirmed');
+    expect((await put(team.triager.token, 'confirmed', 'The fix was reverted.')).body.status).toBe(
+      'confirmed',
+    );
     expect((await put(team.admin.token, 'duplicate')).status).toBe(409);
     expect((await put(team.reviewer.token, 'withdrawn')).status).toBe(409);
     const same = await put(team.triager.token, 'confirmed');
@@ -244,7 +246,10 @@ describe('PUT …/findings/{finding_ref}/status', () => {
     expect((await sendJson(t, team.otherReviewer.token, 'PUT', url, { status: 'withdrawn' })).status).toBe(
       409,
     );
-    const withdrawn = await sendJson<Finding>(t, team.reviewer.token, 'PUT', url, { status: 'withdrawn' });
+    const withdrawn = await sendJson<Finding>(t, team.reviewer.token, 'PUT', url, {
+      status: 'withdrawn',
+      reason: 'Filed twice by mistake.',
+    });
     expect(withdrawn.body.status).toBe('withdrawn');
   });
 

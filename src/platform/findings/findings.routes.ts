@@ -3,9 +3,11 @@ import type { App } from '../../http/app-type.ts';
 import { sendKeptJson } from '../../http/kept-bodies.ts';
 import { Nullable, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
+  BulkTriageSchema,
   CreateFindingSchema,
   FILTER_FOR_VALUES,
   FINDING_ORDERS,
+  FindingPeopleSchema,
   FindingSchema,
   FindingStatusSchema,
   REPOSITORY_ROLES,
@@ -132,7 +134,16 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
         summary: 'Change the status of a finding along the transition table',
         params: findingParams,
         body: Type.Object(
-          { status: FindingStatusSchema },
+          {
+            status: FindingStatusSchema,
+            reason: Type.Optional(
+              Type.String({
+                maxLength: 5000,
+                description:
+                  'Why; required for a move to rejected, spam, disputed or withdrawn and for reopening a fixed finding. Posted on the finding as a public comment.',
+              }),
+            ),
+          },
           { $id: 'ChangeFindingStatusRequest', additionalProperties: false },
         ),
         response: { 200: ref(FindingSchema), ...v0Errors(404, 409) },
@@ -144,7 +155,41 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
         request.params.repo_id,
         request.params.finding_ref,
         request.body.status,
+        request.body.reason,
       ),
+  );
+
+  app.get(
+    '/api/v0/repositories/:repo_id/findings/:finding_ref/people',
+    {
+      schema: {
+        operationId: 'listFindingPeople',
+        tags: extensionTags,
+        security,
+        summary: 'The users who see a finding: whom it may be assigned to and whom @username reaches',
+        params: findingParams,
+        response: { 200: FindingPeopleSchema, ...v0Errors(404) },
+      },
+    },
+    async (request) => service.people(request.actor, request.params.repo_id, request.params.finding_ref),
+  );
+
+  app.post(
+    '/api/v0/repositories/findings/bulk-triage',
+    {
+      schema: {
+        operationId: 'bulkTriageFindings',
+        tags: extensionTags,
+        security,
+        summary: 'Change status, severity, assignee or labels of many findings at once (all or nothing)',
+        body: BulkTriageSchema,
+        response: {
+          200: Type.Object({ findings: Type.Array(ref(FindingSchema)) }, { $id: 'BulkTriageResponse' }),
+          ...v0Errors(404, 409),
+        },
+      },
+    },
+    async (request) => service.bulkTriage(request.actor, request.body),
   );
 
   app.put(

@@ -122,6 +122,55 @@ export const CreateFindingSchema = Type.Object(
 );
 export type CreateFinding = Static<typeof CreateFindingSchema>;
 
+/** One person of a finding's audience, as the assignee and mention pickers offer them. */
+export const FindingPersonSchema = Type.Object(
+  {
+    userId: UuidSchema,
+    username: Type.String(),
+    name: Type.String(),
+    /** Repository role, or `client` for a company user without one. */
+    role: Nullable(Type.Union(repositoryRoles.map((r) => Type.Literal(r)))),
+    isFindingAuthor: Type.Boolean(),
+    /** The finding may be assigned to them. */
+    assignable: Type.Boolean(),
+    /** `@username` in a public comment reaches them. */
+    mentionable: Type.Boolean(),
+  },
+  { $id: 'FindingPerson' },
+);
+
+/** The people who see a finding and whom the caller may pick. */
+export const FindingPeopleSchema = Type.Object(
+  { people: Type.Array(ref(FindingPersonSchema)) },
+  { $id: 'FindingPeople' },
+);
+export type FindingPeople = Static<typeof FindingPeopleSchema>;
+
+/** Bulk triage: the findings and what to change on each (all or nothing). */
+export const BulkTriageSchema = Type.Object(
+  {
+    findings: Type.Array(
+      Type.Object(
+        {
+          repositoryId: UuidSchema,
+          finding: Type.String({ minLength: 1, maxLength: 64, description: 'A finding id (uuid) or number' }),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 200 },
+    ),
+    status: Type.Optional(FindingStatusSchema),
+    /** Required when the status change needs one (see `statusChangeNeedsReason`). */
+    reason: Type.Optional(Type.String({ maxLength: 5000 })),
+    severity: Type.Optional(SeveritySchema),
+    assignee: Type.Optional(Type.Union([Type.Null(), Type.String({ minLength: 1, maxLength: 200 })])),
+    addLabels: Type.Optional(Type.Array(UuidSchema, { maxItems: 50, uniqueItems: true })),
+    removeLabels: Type.Optional(Type.Array(UuidSchema, { maxItems: 50, uniqueItems: true })),
+  },
+  { $id: 'BulkTriageRequest', additionalProperties: false },
+);
+export type BulkTriage = Static<typeof BulkTriageSchema>;
+
 /** Sort orders of the all-findings listing (v0 §4.4). */
 export const FINDING_ORDERS = [
   'number_desc',

@@ -3,12 +3,22 @@ import {
   loadFindingAccessForRead,
   requireVisibleRepository,
 } from '../../access/access.service.ts';
-import { can, effectiveRole, type FindingAccess, findingCompaniesOf } from '../../access/policy.ts';
-import type { FindingStatus, RepositoryRole } from '../../access/rules.ts';
+import {
+  audienceListing,
+  can,
+  candidateSeesFinding,
+  effectiveRole,
+  type FindingAccess,
+  findingCompaniesOf,
+  mayBeAssigned,
+  mayBePinged,
+} from '../../access/policy.ts';
+import { type FindingStatus, type RepositoryRole, statusChangeNeedsReason } from '../../access/rules.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { KeptReads } from '../../auth/kept-reads.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { appendAuditEntry } from '../../organization/audit/audit.repo.ts';
 import { canonicalJson, isUuid } from '../../strings.ts';
 import { commentsRepo } from '../comments/comments.repo.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
@@ -21,7 +31,7 @@ import {
   findingsRepo,
   loadFindingPayloads,
 } from './findings.repo.ts';
-import type { CreateFinding, Finding } from './findings.schemas.ts';
+import type { BulkTriage, CreateFinding, Finding, FindingPeople } from './findings.schemas.ts';
 import { type AllFindingsQuery, type AllFindingsResult, listAllFindings } from './findings-listing.ts';
 
 type Severity = Finding['severity'];
@@ -132,6 +142,113 @@ export function createFindingsService(deps: {
     });
   }
 
+  /** What a change step of one finding sees (see {@link change}). */
+  type Step = (ctx: {
+    db: Db;
+    access: FindingAccess;
+    repository: Repository;
+    role: RepositoryRole | null;
+    finding: FindingRow;
+  }) => Promise<FindingChange | null>;
+
+  /**
+   * The status step: along the transition table; a change that needs a reason
+   * ({@link statusChangeNeedsReason}) is refused without one, and its reason is posted on the
+   * finding as a public comment of the actor, so that the author and the client read why.
+   */
+  const statusStep =
+    (status: FindingStatus, reason: string | undefined): Step =>
+    async ({ db, access, repository, role, finding }) => {
+      if (finding.status === status) return null;
+      if (role === null) throw forbidden('You may not change the status of this finding.');
+      if (status === 'duplicate' || finding.status === 'duplicate') {
+        throw new AppError('TRANSITION_NOT_ALLOWED', {
+          message: 'Use duplicate marking (PUT …/duplicate-of) to mark or unmark a duplicate.',
+        });
+      }
+      if (!can(access, 'finding.transition', { repository, finding, from: finding.status, to: status })) {
+        throw new AppError('TRANSITION_NOT_ALLOWED', {
+          message: `A ${role} may not change a finding from ${finding.status} to ${status}.`,
+        });
+      }
+      const why = reason?.trim() ?? '';
+      if (statusChangeNeedsReason(finding.status, status)) {
+        if (!why) {
+          throw new AppError('VALIDATION_FAILED', {
+            message: `A change from ${finding.status} to ${status} needs a reason.`,
+            details: { field: 'reason' },
+          });
+        }
+      }
+      if (why) {
+        await commentsRepo(db).insertComment({
+          findingId: finding.id,
+          parentId: null,
+          authorId: access.userId,
+          content: `Status ${finding.status.replace(/_/g, ' ')} → ${status.replace(/_/g, ' ')}: ${why}`,
+          visibility: 'public',
+        });
+      }
+      return { status };
+    };
+
+  /** The severity step (judges, triagers, admins); it must be one the repository allows. */
+  const severityStep =
+    (severity: Severity): Step =>
+    async ({ access, repository, finding }) => {
+      if (!can(access, 'finding.judge', { repository }))
+        throw forbidden('Only judges, triagers and admins may change the severity.');
+      requireAllowedSeverity(repository, severity);
+      return finding.severity === severity ? null : { severity };
+    };
+
+  /** The assignee step: the assignee must see the finding (`mayBeAssigned`). */
+  const assignStep =
+    (username: string | null): Step =>
+    async ({ db, access, repository, finding }) => {
+      if (!can(access, 'finding.assign', { repository }))
+        throw forbidden('Reviewers may not assign findings.');
+      let assigneeId: string | null = null;
+      if (username !== null) {
+        const [user] = await findingsRepo(db).audience(repository, finding, username);
+        if (!user || !mayBeAssigned(user)) {
+          throw new AppError('VALIDATION_FAILED', {
+            message: user
+              ? `'${username}' cannot see this finding, so it cannot be assigned to them.`
+              : `'${username}' is not a member of this repository or its company.`,
+            details: { field: 'assignee' },
+          });
+        }
+        assigneeId = user.userId;
+      }
+      return finding.assignedTo === assigneeId ? null : { assignedTo: assigneeId };
+    };
+
+  /** The labels step: reviewers only `reviewerUse` labels; present or absent labels are no-ops. */
+  const labelsStep =
+    (input: { add?: string[]; remove?: string[] }): Step =>
+    async ({ db, access, repository, finding }) => {
+      if (!can(access, 'finding.label', { repository })) throw forbidden('You may not label this finding.');
+      const add = [...new Set(input.add ?? [])];
+      const remove = [...new Set(input.remove ?? [])];
+      if (add.some((id) => remove.includes(id))) {
+        throw new AppError('VALIDATION_FAILED', {
+          message: 'A label cannot be both added and removed.',
+          details: { field: 'add' },
+        });
+      }
+      await requireUsableLabels(db, repository, add, access);
+      const repo = findingsRepo(db);
+      if (remove.length > 0) {
+        const rows = await repo.labelsByIds(remove);
+        const denied = rows.find((label) => !can(access, 'label.use', { repository, label }));
+        if (denied) throw forbidden(`Reviewers may not use the label '${denied.name}'.`);
+      }
+      const added = await repo.addLabels(finding.id, add);
+      const removed = await repo.removeLabels(finding.id, remove);
+      return added + removed > 0 ? {} : null;
+    };
+
   return {
     /**
      * Files a finding on a repository (reviewers, judges, triagers, repository and platform
@@ -207,22 +324,9 @@ export function createFindingsService(deps: {
       repositoryId: string,
       ref: string,
       status: FindingStatus,
+      reason?: string,
     ): Promise<Finding> {
-      return change(actor, repositoryId, ref, async ({ access, repository, role, finding }) => {
-        if (finding.status === status) return null;
-        if (role === null) throw forbidden('You may not change the status of this finding.');
-        if (status === 'duplicate' || finding.status === 'duplicate') {
-          throw new AppError('TRANSITION_NOT_ALLOWED', {
-            message: 'Use duplicate marking (PUT …/duplicate-of) to mark or unmark a duplicate.',
-          });
-        }
-        if (!can(access, 'finding.transition', { repository, finding, from: finding.status, to: status })) {
-          throw new AppError('TRANSITION_NOT_ALLOWED', {
-            message: `A ${role} may not change a finding from ${finding.status} to ${status}.`,
-          });
-        }
-        return { status };
-      });
+      return change(actor, repositoryId, ref, statusStep(status, reason));
     },
 
     /** Changes the severity (judges, triagers, admins); it must be one the repository allows. */
@@ -232,35 +336,113 @@ export function createFindingsService(deps: {
       ref: string,
       severity: Severity,
     ): Promise<Finding> {
-      return change(actor, repositoryId, ref, async ({ access, repository, finding }) => {
-        if (!can(access, 'finding.judge', { repository }))
-          throw forbidden('Only judges, triagers and admins may change the severity.');
-        requireAllowedSeverity(repository, severity);
-        return finding.severity === severity ? null : { severity };
-      });
+      return change(actor, repositoryId, ref, severityStep(severity));
     },
 
     /**
      * Assigns the finding to a user (by username) or unassigns it (null). Judges, triagers,
      * admins and the client side may assign; the assignee must be an active member of the
-     * repository or a user of its company.
+     * repository or a user of its company who sees the finding.
      */
     async assign(actor: Actor, repositoryId: string, ref: string, username: string | null): Promise<Finding> {
-      return change(actor, repositoryId, ref, async ({ db, access, repository, finding }) => {
-        if (!can(access, 'finding.assign', { repository }))
-          throw forbidden('Reviewers may not assign findings.');
-        let assigneeId: string | null = null;
-        if (username !== null) {
-          const user = await findingsRepo(db).assignee(repository.id, repository.companyId, username);
-          if (!user?.member) {
-            throw new AppError('VALIDATION_FAILED', {
-              message: `'${username}' is not a member of this repository or its company.`,
-              details: { field: 'assignee' },
-            });
+      return change(actor, repositoryId, ref, assignStep(username));
+    },
+
+    /**
+     * The people of a finding the caller may pick (assignee and mention pickers): those who see
+     * it, each with whether it may be assigned to them and whether `@username` reaches them.
+     * Callers who may not assign are given the mentionable ones only (`audienceListing`).
+     */
+    async people(actor: Actor, repositoryId: string, ref: string): Promise<FindingPeople> {
+      const access = await loadFindingAccess(database.db, actor);
+      const repository = await requireVisibleRepository(database.db, access, repositoryId);
+      const finding = await requireFinding(database.db, access, repositoryId, ref);
+      const listing = audienceListing(access, repository);
+      const everyone = await findingsRepo(database.db).audience(repository, finding);
+      const people = everyone
+        .filter((c) => c.active && candidateSeesFinding(c))
+        .map((c) => ({
+          userId: c.userId,
+          username: c.username,
+          name: c.name,
+          role: c.repositoryRole ?? (c.companyUser ? ('client' as const) : null),
+          isFindingAuthor: c.isFindingAuthor,
+          assignable: mayBeAssigned(c),
+          mentionable: mayBePinged(c, 'username', { authorId: access.userId, visibility: 'public' }),
+        }))
+        .filter((p) => listing === 'all' || p.mentionable);
+      return { people };
+    },
+
+    /**
+     * Triage of many findings at once, all or nothing: each finding goes through the same steps
+     * and rules as its single operation, in one transaction; the first refusal names the finding
+     * (`details.index`) and nothing is written. One audit-log entry per company says what changed.
+     */
+    async bulkTriage(actor: Actor, input: BulkTriage): Promise<{ findings: Finding[] }> {
+      const steps: Step[] = [];
+      if (input.status !== undefined) steps.push(statusStep(input.status, input.reason));
+      if (input.severity !== undefined) steps.push(severityStep(input.severity));
+      if (input.assignee !== undefined) steps.push(assignStep(input.assignee));
+      if (input.addLabels?.length || input.removeLabels?.length)
+        steps.push(labelsStep({ add: input.addLabels, remove: input.removeLabels }));
+      if (steps.length === 0) {
+        throw new AppError('VALIDATION_FAILED', {
+          message: 'Say what to change: status, severity, assignee or labels.',
+          details: { field: 'status' },
+        });
+      }
+      return database.transaction(async (tx) => {
+        const access = await loadFindingAccess(tx.db, actor);
+        const changed = new Map<string, string[]>();
+        const ids: string[] = [];
+        for (const [index, item] of input.findings.entries()) {
+          try {
+            const repository = await requireVisibleRepository(tx.db, access, item.repositoryId);
+            const finding = await requireFinding(tx.db, access, item.repositoryId, item.finding, true);
+            const role = effectiveRole(access, repository);
+            let wrote = false;
+            for (const step of steps) {
+              const values = await step({ db: tx.db, access, repository, role, finding });
+              if (values) {
+                await findingsRepo(tx.db).writeChange(finding.id, values);
+                Object.assign(finding, values);
+                wrote = true;
+              }
+            }
+            ids.push(finding.id);
+            if (wrote) {
+              const list = changed.get(repository.companyId) ?? [];
+              list.push(finding.id);
+              changed.set(repository.companyId, list);
+            }
+          } catch (err) {
+            if (err instanceof AppError) {
+              throw new AppError(err.code, {
+                message: `Finding ${index + 1} of ${input.findings.length}: ${err.message}`,
+                details: { ...(err.details ?? {}), index },
+              });
+            }
+            throw err;
           }
-          assigneeId = user.id;
         }
-        return finding.assignedTo === assigneeId ? null : { assignedTo: assigneeId };
+        for (const [companyId, findingIds] of changed) {
+          await appendAuditEntry(tx.db, {
+            companyId,
+            action: 'findings_bulk_triaged',
+            performedBy: access.userId,
+            details: {
+              findingIds,
+              ...(input.status !== undefined ? { status: input.status } : {}),
+              ...(input.severity !== undefined ? { severity: input.severity } : {}),
+              ...(input.assignee !== undefined ? { assignee: input.assignee } : {}),
+              ...(input.addLabels?.length ? { addLabels: input.addLabels } : {}),
+              ...(input.removeLabels?.length ? { removeLabels: input.removeLabels } : {}),
+            },
+          });
+        }
+        const payloads = await loadFindingPayloads(tx.db, access, ids);
+        return { findings: payloads as Finding[] };
       });
     },
 
@@ -275,27 +457,7 @@ export function createFindingsService(deps: {
       ref: string,
       input: { add?: string[]; remove?: string[] },
     ): Promise<Finding> {
-      return change(actor, repositoryId, ref, async ({ db, access, repository, finding }) => {
-        if (!can(access, 'finding.label', { repository })) throw forbidden('You may not label this finding.');
-        const add = [...new Set(input.add ?? [])];
-        const remove = [...new Set(input.remove ?? [])];
-        if (add.some((id) => remove.includes(id))) {
-          throw new AppError('VALIDATION_FAILED', {
-            message: 'A label cannot be both added and removed.',
-            details: { field: 'add' },
-          });
-        }
-        await requireUsableLabels(db, repository, add, access);
-        const repo = findingsRepo(db);
-        if (remove.length > 0) {
-          const rows = await repo.labelsByIds(remove);
-          const denied = rows.find((label) => !can(access, 'label.use', { repository, label }));
-          if (denied) throw forbidden(`Reviewers may not use the label '${denied.name}'.`);
-        }
-        const added = await repo.addLabels(finding.id, add);
-        const removed = await repo.removeLabels(finding.id, remove);
-        return added + removed > 0 ? {} : null;
-      });
+      return change(actor, repositoryId, ref, labelsStep(input));
     },
 
     /**

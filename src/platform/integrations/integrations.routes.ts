@@ -81,6 +81,34 @@ export function registerIntegrationRoutes(app: App, service: IntegrationsService
     async (request) => ({ items: await service.listIntegrations(request.actor, request.params.companyId) }),
   );
 
+  app.get(
+    '/api/v0/companies/:companyId/trackers',
+    {
+      schema: {
+        operationId: 'listConnectedTrackers',
+        tags,
+        security,
+        summary: 'The issue trackers connected to the company (for its users; no settings)',
+        params: Type.Object({ companyId: UuidSchema }),
+        response: {
+          200: Type.Object(
+            {
+              items: Type.Array(
+                Type.Object({
+                  provider: Type.Union([Type.Literal('tracker_a'), Type.Literal('tracker_b')]),
+                  site: Type.String(),
+                }),
+              ),
+            },
+            { $id: 'ConnectedTrackerList' },
+          ),
+          ...v0Errors(404),
+        },
+      },
+    },
+    async (request) => ({ items: await service.listTrackers(request.actor, request.params.companyId) }),
+  );
+
   app.delete(
     '/api/v0/companies/:companyId/integrations/:provider',
     {

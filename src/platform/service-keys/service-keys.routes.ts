@@ -14,6 +14,8 @@ export const ServiceKeySchema = Type.Object(
     expiresAt: Nullable(DateTimeSchema),
     revokedAt: Nullable(DateTimeSchema),
     createdAt: DateTimeSchema,
+    /** When the key last authenticated a request (to the minute); null: never. */
+    lastUsedAt: Nullable(DateTimeSchema),
   },
   { $id: 'ServiceKey' },
 );

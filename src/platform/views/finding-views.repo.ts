@@ -11,6 +11,20 @@ export function findingViewsRepo(db: Db) {
       return row!.id;
     },
 
+    /** One view of the repository (null: none). */
+    async find(repositoryId: string, id: string) {
+      const [row] = await db
+        .select({ id: findingViews.id, personal: findingViews.personal, userId: findingViews.userId })
+        .from(findingViews)
+        .where(and(eq(findingViews.repositoryId, repositoryId), eq(findingViews.id, id)));
+      return row ?? null;
+    },
+
+    /** Deletes a view. */
+    async remove(id: string): Promise<void> {
+      await db.delete(findingViews).where(eq(findingViews.id, id));
+    },
+
     /** The repository's shared views and the user's own personal views, by name. */
     async listVisible(repositoryId: string, userId: string | null) {
       const mine = userId ? eq(findingViews.userId, userId) : undefined;

@@ -85,4 +85,24 @@ export function registerFindingViewRoutes(app: App, service: FindingViewsService
     async (request, reply) =>
       reply.code(201).send(await service.createView(request.actor, request.params.repo_id, request.body)),
   );
+
+  app.delete(
+    '/api/v0/repositories/:repo_id/finding-views/:view_id',
+    {
+      schema: {
+        operationId: 'deleteFindingView',
+        tags: ['extension', 'finding-views'],
+        security: [{ UserBearer: [] }],
+        summary: 'Delete a saved finding view',
+        description:
+          'A personal view by its owner; a shared view by repository admins and clients (those who may share views).',
+        params: Type.Object({ repo_id: UuidSchema, view_id: UuidSchema }),
+        response: { 204: Type.Null(), ...v0Errors(404) },
+      },
+    },
+    async (request, reply) => {
+      await service.deleteView(request.actor, request.params.repo_id, request.params.view_id);
+      return reply.code(204).send(null);
+    },
+  );
 }

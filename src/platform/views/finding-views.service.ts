@@ -83,6 +83,26 @@ export function createFindingViewsService(deps: { database: Database }) {
       });
       return { id };
     },
+
+    /**
+     * Deletes a view: a personal one by its owner (others' personal views are not found), a
+     * shared one by those who may share views.
+     */
+    async deleteView(actor: Actor, repositoryId: string, viewId: string): Promise<void> {
+      const access = await loadFindingAccess(database.db, actor);
+      const repository = await requireVisibleRepository(database.db, access, repositoryId);
+      const repo = findingViewsRepo(database.db);
+      const view = await repo.find(repositoryId, viewId);
+      if (!view || (view.personal && view.userId !== access.userId)) {
+        throw new AppError('NOT_FOUND', { message: 'View not found.' });
+      }
+      if (!can(access, 'finding_view.delete', { repository, view })) {
+        throw new AppError('FORBIDDEN', {
+          message: 'Only repository admins and clients may delete shared views.',
+        });
+      }
+      await repo.remove(view.id);
+    },
   };
 }
 
