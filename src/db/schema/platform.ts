@@ -44,8 +44,8 @@ const NO_AUTHOR_REPUTATION_DESC = '-2147483649';
  * The sort keys of the all-findings orders that are not plain columns, as SQL over the given
  * columns of `findings`: the listing sorts by these and the `findings_visible_company_*` indexes
  * hold them, so both must come from here. Status in lifecycle order and severity from least to
- * most severe (what `_asc` means). The author's reputation and name are never null: a finding
- * without an author takes a sentinel after every real key in the direction of the order (so one
+ * most severe (what `_asc` means). The reward and the author's reputation and name are never
+ * null: a finding without one takes a sentinel after every real key in the direction of the order (so one
  * expression, and one index, per direction), and names compare byte by byte (`collate "C"`) so
  * that the largest code point sorts after every name (docs/adr/0031).
  */
@@ -56,6 +56,9 @@ export const findingSortKeys = {
     sql`array_position('{gas_optimization,informational,low,medium,high,critical}'::text[], ${severity})`,
   authorReputation: (reputation: unknown, direction: 'asc' | 'desc'): SQL =>
     sql`coalesce(${reputation}::bigint, ${sql.raw(direction === 'asc' ? NO_AUTHOR_REPUTATION_ASC : NO_AUTHOR_REPUTATION_DESC)})`,
+  /** Without a reward, `Infinity` ascending and `-Infinity` descending: after every amount. */
+  reward: (reward: unknown, direction: 'asc' | 'desc'): SQL =>
+    sql`coalesce(${reward}, ${sql.raw(direction === 'asc' ? "'Infinity'" : "'-Infinity'")}::numeric)`,
   authorName: (name: unknown, direction: 'asc' | 'desc'): SQL =>
     sql`(coalesce(${name}, ${sql.raw(direction === 'asc' ? "U&'\\+10FFFF'" : "''")}) collate "C")`,
 };
@@ -351,7 +354,7 @@ export const findings = pgTable(
     index('findings_visible_company_status_idx')
       .on(t.companyId, t.status, t.severity, t.id)
       .where(sql`${t.published} and ${t.repositoryId} is not null`),
-    // Keyset pages ordered by status, severity, the author's reputation or username within the
+    // Keyset pages ordered by status, severity, reward, the author's reputation or username within the
     // companies a user belongs to: `limit` entries read in order instead of every finding of the
     // company sorted for each page. The expressions must stay the ones findings-listing.ts sorts by
     // (`findingSortKeys`); a nullable key has one index per direction, its null placed last by
@@ -373,6 +376,12 @@ export const findings = pgTable(
       .where(sql`${t.published} and ${t.repositoryId} is not null`),
     index('findings_visible_company_author_name_desc_idx')
       .on(t.companyId, findingSortKeys.authorName(t.authorName, 'desc'), t.id)
+      .where(sql`${t.published} and ${t.repositoryId} is not null`),
+    index('findings_visible_company_reward_asc_idx')
+      .on(t.companyId, findingSortKeys.reward(t.reward, 'asc'), t.id)
+      .where(sql`${t.published} and ${t.repositoryId} is not null`),
+    index('findings_visible_company_reward_desc_idx')
+      .on(t.companyId, findingSortKeys.reward(t.reward, 'desc'), t.id)
       .where(sql`${t.published} and ${t.repositoryId} is not null`),
     // Keyset pages of the default order (number, id) for users who see many repositories.
     index('findings_published_number_idx').on(t.number, t.id).where(sql`${t.published}`),

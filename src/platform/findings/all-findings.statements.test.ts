@@ -236,6 +236,8 @@ describe('GET /api/v0/repositories/all-findings statements', () => {
     ],
     ['username_asc', '((coalesce("findings"."author_name"', 'findings_visible_company_author_name_asc_idx'],
     ['username_desc', '((coalesce("findings"."author_name"', 'findings_visible_company_author_name_desc_idx'],
+    ['reward_asc', '(coalesce("findings"."reward"', 'findings_visible_company_reward_asc_idx'],
+    ['reward_desc', '(coalesce("findings"."reward"', 'findings_visible_company_reward_desc_idx'],
   ] as const)(
     "reads a company's page by %s in its index, not by sorting the company's findings",
     async (order, keyset, index) => {
@@ -247,10 +249,11 @@ describe('GET /api/v0/repositories/all-findings statements', () => {
           (i + 1) * 7,
         ]);
       }
-      // Authors spread over the copies (one in five without), statuses and severities too.
+      // Authors spread over the copies (one in five without), statuses, severities and rewards too.
       await t.container.database.executeSql(
         `update findings set created_by = (case when number % 5 = 4 then null else ($2::uuid[])[number % 5 % 3 + 1] end),
-            status = ($3::text[])[number % 4 + 1], severity = ($4::text[])[number % 3 + 1]
+            status = ($3::text[])[number % 4 + 1], severity = ($4::text[])[number % 3 + 1],
+            reward = case when number % 4 = 0 then null else number % 17 * 10 end
           where repository_id = $1`,
         [
           team.repository.id,

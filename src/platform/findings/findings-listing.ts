@@ -125,7 +125,7 @@ interface SortKey {
 }
 
 /**
- * The key an order sorts by. Status, severity, the author's reputation and name are the
+ * The key an order sorts by. Status, severity, the reward, the author's reputation and name are the
  * expressions of the `findings_visible_company_*` indexes (`findingSortKeys`), never null, so a
  * company's page reads `limit` index entries from the cursor on instead of sorting the company.
  */
@@ -156,7 +156,11 @@ function sortKeyOf(order: FindingOrder, access: FindingAccess, b: Binder): SortK
     case 'last_updated_at':
       return { expression: sql`${findings.lastUpdatedAt}`, type: 'timestamptz', nullable: false };
     case 'reward':
-      return { expression: sql`${findings.reward}`, type: 'numeric', nullable: true };
+      return {
+        expression: findingSortKeys.reward(findings.reward, direction),
+        type: 'numeric',
+        nullable: false,
+      };
     default:
       // The user's own lastCommentAt: only comments they may read move a finding (access policy).
       return { expression: visibleLastCommentAt(access, b), type: 'timestamptz', nullable: true };
@@ -178,7 +182,9 @@ const KEY_CHECK: Record<KeyType, (text: string) => boolean> = {
   int: isInt4Text,
   // A reputation, or the sentinel of an author-less finding: one past the range of an integer.
   bigint: (text) => /^-?[0-9]{1,10}$/.test(text) && Math.abs(Number(text)) <= 2 ** 31 + 1,
-  numeric: (text) => /^-?[0-9]{1,40}(\.[0-9]{1,40})?$/.test(text),
+  // An amount, or the sentinel of a finding without a reward.
+  numeric: (text) =>
+    /^-?[0-9]{1,40}(\.[0-9]{1,40})?$/.test(text) || text === 'Infinity' || text === '-Infinity',
   timestamptz: isEpochMicrosText,
   text: (text) => text.length <= 1000 && badStringReason(text) === null,
 };
