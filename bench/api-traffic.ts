@@ -444,10 +444,10 @@ async function drive(
   const busy = new Set<VirtualUser>();
   const started = performance.now();
   const end = started + seconds * 1000;
+  // A virtual user sends one request at a time: with fewer users than connections, fewer connections.
   await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
+    Array.from({ length: Math.min(CONNECTIONS, users.length) }, async () => {
       while (performance.now() < end) {
-        // A virtual user sends one request at a time.
         let user = random.pick(users);
         while (busy.has(user)) user = random.pick(users);
         busy.add(user);
