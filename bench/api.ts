@@ -1,4 +1,6 @@
 /**
+ * Real traffic instead: `npm run bench:api -- --traffic` (bench/api-traffic.ts).
+ *
  * API throughput: `npm run bench:api [-- --findings N] [--duration S] [--backends postgres,embedded]
  * [--profile] [--only <read name part>[,<another>]] [--keep] [--serve-node-args "<node options>"]`.
  *
@@ -61,6 +63,8 @@ import { benchResultsPath } from './results-path.ts';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
+// `--traffic`: the bench of real traffic (bench/api-traffic.ts), which exits when done.
+if (args.includes('--traffic')) await import('./api-traffic.ts');
 const option = (name: string, fallback: string) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 && args[i + 1] ? (args[i + 1] as string) : fallback;

@@ -1,11 +1,11 @@
 /**
- * The data set of the findings benchmarks: 100 companies, 5,000 users, `repositories`
+ * The data set of the findings benchmarks: `companies` companies (default 100), 5,000 users, `repositories`
  * repositories (10 per company, 30 members each, 5 labels each) and `findings` findings spread
  * evenly over them, with labels, related files, comments of every visibility and read markers.
  * Three personas: `md5('persona-member')` (member of company `md5('c1')`, its 10 repositories),
  * `md5('persona-reviewer')` (reviewer on 100 repositories, judge of 10) and `md5('persona-reader')`
  * (`read_all_companies`). Ids are `md5('<kind><n>')::uuid`, so other scripts can name rows.
- * Used by bench/findings.ts and bench/api.ts.
+ * Used by bench/findings.ts, bench/api.ts and bench/api-traffic.ts.
  */
 import { sql } from 'drizzle-orm';
 import type { UserActor } from '../src/auth/actor.ts';
@@ -18,18 +18,21 @@ export interface FindingsDataSetOptions {
   db: Db;
   findings: number;
   repositories: number;
+  /** Companies of ten repositories each (default 100; the repositories past them have none). */
+  companies?: number;
   log: (message: string) => void;
   timed: <T>(label: string, fn: () => Promise<T>) => Promise<T>;
 }
 
 export async function generateFindingsDataSet(options: FindingsDataSetOptions): Promise<void> {
   const { run, db, findings, repositories, log, timed } = options;
+  const companies = options.companies ?? 100;
   const STATUSES = `array['new','in_review','disputed','rejected','spam','duplicate','confirmed','acknowledged','fixed','withdrawn']`;
   const SEVERITIES = `array['critical','high','medium','low','informational','gas_optimization']`;
   log(`generating ${findings.toLocaleString('en')} findings over ${repositories} repositories`);
   await timed('companies, users, repositories, members, labels', async () => {
     await run(`insert into companies (id, name, handle)
-      select md5('c'||g)::uuid, 'Bench company '||g, 'bench-co-'||g from generate_series(1, 100) g`);
+      select md5('c'||g)::uuid, 'Bench company '||g, 'bench-co-'||g from generate_series(1, ${companies}) g`);
     await run(`insert into users (id, username, name, reputation)
       select md5('u'||g)::uuid, 'bench_user_'||lpad(((g * 7907) % 5000)::text, 4, '0')||'_'||g, 'Bench User '||g,
         case when g % 11 = 0 then 0 else (g * 7919) % 1000 end

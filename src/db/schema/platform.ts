@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import {
   bigint,
   boolean,
@@ -34,6 +34,34 @@ export const findingStatuses = [
 ] as const;
 export const severities = ['critical', 'high', 'medium', 'low', 'informational', 'gas_optimization'] as const;
 export const repositoryRoles = ['client', 'reviewer', 'judge', 'triager', 'admin'] as const;
+
+/** The largest reputation (an `integer`) plus one: the author-less findings' key, last in ascending order. */
+const NO_AUTHOR_REPUTATION_ASC = '2147483648';
+/** The smallest reputation minus one: the author-less findings' key, last in descending order. */
+const NO_AUTHOR_REPUTATION_DESC = '-2147483649';
+
+/**
+ * The sort keys of the all-findings orders that are not plain columns, as SQL over the given
+ * columns of `findings`: the listing sorts by these and the `findings_visible_company_*` indexes
+ * hold them, so both must come from here. Status in lifecycle order and severity from least to
+ * most severe (what `_asc` means). The reward and the author's reputation and name are never
+ * null: a finding without one takes a sentinel after every real key in the direction of the order (so one
+ * expression, and one index, per direction), and names compare byte by byte (`collate "C"`) so
+ * that the largest code point sorts after every name (docs/adr/0031).
+ */
+export const findingSortKeys = {
+  statusRank: (status: unknown): SQL =>
+    sql`array_position(${sql.raw(`'{${findingStatuses.join(',')}}'`)}::text[], ${status})`,
+  severityRank: (severity: unknown): SQL =>
+    sql`array_position('{gas_optimization,informational,low,medium,high,critical}'::text[], ${severity})`,
+  authorReputation: (reputation: unknown, direction: 'asc' | 'desc'): SQL =>
+    sql`coalesce(${reputation}::bigint, ${sql.raw(direction === 'asc' ? NO_AUTHOR_REPUTATION_ASC : NO_AUTHOR_REPUTATION_DESC)})`,
+  /** Without a reward, `Infinity` ascending and `-Infinity` descending: after every amount. */
+  reward: (reward: unknown, direction: 'asc' | 'desc'): SQL =>
+    sql`coalesce(${reward}, ${sql.raw(direction === 'asc' ? "'Infinity'" : "'-Infinity'")}::numeric)`,
+  authorName: (name: unknown, direction: 'asc' | 'desc'): SQL =>
+    sql`(coalesce(${name}, ${sql.raw(direction === 'asc' ? "U&'\\+10FFFF'" : "''")}) collate "C")`,
+};
 
 /** Guilds of auditors; names are unique case-insensitively. */
 export const guilds = pgTable(
@@ -264,6 +292,15 @@ export const findings = pgTable(
      * status write (migration 0039), so that each path that changes a status keeps it right.
      */
     fixedAt: timestamp('fixed_at', { withTimezone: true }),
+    /**
+     * The author's reputation and lowercased username, copied from `users` (null without an
+     * author) so that the `reputation_*` and `username_*` orders read an index of `findings`.
+     * Kept by triggers (migration 0036): set from `created_by` on every insert and change of it,
+     * and rewritten on the author's findings when their reputation or username changes, in the
+     * same transaction. Never written by the application (docs/adr/0031).
+     */
+    authorReputation: integer('author_reputation'),
+    authorName: text('author_name'),
   },
   (t) => [
     uniqueIndex('findings_repository_number_key').on(t.repositoryId, t.number),
@@ -321,6 +358,35 @@ export const findings = pgTable(
     // company read through the number index and tested one by one.
     index('findings_visible_company_status_idx')
       .on(t.companyId, t.status, t.severity, t.id)
+      .where(sql`${t.published} and ${t.repositoryId} is not null`),
+    // Keyset pages ordered by status, severity, reward, the author's reputation or username within the
+    // companies a user belongs to: `limit` entries read in order instead of every finding of the
+    // company sorted for each page. The expressions must stay the ones findings-listing.ts sorts by
+    // (`findingSortKeys`); a nullable key has one index per direction, its null placed last by
+    // the sentinel of that direction (docs/adr/0031).
+    index('findings_visible_company_status_rank_idx')
+      .on(t.companyId, findingSortKeys.statusRank(t.status), t.id)
+      .where(sql`${t.published} and ${t.repositoryId} is not null`),
+    index('findings_visible_company_severity_rank_idx')
+      .on(t.companyId, findingSortKeys.severityRank(t.severity), t.id)
+      .where(sql`${t.published} and ${t.repositoryId} is not null`),
+    index('findings_visible_company_reputation_asc_idx')
+      .on(t.companyId, findingSortKeys.authorReputation(t.authorReputation, 'asc'), t.id)
+      .where(sql`${t.published} and ${t.repositoryId} is not null`),
+    index('findings_visible_company_reputation_desc_idx')
+      .on(t.companyId, findingSortKeys.authorReputation(t.authorReputation, 'desc'), t.id)
+      .where(sql`${t.published} and ${t.repositoryId} is not null`),
+    index('findings_visible_company_author_name_asc_idx')
+      .on(t.companyId, findingSortKeys.authorName(t.authorName, 'asc'), t.id)
+      .where(sql`${t.published} and ${t.repositoryId} is not null`),
+    index('findings_visible_company_author_name_desc_idx')
+      .on(t.companyId, findingSortKeys.authorName(t.authorName, 'desc'), t.id)
+      .where(sql`${t.published} and ${t.repositoryId} is not null`),
+    index('findings_visible_company_reward_asc_idx')
+      .on(t.companyId, findingSortKeys.reward(t.reward, 'asc'), t.id)
+      .where(sql`${t.published} and ${t.repositoryId} is not null`),
+    index('findings_visible_company_reward_desc_idx')
+      .on(t.companyId, findingSortKeys.reward(t.reward, 'desc'), t.id)
       .where(sql`${t.published} and ${t.repositoryId} is not null`),
     // Keyset pages of the default order (number, id) for users who see many repositories.
     index('findings_published_number_idx').on(t.number, t.id).where(sql`${t.published}`),

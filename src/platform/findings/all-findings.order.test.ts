@@ -221,6 +221,61 @@ describe('GET /api/v0/repositories/all-findings ordering and pagination', () => 
     }
   });
 
+  it("follows a change of the author's reputation or username, and the author's deletion, in the same transaction", async () => {
+    const company = await buildCompany(t);
+    const repository = await buildRepository(t, { companyId: company.id });
+    const viewer = await buildUser(t, { companyId: company.id, companyRole: 'member' });
+    const suffix = randomBytes(3).toString('hex');
+    const a = await buildUser(t, { username: `amber${suffix}` });
+    const b = await buildUser(t, { username: `basil${suffix}` });
+    const c = await buildUser(t, { username: `cedar${suffix}` });
+    const fa = await buildFinding(t, { repositoryId: repository.id, createdBy: a.id });
+    const fb = await buildFinding(t, { repositoryId: repository.id, createdBy: b.id });
+    const fc = await buildFinding(t, { repositoryId: repository.id, createdBy: c.id });
+    const ids = async (order: FindingOrder) =>
+      (
+        await getJson<{ findings: Finding[] }>(
+          t,
+          viewer.token,
+          `/api/v0/repositories/all-findings?order_by=${order}&limit=10`,
+        )
+      ).body.findings.map((f) => f.id);
+    expect(await ids('username_asc')).toEqual([fa.id, fb.id, fc.id]);
+    const db = t.container.database.db;
+    // One transaction: the findings follow the author's change with it, and a rollback undoes both.
+    await expect(
+      t.container.database.transaction(async (tx) => {
+        await tx.db
+          .update(users)
+          .set({ username: `Zinnia${suffix}`, reputation: 99 })
+          .where(eq(users.id, a.id));
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await ids('username_asc')).toEqual([fa.id, fb.id, fc.id]);
+    await db
+      .update(users)
+      .set({ username: `Zinnia${suffix}` })
+      .where(eq(users.id, a.id));
+    await db.update(users).set({ reputation: 50 }).where(eq(users.id, c.id));
+    await db.update(users).set({ reputation: 20 }).where(eq(users.id, b.id));
+    expect(await ids('username_asc')).toEqual([fb.id, fc.id, fa.id]);
+    expect(await ids('username_desc')).toEqual([fa.id, fc.id, fb.id]);
+    expect(await ids('reputation_desc')).toEqual([fc.id, fb.id, fa.id]);
+    // A deleted author leaves the finding without one: last in both directions.
+    await db.delete(users).where(eq(users.id, c.id));
+    expect(await ids('reputation_desc')).toEqual([fb.id, fa.id, fc.id]);
+    expect(await ids('reputation_asc')).toEqual([fa.id, fb.id, fc.id]);
+    expect(await ids('username_asc')).toEqual([fb.id, fa.id, fc.id]);
+    // A finding given another author takes that author's keys.
+    await db.update(findings).set({ createdBy: b.id }).where(eq(findings.id, fa.id));
+    const [row] = await db
+      .select({ reputation: findings.authorReputation, name: findings.authorName })
+      .from(findings)
+      .where(eq(findings.id, fa.id));
+    expect(row).toEqual({ reputation: 20, name: `basil${suffix}` });
+  });
+
   it('defaults to number ascending', async () => {
     const company = await buildCompany(t);
     const repository = await buildRepository(t, { companyId: company.id });

@@ -1,17 +1,4 @@
-import {
-  and,
-  asc,
-  type Column,
-  desc,
-  eq,
-  inArray,
-  isNotNull,
-  isNull,
-  not,
-  or,
-  type SQL,
-  sql,
-} from 'drizzle-orm';
+import { and, asc, type Column, desc, inArray, isNotNull, isNull, not, or, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import {
   effectiveRoleCondition,
@@ -28,6 +15,7 @@ import {
   findingCounts,
   findingLabels,
   findingRelatedFiles,
+  findingSortKeys,
   findingStatuses,
   findings,
   labels,
@@ -126,67 +114,56 @@ export const MAX_FINDINGS_LIMIT = 100;
 /** "Default order by number" (v0 §4.4): ascending, as SQL orders by a column by default. */
 export const DEFAULT_FINDINGS_ORDER: FindingOrder = 'number_asc';
 
-/** Status in lifecycle order (v0 §3), severity from least to most severe: what `_asc` means. */
-const STATUS_ORDER = sql.raw(`array_position('{${findingStatuses.join(',')}}'::text[], "findings"."status")`);
-const SEVERITY_ORDER = sql.raw(
-  `array_position('{gas_optimization,informational,low,medium,high,critical}'::text[], "findings"."severity")`,
-);
-
-const creator = alias(users, 'creator');
 /** A second finding row: the duplicates of a root in `filter_for=with_duplicates`. */
 const duplicate = alias(findings, 'dup');
 
-type KeyType = 'int' | 'text' | 'numeric' | 'timestamptz';
+type KeyType = 'int' | 'bigint' | 'text' | 'numeric' | 'timestamptz';
 interface SortKey {
   expression: SQL;
   type: KeyType;
   nullable: boolean;
-  /** Needs the author joined (reputation, username). */
-  joinsCreator: boolean;
 }
 
+/**
+ * The key an order sorts by. Status, severity, the reward, the author's reputation and name are the
+ * expressions of the `findings_visible_company_*` indexes (`findingSortKeys`), never null, so a
+ * company's page reads `limit` index entries from the cursor on instead of sorting the company.
+ */
 function sortKeyOf(order: FindingOrder, access: FindingAccess, b: Binder): SortKey {
   const field = order.replace(/_(asc|desc)$/, '');
+  const direction = order.endsWith('_desc') ? 'desc' : 'asc';
   switch (field) {
     case 'number':
-      return { expression: sql`${findings.number}`, type: 'int', nullable: false, joinsCreator: false };
+      return { expression: sql`${findings.number}`, type: 'int', nullable: false };
     case 'status':
-      return { expression: STATUS_ORDER, type: 'int', nullable: false, joinsCreator: false };
+      return { expression: findingSortKeys.statusRank(findings.status), type: 'int', nullable: false };
     case 'severity':
-      return { expression: SEVERITY_ORDER, type: 'int', nullable: false, joinsCreator: false };
+      return { expression: findingSortKeys.severityRank(findings.severity), type: 'int', nullable: false };
     case 'reputation':
-      return { expression: sql`${creator.reputation}`, type: 'int', nullable: true, joinsCreator: true };
+      return {
+        expression: findingSortKeys.authorReputation(findings.authorReputation, direction),
+        type: 'bigint',
+        nullable: false,
+      };
     case 'username':
       return {
-        expression: sql`lower(${creator.username})`,
+        expression: findingSortKeys.authorName(findings.authorName, direction),
         type: 'text',
-        nullable: true,
-        joinsCreator: true,
+        nullable: false,
       };
     case 'created_at':
-      return {
-        expression: sql`${findings.createdAt}`,
-        type: 'timestamptz',
-        nullable: false,
-        joinsCreator: false,
-      };
+      return { expression: sql`${findings.createdAt}`, type: 'timestamptz', nullable: false };
     case 'last_updated_at':
-      return {
-        expression: sql`${findings.lastUpdatedAt}`,
-        type: 'timestamptz',
-        nullable: false,
-        joinsCreator: false,
-      };
+      return { expression: sql`${findings.lastUpdatedAt}`, type: 'timestamptz', nullable: false };
     case 'reward':
-      return { expression: sql`${findings.reward}`, type: 'numeric', nullable: true, joinsCreator: false };
+      return {
+        expression: findingSortKeys.reward(findings.reward, direction),
+        type: 'numeric',
+        nullable: false,
+      };
     default:
       // The user's own lastCommentAt: only comments they may read move a finding (access policy).
-      return {
-        expression: visibleLastCommentAt(access, b),
-        type: 'timestamptz',
-        nullable: true,
-        joinsCreator: false,
-      };
+      return { expression: visibleLastCommentAt(access, b), type: 'timestamptz', nullable: true };
   }
 }
 
@@ -203,7 +180,11 @@ function cursorText(key: SortKey): SQL<string | null> {
 /** Whether a cursor key fits its column type and range (checked before it reaches SQL). */
 const KEY_CHECK: Record<KeyType, (text: string) => boolean> = {
   int: isInt4Text,
-  numeric: (text) => /^-?[0-9]{1,40}(\.[0-9]{1,40})?$/.test(text),
+  // A reputation, or the sentinel of an author-less finding: one past the range of an integer.
+  bigint: (text) => /^-?[0-9]{1,10}$/.test(text) && Math.abs(Number(text)) <= 2 ** 31 + 1,
+  // An amount, or the sentinel of a finding without a reward.
+  numeric: (text) =>
+    /^-?[0-9]{1,40}(\.[0-9]{1,40})?$/.test(text) || text === 'Infinity' || text === '-Infinity',
   timestamptz: isEpochMicrosText,
   text: (text) => text.length <= 1000 && badStringReason(text) === null,
 };
@@ -212,6 +193,8 @@ function cursorValue(key: SortKey, text: string, b: Binder): SQL {
   switch (key.type) {
     case 'int':
       return b.bind(Number(text), 'int');
+    case 'bigint':
+      return b.bind(text, 'bigint');
     case 'numeric':
       return b.bind(text, 'numeric');
     case 'timestamptz':
@@ -653,9 +636,9 @@ export async function listAllFindings(
     const page = (role: string, total: SQL<number | null>) => {
       const fields = { id: findings.id, key: cursorText(key), total };
       return runListing<PageRow>(db, role, b, shape, fields, () => {
-        const base = db.select(fields).from(findings);
-        const joined = key.joinsCreator ? base.leftJoin(creator, eq(creator.id, findings.createdBy)) : base;
-        return joined
+        return db
+          .select(fields)
+          .from(findings)
           .where(after ? and(where, after) : where)
           .orderBy(...orderBy)
           .limit(pageLimit);
