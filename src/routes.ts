@@ -12,6 +12,8 @@ import { registerCommentRoutes } from './platform/comments/comments.routes.ts';
 import { CommentSchema, CommentThreadSchema } from './platform/comments/comments.schemas.ts';
 import { registerCompanyRoutes } from './platform/companies/companies.routes.ts';
 import { CompanySummarySchema } from './platform/companies/companies.schemas.ts';
+import { registerFindingEventRoutes } from './platform/findings/finding-events.routes.ts';
+import { FindingEventListSchema, FindingEventSchema } from './platform/findings/finding-events.schemas.ts';
 import { registerFindingRoutes } from './platform/findings/findings.routes.ts';
 import {
   FindingRefSchema,
@@ -111,6 +113,8 @@ const SHARED_SCHEMAS: readonly TSchema[] = [
   CompanyInvitationSchema,
   CompanyUserSchema,
   ConsoleSessionSummarySchema,
+  FindingEventListSchema,
+  FindingEventSchema,
   FindingIssueExportSchema,
   FindingRefSchema,
   FindingSchema,
@@ -161,6 +165,7 @@ export async function registerRouteModules(app: App, container: Container): Prom
   await registerUploadRoutes(app, services.uploads);
   registerScanRoutes(app, services.scans);
   registerFindingRoutes(app, services.findings);
+  registerFindingEventRoutes(app, services.findingEvents);
   registerCommentRoutes(app, services.comments);
   registerNotificationRoutes(app, services.notifications);
   registerLabelRoutes(app, services.labels);

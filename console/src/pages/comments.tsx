@@ -7,6 +7,7 @@ import {
 } from '../../../src/access/rules.ts';
 import type { paths } from '../../../src/sdk/schema';
 import { ApiError, api, unwrap } from '../api.ts';
+import { Markdown } from '../markdown.tsx';
 import { repositoryRole, useSession } from '../session.tsx';
 import { Async, ErrorMessage, formatDate, usePlaceCaret } from '../ui.tsx';
 
@@ -265,7 +266,7 @@ function CommentItem({
           onCancel={() => setEditing(false)}
         />
       ) : (
-        <div className="comment-body">{c.content}</div>
+        <Markdown source={c.content ?? ''} className="comment-body" />
       )}
       {!deleted && !editing && (mine || mayDelete) && (
         <div className="button-row">

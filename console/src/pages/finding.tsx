@@ -4,11 +4,14 @@ import { useState } from 'react';
 import { canTransition } from '../../../src/access/rules.ts';
 import type { paths } from '../../../src/sdk/schema';
 import { ApiError, api, sessionState, unwrap } from '../api.ts';
+import { RelatedFiles } from '../code-view.tsx';
+import { Markdown } from '../markdown.tsx';
 import { NotFound } from '../router.tsx';
 import { SEVERITIES, STATUSES } from '../search.ts';
 import { repositoryRole, useSession } from '../session.tsx';
 import { Async, Chip, ErrorMessage, formatDate } from '../ui.tsx';
 import { Comments } from './comments.tsx';
+import { FindingTimeline } from './finding-timeline.tsx';
 
 type FindingPath = '/api/v0/repositories/{repo_id}/findings/{finding_ref}';
 type Finding = paths[FindingPath]['get']['responses'][200]['content']['application/json'];
@@ -124,26 +127,9 @@ function FindingView({ finding: f, queryKey }: { finding: Finding; queryKey: unk
       <div className="grid">
         <div>
           <h2>Description</h2>
-          <pre className="description">{f.description}</pre>
+          <Markdown source={f.description} className="description" />
           <h2>Files and lines</h2>
-          {f.relatedFiles.length === 0 ? (
-            <p className="muted">No related files.</p>
-          ) : (
-            f.relatedFiles.map((file) => (
-              <figure key={file.id} className="code">
-                <figcaption>
-                  <code>{file.path}</code>
-                  {file.lines ? ` lines ${file.lines.start}–${file.lines.end}` : ''}
-                </figcaption>
-                {file.relevantContent && (
-                  // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable
-                  <pre tabIndex={0}>
-                    <code>{file.relevantContent}</code>
-                  </pre>
-                )}
-              </figure>
-            ))
-          )}
+          <RelatedFiles files={f.relatedFiles} repositoryId={f.repository.id} />
           <Comments
             finding={{
               id: f.id,
@@ -151,6 +137,12 @@ function FindingView({ finding: f, queryKey }: { finding: Finding; queryKey: unk
               companyId: f.company?.id,
               createdBy: f.createdBy?.userId ?? null,
             }}
+          />
+          <FindingTimeline
+            repositoryId={f.repository.id}
+            findingId={f.id}
+            companyId={f.company?.id}
+            version={f.lastUpdatedAt}
           />
         </div>
 
