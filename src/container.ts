@@ -30,6 +30,7 @@ import { AUDIT_LOG_TABLES, type AuditLogPage, createAuditService } from './platf
 import { createCommentsService } from './platform/comments/comments.service.ts';
 import { createCompaniesService } from './platform/companies/companies.service.ts';
 import { createDashboardService } from './platform/dashboard/dashboard.service.ts';
+import { createFindingEventsService } from './platform/findings/finding-events.service.ts';
 import { createFindingsService } from './platform/findings/findings.service.ts';
 import {
   ALL_FINDINGS_TABLES,
@@ -336,6 +337,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     sourcehost,
     leaderboard: createLeaderboardService({ database, cursors }),
     findings: createFindingsService({ database, cursors, pages: keptPages.allFindings }),
+    findingEvents: createFindingEventsService({ database }),
     comments: createCommentsService({ database, queue: () => queue, emailEnabled: mailer !== null }),
     notifications: createNotificationsService({ database, secretBox, cursors, outbound }),
     notificationDelivery: createNotificationDelivery({

@@ -13,6 +13,8 @@ import { CommentSchema, CommentThreadSchema } from './platform/comments/comments
 import { registerCompanyRoutes } from './platform/companies/companies.routes.ts';
 import { CompanySummarySchema } from './platform/companies/companies.schemas.ts';
 import { registerDashboardRoutes } from './platform/dashboard/dashboard.routes.ts';
+import { registerFindingEventRoutes } from './platform/findings/finding-events.routes.ts';
+import { FindingEventListSchema, FindingEventSchema } from './platform/findings/finding-events.schemas.ts';
 import { registerFindingRoutes } from './platform/findings/findings.routes.ts';
 import {
   FindingPersonSchema,
@@ -113,6 +115,8 @@ const SHARED_SCHEMAS: readonly TSchema[] = [
   CompanyInvitationSchema,
   CompanyUserSchema,
   ConsoleSessionSummarySchema,
+  FindingEventListSchema,
+  FindingEventSchema,
   FindingIssueExportSchema,
   FindingPersonSchema,
   FindingRefSchema,
@@ -164,6 +168,7 @@ export async function registerRouteModules(app: App, container: Container): Prom
   await registerUploadRoutes(app, services.uploads);
   registerScanRoutes(app, services.scans);
   registerFindingRoutes(app, services.findings);
+  registerFindingEventRoutes(app, services.findingEvents);
   registerCommentRoutes(app, services.comments);
   registerNotificationRoutes(app, services.notifications);
   registerLabelRoutes(app, services.labels);

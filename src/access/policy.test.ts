@@ -120,6 +120,7 @@ const ASKED_OF: { [A in Action]: 'actor' | 'access' | 'service' } = {
   'finding.create': 'access',
   'finding.read_note': 'access',
   'finding.transition': 'access',
+  'finding.read_tickets': 'access',
   'finding.judge': 'access',
   'finding.assign': 'access',
   'finding.label': 'access',
@@ -312,6 +313,7 @@ const CASES: Case[] = [
     () => ({ repository: R, finding: { createdBy: other }, from: 'confirmed', to: 'acknowledged' }),
     [...JUDGING, ...COMPANY_USERS, 'client'],
   ),
+  c('finding.read_tickets', 'a finding', () => repository, ['platform_admin', 'read_all', ...COMPANY_USERS]),
   c('finding.judge', 'a finding', () => repository, JUDGING),
   c(
     'finding.assign',

@@ -505,6 +505,8 @@ export interface Actions {
     actor: FindingAccess;
     subject: Repo & { finding: { createdBy: string | null }; from: FindingStatus; to: FindingStatus };
   };
+  /** See a finding's tracker tickets (and their events on its timeline): its company's users, cross-company readers. */
+  'finding.read_tickets': { actor: FindingAccess; subject: Repo };
   /** Judge a finding: change its severity, mark or unmark duplicates. */
   'finding.judge': { actor: FindingAccess; subject: Repo };
   /** Assign a finding. */
@@ -604,6 +606,7 @@ const RULES: { [A in Action]: (actor: ActorOf<A>, subject: SubjectOf<A>) => bool
       to,
       finding.createdBy !== null && finding.createdBy === access.userId,
     ),
+  'finding.read_tickets': (access, { repository }) => access.readAll || companyUserOf(access, repository),
   'finding.judge': (access, { repository }) => {
     const role = effectiveRole(access, repository);
     return role !== null && JUDGING_ROLES.has(role);

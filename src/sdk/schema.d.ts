@@ -638,6 +638,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/repositories/{repo_id}/findings/{finding_ref}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A finding's timeline: its filing and every change since, oldest first
+         * @description Status, severity, assignee, duplicate, label and ticket changes, recorded in the transaction of each change, and what the scanner adds (still present / not reproduced in a scan). Label events show only labels the caller may read, ticket events only to company users, duplicate targets only when the caller may see them. The latest 1000 events.
+         */
+        get: operations["listFindingEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/repositories/{repo_id}/findings/{finding_ref}/comment": {
         parameters: {
             query?: never;
@@ -1806,6 +1826,20 @@ export interface components {
             /** @description True for the session that made the request */
             current: boolean;
         };
+        FindingEventList: {
+            events: components["schemas"]["FindingEvent"][];
+        };
+        FindingEvent: {
+            /** @description Increasing within the finding; `created` has id "0" */
+            id: string;
+            kind: string;
+            /** Format: date-time */
+            createdAt: string;
+            actor: components["schemas"]["ShortUserSummary"] | null;
+            data: {
+                [key: string]: unknown;
+            };
+        };
         FindingIssueExport: {
             /** Format: uuid */
             id: string;
@@ -2034,6 +2068,7 @@ export interface components {
             } | null;
             language: string | null;
             relevantContent: string | null;
+            commit?: string | null;
         };
         ReportFinding: {
             /** Format: uuid */
@@ -2605,6 +2640,8 @@ export interface components {
                 };
                 language?: string;
                 relevantContent?: string;
+                /** @description Extension: the commit the lines and content were read at (hex) */
+                commit?: string;
             }[];
             /** Format: uuid */
             assetGroupId?: string;
@@ -6455,6 +6492,86 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    listFindingEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                repo_id: string;
+                /** @description A finding id (uuid) or number */
+                finding_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingEventList"];
+                };
             };
             /** @description Invalid request */
             400: {

@@ -293,6 +293,7 @@ export const MATRIX: Record<string, MatrixEntry | Exemption> = {
     body: (w) => ({ duplicateOf: w.finding2.id }),
   },
   markFindingRead: { as: 'reviewer', deny: FINDING },
+  listFindingEvents: { as: 'reviewer', deny: FINDING },
   addFindingComment: {
     as: 'judge',
     deny: { ...FINDING, reviewer: 403 },

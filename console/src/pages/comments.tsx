@@ -6,7 +6,8 @@ import {
   replyVisibilityAllowed,
 } from '../../../src/access/rules.ts';
 import type { paths } from '../../../src/sdk/schema';
-import { api, unwrap } from '../api.ts';
+import { ApiError, api, unwrap } from '../api.ts';
+import { Markdown } from '../markdown.tsx';
 import { unreachedMentions, useFindingPeople } from '../pickers.tsx';
 import { repositoryRole, useSession } from '../session.tsx';
 import { Async, ErrorMessage, formatDate, usePlaceCaret } from '../ui.tsx';
@@ -238,7 +239,7 @@ function CommentItem({
           onCancel={() => setEditing(false)}
         />
       ) : (
-        <div className="comment-body">{c.content}</div>
+        <Markdown source={c.content ?? ''} className="comment-body" />
       )}
       {!deleted && !editing && (mine || mayDelete) && (
         <div className="button-row">

@@ -5,6 +5,8 @@ import type { RepositoryRole } from '../../../src/access/rules.ts';
 import type { paths } from '../../../src/sdk/schema';
 import { ApiError, api, sessionState, unwrap } from '../api.ts';
 import { AssigneePicker } from '../pickers.tsx';
+import { RelatedFiles } from '../code-view.tsx';
+import { Markdown } from '../markdown.tsx';
 import { NotFound } from '../router.tsx';
 import { SEVERITIES, type STATUSES } from '../search.ts';
 import { repositoryRole, useSession } from '../session.tsx';
@@ -13,6 +15,7 @@ import { Async, Chip, ErrorMessage, formatDate } from '../ui.tsx';
 import { Comments } from './comments.tsx';
 import { SeverityControl, StatusControl } from './finding-triage.tsx';
 import { CreateLabel } from './label-create.tsx';
+import { FindingTimeline } from './finding-timeline.tsx';
 
 type FindingPath = '/api/v0/repositories/{repo_id}/findings/{finding_ref}';
 type Finding = paths[FindingPath]['get']['responses'][200]['content']['application/json'];
@@ -130,26 +133,9 @@ function FindingView({ finding: f, queryKey }: { finding: Finding; queryKey: unk
       <div className="grid">
         <div>
           <h2>Description</h2>
-          <pre className="description">{f.description}</pre>
+          <Markdown source={f.description} className="description" />
           <h2>Files and lines</h2>
-          {f.relatedFiles.length === 0 ? (
-            <p className="muted">No related files.</p>
-          ) : (
-            f.relatedFiles.map((file) => (
-              <figure key={file.id} className="code">
-                <figcaption>
-                  <code>{file.path}</code>
-                  {file.lines ? ` lines ${file.lines.start}–${file.lines.end}` : ''}
-                </figcaption>
-                {file.relevantContent && (
-                  // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable
-                  <pre tabIndex={0}>
-                    <code>{file.relevantContent}</code>
-                  </pre>
-                )}
-              </figure>
-            ))
-          )}
+          <RelatedFiles files={f.relatedFiles} repositoryId={f.repository.id} />
           <Comments
             finding={{
               id: f.id,
@@ -157,6 +143,12 @@ function FindingView({ finding: f, queryKey }: { finding: Finding; queryKey: unk
               companyId: f.company?.id,
               createdBy: f.createdBy?.userId ?? null,
             }}
+          />
+          <FindingTimeline
+            repositoryId={f.repository.id}
+            findingId={f.id}
+            companyId={f.company?.id}
+            version={f.lastUpdatedAt}
           />
         </div>
 

@@ -2,6 +2,7 @@ import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { ApiError, api, unwrap } from '../api.ts';
+import { Markdown } from '../markdown.tsx';
 import { NotFound } from '../router.tsx';
 import { useOptionalSession } from '../session.tsx';
 import { Async, Chip, formatDate } from '../ui.tsx';
@@ -97,7 +98,7 @@ export function ReportPage() {
             {r.clientName} · {formatDate(r.engagementStartDate)} → {formatDate(r.engagementEndDate)} ·{' '}
             {r.isPrivate ? 'private' : 'public'}
           </p>
-          {r.description && <pre className="description">{r.description}</pre>}
+          {r.description && <Markdown source={r.description} className="description" />}
           <h2>Team</h2>
           <ul>
             {r.teamMembers.map((m) => (
@@ -117,7 +118,7 @@ export function ReportPage() {
                   #{f.number} {f.title}
                 </strong>{' '}
                 <Chip kind="severity" value={f.severity} /> <Chip kind="status" value={f.status} />
-                <pre className="description">{f.description}</pre>
+                <Markdown source={f.description} className="description" />
               </li>
             ))}
           </ol>

@@ -3,6 +3,7 @@ import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import type { components } from '../../../src/sdk/schema';
 import { ApiError, api, sessionHeaders, sessionState, unwrap } from '../api.ts';
+import { Markdown } from '../markdown.tsx';
 import { NotFound } from '../router.tsx';
 import { sha256Hex, tarGzip } from '../tar.ts';
 import { useConnectedTrackers } from '../trackers.ts';
@@ -452,13 +453,7 @@ export function ScanPage() {
         <p className="muted">Being built…</p>
       ) : (
         <Async query={threat}>
-          {(markdown) => (
-            // Scrollable, so it takes keyboard focus to be scrolled without a mouse.
-            // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable
-            <pre className="description threat-model" tabIndex={0}>
-              {markdown}
-            </pre>
-          )}
+          {(markdown) => <Markdown source={markdown} className="description threat-model" />}
         </Async>
       )}
       <h2>Findings</h2>
@@ -485,7 +480,7 @@ export function ScanPage() {
                       </code>{' '}
                       {v.identifiers.join(' · ')}
                     </p>
-                    {v.description && <pre className="description">{v.description}</pre>}
+                    {v.description && <Markdown source={v.description} className="description" />}
                     <ScanFindingTickets findingId={v.id} companyId={companyId} />
                   </li>
                 ))}

@@ -465,6 +465,8 @@ export const findingRelatedFiles = pgTable(
     endLine: integer('end_line'),
     language: text('language'),
     relevantContent: text('relevant_content'),
+    /** The commit the lines and content were read at, when known (ADR 0036). */
+    commit: text('commit'),
   },
   (t) => [
     index('finding_related_files_finding_idx').on(t.findingId),
@@ -586,6 +588,32 @@ export const findingViews = pgTable('finding_views', {
   columns: text('columns').array(),
   createdAt: createdAt(),
 });
+
+/**
+ * What happened to a finding, one row per change: written by the triggers of migration 0038 in the
+ * transaction of each write to `findings` (status, severity, assignee, duplicate), `finding_labels`
+ * and `finding_tickets`, so that no writer can change a finding without a trace; other writers
+ * (the scanner's "still present" / "not reproduced") insert their own kinds. The actor is the user
+ * the writing transaction names (`vigil.actor`, set by the findings service), null for the system.
+ * Read through the access policy (`GET …/findings/{finding_ref}/events`, ADR 0036).
+ */
+export const findingEvents = pgTable(
+  'finding_events',
+  {
+    /** Increasing: orders the events of one transaction (which share `created_at`) as written. */
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    findingId: uuid('finding_id')
+      .notNull()
+      .references(() => findings.id, { onDelete: 'cascade' }),
+    /** `status`, `severity`, `assignee`, `label_added`, `label_removed`, `duplicate`, `ticket_linked`, … */
+    kind: text('kind').notNull(),
+    /** The kind's facts as ids and values (`{from, to}`, `{labelId}`, …); names are read when shown. */
+    data: jsonb('data').$type<JsonObject>().notNull().default({}),
+    actorId: uuid('actor_id').references(() => users.id, { onDelete: 'set null' }),
+    createdAt: createdAt(),
+  },
+  (t) => [index('finding_events_finding_idx').on(t.findingId, t.createdAt, t.id)],
+);
 
 /** Repository change log: one row per update, with old and new values of the changed fields. */
 export const repositoryEvents = pgTable(

@@ -100,13 +100,21 @@ describe("A finding's payload, as the listing and a read of one finding send it"
       ['b-open', '2026-03-04T05:06:07.891Z'],
     ]);
     expect(root.relatedFiles).toEqual([
-      { id: expect.any(String), path: 'a.sol', lines: null, language: null, relevantContent: null },
+      {
+        id: expect.any(String),
+        path: 'a.sol',
+        lines: null,
+        language: null,
+        relevantContent: null,
+        commit: null,
+      },
       {
         id: expect.any(String),
         path: 'b.sol',
         lines: { start: 3, end: 9 },
         language: 'solidity',
         relevantContent: 'call{value: x}',
+        commit: null,
       },
     ]);
     // The assets the finding names, in the safe harbor's order, with the schema's fields only.

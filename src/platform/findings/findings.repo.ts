@@ -252,7 +252,8 @@ function sharedColumns() {
         'path', ${findingRelatedFiles.path},
         'lines', case when ${findingRelatedFiles.startLine} is not null and ${findingRelatedFiles.endLine} is not null
           then json_build_object('start', ${findingRelatedFiles.startLine}, 'end', ${findingRelatedFiles.endLine}) end,
-        'language', ${findingRelatedFiles.language}, 'relevantContent', ${findingRelatedFiles.relevantContent})
+        'language', ${findingRelatedFiles.language}, 'relevantContent', ${findingRelatedFiles.relevantContent},
+        'commit', ${findingRelatedFiles.commit})
         order by ${findingRelatedFiles.path}, ${findingRelatedFiles.startLine}, ${findingRelatedFiles.id})
         from ${findingRelatedFiles} where ${findingRelatedFiles.findingId} = ${findings.id}), '[]'::json)`.as(
       'files',

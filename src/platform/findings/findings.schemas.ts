@@ -36,6 +36,8 @@ export const RelatedFileSchema = Type.Object(
     lines: Nullable(Type.Object({ start: Type.Integer(), end: Type.Integer() })),
     language: Nullable(Type.String()),
     relevantContent: Nullable(Type.String()),
+    /** Extension (ADR 0036): the commit the lines and content were read at, when known. */
+    commit: Type.Optional(Nullable(Type.String())),
   },
   { $id: 'RelatedFile' },
 );
@@ -108,6 +110,12 @@ export const CreateFindingSchema = Type.Object(
             ),
             language: Type.Optional(Type.String({ maxLength: 100 })),
             relevantContent: Type.Optional(Type.String({ maxLength: 100_000 })),
+            commit: Type.Optional(
+              Type.String({
+                pattern: '^[0-9a-fA-F]{7,64}$',
+                description: 'Extension: the commit the lines and content were read at (hex)',
+              }),
+            ),
           },
           { additionalProperties: false },
         ),

@@ -23,6 +23,7 @@ import { canonicalJson, isUuid } from '../../strings.ts';
 import { commentsRepo } from '../comments/comments.repo.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import type { RepositoryRow as Repository } from '../repositories/repositories.repo.ts';
+import { findingEventsRepo } from './finding-events.repo.ts';
 import {
   allocateFindingNumber,
   type FindingChange,
@@ -132,6 +133,8 @@ export function createFindingsService(deps: {
   ): Promise<Finding> {
     return database.transaction(async (tx) => {
       const access = await loadFindingAccess(tx.db, actor);
+      // The change log (finding_events, written by triggers) names this user as the actor.
+      await findingEventsRepo(tx.db).actAs(access.userId);
       const repository = await requireVisibleRepository(tx.db, access, repositoryId);
       const finding = await requireFinding(tx.db, access, repositoryId, ref, true);
       const role = effectiveRole(access, repository);
@@ -301,6 +304,7 @@ export function createFindingsService(deps: {
             endLine: file.lines?.end ?? null,
             language: file.language ?? null,
             relevantContent: file.relevantContent ?? null,
+            commit: file.commit?.toLowerCase() ?? null,
           })),
           labelIds,
         );

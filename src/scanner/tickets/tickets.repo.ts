@@ -32,6 +32,14 @@ export function ticketsRepo(db: Db) {
     and(eq(findingExports.findingId, findingId), eq(findingExports.provider, provider));
 
   return {
+    /**
+     * Names the user a console session acts for as the actor of the finding events this
+     * transaction's ticket writes cause (migration 0038); transaction-local.
+     */
+    async actAs(userId: string): Promise<void> {
+      await db.execute(sql`select set_config('vigil.actor', ${userId}, true)`);
+    },
+
     /** The company's finding (draft or published), or undefined. */
     async findFinding(companyId: string, findingId: string): Promise<FindingForTicket | undefined> {
       const [row] = await db

@@ -431,6 +431,7 @@ export function createTicketsService(deps: TicketsServiceDeps) {
       const { issue, integrationId } = await verifyReference(companyId, provider, body.issueRef);
       return database.transaction(async (tx) => {
         const repo = ticketsRepo(tx.db);
+        if (actor.sessionUserId) await repo.actAs(actor.sessionUserId);
         // Serializes with sends of this finding: a claim and a link never both see "no ticket".
         if (!(await repo.lockFinding(companyId, findingId))) {
           throw new AppError('NOT_FOUND', { message: 'Finding not found.' });
