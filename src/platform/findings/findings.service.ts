@@ -398,6 +398,7 @@ export function createFindingsService(deps: {
       }
       return database.transaction(async (tx) => {
         const access = await loadFindingAccess(tx.db, actor);
+        await findingEventsRepo(tx.db).actAs(access.userId);
         const changed = new Map<string, string[]>();
         const ids: string[] = [];
         for (const [index, item] of input.findings.entries()) {
