@@ -128,7 +128,7 @@ export async function buildApp(container: Container): Promise<App> {
     rateLimiter: container.rateLimiter,
     policy: container.config.rateLimit,
   });
-  registerMetrics(app, container.keptPages, { token: container.config.metrics.token });
+  registerMetrics(app, { token: container.config.metrics.token });
 
   app.get('/openapi.json', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async () =>
     app.swagger(),

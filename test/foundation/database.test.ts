@@ -171,13 +171,13 @@ describe('queries given to a new connection at once', () => {
   });
 });
 
-describe('onOwnNotify', () => {
-  it("tells of this process's commits, per table and channel, before they answer; not of reads, rolled-back work, the job queue's tables or other processes", async () => {
+describe('afterCommit', () => {
+  it("tells of a transaction's notifying changes after its commit, each once; not of rollbacks, reads or other processes", async () => {
     const { config, drop } = await createTestDatabaseConfig();
     const database = await openDatabase(config);
     const other = await openDatabase(config);
     let told: string[] = [];
-    const stop = database.onOwnNotify((table, channel) => {
+    const stop = database.afterCommit((table, channel) => {
       told.push(`${channel} ${table}`);
     });
     const take = () => {
@@ -186,52 +186,49 @@ describe('onOwnNotify', () => {
       return seen;
     };
     try {
-      await database.executeSql(`select 1`);
-      await database.executeSql(`select count(*) from companies`);
-      expect(take()).toEqual([]);
-      // A statement outside a transaction: told before its answer, even when it changed no row.
-      await database.executeSql(`update companies set name = name where false`);
-      expect(take()).toEqual(['vigil_reads companies']);
-      const { sql } = await import('drizzle-orm');
-      await database.db.execute(sql`delete from companies where false`);
-      expect(take()).toEqual(['vigil_reads companies']);
-      // A transaction: nothing until its commit, then each table and channel once.
       await database.transaction(async (tx) => {
-        await tx.executeSql(`update companies set name = name where false`);
-        await tx.executeSql(`update companies set handle = handle where false`);
+        await tx.executeSql(`select count(*) from users`);
+      });
+      expect(take()).toEqual([]);
+      // Nothing until the commit, then each table and channel once, before `transaction` resolves.
+      await database.transaction(async (tx) => {
         await tx.executeSql(`update users set name = name where false`);
+        await tx.executeSql(`update users set username = username where false`);
+        await tx.executeSql(`update service_keys set name = name where false`);
         expect(told).toEqual([]);
       });
-      expect(take().sort()).toEqual([
-        'vigil_credentials users',
-        'vigil_reads companies',
-        'vigil_reads users',
-      ]);
+      expect(take().sort()).toEqual(['vigil_credentials service_keys', 'vigil_credentials users']);
+      // Tables whose changes notify nobody tell nothing.
+      await database.transaction(async (tx) => {
+        await tx.executeSql(`update companies set name = name where false`);
+      });
+      expect(take()).toEqual([]);
       await expect(
         database.transaction(async (tx) => {
-          await tx.executeSql(`update companies set name = name where false`);
+          await tx.executeSql(`update users set name = name where false`);
           throw new Error('changed my mind');
         }),
       ).rejects.toThrow('changed my mind');
-      // The job queue's own tables notify nobody.
-      await database.executeSql(`delete from job_heartbeats where false`);
       expect(take()).toEqual([]);
       // Another process's commit is not this process's (it arrives through listen).
-      await other.executeSql(`update companies set name = name where false`);
-      await database.executeSql(`select 1`);
+      await other.transaction(async (tx) => {
+        await tx.executeSql(`update users set name = name where false`);
+      });
       expect(take()).toEqual([]);
-      // Every pooled connection reports its own commits.
+      // Concurrent transactions on several pooled connections each report their own commit.
       await Promise.all(
         Array.from({ length: 6 }, () =>
           database.transaction(async (tx) => {
             await tx.executeSql(`select pg_sleep(0.05)`);
-            await tx.executeSql(`update labels set name = name where false`);
+            await tx.executeSql(`update user_tokens set name = name where false`);
           }),
         ),
       );
-      expect(take()).toEqual(Array.from({ length: 6 }, () => 'vigil_reads labels'));
+      expect(take()).toEqual(Array.from({ length: 6 }, () => 'vigil_credentials user_tokens'));
       stop();
-      await database.executeSql(`update companies set name = name where false`);
+      await database.transaction(async (tx) => {
+        await tx.executeSql(`update users set name = name where false`);
+      });
       expect(take()).toEqual([]);
     } finally {
       await other.close();

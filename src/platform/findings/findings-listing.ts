@@ -47,8 +47,14 @@ import {
   isInt4Text,
 } from '../pagination/cursor.ts';
 import { splitListParam } from '../pagination/list-params.ts';
-import { hasUnreadComments, loadFindingBodies } from './findings.repo.ts';
-import { FILTER_FOR_VALUES, FINDING_ORDERS, type FilterFor, type FindingOrder } from './findings.schemas.ts';
+import { hasUnreadComments, loadFindingPayloads } from './finding-payloads.repo.ts';
+import {
+  FILTER_FOR_VALUES,
+  FINDING_ORDERS,
+  type FilterFor,
+  type Finding,
+  type FindingOrder,
+} from './findings.schemas.ts';
 import { parseSearch, requireValues } from './search-syntax.ts';
 
 /** Query parameters of GET /api/v0/repositories/all-findings, as the HTTP schema parsed them. */
@@ -72,54 +78,12 @@ export interface AllFindingsQuery {
   s?: string;
 }
 
+/** A page of the listing: the route's `FindingPage`. */
 export interface AllFindingsResult {
-  /** The page's findings, each as its `Finding` JSON text (see {@link loadFindingBodies}). */
-  findingBodies: string[];
+  findings: Finding[];
   filteredTotal: number;
   nextValue: string | null;
 }
-
-/** The length of {@link allFindingsBody}'s text, without writing it (what a kept page weighs). */
-export function allFindingsJsonLength(page: AllFindingsResult): number {
-  let length = 64 + (page.nextValue?.length ?? 0);
-  for (const body of page.findingBodies) length += body.length + 1;
-  return length;
-}
-
-/** The answer to a page (the route's `FindingPage` schema) as JSON text, the findings' texts as they are. */
-export function allFindingsBody(page: AllFindingsResult): string {
-  return `{"findings":[${page.findingBodies.join(',')}],"filteredTotal":${page.filteredTotal},"nextValue":${JSON.stringify(page.nextValue)}}`;
-}
-
-/**
- * Every table the listing's statements read (the repository memberships included; company
- * memberships come with the credential, whose notifications forget every kept page): a change of
- * any of them forgets the kept pages (see kept-reads.ts). A test compares it with the plans.
- */
-export const ALL_FINDINGS_TABLES = [
-  'findings',
-  'finding_counts',
-  'finding_labels',
-  'labels',
-  'finding_related_files',
-  'comments',
-  'comment_reads',
-  'users',
-  'companies',
-  'repositories',
-  'repository_members',
-  'assets',
-  'asset_groups',
-  'safe_harbors',
-] as const;
-
-/**
- * A table the listing reads whose changes need not forget kept pages: `finding_bodies` holds what
- * the tables above hold, and triggers clear a body in the transaction of the change of one of them,
- * which notifies; a reader writing a body back changes no answer. A test checks that every table
- * whose changes clear bodies is one of {@link ALL_FINDINGS_TABLES}.
- */
-export const ALL_FINDINGS_DERIVED_TABLES = ['finding_bodies'] as const;
 
 export const DEFAULT_FINDINGS_LIMIT = 20;
 export const MAX_FINDINGS_LIMIT = 100;
@@ -675,12 +639,12 @@ export async function listAllFindings(
       // on a second connection beside the page rather than after it within one statement.
       [rows, total] = await Promise.all([page('page-alone', sql<null>`null::int`), count()]);
     }
-    const bodies = await loadFindingBodies(
+    const payloads = await loadFindingPayloads(
       db,
       access,
       rows.slice(0, limit).map((r) => r.id),
     );
-    return pageResult(rows, total ?? 0, bodies);
+    return pageResult(rows, total ?? 0, payloads);
   }
   /**
    * The user's lastCommentAt orders in two parts: the findings with a comment the user reads
@@ -736,18 +700,18 @@ export async function listAllFindings(
     runListing<CountRow>(db, 'count', b, shape, countFields, countSource),
     lastCommentPage(),
   ]);
-  const bodies = await loadFindingBodies(
+  const payloads = await loadFindingPayloads(
     db,
     access,
     rows.slice(0, limit).map((r) => r.id),
   );
-  return pageResult(rows, count?.n ?? 0, bodies);
+  return pageResult(rows, count?.n ?? 0, payloads);
 
   /** The result of a page of `limit + 1` rows (the last only tells that more follow). */
   function pageResult(
     rows: Array<{ id: string; key: string | null }>,
     filteredTotal: number,
-    findingBodies: string[],
+    findings: Finding[],
   ): AllFindingsResult {
     const last = rows[Math.min(rows.length, limit) - 1];
     let nextValue: string | null = null;
@@ -757,6 +721,6 @@ export async function listAllFindings(
     else if (limit === 0 && rows.length > 0) {
       nextValue = query.next ? query.next : cursors.encode([], filterHash);
     }
-    return { findingBodies, filteredTotal, nextValue };
+    return { findings, filteredTotal, nextValue };
   }
 }

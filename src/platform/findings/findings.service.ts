@@ -3,23 +3,22 @@ import {
   loadFindingAccessForRead,
   requireVisibleRepository,
 } from '../../access/access.service.ts';
-import { can, effectiveRole, type FindingAccess, findingCompaniesOf } from '../../access/policy.ts';
+import { can, effectiveRole, type FindingAccess } from '../../access/policy.ts';
 import type { FindingStatus, RepositoryRole } from '../../access/rules.ts';
 import type { Actor } from '../../auth/actor.ts';
-import type { KeptReads } from '../../auth/kept-reads.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import { canonicalJson, isUuid } from '../../strings.ts';
+import { isUuid } from '../../strings.ts';
 import { commentsRepo } from '../comments/comments.repo.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import type { RepositoryRow as Repository } from '../repositories/repositories.repo.ts';
+import { loadFindingPayloads } from './finding-payloads.repo.ts';
 import {
   allocateFindingNumber,
   type FindingChange,
   type FindingRef,
   type FindingRow,
   findingsRepo,
-  loadFindingPayloads,
 } from './findings.repo.ts';
 import type { CreateFinding, Finding } from './findings.schemas.ts';
 import { type AllFindingsQuery, type AllFindingsResult, listAllFindings } from './findings-listing.ts';
@@ -95,12 +94,7 @@ function requireAllowedSeverity(repository: Repository, severity: Severity): voi
  * Findings of repositories: filing (with per-repository numbers), status, severity, assignee,
  * labels, duplicate marking, read markers, and the all-findings listing.
  */
-export function createFindingsService(deps: {
-  database: Database;
-  cursors: CursorCodec;
-  /** All-findings pages kept per caller (see kept-reads.ts); none kept without it. */
-  pages?: KeptReads<AllFindingsResult>;
-}) {
+export function createFindingsService(deps: { database: Database; cursors: CursorCodec }) {
   const { database } = deps;
 
   /**
@@ -360,13 +354,8 @@ export function createFindingsService(deps: {
 
     /** GET /api/v0/repositories/all-findings: the findings the user sees, filtered, ordered, paged. */
     async listAllFindings(actor: Actor, query: AllFindingsQuery): Promise<AllFindingsResult> {
-      let companies: ReadonlySet<string> | null = null;
-      const load = async () => {
-        const access = await loadFindingAccessForRead(database.db, actor);
-        companies = findingCompaniesOf(access);
-        return listAllFindings(database.db, access, query, deps.cursors);
-      };
-      return deps.pages ? deps.pages.read(actor, canonicalJson(query), load, () => companies) : load();
+      const access = await loadFindingAccessForRead(database.db, actor);
+      return listAllFindings(database.db, access, query, deps.cursors);
     },
   };
 }
