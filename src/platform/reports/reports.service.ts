@@ -100,16 +100,13 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
     repository: { id: string; companyId: string; allowedSeverities: string[] },
   ): Promise<ReportSnapshot> {
     const repo = reportsRepo(db);
-    const [team, findingRows, companies] = await Promise.all([
-      repo.teamOf(repository.id),
-      repo.reportedFindings(repository.id),
-      repo.companiesById([repository.companyId]),
-    ]);
+    // One after another: `db` is a transaction, one connection.
+    const team = await repo.teamOf(repository.id);
+    const findingRows = await repo.reportedFindings(repository.id);
+    const companies = await repo.companiesById([repository.companyId]);
     const company = companies.get(repository.companyId)!;
-    const [files, authors] = await Promise.all([
-      repo.relatedFiles(findingRows.map((f) => f.id)),
-      usersRepo(db).shortSummaries(findingRows.map((f) => f.createdBy)),
-    ]);
+    const files = await repo.relatedFiles(findingRows.map((f) => f.id));
+    const authors = await usersRepo(db).shortSummaries(findingRows.map((f) => f.createdBy));
     const findings: ReportFinding[] = findingRows.map((f) => ({
       id: f.id,
       number: f.number,
