@@ -218,9 +218,9 @@ describe('company user lists across two replicas', () => {
     expect(usernames(before)).toEqual([manager.username, member.username].sort());
     await silentlyOnA('update users set name = $2 where id = $1', [member.id, 'Renamed quietly']);
     const after = (await getAs(b, url, manager.token)).json() as {
-      users: Array<{ id: string; name: string }>;
+      users: Array<{ userId: string; name: string }>;
     };
-    expect(after.users.find((u) => u.id === member.id)?.name).toBe('Renamed quietly');
+    expect(after.users.find((u) => u.userId === member.id)?.name).toBe('Renamed quietly');
 
     const disable = await a.app.inject({
       method: 'POST',
