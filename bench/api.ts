@@ -646,22 +646,6 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       url: `${base}/api/v0/companies/${ids.company}/audit-log`,
       token: managerToken,
     },
-    // The pages in turn with the findings' kept bodies (finding_bodies) cleared ten times a second,
-    // more often than a page comes again: nearly every page computes its findings' bodies anew
-    // and writes them back, as the first read after a write to them does. Last of the reads: the
-    // rows it clears and writes leave work to autovacuum that would weigh on the reads after it.
-    {
-      name: `all-findings limit=20, ${pagePaths.length} pages in turn, bodies cleared 10/s`,
-      kind: 'read',
-      url: `${base}${pagePaths[0]}`,
-      paths: pagePaths,
-      token: memberToken,
-      p99TargetMs: TARGET_ALL_FINDINGS_P99_MS,
-      writesBeside: {
-        perSecond: 10,
-        write: () => run('update finding_bodies set body = null where body is not null'),
-      },
-    },
   ];
   const selected = targets.filter(
     (t) => t.kind === 'ceiling' || ONLY.split(',').some((part) => t.name.includes(part)),

@@ -14,26 +14,22 @@
  * request (`process.cpuUsage`): the rest of the wall time is PostgreSQL and the network. With
  * `plans`, the plans themselves are printed. Prints only; nothing is written.
  *
- * The payload of a page is read by the reader's statement (what depends on the reader, with the
- * findings' kept bodies) and, for findings whose body is not kept, the shared statement, whose
- * result is written back to `finding_bodies` (an update, listed but not explained). For the
- * reader's statement it then times, as prepared statements on one connection, taking turns, the
- * median of 300 round trips (after six to prepare them and settle on a generic plan) of: the
- * statement as it is; the statement wrapped in `select count(*)`, which PostgreSQL runs without
- * evaluating the per-row columns; and wrapped in `select sum(length(row::text))`, which evaluates
- * them without sending them; and the same of the shared statement. Last, it calls the payload as
- * the server does (`loadFindingBodies`, one pooled connection) for one finding and for a page of
- * 20, with the bodies kept and with them cleared before each call, and prints the median call,
- * Node's CPU per call and how many executions of each statement PostgreSQL planned anew (custom
- * plans) or ran on its kept generic plan. Nothing is written but the kept bodies of the findings it
- * reads (`finding_bodies`, which it clears and fills).
+ * The payload of a page is read by one statement (what depends on the reader, with the findings'
+ * bodies). It then times, as prepared statements on one connection, taking turns, the median of
+ * 300 round trips (after six to prepare them and settle on a generic plan) of: the statement as it
+ * is; the statement wrapped in `select count(*)`, which PostgreSQL runs without evaluating the
+ * per-row columns; and wrapped in `select sum(length(row::text))`, which evaluates them without
+ * sending them. Last, it calls the payload as the server does (`loadFindingPayloads`, one pooled
+ * connection) for one finding and for a page of 20, and prints the median call, Node's CPU per
+ * call and how many executions PostgreSQL planned anew (custom plans) or ran on its kept generic
+ * plan. Nothing is written.
  */
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { loadFindingAccess } from '../src/access/access.service.ts';
 import { type Db, openDatabase } from '../src/db/client.ts';
 import * as schema from '../src/db/schema/index.ts';
-import { loadFindingBodies } from '../src/platform/findings/findings.repo.ts';
+import { loadFindingPayloads } from '../src/platform/findings/finding-payloads.repo.ts';
 import { type AllFindingsQuery, listAllFindings } from '../src/platform/findings/findings-listing.ts';
 import { createCursorCodec } from '../src/platform/pagination/cursor.ts';
 import { captureStatements, memberPersona } from './findings-data.ts';
@@ -74,7 +70,7 @@ for (const [name, query] of reads) {
     listAllFindings(db, access, query, cursors),
   );
   process.stdout.write(
-    `\n=== ${name}: ${captured.length} statements after the memberships query, ${result.findingBodies.length} findings, filteredTotal ${result.filteredTotal}\n`,
+    `\n=== ${name}: ${captured.length} statements after the memberships query, ${result.findings.length} findings, filteredTotal ${result.filteredTotal}\n`,
   );
   for (const [i, statement] of captured.entries()) {
     if (/^\s*update\b/i.test(statement.query)) {
@@ -114,29 +110,17 @@ for (const [name, query] of reads) {
   }
 }
 
-/** Clears the kept bodies of the member's findings: the next read computes them (the shared statement). */
-const clearBodies = () =>
-  pool.query(
-    'update finding_bodies set body = null where body is not null and finding_id in (select id from findings where company_id = $1)',
-    [companyId],
-  );
-await clearBodies();
-/** The payload statements of the first read: the reader's and the shared one (bodies cleared). */
+/** The payload statement of the first read. */
 const payloadCaptured = (
   await capture.during(async () =>
     listAllFindings(db, await loadFindingAccess(db, member), reads[0]![1], cursors),
   )
 ).statements;
 const readerStatement = payloadCaptured.find((s) => s.query.includes('"duplicate_group"'));
-const sharedStatement = payloadCaptured.find((s) => s.query.includes('harbor_asset(asset, position)'));
-if (!readerStatement || !sharedStatement)
-  throw new Error('the payload statements were not found among the captured statements');
+if (!readerStatement) throw new Error('the payload statement was not found among the captured statements');
 const PAYLOAD_ROUND_TRIPS = 300;
 const variants: Array<[string, string, unknown[]]> = [];
-for (const [which, statement] of [
-  ["reader's statement", readerStatement],
-  ['shared statement', sharedStatement],
-] as const) {
+for (const [which, statement] of [["reader's statement", readerStatement]] as const) {
   variants.push(
     [`${which} as it is`, statement.query, statement.params],
     [
@@ -161,7 +145,7 @@ for (let k = 0; k < PAYLOAD_ROUND_TRIPS + 6; k++) {
   }
 }
 process.stdout.write(
-  `\n=== payload statements of ${reads[0]![0]} (${PAYLOAD_ROUND_TRIPS} prepared round trips each, taking turns; the reader's with the bodies kept)\n`,
+  `\n=== payload statements of ${reads[0]![0]} (${PAYLOAD_ROUND_TRIPS} prepared round trips each, taking turns)\n`,
 );
 for (const [i, [name]] of variants.entries())
   process.stdout.write(`${name}: median ${median(trips[i]!).toFixed(2)} ms\n`);
@@ -203,11 +187,8 @@ process.stdout.write('\n');
 const payloadPlans = async () =>
   (
     await one.executeSql(
-      `select case when statement like '%harbor_asset(asset, position)%' then 'shared' else 'reader' end as statement,
-          sum(generic_plans)::int as generic, sum(custom_plans)::int as custom
-        from pg_prepared_statements
-        where statement like '%harbor_asset(asset, position)%' or statement like '%"duplicate_group"[3]%'
-        group by 1`,
+      `select 'payload' as statement, sum(generic_plans)::int as generic, sum(custom_plans)::int as custom
+        from pg_prepared_statements where statement like '%"duplicate_group"[3]%'`,
     )
   ).rows as Array<{ statement: string; generic: number; custom: number }>;
 const plansSince = (before: Awaited<ReturnType<typeof payloadPlans>>, after: typeof before) =>
@@ -217,30 +198,24 @@ const plansSince = (before: Awaited<ReturnType<typeof payloadPlans>>, after: typ
       return `${a.statement}: ${a.generic - b.generic} on a generic plan, ${a.custom - b.custom} planned anew`;
     })
     .join('; ');
-for (const kept of [true, false]) {
-  for (const [name, idsOfCall] of [
-    ['one finding', pageIds.slice(0, 1)],
-    ['a page of 20', pageIds],
-  ] as const) {
-    const before = await payloadPlans();
-    const calls: number[] = [];
-    let cpuUs = 0;
-    for (let i = 0; i < PAYLOAD_ROUND_TRIPS + 6; i++) {
-      if (!kept)
-        await one.executeSql('update finding_bodies set body = null where finding_id = any($1::uuid[])', [
-          idsOfCall,
-        ]);
-      const cpu = process.cpuUsage();
-      const start = performance.now();
-      await loadFindingBodies(one.db, memberAccess, [...idsOfCall]);
-      const used = process.cpuUsage(cpu);
-      cpuUs += used.user + used.system;
-      if (i >= 6) calls.push(performance.now() - start);
-    }
-    const after = await payloadPlans();
-    process.stdout.write(
-      `payload of ${name}, bodies ${kept ? 'kept' : 'cleared before each call'}: ${PAYLOAD_ROUND_TRIPS + 6} calls, median ${median(calls).toFixed(2)} ms, ${(cpuUs / (PAYLOAD_ROUND_TRIPS + 6)).toFixed(0)} µs Node CPU per call; ${plansSince(before, after)}\n`,
-    );
+for (const [name, idsOfCall] of [
+  ['one finding', pageIds.slice(0, 1)],
+  ['a page of 20', pageIds],
+] as const) {
+  const before = await payloadPlans();
+  const calls: number[] = [];
+  let cpuUs = 0;
+  for (let i = 0; i < PAYLOAD_ROUND_TRIPS + 6; i++) {
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    await loadFindingPayloads(one.db, memberAccess, [...idsOfCall]);
+    const used = process.cpuUsage(cpu);
+    cpuUs += used.user + used.system;
+    if (i >= 6) calls.push(performance.now() - start);
   }
+  const after = await payloadPlans();
+  process.stdout.write(
+    `payload of ${name}: ${PAYLOAD_ROUND_TRIPS + 6} calls, median ${median(calls).toFixed(2)} ms, ${(cpuUs / (PAYLOAD_ROUND_TRIPS + 6)).toFixed(0)} µs Node CPU per call; ${plansSince(before, after)}\n`,
+  );
 }
 await one.close();

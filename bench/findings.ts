@@ -286,7 +286,7 @@ for (const scenario of scenarios) {
     filteredTotal: last.filteredTotal,
     plainCount: plain,
     totalExact: last.filteredTotal === plain,
-    pageSize: last.findingBodies.length,
+    pageSize: last.findings.length,
     plans,
   };
   results.push(result);

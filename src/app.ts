@@ -14,6 +14,7 @@ import { handleClientError, handleFrameworkError, registerHostileInputChecks } f
 import { lazySerializers } from './http/lazy-serializers.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { registerRequestLog } from './http/request-log.ts';
+import { requireResponseSchemas } from './http/response-schemas.ts';
 import { registerRuleDocs } from './http/rule-docs.ts';
 import { ErrorV0Schema, ErrorV1Schema, namedSchemaTransforms } from './http/schemas.ts';
 import { registerRouteModules } from './routes.ts';
@@ -67,6 +68,7 @@ export async function buildApp(container: Container): Promise<App> {
     if (!route.url.startsWith('/api/') || route.schema?.querystring !== undefined) return;
     route.schema = { ...(route.schema ?? {}), querystring: Type.Object({}, { additionalProperties: false }) };
   });
+  requireResponseSchemas(app);
   registerHostileInputChecks(app);
   registerRequestLog(app);
   app.addSchema(ErrorV1Schema);
@@ -128,7 +130,7 @@ export async function buildApp(container: Container): Promise<App> {
     rateLimiter: container.rateLimiter,
     policy: container.config.rateLimit,
   });
-  registerMetrics(app, container.keptPages, { token: container.config.metrics.token });
+  registerMetrics(app, { token: container.config.metrics.token });
 
   app.get('/openapi.json', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async () =>
     app.swagger(),

@@ -6,7 +6,6 @@ import type { ServiceActor, UserActor } from './auth/actor.ts';
 import { createAuthService } from './auth/auth.service.ts';
 import { CREDENTIALS_CHANNEL, createCredentialCache } from './auth/credential-cache.ts';
 import { createCredentialThrottle } from './auth/credential-throttle.ts';
-import { createKeptReads, KEPT_PAGES_PER_READ, READS_CHANNEL } from './auth/kept-reads.ts';
 import { createSecretBox, type SecretBox } from './auth/secret-box.ts';
 import { createSessionCodec } from './auth/session.ts';
 import { type Config, ConfigError, parseSecretKey, publicBaseUrl } from './config.ts';
@@ -17,26 +16,17 @@ import type { ObjectStore } from './integrations/storage/object-store.ts';
 import { createObjectStore } from './integrations/storage/object-store-url.ts';
 import { createJobQueue, type JobQueue, MAX_LEASE_SECONDS } from './jobs/queue.ts';
 import { type JobDeps, jobRegistry } from './jobs/registry.ts';
-import {
-  CREDIT_BALANCE_TABLES,
-  type CreditAccount,
-  createCreditsService,
-} from './organization/credits/credits.service.ts';
+import { createCreditsService } from './organization/credits/credits.service.ts';
 import { createIntegrationsService } from './organization/integrations/integrations.service.ts';
 import { createServiceKeysService } from './organization/service-keys/service-keys.service.ts';
 import { createAdminService } from './platform/admin/admin.service.ts';
 import { createAiService } from './platform/ai/ai.service.ts';
-import { AUDIT_LOG_TABLES, type AuditLogPage, createAuditService } from './platform/audit/audit.service.ts';
+import { createAuditService } from './platform/audit/audit.service.ts';
 import { createCommentsService } from './platform/comments/comments.service.ts';
 import { createCompaniesService } from './platform/companies/companies.service.ts';
 import { createDashboardService } from './platform/dashboard/dashboard.service.ts';
 import { createFindingEventsService } from './platform/findings/finding-events.service.ts';
 import { createFindingsService } from './platform/findings/findings.service.ts';
-import {
-  ALL_FINDINGS_TABLES,
-  type AllFindingsResult,
-  allFindingsJsonLength,
-} from './platform/findings/findings-listing.ts';
 import { createGuildsService } from './platform/guilds/guilds.service.ts';
 import { createInvitationsService } from './platform/invitations/invitations.service.ts';
 import { createLabelsService } from './platform/labels/labels.service.ts';
@@ -44,23 +34,16 @@ import { createLeaderboardService } from './platform/leaderboard/leaderboard.ser
 import { createNotificationDelivery } from './platform/notifications/notifications.delivery.ts';
 import { createNotificationsService } from './platform/notifications/notifications.service.ts';
 import { type CursorCodec, createCursorCodec } from './platform/pagination/cursor.ts';
-import {
-  createReportsService,
-  REPORTS_LIST_TABLES,
-  type ReportPage,
-} from './platform/reports/reports.service.ts';
+import { createReportsService } from './platform/reports/reports.service.ts';
 import { createRepositoriesService } from './platform/repositories/repositories.service.ts';
 import { createSessionService } from './platform/session/session.service.ts';
 import { createSourcehostService, type SourcehostService } from './platform/sourcehost/sourcehost.service.ts';
 import { createSsoService } from './platform/sso/sso.service.ts';
-import type { CompanyUser } from './platform/users/users.schemas.ts';
-import { COMPANY_USER_LISTS_KEPT, createUsersService } from './platform/users/users.service.ts';
+import { createUsersService } from './platform/users/users.service.ts';
 import { createFindingViewsService } from './platform/views/finding-views.service.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './rate-limit.ts';
 import { REDACTED, redactSecrets } from './redaction.ts';
 import { createScanServices } from './scanner/scans/scans.module.ts';
-import type { ScanStatus } from './scanner/scans/scans.schemas.ts';
-import { SCAN_STATUS_TABLES } from './scanner/scans/scans.service.ts';
 import { createTicketsService } from './scanner/tickets/tickets.service.ts';
 import { createUploadsService } from './scanner/uploads/uploads.service.ts';
 
@@ -231,27 +214,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
     : null;
   const db = database.db;
   const integrations = createIntegrationsService({ database, secretBox, outbound });
-  // Read answers kept per caller, forgotten when a table they read changes (see kept-reads.ts).
-  const keptPagesOf = <T>(tables: readonly string[], jsonLengthOf?: (value: T) => number) =>
-    createKeptReads<T>({
-      tables,
-      maxEntries: config.credentialCacheSize > 0 ? KEPT_PAGES_PER_READ : 0,
-      jsonLengthOf,
-    });
-  const keptPages = {
-    allFindings: keptPagesOf<AllFindingsResult>(ALL_FINDINGS_TABLES, allFindingsJsonLength),
-    reports: keptPagesOf<ReportPage>(REPORTS_LIST_TABLES),
-    auditLog: keptPagesOf<AuditLogPage>(AUDIT_LOG_TABLES),
-    scanStatus: keptPagesOf<ScanStatus>(SCAN_STATUS_TABLES),
-    creditBalances: keptPagesOf<CreditAccount>(CREDIT_BALANCE_TABLES),
-  };
-  const credits = createCreditsService({
-    database,
-    costs: config.scanCosts,
-    keptAccounts: keptPages.creditBalances,
-  });
+  const credits = createCreditsService({ database, costs: config.scanCosts });
   const scanServices = createScanServices({
-    keptStatuses: keptPages.scanStatus,
     database,
     config,
     credits,
@@ -278,34 +242,24 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const credentialCache = createCredentialCache<ServiceActor | UserActor>({
     maxEntries: config.credentialCacheSize,
   });
-  // Company user lists come from the users and memberships the credential notifications cover:
-  // the same notifications (this process's own at its commits) keep them right.
-  const companyUserLists = createCredentialCache<CompanyUser[]>({
-    maxEntries: config.credentialCacheSize > 0 ? COMPANY_USER_LISTS_KEPT : 0,
-  });
-  const pageCaches = Object.values(keptPages);
-  const notifiedCaches = [credentialCache, companyUserLists, ...pageCaches];
   const forgetChanged = (payload: string, channel: string) => {
-    if (channel === READS_CHANNEL) for (const pages of pageCaches) pages.changed(payload);
-    // A change of console sessions concerns only the sessions resolved: tokens, keys, user lists
-    // and kept pages stay.
-    else if (channel === CREDENTIALS_CHANNEL && payload === SESSIONS_TABLE)
+    if (channel !== CREDENTIALS_CHANNEL) return;
+    // A change of console sessions concerns only the sessions resolved: tokens and keys stay.
+    if (payload === SESSIONS_TABLE)
       credentialCache.forgetWhere(
         (_key, actor) => actor.kind === 'user' && actor.sessionId !== undefined,
         payload,
       );
-    else if (channel === CREDENTIALS_CHANNEL) for (const cache of notifiedCaches) cache.invalidate(payload);
+    else credentialCache.invalidate(payload);
   };
-  // What this process commits is forgotten at its commit, before the request that made it
-  // answers (other processes learn of it from the listener below, within its delay).
-  const stopForgettingOwnChanges = database.onOwnNotify(forgetChanged);
+  // A change this process commits is forgotten right after its commit, before the request that
+  // made it answers; other processes hear of it on the dedicated listening connection below.
+  const stopForgettingOwnChanges = database.afterCommit(forgetChanged);
   const credentialListener =
     config.credentialCacheSize > 0
-      ? database.listen([CREDENTIALS_CHANNEL, READS_CHANNEL], {
+      ? database.listen(CREDENTIALS_CHANNEL, {
           onNotify: forgetChanged,
-          onState: (listening) => {
-            for (const cache of notifiedCaches) cache.setEnabled(listening);
-          },
+          onState: (listening) => credentialCache.setEnabled(listening),
         })
       : null;
   const auth = createAuthService({ db, cache: credentialCache });
@@ -336,7 +290,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     ...scanServices,
     sourcehost,
     leaderboard: createLeaderboardService({ database, cursors }),
-    findings: createFindingsService({ database, cursors, pages: keptPages.allFindings }),
+    findings: createFindingsService({ database, cursors }),
     findingEvents: createFindingEventsService({ database }),
     comments: createCommentsService({ database, queue: () => queue, emailEnabled: mailer !== null }),
     notifications: createNotificationsService({ database, secretBox, cursors, outbound }),
@@ -354,7 +308,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     findingViews: createFindingViewsService({ database }),
     companies: createCompaniesService({ database }),
     dashboard: createDashboardService({ database }),
-    users: createUsersService({ database, lists: companyUserLists }),
+    users: createUsersService({ database }),
     invitations: createInvitationsService({
       database,
       secretBox,
@@ -364,10 +318,10 @@ export async function createContainer(config: Config, options: ContainerOptions 
       log,
       throttle: credentialThrottle,
     }),
-    audit: createAuditService({ database, cursors, pages: keptPages.auditLog }),
+    audit: createAuditService({ database, cursors }),
     sso: createSsoService({ database }),
     repositories: createRepositoriesService({ database }),
-    reports: createReportsService({ database, cursors, pages: keptPages.reports }),
+    reports: createReportsService({ database, cursors }),
     guilds: createGuildsService({ database }),
     ai: createAiService({
       database,
@@ -410,9 +364,6 @@ export async function createContainer(config: Config, options: ContainerOptions 
     credentialThrottle,
     /** Resolved credentials of this process (see credential-cache.ts). */
     credentialCache,
-    companyUserLists,
-    /** All-findings, reports, audit log pages and scan statuses kept per caller (see kept-reads.ts). */
-    keptPages,
     /** The outbound policy: every outbound connection's `fetch`, dispatcher and address checks. */
     outbound,
     objectStore,

@@ -47,14 +47,12 @@ export interface Database {
   /** True when a trivial query answers. */
   ping(): Promise<boolean>;
   /**
-   * Calls `handler` with each notification that a commit of this process sent on a notifying
-   * table's channel (`vigil_reads`, `vigil_credentials`; see {@link OWN_CHANNEL_PREFIX}), once
-   * per table and channel of the commit, before the statement or `commit` that committed it
-   * answers: what a request changed is forgotten by this process's caches before the request
-   * answers. Commits that change no notifying table (the job queue's polling, say) call nothing.
-   * Other processes' commits arrive through {@link listen}. Returns the function that stops it.
+   * Calls `handler` after each commit of {@link transaction} that changed a table whose triggers
+   * notify (`vigil_notify`, migration 0035), once per channel and payload, before `transaction`
+   * resolves: the process that made a change forgets what it kept of it before it answers. Other
+   * processes learn of it through {@link listen}. Returns the function that stops it.
    */
-  onOwnNotify(handler: NotifyHandler): () => void;
+  afterCommit(handler: NotifyHandler): () => void;
   /**
    * Listens on one or more `NOTIFY` channels over a connection of its own, reconnecting when it
    * drops. `onState(true)` is called each time the listener is (again) attached to all of them:
@@ -66,10 +64,7 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/**
- * Receives one notification: its payload (a table's name, or `<table>:u:<user id>` and
- * `<table>:c:<company id>` for rows of one user or company; see kept-reads.ts) and its channel.
- */
+/** Receives one notification: its payload (the changed table's name) and its channel. */
 export type NotifyHandler = (payload: string, channel: string) => void;
 
 export interface ListenHandlers {
@@ -184,84 +179,29 @@ function prepareStatementsOf(client: pg.PoolClient): void {
     }
     return query(config, ...rest);
   };
-  // Queries given to one connection at once (a `Promise.all` of reads inside a transaction, the
-  // connection's `listen` sent when it opens and the first `pool.query` it is handed to) run one
-  // after the other on the wire anyway: they wait here, each handed to pg from the callback of the
-  // one before it, instead of in pg's internal queue, which pg@9 drops. Every query reaches pg
-  // with a callback (how `pool.query` calls its connection; one without gets its promise from
-  // here). A submittable (a cursor, a stream) returns synchronously and goes straight through.
-  type Callback = (error: unknown, result?: unknown) => void;
-  const waiting: Array<() => void> = [];
-  let busy = false;
-  const next = () => {
-    const send = waiting.shift();
-    if (send) send();
-    else busy = false;
-  };
-  const enqueue = (config: unknown, args: unknown[], callback: Callback) => {
-    const send = () => {
-      try {
-        named(config, [
-          ...args,
-          (error: unknown, result?: unknown) => {
-            next();
-            callback(error, result);
-          },
-        ]);
-      } catch (error) {
-        next();
-        callback(error);
-      }
-    };
-    if (busy) waiting.push(send);
-    else {
-      busy = true;
-      send();
-    }
-  };
-  const forward = (config: unknown, ...rest: unknown[]) => {
-    if (typeof (config as { submit?: unknown } | null)?.submit === 'function') return named(config, rest);
-    const last = rest[rest.length - 1];
-    if (typeof last === 'function') {
-      enqueue(config, rest.slice(0, -1), last as Callback);
-      return undefined;
-    }
-    return new Promise((resolve, reject) =>
-      enqueue(config, rest, (error, result) => (error ? reject(error) : resolve(result))),
-    );
-  };
-  Reflect.set(client, 'query', forward);
+  Reflect.set(client, 'query', (config: unknown, ...rest: unknown[]) => named(config, rest));
 }
 
 /**
- * The notifying triggers (migration 0021) send each notification also on the channel of the
- * connection that made the change, this prefix and its backend's process id, with the payload
- * `<channel>:<table>`. Each pooled connection listens on its own, so PostgreSQL hands a
- * connection's own notifications back to it at each commit, before the commit's answer, and no
- * other session receives them.
+ * Ends a transaction and reports what it notified: the notifying triggers (`vigil_notify`,
+ * migration 0035) write each `<channel>:<payload>` once, a line each, into the transaction-local
+ * setting `vigil.notified`, which this reads just before the commit in one simple-protocol round
+ * trip.
  */
-export const OWN_CHANNEL_PREFIX = 'vigil_own_';
+const COMMIT_REPORTING_NOTIFIED = "select current_setting('vigil.notified', true) as notified; commit";
 
-/**
- * Makes a new pooled connection listen on its own channel (see {@link OWN_CHANNEL_PREFIX}) and
- * hand what arrives there to `dispatch`. The `listen` is the connection's first statement: every
- * later statement's own notifications are delivered. A connection whose `listen` fails is ended,
- * so that no statement commits on a connection that would not report it.
- */
-function listenToOwnCommits(client: pg.PoolClient, dispatch: NotifyHandler): void {
-  const pid: unknown = Reflect.get(client, 'processID');
-  if (typeof pid !== 'number' || !Number.isSafeInteger(pid)) {
-    client.end().catch(() => undefined);
-    return;
+/** The `[channel, payload]` pairs of {@link COMMIT_REPORTING_NOTIFIED}'s answer. */
+function notifiedOf(answers: unknown): Array<[string, string]> {
+  const first: unknown = Array.isArray(answers) ? answers[0] : undefined;
+  const rows = (first as { rows?: Array<{ notified?: unknown }> } | undefined)?.rows;
+  const text = rows?.[0]?.notified;
+  if (typeof text !== 'string' || text === '') return [];
+  const pairs: Array<[string, string]> = [];
+  for (const line of text.split('\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0) pairs.push([line.slice(0, colon), line.slice(colon + 1)]);
   }
-  const channel = `${OWN_CHANNEL_PREFIX}${pid}`;
-  client.on('notification', (message) => {
-    if (message.channel !== channel) return;
-    const payload = message.payload ?? '';
-    const colon = payload.indexOf(':');
-    if (colon > 0) dispatch(payload.slice(colon + 1), payload.slice(0, colon));
-  });
-  client.query(`listen ${channel}`).catch(() => client.end().catch(() => undefined));
+  return pairs;
 }
 
 const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
@@ -275,14 +215,8 @@ function openPostgres(
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
   // An idle client that loses its connection emits 'error'; without a listener the process dies.
   pool.on('error', () => {});
-  const ownHandlers = new Set<NotifyHandler>();
-  const dispatchOwn: NotifyHandler = (payload, channel) => {
-    for (const handler of ownHandlers) handler(payload, channel);
-  };
-  pool.on('connect', (client) => {
-    prepareStatementsOf(client);
-    listenToOwnCommits(client, dispatchOwn);
-  });
+  const committedHandlers = new Set<NotifyHandler>();
+  pool.on('connect', (client) => prepareStatementsOf(client));
   const db = drizzlePg({ client: pool, schema });
   const executeSql: ExecuteSql = async (text, values) => {
     const result = await pool.query(text, values as unknown[] | undefined);
@@ -305,7 +239,12 @@ function openPostgres(
             rows: (await client.query(text, values as unknown[])).rows,
           }),
         });
-        await client.query('commit');
+        // What the transaction notified (migration 0035's `vigil.notified`, transaction-local) is
+        // read in the same round trip as the commit: a failed commit reports nothing.
+        const answers: unknown = await client.query(COMMIT_REPORTING_NOTIFIED);
+        const notified = notifiedOf(answers);
+        for (const [channel, payload] of notified)
+          for (const handler of committedHandlers) handler(payload, channel);
         return result;
       } catch (err) {
         await client.query('rollback').catch(() => {});
@@ -314,9 +253,9 @@ function openPostgres(
         client.release();
       }
     },
-    onOwnNotify(handler) {
-      ownHandlers.add(handler);
-      return () => ownHandlers.delete(handler);
+    afterCommit(handler) {
+      committedHandlers.add(handler);
+      return () => committedHandlers.delete(handler);
     },
     async ping() {
       try {

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -24,35 +24,15 @@ function presentsToken(header: string | undefined, token: string): boolean {
   return match !== null && timingSafeEqual(digest(match[1]!), digest(token));
 }
 
-/** What the metrics say of the kept read answers (see kept-reads.ts), by read. */
-export type KeptPageCounts = Record<string, { readonly hits: number; readonly misses: number }>;
-
 /**
- * Prometheus metrics of one app: default process metrics, per-route latency histograms, and how
- * many reads were answered from kept answers. `/metrics` on the app answers only a bearer of
+ * Prometheus metrics of one app: default process metrics, and per-route latency histograms. `/metrics` on the app answers only a bearer of
  * `access.token` (401 otherwise); without a token it answers 404 everywhere but on the metrics
  * port ({@link serveMetrics}), so that a process listening on every interface tells no one its
  * routes, traffic and internals.
  */
-export function registerMetrics(
-  app: FastifyInstance,
-  keptPages: KeptPageCounts = {},
-  access: MetricsAccess = { token: null },
-): Registry {
+export function registerMetrics(app: FastifyInstance, access: MetricsAccess = { token: null }): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  new Gauge({
-    name: 'vigil_kept_page_reads',
-    help: 'Reads that keep their answers (list pages, scan statuses, credit accounts) since the process started, by read and by whether a kept answer was sent (kept) or the statements ran (read)',
-    labelNames: ['read', 'answer'],
-    registers: [registry],
-    collect() {
-      for (const [read, counts] of Object.entries(keptPages)) {
-        this.set({ read, answer: 'kept' }, counts.hits);
-        this.set({ read, answer: 'read' }, counts.misses);
-      }
-    },
-  });
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request latency by route',

@@ -208,7 +208,7 @@ describe('company user lists across two replicas', () => {
   const usernames = (res: { json(): unknown }) =>
     (res.json() as { users: Array<{ username: string }> }).users.map((u) => u.username).sort();
 
-  it('are kept in memory: a change that sends no notification is not seen, one that does is seen on both replicas', async () => {
+  it('are read from the database: a change is seen by both replicas, notified or not', async () => {
     const company = await buildCompany(a);
     const manager = await buildUser(a, { companyId: company.id, companyRole: 'manager' });
     const member = await buildUser(a, { companyId: company.id, companyRole: 'member' });
@@ -216,15 +216,12 @@ describe('company user lists across two replicas', () => {
     const url = `/api/v0/companies/${company.id}/users`;
     const before = await getAs(b, url, manager.token);
     expect(usernames(before)).toEqual([manager.username, member.username].sort());
-    expect(b.container.companyUserLists.size).toBeGreaterThan(0);
     await silentlyOnA('update users set name = $2 where id = $1', [member.id, 'Renamed quietly']);
-    // Nothing told replica b: it answers the list it kept.
-    const kept = (await getAs(b, url, manager.token)).json() as {
-      users: Array<{ id: string; name: string }>;
+    const after = (await getAs(b, url, manager.token)).json() as {
+      users: Array<{ userId: string; name: string }>;
     };
-    expect(kept.users.find((u) => u.id === member.id)?.name).not.toBe('Renamed quietly');
+    expect(after.users.find((u) => u.userId === member.id)?.name).toBe('Renamed quietly');
 
-    // A change through replica a: a's next list has it at once, b's once the notification arrives.
     const disable = await a.app.inject({
       method: 'POST',
       url: `${url}/${member.id}/disable`,
@@ -232,11 +229,10 @@ describe('company user lists across two replicas', () => {
     });
     expect(disable.statusCode).toBe(200);
     expect(usernames(await getAs(a, url, manager.token))).toEqual([manager.username]);
-    await settle();
     expect(usernames(await getAs(b, url, manager.token))).toEqual([manager.username]);
   });
 
-  it('are read again by the replica that served a write, before its answer leaves', async () => {
+  it('list a joined user at once on the replica that served the join', async () => {
     const company = await buildCompany(a);
     const manager = await buildUser(a, { companyId: company.id, companyRole: 'manager' });
     const other = await buildUser(a, {});
@@ -256,23 +252,7 @@ describe('company user lists across two replicas', () => {
       headers: { authorization: `Bearer ${other.token}` },
     });
     expect(accept.statusCode).toBe(200);
-    // Joined: listed at once, on the replica that wrote.
     const listed = await getAs(a, url, manager.token);
     expect(usernames(listed)).toEqual([manager.username, other.username].sort());
-  });
-
-  it('keep no list of a company the caller may not read, and no search', async () => {
-    const company = await buildCompany(a);
-    const manager = await buildUser(a, { companyId: company.id, companyRole: 'manager' });
-    const stranger = await buildUser(a, {});
-    await settle();
-    const url = `/api/v0/companies/${company.id}/users`;
-    expect((await getAs(b, url, manager.token)).statusCode).toBe(200);
-    // The access check runs on every request, kept list or not.
-    expect((await getAs(b, url, stranger.token)).statusCode).toBe(404);
-    const size = b.container.companyUserLists.size;
-    const search = await getAs(b, `${url}?q=${manager.username}`, manager.token);
-    expect(usernames(search)).toEqual([manager.username]);
-    expect(b.container.companyUserLists.size).toBe(size);
   });
 });

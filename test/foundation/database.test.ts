@@ -95,89 +95,13 @@ describe('prepared statements', () => {
   });
 });
 
-/**
- * Runs `body` against a new test database opened with `poolSize` connections, and returns the
- * warnings of pg's own queue issued meanwhile: pg queues a query given to a connection that is
- * already executing one, and warns that a later version will not.
- */
-async function pgQueueWarningsDuring(
-  options: { empty?: boolean },
-  poolSize: number,
-  body: (database: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>,
-): Promise<string[]> {
-  const { config, drop } = await createTestDatabaseConfig(options);
-  const database = await openDatabase({ ...config, poolSize });
-  const warnings: string[] = [];
-  const onWarning = (warning: Error) => warnings.push(warning.message);
-  process.on('warning', onWarning);
-  try {
-    await body(database);
-    await new Promise((resolve) => setImmediate(resolve));
-    return warnings.filter((w) => w.includes('already executing a query'));
-  } finally {
-    process.off('warning', onWarning);
-    await database.close();
-    await drop();
-  }
-}
-
-describe('queries given to one connection at once', () => {
-  it('run one after the other inside a transaction, each with its own answer, without pg queueing them', async () => {
-    const warnings = await pgQueueWarningsDuring({}, 2, async (database) => {
-      const { sql } = await import('drizzle-orm');
-      const answers = await database.transaction(async (tx) =>
-        Promise.all(
-          Array.from({ length: 12 }, async (_, i) => {
-            const rows = rowsOf<{ n: number; at: string }>(
-              await tx.db.execute(sql`select ${i}::int as n, clock_timestamp()::text as at, pg_sleep(0.01)`),
-            );
-            return rows[0]!;
-          }),
-        ),
-      );
-      expect(answers.map((a) => a.n)).toEqual(Array.from({ length: 12 }, (_, i) => i));
-      // Sent in the order they were given: each started after the one before it.
-      const starts = answers.map((a) => a.at);
-      expect([...starts].sort()).toEqual(starts);
-      // A failing statement fails its own promise only; the chain goes on for the next ones.
-      const outcomes = await Promise.allSettled([
-        database.db.execute(sql`select 1/0`),
-        database.db.execute(sql`select 2::int as n`),
-      ]);
-      expect(outcomes[0]!.status).toBe('rejected');
-      expect(outcomes[1]).toMatchObject({ status: 'fulfilled' });
-    });
-    expect(warnings).toEqual([]);
-  });
-});
-
-describe('queries given to a new connection at once', () => {
-  it("wait their turn behind its `listen`, through the pool's callbacks, without pg queueing them", async () => {
-    // One connection: its `listen` (sent when it opens) and every `pool.query` share it.
-    const warnings = await pgQueueWarningsDuring({ empty: true }, 1, async (database) => {
-      const answers = await Promise.all(
-        Array.from({ length: 6 }, (_, i) => database.executeSql('select $1::int as n', [i])),
-      );
-      expect(answers.map((a) => a.rows[0]?.n)).toEqual([0, 1, 2, 3, 4, 5]);
-      // A failing one fails its own promise only, through the pool's callback.
-      const outcomes = await Promise.allSettled([
-        database.executeSql('select 1/0'),
-        database.executeSql('select 7 as n'),
-      ]);
-      expect(outcomes[0]!.status).toBe('rejected');
-      expect(outcomes[1]).toMatchObject({ status: 'fulfilled', value: { rows: [{ n: 7 }] } });
-    });
-    expect(warnings).toEqual([]);
-  });
-});
-
-describe('onOwnNotify', () => {
-  it("tells of this process's commits, per table and channel, before they answer; not of reads, rolled-back work, the job queue's tables or other processes", async () => {
+describe('afterCommit', () => {
+  it("tells of a transaction's notifying changes after its commit, each once; not of rollbacks, reads or other processes", async () => {
     const { config, drop } = await createTestDatabaseConfig();
     const database = await openDatabase(config);
     const other = await openDatabase(config);
     let told: string[] = [];
-    const stop = database.onOwnNotify((table, channel) => {
+    const stop = database.afterCommit((table, channel) => {
       told.push(`${channel} ${table}`);
     });
     const take = () => {
@@ -186,52 +110,49 @@ describe('onOwnNotify', () => {
       return seen;
     };
     try {
-      await database.executeSql(`select 1`);
-      await database.executeSql(`select count(*) from companies`);
-      expect(take()).toEqual([]);
-      // A statement outside a transaction: told before its answer, even when it changed no row.
-      await database.executeSql(`update companies set name = name where false`);
-      expect(take()).toEqual(['vigil_reads companies']);
-      const { sql } = await import('drizzle-orm');
-      await database.db.execute(sql`delete from companies where false`);
-      expect(take()).toEqual(['vigil_reads companies']);
-      // A transaction: nothing until its commit, then each table and channel once.
       await database.transaction(async (tx) => {
-        await tx.executeSql(`update companies set name = name where false`);
-        await tx.executeSql(`update companies set handle = handle where false`);
+        await tx.executeSql(`select count(*) from users`);
+      });
+      expect(take()).toEqual([]);
+      // Nothing until the commit, then each table and channel once, before `transaction` resolves.
+      await database.transaction(async (tx) => {
         await tx.executeSql(`update users set name = name where false`);
+        await tx.executeSql(`update users set username = username where false`);
+        await tx.executeSql(`update service_keys set name = name where false`);
         expect(told).toEqual([]);
       });
-      expect(take().sort()).toEqual([
-        'vigil_credentials users',
-        'vigil_reads companies',
-        'vigil_reads users',
-      ]);
+      expect(take().sort()).toEqual(['vigil_credentials service_keys', 'vigil_credentials users']);
+      // Tables whose changes notify nobody tell nothing.
+      await database.transaction(async (tx) => {
+        await tx.executeSql(`update companies set name = name where false`);
+      });
+      expect(take()).toEqual([]);
       await expect(
         database.transaction(async (tx) => {
-          await tx.executeSql(`update companies set name = name where false`);
+          await tx.executeSql(`update users set name = name where false`);
           throw new Error('changed my mind');
         }),
       ).rejects.toThrow('changed my mind');
-      // The job queue's own tables notify nobody.
-      await database.executeSql(`delete from job_heartbeats where false`);
       expect(take()).toEqual([]);
       // Another process's commit is not this process's (it arrives through listen).
-      await other.executeSql(`update companies set name = name where false`);
-      await database.executeSql(`select 1`);
+      await other.transaction(async (tx) => {
+        await tx.executeSql(`update users set name = name where false`);
+      });
       expect(take()).toEqual([]);
-      // Every pooled connection reports its own commits.
+      // Concurrent transactions on several pooled connections each report their own commit.
       await Promise.all(
         Array.from({ length: 6 }, () =>
           database.transaction(async (tx) => {
             await tx.executeSql(`select pg_sleep(0.05)`);
-            await tx.executeSql(`update labels set name = name where false`);
+            await tx.executeSql(`update user_tokens set name = name where false`);
           }),
         ),
       );
-      expect(take()).toEqual(Array.from({ length: 6 }, () => 'vigil_reads labels'));
+      expect(take()).toEqual(Array.from({ length: 6 }, () => 'vigil_credentials user_tokens'));
       stop();
-      await database.executeSql(`update companies set name = name where false`);
+      await database.transaction(async (tx) => {
+        await tx.executeSql(`update users set name = name where false`);
+      });
       expect(take()).toEqual([]);
     } finally {
       await other.close();

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.ts';
 import { createTestDatabaseConfig } from '../helpers/database.ts';
@@ -7,18 +8,20 @@ describe('service key last use (migration 0037)', () => {
     const { config, drop } = await createTestDatabaseConfig();
     const database = await openDatabase(config);
     let told: string[] = [];
-    const stop = database.onOwnNotify((table, channel) => {
+    // What a committed transaction notified, as the process that made the change learns it.
+    const stop = database.afterCommit((table, channel) => {
       if (channel === 'vigil_credentials') told.push(table);
     });
+    const run = (statement: string) => database.transaction((tx) => tx.db.execute(sql.raw(statement)));
     try {
-      await database.executeSql(`update service_keys set last_used_at = now() where false`);
+      await run(`update service_keys set last_used_at = now() where false`);
       expect(told).toEqual([]);
       for (const column of ['revoked_at = now()', 'expires_at = now()', "scopes = '{}'", "hash = 'x'"]) {
-        await database.executeSql(`update service_keys set ${column} where false`);
+        await run(`update service_keys set ${column} where false`);
         expect(told, column).toEqual(['service_keys']);
         told = [];
       }
-      await database.executeSql(`delete from service_keys where false`);
+      await run(`delete from service_keys where false`);
       expect(told).toEqual(['service_keys']);
     } finally {
       stop();

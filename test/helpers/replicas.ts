@@ -1,8 +1,6 @@
-import { READS_CHANNEL } from '../../src/auth/kept-reads.ts';
 import { heardAll, sendSettleMarker, type TestApp } from './app.ts';
-import { waitFor } from './wait.ts';
 
-/** Helpers for tests of two replicas on one database (caches kept right by notifications). */
+/** Helpers for tests of two replicas on one database (credential caches kept right by notifications). */
 
 /** A GET as the holder of `token`. */
 export function getAs(t: TestApp, url: string, token: string) {
@@ -11,34 +9,17 @@ export function getAs(t: TestApp, url: string, token: string) {
 
 /**
  * Runs SQL with triggers off, so that no notification is sent: what only a cache of another
- * process still shows. The kept finding bodies, which the triggers would have cleared where the
- * SQL changed what they hold, are all cleared with it: they are the database's, not a process's.
+ * process still shows. The finding bodies, which the triggers would have rebuilt where the SQL
+ * changed what they hold, are all rebuilt with it: they are the database's, not a process's.
  */
 export async function silently(t: TestApp, sql: string, values: unknown[]): Promise<void> {
   await t.container.database.transaction(async (tx) => {
     await tx.executeSql('set local session_replication_role = replica');
     await tx.executeSql(sql, values);
-    await tx.executeSql('update finding_bodies set body = null, stamp = stamp + 1 where body is not null');
+    await tx.executeSql(
+      'update finding_bodies b set body = s.body from finding_body_source s where s.finding_id = b.finding_id',
+    );
   });
-}
-
-/**
- * Waits until every app has heard every `vigil_reads` notification sent so far, forgetting
- * nothing: the marker it sends names no table.
- */
-export async function settleReads(...apps: TestApp[]): Promise<void> {
-  const [first] = apps;
-  if (!first) return;
-  const marker = await sendSettleMarker(first.container, READS_CHANNEL);
-  await Promise.all(
-    apps.map((t) =>
-      waitFor(() => t.container.keptPages.allFindings.recentChanges.includes(marker), {
-        what: 'the reads notification',
-        timeoutMs: 10_000,
-        intervalMs: 5,
-      }),
-    ),
-  );
 }
 
 /**

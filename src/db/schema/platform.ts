@@ -332,7 +332,7 @@ export const findings = pgTable(
       ),
     // Duplicate groups (payloads, filter_for=with_duplicates) look findings up by their root.
     index('findings_duplicate_of_idx').on(t.duplicateOf).where(sql`${t.duplicateOf} is not null`),
-    // A change of a user or of an asset group forgets the kept bodies (finding_bodies) of the
+    // A change of a user or of an asset group rebuilds the bodies (finding_bodies) of the
     // findings assigned to that user or filed under that group: found by these.
     index('findings_assigned_to_idx').on(t.assignedTo).where(sql`${t.assignedTo} is not null`),
     index('findings_asset_group_idx').on(t.assetGroupId).where(sql`${t.assetGroupId} is not null`),
@@ -422,20 +422,17 @@ export const findingCounts = pgTable(
 );
 
 /**
- * The part of each finding's API payload that is the same for every reader (its own fields, its
- * related files, author and assignee, repository and company, asset group and safe-harbor
- * assets), written once and read by every page that lists the finding. Triggers of migration 0025
- * add a row with each finding and, in the transaction of every write that changes what the part
- * is made of, clear its `body` and move its `stamp` on; a reader that finds no body computes it
- * and writes it back only where the stamp it read is still there, so a body written from an older
- * snapshot never outlives the change (`loadFindingBodies`, src/platform/findings/findings.repo.ts).
+ * The part of each finding's API payload that every reader sees alike (its fields, related files,
+ * author and assignee, repository and company, asset group, safe-harbor assets and labels), as
+ * `jsonb` built by the view `finding_body_source` and written by triggers in the transaction of
+ * every change of what it is made of. The view and the triggers are generated from one table
+ * (src/platform/findings/finding-bodies.source.ts).
  */
 export const findingBodies = pgTable('finding_bodies', {
   findingId: uuid('finding_id')
     .primaryKey()
     .references(() => findings.id, { onDelete: 'cascade' }),
-  stamp: bigint('stamp', { mode: 'number' }).notNull().default(0),
-  body: text('body'),
+  body: jsonb('body').notNull(),
 });
 
 /** Which findings a scan reported (a finding found again by a later scan is linked again). */

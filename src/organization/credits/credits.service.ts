@@ -1,5 +1,4 @@
 import type { ServiceActor } from '../../auth/actor.ts';
-import type { KeptReads } from '../../auth/kept-reads.ts';
 import type { Database, Tx } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import { appendAuditEntry } from '../audit/audit.repo.ts';
@@ -16,27 +15,19 @@ export interface CreditBalances {
   scanTypes: Record<ScanType, { available: boolean; cost: number; reason?: string }>;
 }
 
-/** A company's credit account as getCreditBalances reads it (kept per caller, see kept-reads.ts). */
+/** A company's credit account as getCreditBalances reads it. */
 export interface CreditAccount {
   purchased: number;
   used: number;
   reserved: number;
 }
 
-/** The tables getCreditBalances reads (checked against its plan by the kept reads' test). */
-export const CREDIT_BALANCE_TABLES = ['credit_accounts'] as const;
-
 /**
  * Scan credits: an append-only ledger (grant, reserve, release, consume, refund) and a per-company
  * account row that serializes changes. Balances never go below zero: a reservation checks and
  * takes in one statement.
  */
-export function createCreditsService(deps: {
-  database: Database;
-  costs: Record<ScanType, number>;
-  /** getCreditBalances' account rows kept per caller; every answer is built with its own `asOf`. */
-  keptAccounts?: KeptReads<CreditAccount>;
-}) {
+export function createCreditsService(deps: { database: Database; costs: Record<ScanType, number> }) {
   const { database, costs } = deps;
 
   function toBalances(row: CreditAccount): CreditBalances {
@@ -93,22 +84,9 @@ export function createCreditsService(deps: {
       return toBalances(await creditsRepo(database.db).getAccount(companyId));
     },
 
-    /**
-     * getCreditBalances: the balances of the key's organization. The account row is kept per
-     * caller until a change of that company's row of `credit_accounts` is committed (this process)
-     * or notified (others; migration 0024), so the balances are those of now and `asOf` is the
-     * time of the answer.
-     */
+    /** getCreditBalances: the balances of the key's organization, as of the answer. */
     async getBalancesFor(actor: ServiceActor): Promise<CreditBalances> {
-      const company = actor.organizationId;
-      const load = async (): Promise<CreditAccount> => {
-        const { purchased, used, reserved } = await creditsRepo(database.db).getAccount(company);
-        return { purchased, used, reserved };
-      };
-      const account = deps.keptAccounts
-        ? await deps.keptAccounts.read(actor, '', load, () => new Set([company]))
-        : await load();
-      return toBalances(account);
+      return toBalances(await creditsRepo(database.db).getAccount(actor.organizationId));
     },
 
     /** Balances recomputed from the ledger (for checks: they equal getBalances). */

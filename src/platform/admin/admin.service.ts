@@ -138,7 +138,11 @@ export function createAdminService(deps: { database: Database; credits: CreditsS
 
     async revokeUserToken(actor: Actor, userId: string, tokenId: string) {
       requirePlatformAdmin(actor);
-      const revoked = await adminRepo(database.db).revokeUserToken(userId, tokenId, now());
+      // In a transaction: the commit tells this process's credential cache (Database.afterCommit),
+      // so the token is refused here from the answer on.
+      const revoked = await database.transaction((tx) =>
+        adminRepo(tx.db).revokeUserToken(userId, tokenId, now()),
+      );
       if (!revoked) throw new AppError('NOT_FOUND', { message: 'Token not found or already revoked.' });
     },
 

@@ -26,8 +26,12 @@ export function registerAiRoutes(app: App, service: AiService): void {
     },
     async (request, reply) => {
       const answer = await service.ask(request.actor, request.params.repo_id, request.body);
-      // A string payload would leave as text/plain; the contract is a JSON string.
-      return reply.type('application/json; charset=utf-8').send(JSON.stringify(answer));
+      // The contract is a JSON string: written by the route's serializer, sent as JSON (a string
+      // given to `send` as it is would leave as text/plain).
+      const json = reply.serialize(answer);
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(typeof json === 'string' ? json : String(json));
     },
   );
 

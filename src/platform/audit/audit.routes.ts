@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { sendKeptBody } from '../../http/kept-bodies.ts';
 import { UuidSchema, v0Errors } from '../../http/schemas.ts';
 import { AuditLogPageSchema, AuditLogQuerySchema } from './audit.schemas.ts';
 import type { AuditService } from './audit.service.ts';
@@ -22,11 +21,6 @@ export function registerAuditRoutes(app: App, audit: AuditService): void {
         response: { 200: AuditLogPageSchema, ...v0Errors(404) },
       },
     },
-    async (request, reply) =>
-      sendKeptBody(
-        reply,
-        await audit.listAuditLog(request.actor, request.params.company_id, request.query),
-        (page) => page,
-      ),
+    async (request) => audit.listAuditLog(request.actor, request.params.company_id, request.query),
   );
 }

@@ -6,9 +6,8 @@ import {
   type PayloadScenario,
   payloadScenario,
 } from '../../../test/helpers/finding-payload-scenario.ts';
-import { findingOfKeptBody, loadFindingBodies } from './findings.repo.ts';
+import { loadFindingPayloads } from './finding-payloads.repo.ts';
 import { type Finding, FindingSchema } from './findings.schemas.ts';
-import { allFindingsBody, allFindingsJsonLength } from './findings-listing.ts';
 
 const t = sharedTestApp();
 
@@ -33,14 +32,13 @@ async function read(token: string, repositoryId: string) {
     token,
   );
   expect(res.statusCode).toBe(200);
-  // Written without white space between tokens, as a serializer writes it (PostgreSQL's parts
-  // come with spaces).
+  // Written by the route's serializer, without white space between tokens.
   expect(res.body).toBe(JSON.stringify(JSON.parse(res.body)));
   const listing = { body: res.json() as Listing };
   const byTitle = new Map(listing.body.findings.map((f) => [f.title, f]));
   for (const finding of listing.body.findings) {
-    // The listing's text is written by PostgreSQL; a finding read alone goes through the route's
-    // serializer, which writes the schema's fields only, in its types: the two agree.
+    // The listing and a finding read alone go through their routes' serializers, which write the
+    // schema's fields only, in its order and types: the two agree.
     const alone = await getJson<Finding>(
       t,
       token,
@@ -209,81 +207,24 @@ describe("A finding's payload, as the listing and a read of one finding send it"
     const s = await payloadScenario(t);
     const access = judgeAccess(s);
     const ids = [s.root.id, s.own.id, s.others.id];
-    // One transaction: one connection, whose prepared statements the view lists. The bodies are
-    // cleared before each read, so that both statements run: the reader's and the shared one.
+    // One transaction: one connection, whose prepared statements the view lists.
     const counts = await t.container.database.transaction(async (tx) => {
       const read = async (times: number) => {
-        for (let i = 0; i < times; i++) {
-          await tx.executeSql('update finding_bodies set body = null where finding_id = any($1::uuid[])', [
-            ids,
-          ]);
-          expect(await loadFindingBodies(tx.db, access, ids)).toHaveLength(3);
-        }
+        for (let i = 0; i < times; i++) expect(await loadFindingPayloads(tx.db, access, ids)).toHaveLength(3);
         const { rows } = await tx.executeSql(
-          `select case when statement like '%harbor_asset(asset, position)%' then 'shared' else 'reader' end as statement,
-              generic_plans::int as generic, custom_plans::int as custom
-            from pg_prepared_statements
-            where statement like '%harbor_asset(asset, position)%' or statement like '%"duplicate_group"[3]%'
-            order by 1`,
+          `select generic_plans::int as generic, custom_plans::int as custom
+            from pg_prepared_statements where statement like '%"duplicate_group"[3]%'`,
         );
         return rows;
       };
-      // Past the five custom plans on this connection (fewer if it ran the statements before).
+      // Past the five custom plans on this connection (fewer if it ran the statement before).
       const settled = await read(6);
       return { settled, after: await read(4) };
     });
-    expect(counts.settled.map((r) => r.statement)).toEqual(['reader', 'shared']);
-    expect(counts.after.map((r) => r.statement)).toEqual(['reader', 'shared']);
-    for (const [i, settled] of counts.settled.entries()) {
-      expect(settled.custom).toBeLessThanOrEqual(5);
-      // Every later execution reuses the generic plan: none is planned again.
-      expect(counts.after[i]).toEqual({ ...settled, generic: Number(settled.generic) + 4 });
-    }
-  });
-
-  it('reads a kept body with no reader fields as the payload with its reader fields empty (what ceiling (c) answers)', async () => {
-    const s = await payloadScenario(t);
-    const db = t.container.database;
-    const [payload] = await loadFindingBodies(db.db, judgeAccess(s), [s.root.id]);
-    const { rows } = await db.executeSql('select body from finding_bodies where finding_id = $1', [
-      s.root.id,
-    ]);
-    const kept = findingOfKeptBody(rows[0]?.body as string);
-
-    expect(kept).toBeDefined();
-    const read = JSON.parse(kept as string) as Finding;
-    expect(Object.keys(read)).toEqual(Object.keys(FindingSchema.properties));
-    expect(read).toStrictEqual({
-      ...(JSON.parse(payload as string) as Finding),
-      hasUnreadComments: false,
-      unreadCommentsNumber: 0,
-      duplicateOf: null,
-      duplicates: [],
-      duplicateGroup: null,
-      lastCommentAt: null,
-      note: null,
-    });
-    expect(findingOfKeptBody('{"id":"a"}')).toBeUndefined();
-  });
-
-  it("writes a page's answer from the findings' texts, and weighs it without writing it", () => {
-    const page = {
-      findingBodies: ['{"id":"a","title":"x \\"y\\""}', '{"id":"b"}'],
-      filteredTotal: 1234,
-      nextValue: 'cursor"with\\quote',
-    };
-    const body = allFindingsBody(page);
-    expect(JSON.parse(body)).toEqual({
-      findings: [{ id: 'a', title: 'x "y"' }, { id: 'b' }],
-      filteredTotal: 1234,
-      nextValue: 'cursor"with\\quote',
-    });
-    expect(allFindingsJsonLength(page)).toBeGreaterThanOrEqual(body.length);
-    expect(allFindingsJsonLength(page)).toBeLessThan(body.length + 64);
-    expect(JSON.parse(allFindingsBody({ findingBodies: [], filteredTotal: 0, nextValue: null }))).toEqual({
-      findings: [],
-      filteredTotal: 0,
-      nextValue: null,
-    });
+    expect(counts.settled).toHaveLength(1);
+    const [settled] = counts.settled;
+    expect(Number(settled?.custom)).toBeLessThanOrEqual(5);
+    // Every later execution reuses the generic plan: none is planned again.
+    expect(counts.after).toEqual([{ ...settled, generic: Number(settled?.generic) + 4 }]);
   });
 });

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { sendKeptJson } from '../../http/kept-bodies.ts';
 import { Nullable, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   BulkTriageSchema,
@@ -14,7 +13,7 @@ import {
   SeveritySchema,
 } from './findings.schemas.ts';
 import type { FindingsService } from './findings.service.ts';
-import { allFindingsBody, DEFAULT_FINDINGS_LIMIT, MAX_FINDINGS_LIMIT } from './findings-listing.ts';
+import { DEFAULT_FINDINGS_LIMIT, MAX_FINDINGS_LIMIT } from './findings-listing.ts';
 
 function StringEnum<T extends string>(values: readonly T[], options: { description?: string } = {}) {
   return Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
@@ -86,10 +85,7 @@ export function registerFindingRoutes(app: App, service: FindingsService): void 
         },
       },
     },
-    // The findings come as their JSON texts (findings.repo.ts); a repeated request is usually the
-    // same kept page, whose body is kept with it.
-    async (request, reply) =>
-      sendKeptJson(reply, await service.listAllFindings(request.actor, request.query), allFindingsBody),
+    async (request) => service.listAllFindings(request.actor, request.query),
   );
 
   app.post(

@@ -15,7 +15,6 @@ import {
 } from '../../access/policy.ts';
 import { type FindingStatus, type RepositoryRole, statusChangeNeedsReason } from '../../access/rules.ts';
 import type { Actor } from '../../auth/actor.ts';
-import type { KeptReads } from '../../auth/kept-reads.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import { appendAuditEntry } from '../../organization/audit/audit.repo.ts';
@@ -24,13 +23,13 @@ import { commentsRepo } from '../comments/comments.repo.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import type { RepositoryRow as Repository } from '../repositories/repositories.repo.ts';
 import { findingEventsRepo } from './finding-events.repo.ts';
+import { loadFindingPayloads } from './finding-payloads.repo.ts';
 import {
   allocateFindingNumber,
   type FindingChange,
   type FindingRef,
   type FindingRow,
   findingsRepo,
-  loadFindingPayloads,
 } from './findings.repo.ts';
 import type { BulkTriage, CreateFinding, Finding, FindingPeople } from './findings.schemas.ts';
 import { type AllFindingsQuery, type AllFindingsResult, listAllFindings } from './findings-listing.ts';
@@ -106,12 +105,7 @@ function requireAllowedSeverity(repository: Repository, severity: Severity): voi
  * Findings of repositories: filing (with per-repository numbers), status, severity, assignee,
  * labels, duplicate marking, read markers, and the all-findings listing.
  */
-export function createFindingsService(deps: {
-  database: Database;
-  cursors: CursorCodec;
-  /** All-findings pages kept per caller (see kept-reads.ts); none kept without it. */
-  pages?: KeptReads<AllFindingsResult>;
-}) {
+export function createFindingsService(deps: { database: Database; cursors: CursorCodec }) {
   const { database } = deps;
 
   /**
@@ -527,13 +521,8 @@ export function createFindingsService(deps: {
 
     /** GET /api/v0/repositories/all-findings: the findings the user sees, filtered, ordered, paged. */
     async listAllFindings(actor: Actor, query: AllFindingsQuery): Promise<AllFindingsResult> {
-      let companies: ReadonlySet<string> | null = null;
-      const load = async () => {
-        const access = await loadFindingAccessForRead(database.db, actor);
-        companies = findingCompaniesOf(access);
-        return listAllFindings(database.db, access, query, deps.cursors);
-      };
-      return deps.pages ? deps.pages.read(actor, canonicalJson(query), load, () => companies) : load();
+      const access = await loadFindingAccessForRead(database.db, actor);
+      return listAllFindings(database.db, access, query, deps.cursors);
     },
   };
 }

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { sendKeptBody } from '../../http/kept-bodies.ts';
 import { Nullable, ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   CreateReportRequestSchema,
@@ -38,8 +37,7 @@ export function registerReportRoutes(app: App, reports: ReportsService): void {
       },
       config: { auth: { kind: 'optional-user' } },
     },
-    async (request, reply) =>
-      sendKeptBody(reply, await reports.listReports(request.actor, request.query), (page) => page),
+    async (request) => reports.listReports(request.actor, request.query),
   );
 
   app.get(

@@ -1,9 +1,8 @@
 import { can, reportReadScope, requireCompanyManager, requireUser } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
-import type { KeptReads } from '../../auth/kept-reads.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
-import { canonicalJson, isUuid } from '../../strings.ts';
+import { isUuid } from '../../strings.ts';
 import { resolveGuild } from '../guilds/guilds.service.ts';
 import { type CursorCodec, hashFilters, invalidCursor } from '../pagination/cursor.ts';
 import { isIsoMicros } from '../pagination/list-params.ts';
@@ -84,12 +83,6 @@ function withSnapshot(fields: ReportFields): Report {
   };
 }
 
-/**
- * Every table the reports list reads: a change of any of them forgets the kept pages (see
- * kept-reads.ts). A test compares it with the statements' plans.
- */
-export const REPORTS_LIST_TABLES = ['reports', 'companies', 'guilds', 'users'] as const;
-
 /** One page of the reports list. */
 export interface ReportPage {
   reports: Report[];
@@ -97,13 +90,7 @@ export interface ReportPage {
 }
 
 /** Reports of finished engagements: the public/private listing, creation from a repository, publishing. */
-export function createReportsService(deps: {
-  database: Database;
-  cursors: CursorCodec;
-  now?: () => Date;
-  /** Report list pages kept per caller (see kept-reads.ts); none kept without it. */
-  pages?: KeptReads<ReportPage>;
-}) {
+export function createReportsService(deps: { database: Database; cursors: CursorCodec; now?: () => Date }) {
   const { database } = deps;
   const now = deps.now ?? (() => new Date());
 
@@ -131,17 +118,14 @@ export function createReportsService(deps: {
     findingIds?: string[],
   ): Promise<ReportSnapshot> {
     const repo = reportsRepo(db);
-    const [team, reportable, companies] = await Promise.all([
-      repo.teamOf(repository.id),
-      repo.reportedFindings(repository.id),
-      repo.companiesById([repository.companyId]),
-    ]);
+    // One after another: `db` is a transaction, one connection.
+    const team = await repo.teamOf(repository.id);
+    const reportable = await repo.reportedFindings(repository.id);
+    const companies = await repo.companiesById([repository.companyId]);
     const findingRows = findingIds ? chosenFindings(reportable, findingIds) : reportable;
     const company = companies.get(repository.companyId)!;
-    const [files, authors] = await Promise.all([
-      repo.relatedFiles(findingRows.map((f) => f.id)),
-      usersRepo(db).shortSummaries(findingRows.map((f) => f.createdBy)),
-    ]);
+    const files = await repo.relatedFiles(findingRows.map((f) => f.id));
+    const authors = await usersRepo(db).shortSummaries(findingRows.map((f) => f.createdBy));
     const findings: ReportFinding[] = findingRows.map((f) => ({
       id: f.id,
       number: f.number,
@@ -246,8 +230,7 @@ export function createReportsService(deps: {
      * cursor at the same position (null when none follows).
      */
     async listReports(actor: Actor, query: ListReportsQuery): Promise<ReportPage> {
-      const load = () => listReportsPage(actor, query);
-      return deps.pages ? deps.pages.read(actor, canonicalJson(query), load) : load();
+      return listReportsPage(actor, query);
     },
 
     async getReport(actor: Actor, reportId: string): Promise<Report> {

@@ -174,12 +174,11 @@ export function createRepositoriesService(deps: { database: Database; now?: () =
   async function renderRepositories(db: Db, rows: RepositoryRow[], viewerId: string): Promise<Repository[]> {
     const repo = repositoriesRepo(db);
     const ids = rows.map((r) => r.id);
-    const [{ groups, harbors }, stats, roles, companies] = await Promise.all([
-      repo.loadStructures(ids),
-      repo.loadStats(ids, viewerId),
-      repo.loadRoles(ids, viewerId),
-      repo.findCompanies(rows.map((r) => r.companyId)),
-    ]);
+    // One after another: `db` may be a transaction, one connection.
+    const { groups, harbors } = await repo.loadStructures(ids);
+    const stats = await repo.loadStats(ids, viewerId);
+    const roles = await repo.loadRoles(ids, viewerId);
+    const companies = await repo.findCompanies(rows.map((r) => r.companyId));
     return rows.map((row) => {
       const s = stats.get(row.id)!;
       return {

@@ -173,7 +173,8 @@ export function createSessionService(deps: {
       if (!row || !can(user, 'session.revoke', { session: row })) {
         throw new AppError('NOT_FOUND', { message: 'Session not found.', details: { sessionId } });
       }
-      await repo.revokeSession(row.id, now());
+      // In a transaction: its commit tells this process's credential cache (Database.afterCommit).
+      await deps.database.transaction((tx) => sessionRepo(tx.db).revokeSession(row.id, now()));
     },
 
     /**
@@ -189,7 +190,8 @@ export function createSessionService(deps: {
       const actor = await liveSession(sessionSecret, origin);
       if (!actor?.sessionId) return;
       if (!deps.codec.verifyCsrfToken(sessionSecret, presentedCsrf)) throw new AppError('CSRF_TOKEN_INVALID');
-      await repo.revokeSession(actor.sessionId, now());
+      const sessionId = actor.sessionId;
+      await deps.database.transaction((tx) => sessionRepo(tx.db).revokeSession(sessionId, now()));
     },
 
     /** Deletes sessions that ended more than {@link ENDED_SESSION_RETENTION_DAYS} ago; how many. */

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/app-type.ts';
-import { sendKeptBody } from '../../http/kept-bodies.ts';
 import { ref, UuidSchema, v0Errors } from '../../http/schemas.ts';
 import {
   AuditorPublicProfileSchema,
@@ -38,13 +37,9 @@ export function registerUserRoutes(app: App, users: UsersService): void {
         },
       },
     },
-    // A list without a search is usually the same kept object: its body is kept with it.
-    async (request, reply) =>
-      sendKeptBody(
-        reply,
-        await users.listCompanyUsers(request.actor, request.params.company_id, request.query),
-        (list) => ({ users: list }),
-      ),
+    async (request) => ({
+      users: await users.listCompanyUsers(request.actor, request.params.company_id, request.query),
+    }),
   );
 
   app.post(

@@ -9,7 +9,6 @@ import {
   requireUser,
 } from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
-import { type CredentialCache, createCredentialCache } from '../../auth/credential-cache.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import { appendAuditEntry } from '../../organization/audit/audit.repo.ts';
@@ -25,11 +24,6 @@ import type {
 import { toAuditorPublicProfile, toCompanyUser, toListedCompanyUser } from './users.views.ts';
 
 type CompanyRole = 'manager' | 'member';
-
-/** Company user lists kept in memory (see `createUsersService`). */
-export const COMPANY_USER_LISTS_KEPT = 256;
-/** Longer lists are read from the database each time (bounded memory). */
-const LONGEST_KEPT_LIST = 500;
 
 /** Profile fields only platform admins may change. */
 const ADMIN_ONLY_PROFILE_FIELDS = ['verifiedProfile', 'isNdaSigned', 'reputation', 'isBot', 'guild'] as const;
@@ -51,19 +45,10 @@ function isActiveManager(user: UserRow, member: MemberRow): boolean {
 /**
  * Company users and memberships: listing, joining by SSO domain, disabling, re-enabling, role
  * changes (each change audited with its target and performing user), and user profiles.
- *
- * `lists` keeps company user lists without a search (the console and clients read them often;
- * they change rarely): it must be emptied whenever a user or a membership changes, as the
- * container's credential notifications do. Without it every list is read from the database.
  */
-export function createUsersService(deps: {
-  database: Database;
-  now?: () => Date;
-  lists?: CredentialCache<CompanyUser[]>;
-}) {
+export function createUsersService(deps: { database: Database; now?: () => Date }) {
   const { database } = deps;
   const now = deps.now ?? (() => new Date());
-  const lists = deps.lists ?? createCredentialCache<CompanyUser[]>({ maxEntries: 0 });
 
   /** Refuses to leave the company without an active manager. */
   async function guardLastManager(
@@ -88,24 +73,14 @@ export function createUsersService(deps: {
       requireCompanyReader(actor, companyId);
       const q = query.q?.trim();
       const includeAll = query.include_all ?? false;
-      // Searches are not kept: each text would push a whole list out.
-      const key = q ? undefined : `${companyId}:${includeAll ? 'all' : 'active'}`;
-      const kept = key ? lists.get(key, now()) : undefined;
-      if (kept) return kept;
-      const generation = lists.begin();
       const rows = await usersRepo(database.db).listCompanyUsers(companyId, {
         includeAll,
         q: q ? q : undefined,
       });
       // A membership row exists only while its company does (the foreign key cascades): only an
-      // empty list needs the company looked up, for its 404. An empty list is not kept: deleting
-      // a company without members changes no membership, so nothing would forget it.
+      // empty list needs the company looked up, for its 404.
       if (rows.length === 0) await requireCompany(database.db, companyId);
-      const list = rows.map(toListedCompanyUser);
-      if (key && list.length > 0 && list.length <= LONGEST_KEPT_LIST) {
-        lists.store(key, generation, { value: list, expiresAt: null });
-      }
-      return list;
+      return rows.map(toListedCompanyUser);
     },
 
     /**

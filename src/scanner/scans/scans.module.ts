@@ -11,7 +11,7 @@ import { createIdempotencyService } from '../idempotency/idempotency.service.ts'
 import { openScanSources } from '../sources/scan-sources.ts';
 import { createScanWork } from '../sources/scan-work.ts';
 import { createEngineAdapter } from './scans.engine-adapter.ts';
-import { createScansService, type ScansServiceDeps } from './scans.service.ts';
+import { createScansService } from './scans.service.ts';
 
 /**
  * The scan services wired to their collaborators: idempotency records, the scan lifecycle, the
@@ -30,8 +30,6 @@ export function createScanServices(deps: {
   log: Logger;
   /** Called in the transaction that ends a scan (completed, failed, cancelled). */
   afterScanFinished?: (tx: Tx, scanId: string) => Promise<void>;
-  /** getScan answers kept per caller (see kept-reads.ts); none kept without it. */
-  keptStatuses?: ScansServiceDeps['keptStatuses'];
 }) {
   const idempotency = createIdempotencyService({
     database: deps.database,
@@ -69,7 +67,6 @@ export function createScanServices(deps: {
     log: deps.log,
     ...(deps.config.publicUrl ? { rulesUrl: `${deps.config.publicUrl}/docs/rules` } : {}),
     ...(deps.afterScanFinished ? { afterScanFinished: deps.afterScanFinished } : {}),
-    ...(deps.keptStatuses ? { keptStatuses: deps.keptStatuses } : {}),
   });
   return { idempotency, scans };
 }

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ServiceActor } from '../../auth/actor.ts';
-import type { KeptReads } from '../../auth/kept-reads.ts';
 import { type Database, isConnectionError, type Tx } from '../../db/client.ts';
 import type { SourceTree } from '../../engine/sources/tree.ts';
 import type { EngineVulnerability } from '../../engine/types.ts';
@@ -60,15 +59,7 @@ export interface ScansServiceDeps {
   rulesUrl?: string;
   /** Called in the transaction that moves a scan to `completed`, `failed` or `cancelled`. */
   afterScanFinished?: (tx: Tx, scanId: string) => Promise<void>;
-  /** getScan answers kept per caller (see kept-reads.ts): a client polling a scan. */
-  keptStatuses?: KeptReads<ScanStatus>;
 }
-
-/**
- * Every table getScan reads: a change of any of them forgets the kept answers (see
- * kept-reads.ts). A test compares it with the statement's plan.
- */
-export const SCAN_STATUS_TABLES = ['scans'] as const;
 
 /** How a job run was started: its abort signal (worker shutdown) and whether it is the last attempt. */
 export interface JobRunContext {
@@ -476,12 +467,9 @@ export function createScansService(deps: ScansServiceDeps) {
 
     /** getScan. */
     async getScan(actor: ServiceActor, scanId: string): Promise<ScanStatus> {
-      const load = async () => {
-        const row = await scansRepo(database.db).findStatusForCompany(actor.organizationId, scanId);
-        if (!row) throw new AppError('NOT_FOUND', { message: 'Scan not found.', details: { scanId } });
-        return scanStatusOf(row);
-      };
-      return deps.keptStatuses ? deps.keptStatuses.read(actor, scanId, load) : load();
+      const row = await scansRepo(database.db).findStatusForCompany(actor.organizationId, scanId);
+      if (!row) throw new AppError('NOT_FOUND', { message: 'Scan not found.', details: { scanId } });
+      return scanStatusOf(row);
     },
 
     /**
