@@ -116,6 +116,36 @@ async function resolveWorkspace(
   return getWorkspace(tx.db, companyId, distinct[0]);
 }
 
+/** The explicit baseline scan: one of the same workspace (404 for a scan the company does not have). */
+async function checkBaseline(
+  tx: Tx,
+  companyId: string,
+  workspaceId: string,
+  body: CreateScanRequest,
+): Promise<string | null> {
+  if (body.baselineScanId !== undefined && body.baselineBranch !== undefined) {
+    throw new AppError('VALIDATION_FAILED', {
+      message: 'Name the baseline by scan or by branch, not both.',
+      details: { field: 'baselineScanId' },
+    });
+  }
+  if (body.baselineScanId === undefined) return null;
+  const baseline = await scansRepo(tx.db).findForCompany(companyId, body.baselineScanId);
+  if (!baseline) {
+    throw new AppError('NOT_FOUND', {
+      message: 'Baseline scan not found.',
+      details: { baselineScanId: body.baselineScanId },
+    });
+  }
+  if (baseline.workspaceId !== workspaceId) {
+    throw new AppError('VALIDATION_FAILED', {
+      message: 'The baseline scan is of another workspace.',
+      details: { field: 'baselineScanId' },
+    });
+  }
+  return baseline.id;
+}
+
 /** createScan: idempotent creation that reserves the scan type's credits and enqueues the threat model. */
 export function createScanCreation(deps: ScansServiceDeps, work: ScanWorkAccess) {
   const { database, credits, idempotency } = deps;
@@ -188,6 +218,7 @@ export function createScanCreation(deps: ScansServiceDeps, work: ScanWorkAccess)
                     commit: s.commit,
                   },
             );
+            const baselineScanId = await checkBaseline(tx, companyId, workspace.id, body);
             const scanId = randomUUID();
             const cost = credits.costOf(body.type);
             const scan = await repo.insert({
@@ -200,6 +231,11 @@ export function createScanCreation(deps: ScansServiceDeps, work: ScanWorkAccess)
               prefix: prefix ?? workspace.prefix,
               cost,
               createdByKey: origin.createdByKey,
+              branch: body.branch ?? null,
+              commit: (hosted[0]?.commit ?? body.commit ?? null)?.toLowerCase() ?? null,
+              pullRequest: body.pullRequest ?? false,
+              baselineScanId,
+              baselineBranch: body.baselineBranch ?? null,
             });
             await repo.insertArchives(
               archives.map((archive, position) => ({

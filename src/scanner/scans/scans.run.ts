@@ -2,6 +2,7 @@ import { isConnectionError } from '../../db/client.ts';
 import type { SourceTree } from '../../engine/sources/tree.ts';
 import type { EngineVulnerability } from '../../engine/types.ts';
 import { isAppError } from '../../errors.ts';
+import { compareScanInTx } from '../drafts/drafts.compare.ts';
 import { scanRunJob } from './scans.jobs.ts';
 import type { ScanEngine, ThreatModel } from './scans.ports.ts';
 import { type DraftFindingInput, type ScanRow, scansRepo } from './scans.repo.ts';
@@ -223,6 +224,8 @@ export function createScanJobs(deps: ScansServiceDeps, work: ScanWorkAccess) {
           return;
         }
         const findingsCount = await txRepo.countScanFindings(scanId);
+        // The drafts against the baseline, before anything that reads the scan as completed.
+        await compareScanInTx(tx.db, locked);
         await txRepo.update(scanId, {
           status: 'completed',
           completedAt: new Date(),
