@@ -43,6 +43,8 @@ import { createUsersService } from './platform/users/users.service.ts';
 import { createFindingViewsService } from './platform/views/finding-views.service.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './rate-limit.ts';
 import { REDACTED, redactSecrets } from './redaction.ts';
+import { createDraftPublishing } from './scanner/drafts/drafts.publish.ts';
+import { createDraftsService } from './scanner/drafts/drafts.service.ts';
 import { createScanServices } from './scanner/scans/scans.module.ts';
 import { createTicketsService } from './scanner/tickets/tickets.service.ts';
 import { createUploadsService } from './scanner/uploads/uploads.service.ts';
@@ -288,6 +290,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
       throttle: credentialThrottle,
     }),
     ...scanServices,
+    drafts: createDraftsService({ database, cursors }),
+    draftPublishing: createDraftPublishing({ database, publicUrl }),
     sourcehost,
     leaderboard: createLeaderboardService({ database, cursors }),
     findings: createFindingsService({ database, cursors }),

@@ -239,6 +239,7 @@ export function scansRepo(db: Db) {
               fingerprint: d.fingerprint,
               ruleId: d.ruleId,
               published: false,
+              triageState: 'open' as const,
               title: d.title,
               description: d.description,
               severity: d.severity,
@@ -304,6 +305,8 @@ export function scansRepo(db: Db) {
           identifiers: findings.identifiers,
           details: findings.details,
           location: scanFindings.location,
+          triageState: findings.triageState,
+          baselineState: scanFindings.baselineState,
         })
         .from(scanFindings)
         .innerJoin(findings, eq(findings.id, scanFindings.findingId))
