@@ -271,6 +271,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/companies/{companyId}/trackers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The issue trackers connected to the company (for its users; no settings) */
+        get: operations["listConnectedTrackers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/scanner/v1/credits": {
         parameters: {
             query?: never;
@@ -631,6 +648,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/repositories/{repo_id}/findings/{finding_ref}/people": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The users who see a finding: whom it may be assigned to and whom @username reaches */
+        get: operations["listFindingPeople"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/repositories/findings/bulk-triage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change status, severity, assignee or labels of many findings at once (all or nothing) */
+        post: operations["bulkTriageFindings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/repositories/{repo_id}/findings/{finding_ref}/severity": {
         parameters: {
             query?: never;
@@ -709,6 +760,26 @@ export interface paths {
         get?: never;
         /** Mark the finding's comments read for the caller */
         put: operations["markFindingRead"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/repositories/{repo_id}/findings/{finding_ref}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A finding's timeline: its filing and every change since, oldest first
+         * @description Status, severity, assignee, duplicate, label and ticket changes, recorded in the transaction of each change, and what the scanner adds (still present / not reproduced in a scan). Label events show only labels the caller may read, ticket events only to company users, duplicate targets only when the caller may see them. The latest 1000 events.
+         */
+        get: operations["listFindingEvents"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -923,6 +994,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v0/repositories/{repo_id}/finding-views/{view_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a saved finding view
+         * @description A personal view by its owner; a shared view by repository admins and clients (those who may share views).
+         */
+        delete: operations["deleteFindingView"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/companies/{companyId}": {
         parameters: {
             query?: never;
@@ -939,6 +1030,26 @@ export interface paths {
         head?: never;
         /** Update a company profile (company managers, platform admins) */
         patch: operations["updateCompany"];
+        trace?: never;
+    };
+    "/api/v0/companies/{company_id}/dashboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Company dashboard: open findings by status and severity, new and fixed per week, time to fix
+         * @description Company users and cross-company readers; anyone else gets 404. Counts the published findings of the company’s repositories. Weeks start on Monday 00:00 UTC.
+         */
+        get: operations["getCompanyDashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v0/companies/{company_id}/users": {
@@ -1758,7 +1869,7 @@ export interface components {
             createdAt: string;
             sourcehost_account_name: string | null;
             /** @description The first seven are the contract’s (v0 §4.9); the others are extensions (ADR 0017): invitations, service keys, SSO rules, integrations and source-host repository links, the notification webhook, credit grants, repository membership and console sign-ins. */
-            action: "user_invited" | "user_auto_joined" | "user_disabled" | "user_reenabled" | "company_role_changed" | "sourcehost_integration_added" | "sourcehost_integration_removed" | "invitation_revoked" | "invitation_declined" | "service_key_created" | "service_key_revoked" | "sso_rule_added" | "sso_rule_removed" | "integration_connected" | "integration_updated" | "integration_disconnected" | "sourcehost_repository_linked" | "sourcehost_repository_unlinked" | "notification_webhook_set" | "notification_webhook_removed" | "credits_granted" | "repository_member_added" | "repository_member_changed" | "repository_member_removed" | "session_signed_in" | "draft_dismissed" | "draft_reopened" | "draft_published" | "draft_settings_changed";
+            action: "user_invited" | "user_auto_joined" | "user_disabled" | "user_reenabled" | "company_role_changed" | "sourcehost_integration_added" | "sourcehost_integration_removed" | "invitation_revoked" | "invitation_declined" | "service_key_created" | "service_key_revoked" | "sso_rule_added" | "sso_rule_removed" | "integration_connected" | "integration_updated" | "integration_disconnected" | "sourcehost_repository_linked" | "sourcehost_repository_unlinked" | "notification_webhook_set" | "notification_webhook_removed" | "credits_granted" | "repository_member_added" | "repository_member_changed" | "repository_member_removed" | "session_signed_in" | "findings_bulk_triaged" | "draft_dismissed" | "draft_reopened" | "draft_published" | "draft_settings_changed";
             /** @description Extension: what changed, never a secret. user_invited, invitation_revoked, invitation_declined: invitationId, username, email, role (as the inviter gave them); user_auto_joined: via (invitation | sso_domain), role; company_role_changed: from, to; service_key_*: keyId, name, prefix, scopes, expiresAt; sso_rule_*: ruleId, domain; integration_* and sourcehost_integration_*: integrationId, provider, site; sourcehost_repository_*: repository, workspaceId, prefix (linked: watchBranches, scanType); notification_webhook_set: destination (the origin only); credits_granted: amount, note; repository_member_*: repositoryId, role, from (a change), via (join); session_signed_in: via. */
             details: {
                 [key: string]: unknown;
@@ -1914,6 +2025,20 @@ export interface components {
             /** @description True for the session that made the request */
             current: boolean;
         };
+        FindingEventList: {
+            events: components["schemas"]["FindingEvent"][];
+        };
+        FindingEvent: {
+            /** @description Increasing within the finding; `created` has id "0" */
+            id: string;
+            kind: string;
+            /** Format: date-time */
+            createdAt: string;
+            actor: components["schemas"]["ShortUserSummary"] | null;
+            data: {
+                [key: string]: unknown;
+            };
+        };
         FindingIssueExport: {
             /** Format: uuid */
             id: string;
@@ -1931,6 +2056,16 @@ export interface components {
                 code: string;
                 message: string;
             };
+        };
+        FindingPerson: {
+            /** Format: uuid */
+            userId: string;
+            username: string;
+            name: string;
+            role: ("client" | "reviewer" | "judge" | "triager" | "admin") | null;
+            isFindingAuthor: boolean;
+            assignable: boolean;
+            mentionable: boolean;
         };
         FindingRef: {
             /** Format: uuid */
@@ -2132,6 +2267,7 @@ export interface components {
             } | null;
             language: string | null;
             relevantContent: string | null;
+            commit?: string | null;
         };
         ReportFinding: {
             /** Format: uuid */
@@ -2332,6 +2468,7 @@ export interface components {
             revokedAt: string | null;
             /** Format: date-time */
             createdAt: string;
+            lastUsedAt: string | null;
         };
         Session: {
             /** Format: uuid */
@@ -2517,6 +2654,23 @@ export interface components {
             /** Format: date-time */
             issuedAt?: string;
         };
+        BulkTriageRequest: {
+            findings: {
+                /** Format: uuid */
+                repositoryId: string;
+                /** @description A finding id (uuid) or number */
+                finding: string;
+            }[];
+            status?: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
+            reason?: string;
+            severity?: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
+            assignee?: null | string;
+            addLabels?: string[];
+            removeLabels?: string[];
+        };
+        BulkTriageResponse: {
+            findings: components["schemas"]["Finding"][];
+        };
         CancelledScan: {
             /** Format: uuid */
             id: string;
@@ -2549,9 +2703,54 @@ export interface components {
         };
         ChangeFindingStatusRequest: {
             status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
+            /** @description Why; required for a move to rejected, spam, disputed or withdrawn and for reopening a fixed finding. Posted on the finding as a public comment. */
+            reason?: string;
         };
         CommentThreads: {
             threads: components["schemas"]["CommentThread"][];
+        };
+        CompanyDashboard: {
+            /** Format: uuid */
+            companyId: string;
+            /** Format: date-time */
+            generatedAt: string;
+            /** @description the statuses counted as open */
+            openStatuses: ("new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn")[];
+            totals: {
+                /** @description published findings of the company’s repositories */
+                findings: number;
+                open: number;
+                fixed: number;
+            };
+            /** @description every non-zero (status, severity) pair; open findings by severity are the open statuses’ rows */
+            byStatusAndSeverity: {
+                status: "new" | "in_review" | "disputed" | "rejected" | "spam" | "duplicate" | "confirmed" | "acknowledged" | "fixed" | "withdrawn";
+                severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
+                count: number;
+            }[];
+            /** @description oldest week first, one entry per week, weeks with nothing included */
+            weekly: {
+                /** Format: date-time */
+                weekStart: string;
+                /** @description findings created in the week */
+                new: number;
+                /** @description findings that became fixed in the week and are still fixed */
+                fixed: number;
+            }[];
+            timeToFix: {
+                /** @description fixed findings with a known fixing time */
+                fixedCount: number;
+                medianSeconds: number | null;
+            };
+            /** @description every repository of the company, most open findings first */
+            repositories: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                total: number;
+                open: number;
+                fixed: number;
+            }[];
         };
         CompanyList: {
             companies: components["schemas"]["Company"][];
@@ -2576,6 +2775,12 @@ export interface components {
         CompleteSourceUploadRequest: {
             /** @description Lowercase or uppercase hex SHA-256 */
             sha256?: string;
+        };
+        ConnectedTrackerList: {
+            items: {
+                provider: "tracker_a" | "tracker_b";
+                site: string;
+            }[];
         };
         ConsoleSessionList: {
             sessions: components["schemas"]["ConsoleSessionSummary"][];
@@ -2610,6 +2815,7 @@ export interface components {
             revokedAt: string | null;
             /** Format: date-time */
             createdAt: string;
+            lastUsedAt: string | null;
             key: string;
         };
         CreatedToken: {
@@ -2633,6 +2839,8 @@ export interface components {
                 };
                 language?: string;
                 relevantContent?: string;
+                /** @description Extension: the commit the lines and content were read at (hex) */
+                commit?: string;
             }[];
             /** Format: uuid */
             assetGroupId?: string;
@@ -2659,6 +2867,8 @@ export interface components {
         CreateReportRequest: {
             /** Format: uuid */
             repositoryId: string;
+            /** @description the findings the report lists, each a published confirmed, acknowledged or fixed finding of the repository (others → 400); unset: all of them. On an update the snapshot is taken again. */
+            findingIds?: string[];
             projectTitle?: string;
             clientName?: string;
             clientLogo?: string;
@@ -2884,6 +3094,9 @@ export interface components {
             /** Format: int32 */
             filteredTotal: number;
             nextValue: string | null;
+        };
+        FindingPeople: {
+            people: components["schemas"]["FindingPerson"][];
         };
         FindingScanTimeline: {
             draftId: string | null;
@@ -3172,6 +3385,8 @@ export interface components {
             guild?: string | null;
         };
         UpdateReportRequest: {
+            /** @description the findings the report lists, each a published confirmed, acknowledged or fixed finding of the repository (others → 400); unset: all of them. On an update the snapshot is taken again. */
+            findingIds?: string[];
             projectTitle?: string;
             clientName?: string;
             clientLogo?: string;
@@ -4593,6 +4808,84 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["IntegrationList"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    listConnectedTrackers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectedTrackerList"];
                 };
             };
             /** @description Invalid request */
@@ -6693,6 +6986,175 @@ export interface operations {
             };
         };
     };
+    listFindingPeople: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                repo_id: string;
+                /** @description A finding id (uuid) or number */
+                finding_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingPeople"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    bulkTriageFindings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkTriageRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkTriageResponse"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
     changeFindingSeverity: {
         parameters: {
             query?: never;
@@ -7057,6 +7519,86 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    listFindingEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                repo_id: string;
+                /** @description A finding id (uuid) or number */
+                finding_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingEventList"];
+                };
             };
             /** @description Invalid request */
             400: {
@@ -8421,6 +8963,83 @@ export interface operations {
             };
         };
     };
+    deleteFindingView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                repo_id: string;
+                view_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
     getCompany: {
         parameters: {
             query?: never;
@@ -8561,6 +9180,87 @@ export interface operations {
             };
             /** @description Conflicts with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    getCompanyDashboard: {
+        parameters: {
+            query?: {
+                /** @description how many weeks (ISO weeks, Monday 00:00 UTC, the current one last) the weekly series covers */
+                weeks?: number;
+            };
+            header?: never;
+            path: {
+                company_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompanyDashboard"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9778,7 +10478,7 @@ export interface operations {
                 target_users?: string[];
                 /** @description only entries in which one of these users acted: user ids (uuid) or usernames; repeat the parameter or separate values with commas */
                 performing_users?: string[];
-                /** @description only these actions; repeated or comma-separated values of: user_invited, user_auto_joined, user_disabled, user_reenabled, company_role_changed, sourcehost_integration_added, sourcehost_integration_removed, invitation_revoked, invitation_declined, service_key_created, service_key_revoked, sso_rule_added, sso_rule_removed, integration_connected, integration_updated, integration_disconnected, sourcehost_repository_linked, sourcehost_repository_unlinked, notification_webhook_set, notification_webhook_removed, credits_granted, repository_member_added, repository_member_changed, repository_member_removed, session_signed_in, draft_dismissed, draft_reopened, draft_published, draft_settings_changed */
+                /** @description only these actions; repeated or comma-separated values of: user_invited, user_auto_joined, user_disabled, user_reenabled, company_role_changed, sourcehost_integration_added, sourcehost_integration_removed, invitation_revoked, invitation_declined, service_key_created, service_key_revoked, sso_rule_added, sso_rule_removed, integration_connected, integration_updated, integration_disconnected, sourcehost_repository_linked, sourcehost_repository_unlinked, notification_webhook_set, notification_webhook_removed, credits_granted, repository_member_added, repository_member_changed, repository_member_removed, session_signed_in, findings_bulk_triaged, draft_dismissed, draft_reopened, draft_published, draft_settings_changed */
                 actions?: string[];
                 /** @description entries created at or after this time */
                 since?: string;

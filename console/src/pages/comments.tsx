@@ -6,7 +6,7 @@ import {
   replyVisibilityAllowed,
 } from '../../../src/access/rules.ts';
 import type { paths } from '../../../src/sdk/schema';
-import { ApiError, api, unwrap } from '../api.ts';
+import { api, unwrap } from '../api.ts';
 import { Markdown } from '../markdown.tsx';
 import { unreachedMentions, useFindingPeople } from '../pickers.tsx';
 import { repositoryRole, useSession } from '../session.tsx';

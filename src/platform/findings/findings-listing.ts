@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, type SQL, sql } from 'drizzle-orm';
 import { FINDING_HAS_COMMENTS } from '../../access/access.repo.ts';
 import type { FindingAccess } from '../../access/policy.ts';
 import type { Db } from '../../db/client.ts';

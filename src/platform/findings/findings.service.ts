@@ -9,7 +9,6 @@ import {
   candidateSeesFinding,
   effectiveRole,
   type FindingAccess,
-  findingCompaniesOf,
   mayBeAssigned,
   mayBePinged,
 } from '../../access/policy.ts';
@@ -18,7 +17,7 @@ import type { Actor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import { appendAuditEntry } from '../../organization/audit/audit.repo.ts';
-import { canonicalJson, isUuid } from '../../strings.ts';
+import { isUuid } from '../../strings.ts';
 import { commentsRepo } from '../comments/comments.repo.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import type { RepositoryRow as Repository } from '../repositories/repositories.repo.ts';

@@ -8,7 +8,6 @@ import { createScanCreation } from './scans.create.ts';
 import type { OpenScanSources, ScanEngine } from './scans.ports.ts';
 import { createScanReads } from './scans.reads.ts';
 import { createScanJobs } from './scans.run.ts';
-import type { ScanStatus } from './scans.schemas.ts';
 import { createScanWorkAccess } from './scans.work.ts';
 
 export { CREATE_SCAN_PATH } from './scans.create.ts';
