@@ -329,11 +329,12 @@ describe.skipIf(skipReason !== null)('the console in Chromium', () => {
     ]);
     await page.waitForSelector('[data-testid=scan-status]:text-is("completed")', { timeout: 120_000 });
     await page.waitForSelector('.threat-model');
-    await page.waitForSelector('.scan-findings li');
+    await page.waitForSelector('[data-testid=drafts-table] tbody tr');
     await check(page, 'scan');
-    await page.click('.scan-findings li >> text=Tickets…');
-    await page.click('.scan-findings li >> text=Send to tracker');
-    await page.waitForSelector('.scan-findings li a[target=_blank]');
+    await page.click('[data-testid=drafts-table] tbody tr >> text=Details');
+    await page.click('[data-testid=drafts-table] tbody tr >> text=Tickets…');
+    await page.click('[data-testid=drafts-table] tbody tr >> text=Send to tracker');
+    await page.waitForSelector('[data-testid=drafts-table] tbody tr a[target=_blank]');
     expect(tracker.issues.count()).toBe(1);
     const download = page.waitForEvent('download');
     await page.click('text=Download SARIF');
