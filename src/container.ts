@@ -56,6 +56,8 @@ import { COMPANY_USER_LISTS_KEPT, createUsersService } from './platform/users/us
 import { createFindingViewsService } from './platform/views/finding-views.service.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './rate-limit.ts';
 import { REDACTED, redactSecrets } from './redaction.ts';
+import { createDraftPublishing } from './scanner/drafts/drafts.publish.ts';
+import { createDraftsService } from './scanner/drafts/drafts.service.ts';
 import { createScanServices } from './scanner/scans/scans.module.ts';
 import type { ScanStatus } from './scanner/scans/scans.schemas.ts';
 import { SCAN_STATUS_TABLES } from './scanner/scans/scans.service.ts';
@@ -332,6 +334,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
       throttle: credentialThrottle,
     }),
     ...scanServices,
+    drafts: createDraftsService({ database, cursors }),
+    draftPublishing: createDraftPublishing({ database, publicUrl }),
     sourcehost,
     leaderboard: createLeaderboardService({ database, cursors }),
     findings: createFindingsService({ database, cursors, pages: keptPages.allFindings }),

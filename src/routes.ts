@@ -79,6 +79,13 @@ import {
 } from './platform/users/users.schemas.ts';
 import { FindingViewSchema, registerFindingViewRoutes } from './platform/views/finding-views.routes.ts';
 import { registerCreditsRoutes } from './scanner/credits/credits.routes.ts';
+import { registerDraftRoutes } from './scanner/drafts/drafts.routes.ts';
+import {
+  DraftActorSchema,
+  DraftSchema,
+  FindingScanEventSchema,
+  PublishedDraftSchema,
+} from './scanner/drafts/drafts.schemas.ts';
 import { registerScanRoutes } from './scanner/scans/scans.routes.ts';
 import {
   SastVulnerabilitySchema,
@@ -96,6 +103,10 @@ import { SourceUploadSessionSchema } from './scanner/uploads/uploads.schemas.ts'
  * else contains keep their `$id` inline; the document names those too.
  */
 const SHARED_SCHEMAS: readonly TSchema[] = [
+  DraftActorSchema,
+  DraftSchema,
+  FindingScanEventSchema,
+  PublishedDraftSchema,
   AiCitationsSchema,
   AiMessageSchema,
   AssetGroupSchema,
@@ -160,6 +171,7 @@ export async function registerRouteModules(app: App, container: Container): Prom
   registerCreditsRoutes(app, services.credits);
   await registerUploadRoutes(app, services.uploads);
   registerScanRoutes(app, services.scans);
+  registerDraftRoutes(app, services.drafts, services.draftPublishing);
   registerFindingRoutes(app, services.findings);
   registerCommentRoutes(app, services.comments);
   registerNotificationRoutes(app, services.notifications);

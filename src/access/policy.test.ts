@@ -106,6 +106,8 @@ const ASKED_OF: { [A in Action]: 'actor' | 'access' | 'service' } = {
   'company.oversee': 'actor',
   'company.act_for': 'actor',
   'scope.use': 'service',
+  'draft.triage': 'service',
+  'draft.publish': 'service',
   'repository.read': 'access',
   'repository.join': 'access',
   'repository.manage': 'access',
@@ -223,6 +225,9 @@ const CASES: Case[] = [
   c('company.act_for', 'the company', () => ({ companyId: COMPANY }), ['platform_admin', ...COMPANY_USERS]),
   c('scope.use', 'findings:write', () => ({ scope: 'findings:write' }), ['service_key']),
   c('scope.use', 'findings:read', () => ({ scope: 'findings:read' }), ['service_key', 'service_key_default']),
+  c('draft.triage', "the company's drafts", () => ({ triagerUserIds: [] }), ['service_key']),
+  // A published finding has an author: service keys never publish (console sessions: drafts.test.ts).
+  c('draft.publish', "the company's drafts", () => ({ triagerUserIds: [] }), []),
   c('repository.read', 'a private repository', () => ({ repository: R }), except('outsider')),
   c('repository.read', 'a public repository', () => ({ repository: P }), ALL_USERS),
   c('repository.join', 'a private repository', () => ({ repository: R }), []),

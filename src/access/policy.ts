@@ -436,6 +436,16 @@ export interface Actions {
   'company.act_for': { actor: Actor; subject: CompanySubject };
   /** Use an operation of the scanner API that requires a scope. */
   'scope.use': { actor: ServiceActor; subject: { scope: Scope } };
+  /**
+   * Dismiss or reopen a scan's drafts: service keys with `findings:write`, and console sessions of
+   * the company's managers or of the members a manager allows (`triagerUserIds`).
+   */
+  'draft.triage': { actor: ServiceActor; subject: { triagerUserIds: readonly string[] } };
+  /**
+   * Publish a draft as a repository finding: a person (a console session) who may triage; a
+   * service key never publishes (a published finding has an author).
+   */
+  'draft.publish': { actor: ServiceActor; subject: { triagerUserIds: readonly string[] } };
   /** See the repository itself (its settings): whoever sees its findings, and anyone when it is public. */
   'repository.read': {
     actor: FindingAccess;
@@ -511,6 +521,15 @@ function managesCompanyOf(actor: Actor, companyId: string): boolean {
   return isAdmin(actor) || companyRole(actor, companyId) === 'manager';
 }
 
+/**
+ * A console session holds `findings:write` for the company's managers (and platform admins); a
+ * member triages only when a manager allowed them. A service key needs `findings:write`.
+ */
+function mayTriageDrafts(actor: ServiceActor, triagerUserIds: readonly string[]): boolean {
+  if (actor.scopes.has('findings:write')) return true;
+  return actor.sessionUserId !== undefined && triagerUserIds.includes(actor.sessionUserId);
+}
+
 /** One rule per action: the only place that decides access. */
 const RULES: { [A in Action]: (actor: ActorOf<A>, subject: SubjectOf<A>) => boolean } = {
   'platform.administer': (actor) => isAdmin(actor),
@@ -531,6 +550,9 @@ const RULES: { [A in Action]: (actor: ActorOf<A>, subject: SubjectOf<A>) => bool
   'company.oversee': (actor, { companyId }) => companyRole(actor, companyId) === 'manager' || readsAll(actor),
   'company.act_for': (actor, { companyId }) => companyRole(actor, companyId) !== null || isAdmin(actor),
   'scope.use': (actor, { scope }) => actor.scopes.has(scope),
+  'draft.triage': (actor, subject) => mayTriageDrafts(actor, subject.triagerUserIds),
+  'draft.publish': (actor, subject) =>
+    actor.sessionUserId !== undefined && mayTriageDrafts(actor, subject.triagerUserIds),
   'repository.read': (access, { repository }) => seesRepository(access, repository) || repository.isPublic,
   'repository.join': (_access, { repository }) => repository.isPublic,
   'repository.manage': (access, { repository }) =>

@@ -431,6 +431,135 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/scanner/v1/workspaces/{workspaceId}/drafts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A workspace’s draft findings across its scans, critical first (cursor pages) */
+        get: operations["listWorkspaceDrafts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/scanner/v1/scans/{scanId}/drafts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The drafts a completed scan found, with how each compares with its baseline
+         * @description Each draft carries `baselineState` (new, unchanged, reopened). `baselineState=fixed` lists instead the drafts of the baseline this scan did not find.
+         */
+        get: operations["listScanDrafts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/scanner/v1/scans/{scanId}/comparison": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A completed scan against its baseline: new, unchanged, fixed, reopened */
+        get: operations["getScanComparison"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/scanner/v1/drafts/triage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dismiss (with a reason) or reopen one or many drafts
+         * @description All or none. Service keys need findings:write; console sessions: company managers, or members a manager allows (draft settings). A published draft → 409.
+         */
+        post: operations["triageDrafts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/scanner/v1/drafts/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish one or many drafts as findings of a repository (idempotent per draft)
+         * @description A console session of a company manager, or of a member a manager allows; service keys → 403. Each draft becomes one finding (title, description, chosen severity, related file with lines and code, rule as category, a link to the scan); publishing it again answers the same finding with created: false.
+         */
+        post: operations["publishDrafts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/repositories/{repo_id}/findings/{finding_ref}/scan-timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What later scans said of a finding published from a scan draft */
+        get: operations["getFindingScanTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v0/companies/{company_id}/draft-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who triages the company’s scan drafts, and whether published findings are marked fixed */
+        get: operations["getDraftSettings"];
+        /** Replace the company’s draft settings (managers) */
+        put: operations["updateDraftSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v0/repositories/all-findings": {
         parameters: {
             query?: never;
@@ -1506,6 +1635,76 @@ export interface components {
         ErrorV0: {
             msg: string;
         };
+        /** @description A person (null fields: a service key or a deleted user). */
+        DraftActor: {
+            userId: string | null;
+            username: string | null;
+        };
+        Draft: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            workspaceId: string;
+            /** @description Stable identity across scans: rule, file, enclosing contract and function, normalised snippet and occurrence (SARIF partialFingerprints vigilFingerprint/v1). */
+            fingerprint: string;
+            ruleId: string;
+            title: string;
+            description: string;
+            severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
+            confidence: string | null;
+            category: string | null;
+            location: {
+                file: string;
+                startLine: number;
+                endLine: number;
+            };
+            snippet: string | null;
+            contract: string | null;
+            function: string | null;
+            /** @description open: to triage; dismissed: a person set it aside (it stays dismissed in later scans); published: filed as a repository finding; fixed: not reproduced by a later completed scan of its branch; reopened: found again after fixed. */
+            state: "open" | "dismissed" | "published" | "fixed" | "reopened";
+            dismissal: {
+                reason: "false_positive" | "wont_fix" | "used_in_tests";
+                comment: string | null;
+                by: components["schemas"]["DraftActor"];
+                /** Format: date-time */
+                at: string;
+            } | null;
+            publication: {
+                /** Format: uuid */
+                findingId: string;
+                repositoryId: string | null;
+                number: number | null;
+                by: components["schemas"]["DraftActor"];
+                /** Format: date-time */
+                at: string;
+            } | null;
+            /** @description In a scan listing: how the draft compares with the scan’s baseline. */
+            baselineState?: ("new" | "unchanged" | "reopened" | "fixed") | null;
+            /** Format: date-time */
+            firstSeenAt: string;
+        };
+        FindingScanEvent: {
+            kind: "published" | "present" | "not_reproduced" | "marked_fixed";
+            /** Format: uuid */
+            scanId: string;
+            commit: string | null;
+            /** Format: date-time */
+            at: string;
+            /** @description For example "Still present in scan … at commit …". */
+            text: string;
+        };
+        PublishedDraft: {
+            /** Format: uuid */
+            draftId: string;
+            /** Format: uuid */
+            findingId: string;
+            /** Format: uuid */
+            repositoryId: string;
+            number: number;
+            /** @description false: the draft had been published before (nothing created). */
+            created: boolean;
+        };
         AiCitations: {
             findings: number[];
             paths: string[];
@@ -1559,7 +1758,7 @@ export interface components {
             createdAt: string;
             sourcehost_account_name: string | null;
             /** @description The first seven are the contract’s (v0 §4.9); the others are extensions (ADR 0017): invitations, service keys, SSO rules, integrations and source-host repository links, the notification webhook, credit grants, repository membership and console sign-ins. */
-            action: "user_invited" | "user_auto_joined" | "user_disabled" | "user_reenabled" | "company_role_changed" | "sourcehost_integration_added" | "sourcehost_integration_removed" | "invitation_revoked" | "invitation_declined" | "service_key_created" | "service_key_revoked" | "sso_rule_added" | "sso_rule_removed" | "integration_connected" | "integration_updated" | "integration_disconnected" | "sourcehost_repository_linked" | "sourcehost_repository_unlinked" | "notification_webhook_set" | "notification_webhook_removed" | "credits_granted" | "repository_member_added" | "repository_member_changed" | "repository_member_removed" | "session_signed_in";
+            action: "user_invited" | "user_auto_joined" | "user_disabled" | "user_reenabled" | "company_role_changed" | "sourcehost_integration_added" | "sourcehost_integration_removed" | "invitation_revoked" | "invitation_declined" | "service_key_created" | "service_key_revoked" | "sso_rule_added" | "sso_rule_removed" | "integration_connected" | "integration_updated" | "integration_disconnected" | "sourcehost_repository_linked" | "sourcehost_repository_unlinked" | "notification_webhook_set" | "notification_webhook_removed" | "credits_granted" | "repository_member_added" | "repository_member_changed" | "repository_member_removed" | "session_signed_in" | "draft_dismissed" | "draft_reopened" | "draft_published" | "draft_settings_changed";
             /** @description Extension: what changed, never a secret. user_invited, invitation_revoked, invitation_declined: invitationId, username, email, role (as the inviter gave them); user_auto_joined: via (invitation | sso_domain), role; company_role_changed: from, to; service_key_*: keyId, name, prefix, scopes, expiresAt; sso_rule_*: ruleId, domain; integration_* and sourcehost_integration_*: integrationId, provider, site; sourcehost_repository_*: repository, workspaceId, prefix (linked: watchBranches, scanType); notification_webhook_set: destination (the origin only); credits_granted: amount, note; repository_member_*: repositoryId, role, from (a change), via (join); session_signed_in: via. */
             details: {
                 [key: string]: unknown;
@@ -2599,6 +2798,19 @@ export interface components {
              * @constant
              */
             startMode?: "auto";
+            /** @description Extension: the branch of the scanned commit. A completed scan compares with the latest completed scan of its branch (ADR 0023). */
+            branch?: string;
+            /** @description Extension: the commit a local-source scan was packed from (sourcehost scans: their commit). */
+            commit?: string;
+            /** @description Extension: a pull-request scan. It compares with its baseline but never changes the workspace’s drafts. */
+            pullRequest?: boolean;
+            /**
+             * Format: uuid
+             * @description Extension: compare with this scan of the same workspace (instead of the branch’s latest).
+             */
+            baselineScanId?: string;
+            /** @description Extension: compare with the latest completed scan of this branch (a pull request’s base). */
+            baselineBranch?: string;
         };
         CreateServiceKeyRequest: {
             name: string;
@@ -2654,11 +2866,29 @@ export interface components {
                 audit: components["schemas"]["ScanTypeAvailability"];
             };
         };
+        DraftList: {
+            items: components["schemas"]["Draft"][];
+        };
+        DraftPage: {
+            items: components["schemas"]["Draft"][];
+            nextValue: string | null;
+        };
+        DraftSettings: {
+            /** @description Members (besides managers) allowed to triage and publish drafts. */
+            triagerUserIds: string[];
+            /** @description Mark a published finding fixed when a later scan of its branch no longer reproduces it (default false: only people change its status). */
+            autoMarkFixed: boolean;
+        };
         FindingPage: {
             findings: components["schemas"]["Finding"][];
             /** Format: int32 */
             filteredTotal: number;
             nextValue: string | null;
+        };
+        FindingScanTimeline: {
+            draftId: string | null;
+            sourceScanId: string | null;
+            events: components["schemas"]["FindingScanEvent"][];
         };
         FindingsReport: ({
             version: string;
@@ -2745,6 +2975,21 @@ export interface components {
             /** @description A user API token (vgl_u_…) */
             token: string;
         };
+        /** @description The repository must be one of the workspace's company. Severity (default: the draft's), title and description may be chosen per draft. A draft published before answers its finding again (created: false). */
+        PublishDraftsRequest: {
+            /** Format: uuid */
+            repositoryId: string;
+            drafts: {
+                /** Format: uuid */
+                draftId: string;
+                severity?: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
+                title?: string;
+                description?: string;
+            }[];
+        };
+        PublishedDraftList: {
+            items: components["schemas"]["PublishedDraft"][];
+        };
         PublishReportRequest: {
             /** @description false makes the published report public */
             isPrivate?: boolean;
@@ -2798,6 +3043,41 @@ export interface components {
             /** @description The one-time secret of the invitation e-mail (needed for an invitation by e-mail alone) */
             secret?: string;
         };
+        ScanComparison: {
+            /** Format: uuid */
+            scanId: string;
+            /** @description null: nothing to compare with (every draft is new). */
+            baselineScanId: string | null;
+            branch: string | null;
+            commit: string | null;
+            pullRequest: boolean;
+            new: number;
+            unchanged: number;
+            fixed: number;
+            reopened: number;
+            /** @description Drafts of the scan that are dismissed. */
+            dismissed: number;
+            /** @description New and reopened drafts that are not dismissed, by severity. */
+            newBySeverity: {
+                critical: number;
+                high: number;
+                medium: number;
+                low: number;
+                informational: number;
+                gas_optimization: number;
+            };
+            /** @description Every draft of the scan that is not dismissed, by severity. */
+            openBySeverity: {
+                critical: number;
+                high: number;
+                medium: number;
+                low: number;
+                informational: number;
+                gas_optimization: number;
+            };
+            /** @description As the commit status reads, for example "2 new (1 High) · 3 fixed". */
+            summary: string;
+        };
         ScanList: {
             scans: components["schemas"]["ScanStatus"][];
         };
@@ -2829,6 +3109,13 @@ export interface components {
         };
         TicketListResult: {
             tickets: components["schemas"]["FindingTicket"][];
+        };
+        /** @description `dismiss` needs a `reason`; `reopen` takes a dismissed draft back to open. */
+        TriageDraftsRequest: {
+            draftIds: string[];
+            action: "dismiss" | "reopen";
+            reason?: "false_positive" | "wont_fix" | "used_in_tests";
+            comment?: string;
         };
         Unready: {
             /** @constant */
@@ -5316,6 +5603,764 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+        };
+    };
+    listWorkspaceDrafts: {
+        parameters: {
+            query?: {
+                /** @description open: to triage; dismissed: a person set it aside (it stays dismissed in later scans); published: filed as a repository finding; fixed: not reproduced by a later completed scan of its branch; reopened: found again after fixed. */
+                state?: "open" | "dismissed" | "published" | "fixed" | "reopened";
+                severity?: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
+                /** @description A rule id. */
+                rule?: string;
+                /** @description A file path, or a folder (ending in /) whose files are meant. */
+                path?: string;
+                limit?: number;
+                next?: string;
+                /** @description Only drafts new (or reopened) in this scan. */
+                newInScan?: string;
+            };
+            header?: never;
+            path: {
+                workspaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DraftPage"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Temporarily unavailable; retry the identical request */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+        };
+    };
+    listScanDrafts: {
+        parameters: {
+            query?: {
+                /** @description open: to triage; dismissed: a person set it aside (it stays dismissed in later scans); published: filed as a repository finding; fixed: not reproduced by a later completed scan of its branch; reopened: found again after fixed. */
+                state?: "open" | "dismissed" | "published" | "fixed" | "reopened";
+                severity?: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";
+                /** @description A rule id. */
+                rule?: string;
+                /** @description A file path, or a folder (ending in /) whose files are meant. */
+                path?: string;
+                limit?: number;
+                next?: string;
+                /** @description How the draft compares with the scan's baseline: new (not in the baseline), unchanged, reopened (fixed before, found again) or fixed (in the baseline, not found by this scan). */
+                baselineState?: "new" | "unchanged" | "reopened" | "fixed";
+            };
+            header?: never;
+            path: {
+                scanId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DraftPage"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Temporarily unavailable; retry the identical request */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+        };
+    };
+    getScanComparison: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scanId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScanComparison"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Temporarily unavailable; retry the identical request */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+        };
+    };
+    triageDrafts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TriageDraftsRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DraftList"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Unsupported repository type */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Temporarily unavailable; retry the identical request */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+        };
+    };
+    publishDrafts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishDraftsRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishedDraftList"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Unsupported repository type */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+            /** @description Temporarily unavailable; retry the identical request */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV1"];
+                };
+            };
+        };
+    };
+    getFindingScanTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                repo_id: string;
+                /** @description A finding id (uuid) or number */
+                finding_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingScanTimeline"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    getDraftSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                company_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DraftSettings"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+        };
+    };
+    updateDraftSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                company_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DraftSettings"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DraftSettings"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description The credential lacks the required scope or role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Not found in this organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (an integer ≥ 1) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
+                };
+            };
+            /** @description Internal error; the body carries a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorV0"];
                 };
             };
         };
@@ -8751,7 +9796,7 @@ export interface operations {
                 target_users?: string[];
                 /** @description only entries in which one of these users acted: user ids (uuid) or usernames; repeat the parameter or separate values with commas */
                 performing_users?: string[];
-                /** @description only these actions; repeated or comma-separated values of: user_invited, user_auto_joined, user_disabled, user_reenabled, company_role_changed, sourcehost_integration_added, sourcehost_integration_removed, invitation_revoked, invitation_declined, service_key_created, service_key_revoked, sso_rule_added, sso_rule_removed, integration_connected, integration_updated, integration_disconnected, sourcehost_repository_linked, sourcehost_repository_unlinked, notification_webhook_set, notification_webhook_removed, credits_granted, repository_member_added, repository_member_changed, repository_member_removed, session_signed_in */
+                /** @description only these actions; repeated or comma-separated values of: user_invited, user_auto_joined, user_disabled, user_reenabled, company_role_changed, sourcehost_integration_added, sourcehost_integration_removed, invitation_revoked, invitation_declined, service_key_created, service_key_revoked, sso_rule_added, sso_rule_removed, integration_connected, integration_updated, integration_disconnected, sourcehost_repository_linked, sourcehost_repository_unlinked, notification_webhook_set, notification_webhook_removed, credits_granted, repository_member_added, repository_member_changed, repository_member_removed, session_signed_in, draft_dismissed, draft_reopened, draft_published, draft_settings_changed */
                 actions?: string[];
                 /** @description entries created at or after this time */
                 since?: string;

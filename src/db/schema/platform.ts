@@ -33,6 +33,11 @@ export const findingStatuses = [
   'withdrawn',
 ] as const;
 export const severities = ['critical', 'high', 'medium', 'low', 'informational', 'gas_optimization'] as const;
+/** Triage states of a scan's draft finding (null for findings filed on a repository). */
+export const draftTriageStates = ['open', 'dismissed', 'published', 'fixed', 'reopened'] as const;
+export const dismissalReasons = ['false_positive', 'wont_fix', 'used_in_tests'] as const;
+/** How a draft of a scan compares with the scan's baseline (the previous completed scan of its branch). */
+export const baselineStates = ['new', 'unchanged', 'reopened'] as const;
 export const repositoryRoles = ['client', 'reviewer', 'judge', 'triager', 'admin'] as const;
 
 /** Guilds of auditors; names are unique case-insensitively. */
@@ -257,11 +262,33 @@ export const findings = pgTable(
     lastInternalCommentOtherAt: timestamp('last_internal_comment_other_at', { withTimezone: true }),
     lastHiddenCommentAuthorId: uuid('last_hidden_comment_author_id'),
     lastHiddenCommentOtherAt: timestamp('last_hidden_comment_other_at', { withTimezone: true }),
+    /**
+     * A draft's triage (drafts only: `published = false` rows a scan wrote). `dismissed` and
+     * `published` stick across later scans; `fixed` and `reopened` follow the scans of its branch.
+     */
+    triageState: text('triage_state', { enum: draftTriageStates }),
+    dismissedReason: text('dismissed_reason', { enum: dismissalReasons }),
+    dismissedComment: text('dismissed_comment'),
+    dismissedBy: uuid('dismissed_by').references(() => users.id, { onDelete: 'set null' }),
+    dismissedAt: timestamp('dismissed_at', { withTimezone: true }),
+    /** The repository finding a draft was published as (one per draft: publishing is idempotent). */
+    publishedFindingId: uuid('published_finding_id'),
+    publishedBy: uuid('published_by').references(() => users.id, { onDelete: 'set null' }),
+    publishedAt: timestamp('published_at', { withTimezone: true }),
+    /** On a published finding: the scan (and so the commit) its draft was published from. */
+    sourceScanId: uuid('source_scan_id'),
     createdAt: createdAt(),
     lastUpdatedAt: timestamp('last_updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex('findings_repository_number_key').on(t.repositoryId, t.number),
+    uniqueIndex('findings_published_finding_key')
+      .on(t.publishedFindingId)
+      .where(sql`${t.publishedFindingId} is not null`),
+    // A workspace's drafts by triage state (the draft listings and the comparison at completion).
+    index('findings_workspace_triage_idx')
+      .on(t.workspaceId, t.triageState)
+      .where(sql`${t.triageState} is not null`),
     uniqueIndex('findings_workspace_fingerprint_key')
       .on(t.workspaceId, t.fingerprint)
       .where(sql`${t.fingerprint} is not null`),
@@ -378,9 +405,64 @@ export const scanFindings = pgTable(
       .notNull()
       .references(() => findings.id, { onDelete: 'cascade' }),
     location: jsonb('location').$type<{ file: string; startLine: number; endLine: number }>().notNull(),
+    /** Against the scan's baseline: null when the scan compared with nothing (written at completion). */
+    baselineState: text('baseline_state', { enum: baselineStates }),
   },
   (t) => [primaryKey({ columns: [t.scanId, t.findingId] })],
 );
+
+/** Drafts of a scan's baseline that the scan did not find again: what the scan fixed. */
+export const scanFixedDrafts = pgTable(
+  'scan_fixed_drafts',
+  {
+    scanId: uuid('scan_id')
+      .notNull()
+      .references(() => scans.id, { onDelete: 'cascade' }),
+    findingId: uuid('finding_id')
+      .notNull()
+      .references(() => findings.id, { onDelete: 'cascade' }),
+    /** Where the baseline saw it. */
+    location: jsonb('location').$type<{ file: string; startLine: number; endLine: number }>().notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.scanId, t.findingId] }),
+    index('scan_fixed_drafts_finding_idx').on(t.findingId),
+  ],
+);
+
+/**
+ * A published finding's scan timeline: each completed scan of its workspace's branch that still
+ * found its draft (`present`) or no longer did (`not_reproduced`).
+ */
+export const findingScanEvents = pgTable(
+  'finding_scan_events',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    findingId: uuid('finding_id')
+      .notNull()
+      .references(() => findings.id, { onDelete: 'cascade' }),
+    scanId: uuid('scan_id')
+      .notNull()
+      .references(() => scans.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: ['published', 'present', 'not_reproduced', 'marked_fixed'] }).notNull(),
+    commit: text('commit'),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('finding_scan_events_key').on(t.findingId, t.scanId, t.kind)],
+);
+
+/** A company's draft triage settings: who besides managers triages, and automatic `fixed`. */
+export const draftSettings = pgTable('draft_settings', {
+  companyId: uuid('company_id')
+    .primaryKey()
+    .references(() => companies.id, { onDelete: 'cascade' }),
+  /** Members (not managers) a manager allows to triage and publish drafts. */
+  triagerUserIds: uuid('triager_user_ids').array().notNull().default(sql`'{}'::uuid[]`),
+  /** Mark a published finding `fixed` when a later scan no longer reproduces it (off: only people change status). */
+  autoMarkFixed: boolean('auto_mark_fixed').notNull().default(false),
+  updatedBy: uuid('updated_by').references(() => users.id, { onDelete: 'set null' }),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
 
 export const findingRelatedFiles = pgTable(
   'finding_related_files',
@@ -560,6 +642,11 @@ export const auditActions = [
   'repository_member_changed',
   'repository_member_removed',
   'session_signed_in',
+  // Draft triage (ADR 0023): `details` names the drafts, the reason or the finding.
+  'draft_dismissed',
+  'draft_reopened',
+  'draft_published',
+  'draft_settings_changed',
 ] as const;
 
 export const auditLog = pgTable(

@@ -144,13 +144,31 @@ export const scans = pgTable(
     errorCode: text('error_code'),
     errorMessage: text('error_message'),
     createdByKey: uuid('created_by_key').references(() => serviceKeys.id, { onDelete: 'set null' }),
+    /** The branch the scanned commit is on (pull requests: the head branch), when known. */
+    branch: text('branch'),
+    /** The scanned commit: the sourcehost commit, or the one a client names for an upload. */
+    commit: text('commit'),
+    /** A pull-request scan: it compares with its base branch and never changes the workspace's drafts. */
+    pullRequest: boolean('pull_request').notNull().default(false),
+    /**
+     * The baseline: asked for (a scan id), or written at completion (the latest completed scan of
+     * `baselineBranch`, or of the scan's own branch). Null after completion: compared with nothing.
+     */
+    baselineScanId: uuid('baseline_scan_id'),
+    baselineBranch: text('baseline_branch'),
     createdAt: createdAt(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     completedAt: timestamp('completed_at', { withTimezone: true }),
     cancelledAt: timestamp('cancelled_at', { withTimezone: true }),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('scans_company_idx').on(t.companyId, t.createdAt)],
+  (t) => [
+    index('scans_company_idx').on(t.companyId, t.createdAt),
+    // The latest completed scan of a workspace's branch (the baseline of the next one).
+    index('scans_workspace_branch_completed_idx')
+      .on(t.workspaceId, t.branch, t.completedAt)
+      .where(sql`${t.status} = 'completed' and not ${t.pullRequest}`),
+  ],
 );
 
 /** Archives a scan reads; an archive referenced here is kept as long as the scan. */

@@ -49,6 +49,47 @@ export async function requireFinding(
   return row;
 }
 
+/**
+ * Files a finding on a repository under its next number, by `userId` (attributed to their team
+ * when they have one): every way a finding comes to be (filing, publishing a scan's draft) goes
+ * through here, inside the caller's transaction. The caller has checked access and input.
+ */
+export async function fileFinding(
+  db: Db,
+  repository: Pick<Repository, 'id' | 'companyId'>,
+  userId: string,
+  input: CreateFinding & { category?: string | null; sourceScanId?: string | null },
+): Promise<{ id: string; number: number }> {
+  const repo = findingsRepo(db);
+  const team = await repo.memberTeam(repository.id, userId);
+  const number = await allocateFindingNumber(db, repository.id);
+  const id = await repo.insert(
+    {
+      companyId: repository.companyId,
+      repositoryId: repository.id,
+      number,
+      published: true,
+      title: input.title,
+      description: input.description,
+      severity: input.severity,
+      category: input.category ?? null,
+      sourceScanId: input.sourceScanId ?? null,
+      createdBy: userId,
+      attributedTo: team ?? userId,
+      assetGroupId: input.assetGroupId ?? null,
+    },
+    (input.relatedFiles ?? []).map((file) => ({
+      path: file.path,
+      startLine: file.lines?.start ?? null,
+      endLine: file.lines?.end ?? null,
+      language: file.language ?? null,
+      relevantContent: file.relevantContent ?? null,
+    })),
+    input.labels ?? [],
+  );
+  return { id, number };
+}
+
 function forbidden(message: string): AppError {
   return new AppError('FORBIDDEN', { message });
 }
@@ -163,30 +204,7 @@ export function createFindingsService(deps: {
             });
           }
         }
-        const team = await repo.memberTeam(repository.id, access.userId);
-        const number = await allocateFindingNumber(tx.db, repository.id);
-        const id = await repo.insert(
-          {
-            companyId: repository.companyId,
-            repositoryId: repository.id,
-            number,
-            published: true,
-            title: input.title,
-            description: input.description,
-            severity: input.severity,
-            createdBy: access.userId,
-            attributedTo: team ?? access.userId,
-            assetGroupId: input.assetGroupId ?? null,
-          },
-          (input.relatedFiles ?? []).map((file) => ({
-            path: file.path,
-            startLine: file.lines?.start ?? null,
-            endLine: file.lines?.end ?? null,
-            language: file.language ?? null,
-            relevantContent: file.relevantContent ?? null,
-          })),
-          labelIds,
-        );
+        const { id } = await fileFinding(tx.db, repository, access.userId, input);
         const [payload] = await loadFindingPayloads(tx.db, access, [id]);
         return payload as Finding;
       });

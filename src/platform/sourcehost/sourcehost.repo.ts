@@ -4,6 +4,7 @@ import {
   findings,
   integrations,
   scanFindings,
+  scanFixedDrafts,
   scans,
   sourcehostCommitStatuses,
   sourcehostDeliveries,
@@ -228,13 +229,24 @@ export function sourcehostRepo(db: Db) {
         .select({ failOn: workspaces.failOn })
         .from(workspaces)
         .where(eq(workspaces.id, scan.workspaceId));
+      // The status counts what the scan brought: new and reopened drafts nobody dismissed.
       const counts = await db
         .select({ severity: findings.severity, count: sql<number>`count(*)::int` })
         .from(scanFindings)
         .innerJoin(findings, eq(findings.id, scanFindings.findingId))
-        .where(eq(scanFindings.scanId, scanId))
+        .where(
+          and(
+            eq(scanFindings.scanId, scanId),
+            sql`coalesce(${scanFindings.baselineState}, 'new') <> 'unchanged'`,
+            sql`${findings.triageState} is distinct from 'dismissed'`,
+          ),
+        )
         .groupBy(findings.severity);
-      return { ...scan, failOn: workspace?.failOn ?? 'high', counts };
+      const [fixed] = await db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(scanFixedDrafts)
+        .where(eq(scanFixedDrafts.scanId, scanId));
+      return { ...scan, failOn: workspace?.failOn ?? 'high', counts, fixed: fixed?.n ?? 0 };
     },
 
     /** Scans that ended while their commit status was still `waiting` (a hook that did not run); for the sweep. */

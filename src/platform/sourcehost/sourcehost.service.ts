@@ -24,6 +24,7 @@ import {
   normalizePrefix,
   parseRepository,
 } from '../../organization/workspaces/workspaces.service.ts';
+import { countAtOrAbove, scanSummary, zeroCounts } from '../../scanner/drafts/drafts.summary.ts';
 import { badStringReason, isUuid } from '../../strings.ts';
 import { type CursorCodec, hashFilters, timeAndIdAfter } from '../pagination/cursor.ts';
 import { sourcehostCommitStatusJob } from './sourcehost.jobs.ts';
@@ -111,6 +112,8 @@ type ParsedEvent =
       ref: string;
       commit: string;
       branch: string;
+      /** A pull request's head branch (the branch of the scanned commit); null for a push. */
+      headBranch: string | null;
       defaultBranch: string | null;
       pullRequest: boolean;
     }
@@ -155,6 +158,7 @@ export function parseEvent(event: string, payload: Record<string, unknown>): Par
       ref,
       commit: commit.toLowerCase(),
       branch: ref.slice('refs/heads/'.length),
+      headBranch: null,
       defaultBranch: str(record(payload.repository).default_branch),
       pullRequest: false,
     };
@@ -183,6 +187,7 @@ export function parseEvent(event: string, payload: Record<string, unknown>): Par
       ref: `refs/heads/${branch}`,
       commit: commit.toLowerCase(),
       branch,
+      headBranch: str(record(pr.head).ref),
       defaultBranch: str(record(payload.repository).default_branch),
       pullRequest: true,
     };
@@ -232,25 +237,25 @@ function toWorkspaceView(row: WorkspaceRow): LinkedWorkspaceView {
   };
 }
 
-/** The commit status a finished scan earns: `failure` when a finding is at or above `failOn`. */
+/**
+ * The commit status a finished scan earns: `failure` when a new (or reopened) finding nobody
+ * dismissed is at or above `failOn`; findings the baseline already had do not fail a change.
+ * The description reads like "2 new (1 High, 1 Low) · 3 fixed".
+ */
 export function commitStatusOf(outcome: {
   status: string;
   failOn: FailOn;
   counts: Array<{ severity: string; count: number }>;
+  fixed: number;
 }): { state: 'success' | 'failure' | 'error'; description: string } {
   if (outcome.status === 'failed') return { state: 'error', description: 'The scan failed.' };
   if (outcome.status === 'cancelled') return { state: 'error', description: 'The scan was cancelled.' };
-  const threshold = SEVERITY_ORDER.indexOf(outcome.failOn);
-  const blocking = outcome.counts
-    .filter((c) => SEVERITY_ORDER.indexOf(c.severity as FailOn) >= threshold)
-    .reduce((n, c) => n + c.count, 0);
-  const total = outcome.counts.reduce((n, c) => n + c.count, 0);
-  return blocking > 0
-    ? {
-        state: 'failure',
-        description: `${blocking} finding(s) at or above ${outcome.failOn} (${total} in all).`,
-      }
-    : { state: 'success', description: `No finding at or above ${outcome.failOn} (${total} in all).` };
+  const bySeverity = zeroCounts();
+  for (const c of outcome.counts) {
+    if (c.severity in bySeverity) bySeverity[c.severity as keyof typeof bySeverity] += c.count;
+  }
+  const blocking = countAtOrAbove(bySeverity, outcome.failOn);
+  return { state: blocking > 0 ? 'failure' : 'success', description: scanSummary(bySeverity, outcome.fixed) };
 }
 
 export interface SourcehostServiceDeps {
@@ -372,6 +377,14 @@ export function createSourcehostService(deps: SourcehostServiceDeps) {
               type: workspace.autoScanType,
               workspaceId: workspace.id,
               scanSources: [{ kind: 'sourcehost', repository, commit: event.commit }],
+              // A push compares with its branch's previous scan; a pull request with its base's latest.
+              ...(event.pullRequest
+                ? {
+                    pullRequest: true,
+                    baselineBranch: event.branch,
+                    ...(event.headBranch ? { branch: event.headBranch } : {}),
+                  }
+                : { branch: event.branch }),
             },
           );
           scanWorkspaces[workspace.id] = result.body.id;

@@ -239,6 +239,7 @@ export function scansRepo(db: Db) {
               fingerprint: d.fingerprint,
               ruleId: d.ruleId,
               published: false,
+              triageState: 'open' as const,
               title: d.title,
               description: d.description,
               severity: d.severity,

@@ -59,6 +59,42 @@ export const CreateScanRequestSchema = Type.Object(
     startMode: Type.Optional(
       Type.Literal('auto', { description: 'The paid scan starts once the threat model is built.' }),
     ),
+    branch: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description:
+          'Extension: the branch of the scanned commit. A completed scan compares with the latest completed scan of its branch (ADR 0023).',
+      }),
+    ),
+    commit: Type.Optional(
+      Type.String({
+        pattern: '^[0-9a-fA-F]{40}$',
+        description:
+          'Extension: the commit a local-source scan was packed from (sourcehost scans: their commit).',
+      }),
+    ),
+    pullRequest: Type.Optional(
+      Type.Boolean({
+        description:
+          'Extension: a pull-request scan. It compares with its baseline but never changes the workspace’s drafts.',
+      }),
+    ),
+    baselineScanId: Type.Optional(
+      Type.String({
+        format: 'uuid',
+        description:
+          'Extension: compare with this scan of the same workspace (instead of the branch’s latest).',
+      }),
+    ),
+    baselineBranch: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description:
+          'Extension: compare with the latest completed scan of this branch (a pull request’s base).',
+      }),
+    ),
   },
   { additionalProperties: false, $id: 'CreateScanRequest' },
 );
