@@ -1,6 +1,8 @@
 import path from 'node:path';
+import { and, eq } from 'drizzle-orm';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findings } from '../../src/db/schema/index.ts';
 import { apiOk, createTestApp, type TestApp } from '../helpers/app.ts';
 import {
   buildArchive,
@@ -284,23 +286,20 @@ describe.skipIf(skipReason !== null)('draft triage and the workspace overview in
       t,
       'GET',
       `/api/v0/repositories/${team.repository.id}/findings/${publishedNumber}`,
-      team.reviewer.token,
+      team.judge.token,
     );
     expect(finding.title).toBe(walletDraft.title);
     expect(finding.severity).toBe('critical');
     await check(page, 'scan-drafts-published');
     // Publishing it again files nothing new: the same finding answers.
     await publishWallet();
-    await page.waitForSelector(
-      `[data-testid=published] li:text-is("Already published as finding #${publishedNumber}")`,
-    );
-    const listed = await apiOk<{ items: Array<{ title: string }> }>(
-      t,
-      'GET',
-      `/api/v0/repositories/${team.repository.id}/findings?limit=100`,
-      team.reviewer.token,
-    );
-    expect(listed.items.filter((f) => f.title === walletDraft.title)).toHaveLength(1);
+    const again = await page.waitForSelector('[data-testid=published] li:has-text("Already published")');
+    expect(await again.textContent()).toBe(`Already published as finding #${publishedNumber}`);
+    const filed = await t.container.database.db
+      .select({ id: findings.id })
+      .from(findings)
+      .where(and(eq(findings.repositoryId, team.repository.id), eq(findings.title, walletDraft.title)));
+    expect(filed.map((f) => f.id)).toEqual([finding.id]);
     await context.close();
   }, 120_000);
 

@@ -396,6 +396,9 @@ function TriageActions({
       ),
     onSuccess: async (result, action) => {
       setMode(null);
+      setReason('');
+      setComment('');
+      setPublished(null);
       await onDone();
       setDone(
         `${action === 'dismiss' ? 'Dismissed' : 'Reopened'} ${result.items.length} draft${result.items.length === 1 ? '' : 's'}.`,
@@ -414,6 +417,8 @@ function TriageActions({
       ),
     onSuccess: async (result) => {
       setMode(null);
+      setSeverity({});
+      setDone('');
       setPublished({ items: result.items, repositoryId });
       await onDone();
     },
