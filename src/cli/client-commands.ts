@@ -240,4 +240,138 @@ export function registerClientCommands(program: Command, env: Env): void {
       `${result.created ? 'created' : 'already sent'}: ${ticket ? `${ticket.key} ${ticket.url}` : result.export.state}\n`,
     );
   });
+
+  registerDraftCommands(program, env);
+}
+
+const DISMISS_REASONS = ['false_positive', 'wont_fix', 'used_in_tests'] as const;
+
+/** `vigil drafts list|dismiss|reopen`: a workspace's or a scan's draft findings and their triage. */
+function registerDraftCommands(program: Command, env: Env): void {
+  const drafts = program.command('drafts').description('draft findings of scans: list and triage');
+  withServiceOptions(
+    drafts
+      .command('list')
+      .description('a workspace’s drafts (--workspace) or a scan’s (--scan), critical first')
+      .option('--workspace <id>', 'the workspace')
+      .option('--scan <id>', 'the scan')
+      .option('--state <state>', 'open, dismissed, published, fixed or reopened')
+      .option('--severity <severity>', 'critical, high, medium, low or informational')
+      .option('--rule <ruleId>', 'one rule')
+      .option('--path <path>', 'a file, or a folder ending in /')
+      .option('--new-in <scanId>', 'with --workspace: only drafts new in that scan')
+      .option('--baseline-state <state>', 'with --scan: new, unchanged, reopened or fixed')
+      .option('--limit <n>', 'at most this many (all pages up to it)', '200'),
+  ).action(async (_o, cmd: Command) => {
+    const o = cmd.optsWithGlobals() as ClientOptions & {
+      workspace?: string;
+      scan?: string;
+      state?: string;
+      severity?: string;
+      rule?: string;
+      path?: string;
+      newIn?: string;
+      baselineState?: string;
+      limit: string;
+    };
+    if (Boolean(o.workspace) === Boolean(o.scan)) throw new UsageError('Pass either --workspace or --scan.');
+    const max = Number(o.limit);
+    if (!Number.isInteger(max) || max < 1) throw new UsageError('--limit must be a whole number above 0.');
+    const api = await serviceClient(o, env);
+    const filters = {
+      ...(o.state ? { state: o.state } : {}),
+      ...(o.severity ? { severity: o.severity } : {}),
+      ...(o.rule ? { rule: o.rule } : {}),
+      ...(o.path ? { path: o.path } : {}),
+    } as Record<string, string>;
+    const items: Array<Record<string, unknown>> = [];
+    let next: string | undefined;
+    do {
+      const query = { ...filters, limit: Math.min(100, max - items.length), ...(next ? { next } : {}) };
+      const page = o.workspace
+        ? expectOk(
+            await api.GET('/api/scanner/v1/workspaces/{workspaceId}/drafts', {
+              params: {
+                path: { workspaceId: requireUuid('The workspace id', o.workspace) },
+                query: {
+                  ...query,
+                  ...(o.newIn ? { newInScan: requireUuid('--new-in', o.newIn) } : {}),
+                } as never,
+              },
+            }),
+            'Listing the drafts',
+          )
+        : expectOk(
+            await api.GET('/api/scanner/v1/scans/{scanId}/drafts', {
+              params: {
+                path: { scanId: requireUuid('The scan id', o.scan!) },
+                query: { ...query, ...(o.baselineState ? { baselineState: o.baselineState } : {}) } as never,
+              },
+            }),
+            'Listing the drafts',
+            { 409: 'The scan has not completed.' },
+          );
+      items.push(...(page.items as Array<Record<string, unknown>>));
+      next = page.nextValue ?? undefined;
+    } while (next && items.length < max);
+    const rows = items.map((d) => {
+      const location = d.location as { file: string; startLine: number };
+      return {
+        id: d.id,
+        severity: d.severity,
+        state: d.state,
+        ...(o.scan ? { baseline: d.baselineState ?? '' } : {}),
+        title: d.title,
+        location: `${location.file}:${location.startLine}`,
+      };
+    });
+    printResult(o.json ? items : rows, o.json, [
+      'id',
+      'severity',
+      'state',
+      ...(o.scan ? ['baseline'] : []),
+      'title',
+      'location',
+    ]);
+  });
+
+  const triage = async (
+    ids: string[],
+    body: { action: 'dismiss' | 'reopen'; reason?: (typeof DISMISS_REASONS)[number]; comment?: string },
+    o: ClientOptions,
+  ) => {
+    const api = await serviceClient(o, env);
+    const result = expectOk(
+      await api.POST('/api/scanner/v1/drafts/triage', {
+        body: { draftIds: ids.map((id) => requireUuid('A draft id', id)), ...body },
+      }),
+      body.action === 'dismiss' ? 'Dismissing' : 'Reopening',
+      {
+        403: 'Triage needs a service key with findings:write.',
+        409: 'A published draft is followed on its finding.',
+      },
+    );
+    printResult(
+      result.items.map((d) => ({ id: d.id, state: d.state, title: d.title })),
+      o.json,
+      ['id', 'state', 'title'],
+    );
+  };
+  withServiceOptions(
+    drafts
+      .command('dismiss <draftIds...>')
+      .description('dismiss drafts: they stay dismissed in later scans')
+      .requiredOption('--reason <reason>', DISMISS_REASONS.join(', '))
+      .option('--comment <text>', 'why'),
+  ).action(async (ids: string[], _o, cmd: Command) => {
+    const o = cmd.optsWithGlobals() as ClientOptions & { reason: string; comment?: string };
+    const reason = DISMISS_REASONS.find((r) => r === o.reason);
+    if (!reason) throw new UsageError(`--reason must be one of ${DISMISS_REASONS.join(', ')}.`);
+    await triage(ids, { action: 'dismiss', reason, ...(o.comment ? { comment: o.comment } : {}) }, o);
+  });
+  withServiceOptions(
+    drafts.command('reopen <draftIds...>').description('take dismissed drafts back to open'),
+  ).action(async (ids: string[], _o, cmd: Command) => {
+    await triage(ids, { action: 'reopen' }, opts(cmd));
+  });
 }

@@ -82,6 +82,12 @@ export interface ScanCommandOptions {
   resume?: boolean;
   repo?: string;
   commit?: string;
+  /** A scan id or a branch to compare with: `--fail-on` then counts what this scan brings. */
+  baseline?: string;
+  /** The branch the sources are on (the next scan of the branch compares with this one). */
+  branch?: string;
+  /** `--fail-on` counts every finding nobody dismissed, not only the new ones. */
+  failOnAll?: boolean;
 }
 
 /** What the command needs from the world; tests pass their own. */
@@ -101,6 +107,8 @@ interface ValidOptions {
   failOn: (typeof FAIL_ON)[number];
   failOnConfidence: (typeof FAIL_ON_CONFIDENCE)[number];
   timeoutSeconds: number;
+  /** Extension fields of createScan: branch and baseline. */
+  comparison: { branch?: string; baselineScanId?: string; baselineBranch?: string; pullRequest?: boolean };
   source: { kind: 'local'; dir: string } | { kind: 'sourcehost'; repository: string; commit: string };
 }
 
@@ -132,6 +140,7 @@ export async function validateScanOptions(
     throw new UsageError(`--timeout must be a whole number of seconds above 0 (got "${options.timeout}").`);
   if (options.idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(options.idempotencyKey))
     throw new UsageError('--idempotency-key must be 1 to 255 printable characters without spaces.');
+  const comparison = comparisonOf(options);
 
   if (options.repo !== undefined || options.commit !== undefined) {
     if (dir !== undefined)
@@ -151,6 +160,7 @@ export async function validateScanOptions(
       failOn,
       failOnConfidence,
       timeoutSeconds,
+      comparison,
       source: { kind: 'sourcehost', repository: options.repo, commit: options.commit.toLowerCase() },
     };
   }
@@ -174,7 +184,33 @@ export async function validateScanOptions(
     throw new UsageError(
       `${dir} is a file, not a directory. Pass the folder that contains it (vigil scan ${path.dirname(dir) || '.'}).`,
     );
-  return { type, format, failOn, failOnConfidence, timeoutSeconds, source: { kind: 'local', dir: resolved } };
+  return {
+    type,
+    format,
+    failOn,
+    failOnConfidence,
+    timeoutSeconds,
+    comparison,
+    source: { kind: 'local', dir: resolved },
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * `--branch` and `--baseline` as createScan fields. A scan with a baseline is a change under
+ * review (a pull request): it is compared, and never moves the workspace's drafts.
+ */
+function comparisonOf(options: ScanCommandOptions): ValidOptions['comparison'] {
+  const branchName = /^[^\s~^:?*[\\]{1,255}$/;
+  if (options.branch !== undefined && !branchName.test(options.branch))
+    throw new UsageError(`--branch must be a branch name (got "${options.branch}").`);
+  const out: ValidOptions['comparison'] = options.branch ? { branch: options.branch } : {};
+  if (options.baseline === undefined) return out;
+  if (UUID.test(options.baseline)) return { ...out, baselineScanId: options.baseline, pullRequest: true };
+  if (!branchName.test(options.baseline))
+    throw new UsageError(`--baseline must be a scan id or a branch name (got "${options.baseline}").`);
+  return { ...out, baselineBranch: options.baseline, pullRequest: true };
 }
 
 /** The files a directory contributes: `.gitignore` files (at every level) and the default excludes honoured. */
@@ -317,7 +353,14 @@ interface Vulnerability {
   location: { file?: string; start_line?: number };
   /** The SAST report's details (the confidence is read from them). */
   details?: { confidence?: { value?: unknown } };
+  /** The draft's triage (`dismissed` never fails a run). */
+  triage_state?: string | null;
+  /** Against the scan's baseline: new, unchanged or reopened. */
+  baseline_state?: string | null;
 }
+
+/** Whether the finding is new to the scan's baseline (new or reopened). */
+const isNew = (v: Vulnerability) => (v.baseline_state ?? 'new') !== 'unchanged';
 
 const CONFIDENCE_RANK: Record<string, number> = { low: 0, medium: 1, high: 2 };
 
@@ -339,7 +382,13 @@ interface SarifRead {
       locations?: Array<{
         physicalLocation?: { artifactLocation?: { uri?: string }; region?: { startLine?: number } };
       }>;
-      properties?: { findingId?: string; severity?: string; confidence?: string };
+      properties?: {
+        findingId?: string;
+        severity?: string;
+        confidence?: string;
+        triageState?: string | null;
+        vigilBaselineState?: string;
+      };
     }>;
   }>;
 }
@@ -370,6 +419,8 @@ function vulnerabilitiesOfSarif(report: unknown): Vulnerability[] {
       ...(r.properties?.confidence !== undefined
         ? { details: { confidence: { value: r.properties.confidence } } }
         : {}),
+      triage_state: r.properties?.triageState ?? null,
+      baseline_state: r.properties?.vigilBaselineState ?? 'new',
     };
   });
 }
@@ -526,6 +577,7 @@ export async function runScanCommand(
           type: valid.type,
           ...(workspaceId ? { workspaceId } : {}),
           ...(valid.source.kind === 'sourcehost' && options.prefix ? { prefix: options.prefix } : {}),
+          ...valid.comparison,
           scanSources,
         },
       }),
@@ -599,16 +651,36 @@ export async function runScanCommand(
 
   const threshold = valid.failOn === 'never' ? Number.POSITIVE_INFINITY : SEVERITY_RANK[valid.failOn]!;
   const leastConfidence = CONFIDENCE_RANK[valid.failOnConfidence]!;
-  const failing = vulnerabilities.filter(
-    (v) => (SEVERITY_RANK[v.severity] ?? 0) >= threshold && confidenceRank(v) >= leastConfidence,
-  );
+  // A dismissed finding never fails a run; without --fail-on-all only what the scan brings does.
+  const failing = vulnerabilities
+    .filter(
+      (v) =>
+        (SEVERITY_RANK[v.severity] ?? 0) >= threshold &&
+        confidenceRank(v) >= leastConfidence &&
+        v.triage_state !== 'dismissed' &&
+        (options.failOnAll || isNew(v)),
+    )
+    // New ones first, then by severity.
+    .sort(
+      (a, b) =>
+        Number(isNew(b)) - Number(isNew(a)) ||
+        (SEVERITY_RANK[b.severity] ?? 0) - (SEVERITY_RANK[a.severity] ?? 0),
+    );
+  const compared = await api.GET('/api/scanner/v1/scans/{scanId}/comparison', params);
+  if (compared.data)
+    stderr.write(
+      `${compared.data.summary} (${compared.data.baselineScanId ? `against scan ${compared.data.baselineScanId}` : 'no baseline'})\n`,
+    );
+  const scope = options.failOnAll ? '' : ' new';
   stderr.write(
     valid.failOn === 'never'
       ? `${vulnerabilities.length} findings (--fail-on never)\n`
-      : `${vulnerabilities.length} findings; ${failing.length} at or above ${valid.failOn}${valid.failOnConfidence === 'low' ? '' : ` with ${valid.failOnConfidence} confidence or more`}\n`,
+      : `${vulnerabilities.length} findings; ${failing.length}${scope} at or above ${valid.failOn}${valid.failOnConfidence === 'low' ? '' : ` with ${valid.failOnConfidence} confidence or more`}\n`,
   );
   for (const v of failing.slice(0, 20))
-    stderr.write(`  ${v.severity}: ${v.name} (${v.location.file ?? '?'}:${v.location.start_line ?? '?'})\n`);
+    stderr.write(
+      `  ${isNew(v) ? 'new ' : ''}${v.severity}: ${v.name} (${v.location.file ?? '?'}:${v.location.start_line ?? '?'})\n`,
+    );
   return failing.length > 0 ? 1 : 0;
 }
 
@@ -707,6 +779,15 @@ export function registerScanCommand(program: Command, env: Env): void {
     .option('--resume', 'continue the interrupted run of the same directory, with the same Idempotency-Key')
     .option('--repo <owner/name>', 'scan a commit of a sourcehost repository instead of a directory')
     .option('--commit <sha>', 'the full commit SHA for --repo')
+    .option(
+      '--branch <name>',
+      'the branch of the sources: the next scan of the branch compares with this one',
+    )
+    .option(
+      '--baseline <scan id | branch>',
+      'compare with this scan, or the latest completed scan of this branch: --fail-on counts new findings',
+    )
+    .option('--fail-on-all', '--fail-on counts every finding nobody dismissed, not only the new ones')
     .action(async (dir: string | undefined, options: ScanCommandOptions) => {
       try {
         process.exitCode = await runScanCommand(dir, options, env);

@@ -5983,15 +5983,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorV1"];
                 };
             };
-            /** @description Unsupported repository type */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorV1"];
-                };
-            };
             /** @description Rate limit exceeded; see Retry-After */
             429: {
                 headers: {
@@ -6076,15 +6067,6 @@ export interface operations {
             };
             /** @description Not found in this organization */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorV1"];
-                };
-            };
-            /** @description Unsupported repository type */
-            422: {
                 headers: {
                     [name: string]: unknown;
                 };

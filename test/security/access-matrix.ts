@@ -229,6 +229,30 @@ export const MATRIX: Record<string, MatrixEntry | Exemption> = {
   cancelScan: { as: 'key', scope: 'scans:create', deny: v1(), ok: 409 },
   getScanFindings: { as: 'key', scope: 'scans:read', deny: v1(), ok: 409 },
   getScanThreatModel: { as: 'key', scope: 'scans:read', deny: v1(), ok: 409 },
+  // Draft triage (ADR 0023).
+  listWorkspaceDrafts: {
+    as: 'key',
+    scope: 'findings:read',
+    deny: v1(),
+    params: (w) => ({ workspaceId: w.archive.workspaceId }),
+  },
+  listScanDrafts: { as: 'key', scope: 'findings:read', deny: v1(), ok: 409 },
+  getScanComparison: { as: 'key', scope: 'scans:read', deny: v1(), ok: 409 },
+  triageDrafts: {
+    as: 'key',
+    scope: 'findings:read',
+    deny: v1(),
+    body: (w) => ({ draftIds: [w.draft.id], action: 'dismiss', reason: 'false_positive' }),
+  },
+  publishDrafts: {
+    // A published finding has an author: every service key is refused (console sessions publish;
+    // src/scanner/drafts/drafts.test.ts covers who may).
+    as: 'key',
+    scope: 'findings:read',
+    deny: { ...v1(false), otherKey: 403 },
+    body: (w) => ({ repositoryId: w.repo.id, drafts: [{ draftId: w.draft.id }] }),
+    ok: 403,
+  },
   getFindingTickets: { as: 'key', scope: 'findings:read', deny: v1() },
   linkFindingTicket: {
     as: 'key',
@@ -264,6 +288,7 @@ export const MATRIX: Record<string, MatrixEntry | Exemption> = {
     ok: 201,
   },
   getFinding: { as: 'reviewer', deny: FINDING },
+  getFindingScanTimeline: { as: 'reviewer', deny: FINDING },
   changeFindingStatus: {
     as: 'judge',
     // Which role may make which transition (a reviewer confirming → 409) is the findings module's
@@ -553,6 +578,12 @@ export const MATRIX: Record<string, MatrixEntry | Exemption> = {
     ok: 202,
   },
   listSourcehostDeliveries: { as: 'manager', deny: MANAGER },
+  getDraftSettings: { as: 'manager', deny: MANAGER },
+  updateDraftSettings: {
+    as: 'manager',
+    deny: MANAGER,
+    body: () => ({ triagerUserIds: [], autoMarkFixed: false }),
+  },
   redeliverSourcehostDelivery: { as: 'manager', deny: MANAGER, ok: 404 },
   listSourcehostRepositories: { as: 'manager', deny: MANAGER, ok: 502 },
   linkSourcehostRepository: { as: 'manager', deny: MANAGER, body: () => ({}) },

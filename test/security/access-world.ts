@@ -83,6 +83,8 @@ export interface AccessWorld {
   notification: { id: string };
   conversation: { id: string };
   scan: { id: string };
+  /** An open draft of company A's workspace (what the draft triage operations act on). */
+  draft: { id: string };
   archive: { archiveId: string; sha256: string; workspaceId: string };
   upload: { uploadId: string; uploadUrl: string };
   sourcehostIntegration: { id: string; webhookSecret: string };
@@ -306,6 +308,12 @@ export async function buildAccessWorld(t: TestApp): Promise<AccessWorld> {
   });
   if (created.statusCode !== 202) throw new Error(`createScan → ${created.statusCode}: ${created.body}`);
   const scan = created.json() as { id: string };
+  const draftRows = await t.container.database.db.execute<{ id: string }>(sql`
+    insert into findings (company_id, workspace_id, fingerprint, rule_id, published, triage_state, title, severity, location)
+    values (${companyA.id}, ${archive.workspaceId}, ${`fp-${unique()}`}, 'vigil.reentrancy', false, 'open',
+            'Reentrancy in withdraw', 'high', ${JSON.stringify({ file: 'contracts/Bank.sol', startLine: 9, endLine: 9 })}::jsonb)
+    returning id`);
+  const draft = { id: draftRows.rows[0]!.id };
   const sessions = await t.app.inject({
     method: 'POST',
     url: '/api/scanner/v1/source-uploads',
@@ -324,6 +332,7 @@ export async function buildAccessWorld(t: TestApp): Promise<AccessWorld> {
 
   return {
     t,
+    draft,
     sessions: { listed, toRevoke, toClose },
     users: {
       plainUser,

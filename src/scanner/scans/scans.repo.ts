@@ -305,6 +305,8 @@ export function scansRepo(db: Db) {
           identifiers: findings.identifiers,
           details: findings.details,
           location: scanFindings.location,
+          triageState: findings.triageState,
+          baselineState: scanFindings.baselineState,
         })
         .from(scanFindings)
         .innerJoin(findings, eq(findings.id, scanFindings.findingId))

@@ -21,6 +21,10 @@ export interface ReportFinding {
   confidence: string | null;
   details: FindingDetails;
   location: { file: string; startLine: number; endLine: number };
+  /** The draft's triage (null: not a draft). */
+  triageState?: string | null;
+  /** Against the scan's baseline (null: compared with nothing, so new). */
+  baselineState?: string | null;
 }
 
 /** What the report says about the scan itself. */
@@ -71,6 +75,8 @@ export function buildSastReport(scan: ReportScan, findings: readonly ReportFindi
       ...v,
       finding_status: findings[i]?.status,
       published: findings[i]?.published,
+      triage_state: findings[i]?.triageState ?? null,
+      baseline_state: findings[i]?.baselineState ?? 'new',
     })),
   };
 }
@@ -88,10 +94,15 @@ export function buildSarifReport(scan: ReportScan, findings: readonly ReportFind
   );
   for (const run of log.runs) {
     for (const [i, result] of run.results.entries()) {
+      const baseline = findings[i]?.baselineState ?? 'new';
+      // SARIF has no "reopened": it is new to this scan's baseline.
+      (result as { baselineState?: string }).baselineState = baseline === 'unchanged' ? 'unchanged' : 'new';
       result.properties = {
         ...result.properties,
         status: findings[i]?.status,
         published: findings[i]?.published,
+        triageState: findings[i]?.triageState ?? null,
+        vigilBaselineState: baseline,
       };
     }
   }
