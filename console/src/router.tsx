@@ -196,6 +196,11 @@ const routes = [
   }),
   createRoute({
     getParentRoute: () => rootRoute,
+    path: '/companies/$companyId/workspaces/$workspaceId',
+    component: lazyRouteComponent(() => import('./pages/workspace-overview.tsx'), 'WorkspaceOverviewPage'),
+  }),
+  createRoute({
+    getParentRoute: () => rootRoute,
     path: '/repositories/$repoId',
     component: lazyRouteComponent(() => import('./pages/repository.tsx'), 'RepositoryPage'),
   }),

@@ -1759,6 +1759,8 @@ export interface components {
             /** @description Stable identity across scans: rule, file, enclosing contract and function, normalised snippet and occurrence (SARIF partialFingerprints vigilFingerprint/v1). */
             fingerprint: string;
             ruleId: string;
+            /** @description Registry ids of the rule, named with their registry: `SWC-107`, `CWE-841`. */
+            identifiers: string[];
             title: string;
             description: string;
             severity: "critical" | "high" | "medium" | "low" | "informational" | "gas_optimization";

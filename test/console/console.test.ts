@@ -331,15 +331,16 @@ describe.skipIf(skipReason !== null)('the console in Chromium', () => {
     ]);
     await page.waitForSelector('[data-testid=scan-status]:text-is("completed")', { timeout: 120_000 });
     await page.waitForSelector('.threat-model');
-    await page.waitForSelector('.scan-findings li');
+    await page.waitForSelector('[data-testid=drafts-table] tbody tr');
     // Identifiers name their registry (issue 39, defect 8): never bare numbers such as "107 · 841".
-    const ids = await page.locator('.scan-findings li p.muted').first().textContent();
+    const ids = await page.locator('[data-testid=drafts-table] tbody tr').first().textContent();
     expect(ids).toMatch(/\b(SWC|CWE)-\d+\b/);
     expect(ids).not.toMatch(/(^|\s)\d+ · \d+/);
     await check(page, 'scan');
-    await page.click('.scan-findings li >> text=Tickets…');
-    await page.click('.scan-findings li >> text=Send to Linear');
-    await page.waitForSelector('.scan-findings li a[target=_blank]');
+    await page.click('[data-testid=drafts-table] tbody tr >> text=Details');
+    await page.click('[data-testid=drafts-table] tbody tr >> text=Tickets…');
+    await page.click('[data-testid=drafts-table] tbody tr >> text=Send to Linear');
+    await page.waitForSelector('[data-testid=drafts-table] tbody tr a[target=_blank]');
     expect(tracker.issues.count()).toBe(1);
     const download = page.waitForEvent('download');
     await page.click('text=Download SARIF');

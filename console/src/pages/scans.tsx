@@ -1,16 +1,13 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
-import type { components } from '../../../src/sdk/schema';
 import { ApiError, api, sessionHeaders, sessionState, unwrap } from '../api.ts';
 import { Markdown } from '../markdown.tsx';
 import { NotFound } from '../router.tsx';
 import { sha256Hex, tarGzip } from '../tar.ts';
 import { useConnectedTrackers } from '../trackers.ts';
-import { Async, Chip, ErrorMessage, formatDate } from '../ui.tsx';
-
-type FindingsReport = components['schemas']['FindingsReport'];
-type Vulnerability = components['schemas']['Vulnerability'];
+import { Async, ErrorMessage, formatDate } from '../ui.tsx';
+import { ScanDrafts } from './scan-drafts.tsx';
 
 type ScanType = 'lite' | 'standard' | 'audit';
 /** The only type the API accepts for local-source (uploaded) archives. */
@@ -89,6 +86,7 @@ export function CompanyScans({ companyId }: { companyId: string }) {
                     <th scope="col">Type</th>
                     <th scope="col">Status</th>
                     <th scope="col">Findings</th>
+                    <th scope="col">Workspace</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -105,6 +103,14 @@ export function CompanyScans({ companyId }: { companyId: string }) {
                         {x.error ? <span className="muted small"> {x.error.message}</span> : null}
                       </td>
                       <td>{x.status === 'completed' ? x.findingsCount : '—'}</td>
+                      <td>
+                        <Link
+                          to="/companies/$companyId/workspaces/$workspaceId"
+                          params={{ companyId, workspaceId: x.workspaceId }}
+                        >
+                          Overview
+                        </Link>
+                      </td>
                     </tr>
                   ))}
                 </tbody>
@@ -279,61 +285,6 @@ export function NewScan({ companyId }: { companyId: string }) {
   );
 }
 
-interface SastVulnerability {
-  id: string;
-  name: string;
-  description: string | null;
-  severity: string;
-  location: { file: string | null; startLine: number | null; endLine: number | null };
-  identifiers: string[];
-}
-
-const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
-const lineOf = (value: unknown): number | null => (typeof value === 'number' ? value : null);
-
-/**
- * An identifier as readers know it: `SWC-103`, `CWE-664`, `rule reentrancy-eth` — a bare value
- * ("103") says nothing of which registry it belongs to.
- */
-function identifierLabel(i: Record<string, unknown>): string | null {
-  const type = text(i.type)?.toLowerCase() ?? '';
-  const name = text(i.name);
-  const value = text(i.value);
-  if (type === 'swc' || type === 'cwe') {
-    const id = (value ?? name ?? '').replace(/^(SWC|CWE)-/i, '');
-    return id ? `${type.toUpperCase()}-${id}` : null;
-  }
-  if (type === 'vigil_rule') return name || value ? `rule ${name ?? value}` : null;
-  return name ?? value;
-}
-
-/**
- * The findings of a scan's SAST report as the page shows them. The contract leaves a
- * vulnerability's location and identifiers open (GitLab's format), so they are read defensively.
- */
-function sastVulnerabilities(report: FindingsReport): SastVulnerability[] {
-  // A SARIF report (`version` 2.1.0 with `runs`) has no `vulnerabilities`.
-  const list: unknown = report.vulnerabilities;
-  if (!Array.isArray(list)) return [];
-  return list.map((v: Vulnerability) => {
-    const identifiers = Array.isArray(v.identifiers) ? (v.identifiers as unknown[]) : [];
-    return {
-      id: v.id,
-      name: v.name,
-      description: v.description ?? null,
-      severity: v.severity,
-      location: {
-        file: text(v.location.file),
-        startLine: lineOf(v.location.start_line),
-        endLine: lineOf(v.location.end_line),
-      },
-      identifiers: identifiers
-        .map((i) => (i && typeof i === 'object' ? identifierLabel(i as Record<string, unknown>) : null))
-        .filter((i): i is string => i !== null),
-    };
-  });
-}
-
 /** A scan: live status, threat model, findings with their code, report downloads. */
 export function ScanPage() {
   const { companyId, scanId } = useParams({ from: '/companies/$companyId/scans/$scanId' });
@@ -359,14 +310,6 @@ export function ScanPage() {
       }
       return res.text();
     },
-  });
-  const report = useQuery({
-    queryKey: ['scan-findings', scanId],
-    enabled: completed,
-    queryFn: async () =>
-      sastVulnerabilities(
-        await unwrap(api.GET('/api/scanner/v1/scans/{scanId}/findings', { params: { path: { scanId } } })),
-      ),
   });
   const [downloadError, setDownloadError] = useState<unknown>(null);
   const download = async (format: 'sast' | 'sarif') => {
@@ -460,34 +403,11 @@ export function ScanPage() {
       {!completed ? (
         <p className="muted">Shown when the scan has completed.</p>
       ) : (
-        <Async query={report}>
-          {(vulnerabilities) =>
-            vulnerabilities.length === 0 ? (
-              <p>No findings.</p>
-            ) : (
-              <ol className="scan-findings">
-                {vulnerabilities.map((v) => (
-                  <li key={v.id}>
-                    <h3>
-                      <Chip kind="severity" value={v.severity.toLowerCase()} /> {v.name}
-                    </h3>
-                    <p className="muted">
-                      <code>
-                        {v.location.file}:{v.location.startLine}
-                        {v.location.endLine && v.location.endLine !== v.location.startLine
-                          ? `–${v.location.endLine}`
-                          : ''}
-                      </code>{' '}
-                      {v.identifiers.join(' · ')}
-                    </p>
-                    {v.description && <Markdown source={v.description} className="description" />}
-                    <ScanFindingTickets findingId={v.id} companyId={companyId} />
-                  </li>
-                ))}
-              </ol>
-            )
-          }
-        </Async>
+        <ScanDrafts
+          companyId={companyId}
+          scanId={scanId}
+          details={(id) => <ScanFindingTickets findingId={id} companyId={companyId} />}
+        />
       )}
     </section>
   );

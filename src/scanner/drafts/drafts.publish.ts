@@ -95,7 +95,7 @@ export function createDraftPublishing(deps: { database: Database; publicUrl?: st
           const scan = await repo.latestScanOf(draft.id);
           const location = draft.location;
           const link = scan
-            ? `\n\nPublished from Vigil scan ${scan.id}${scan.commit ? ` at commit ${scan.commit}` : ''}${deps.publicUrl ? ` (${deps.publicUrl}/console/scans/${scan.id})` : ''}; rule ${draft.ruleId ?? 'unknown'}.`
+            ? `\n\nPublished from Vigil scan ${scan.id}${scan.commit ? ` at commit ${scan.commit}` : ''}${deps.publicUrl ? ` (${deps.publicUrl}/app/companies/${repository.companyId}/scans/${scan.id})` : ''}; rule ${draft.ruleId ?? 'unknown'}.`
             : '';
           const filed = await fileFinding(tx.db, repository, userId, {
             title: choice.title ?? draft.title,

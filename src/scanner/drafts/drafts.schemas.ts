@@ -41,6 +41,9 @@ export const DraftSchema = Type.Object(
         'Stable identity across scans: rule, file, enclosing contract and function, normalised snippet and occurrence (SARIF partialFingerprints vigilFingerprint/v1).',
     }),
     ruleId: Type.String(),
+    identifiers: Type.Array(Type.String(), {
+      description: 'Registry ids of the rule, named with their registry: `SWC-107`, `CWE-841`.',
+    }),
     title: Type.String(),
     description: Type.String(),
     severity: DraftSeveritySchema,

@@ -2,6 +2,7 @@ import { requireManagedCompany } from '../../access/access.service.ts';
 import { can } from '../../access/policy.ts';
 import type { Actor, ServiceActor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
+import { allRuleMetas } from '../../engine/index.ts';
 import { AppError } from '../../errors.ts';
 import { appendAuditEntry } from '../../organization/audit/audit.repo.ts';
 import { getWorkspace } from '../../organization/workspaces/workspaces.service.ts';
@@ -20,6 +21,15 @@ import type {
 } from './drafts.schemas.ts';
 import { type SeverityCounts, scanSummary, zeroCounts } from './drafts.summary.ts';
 
+/** Registry ids of each rule (`SWC-107`, `CWE-841`), read once from the engine's catalogue. */
+let ruleIdentifiers: Map<string, string[]> | null = null;
+function identifiersOf(ruleId: string | null): string[] {
+  ruleIdentifiers ??= new Map(
+    allRuleMetas().map((m) => [m.id, [m.swc, m.cwe].filter((i): i is string => Boolean(i))]),
+  );
+  return (ruleId && ruleIdentifiers.get(ruleId)) || [];
+}
+
 /** The API shape of a draft. */
 export function toDraft(row: DraftRow): Draft {
   const details = row.details ?? {};
@@ -28,6 +38,7 @@ export function toDraft(row: DraftRow): Draft {
     workspaceId: row.workspaceId ?? '',
     fingerprint: row.fingerprint ?? row.id,
     ruleId: row.ruleId ?? 'vigil.finding',
+    identifiers: identifiersOf(row.ruleId),
     title: row.title,
     description: row.description,
     severity: row.severity,
