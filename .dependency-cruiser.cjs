@@ -20,7 +20,15 @@ const API = '^src/(platform|scanner|http|organization)/';
 const file = (path) => `^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
 
 /** rule name → importing file → the files it may still import against the rule. */
-const KNOWN_EXCEPTIONS = {};
+const KNOWN_EXCEPTIONS = {
+  'scanner-not-platform': {
+    // Publishing a draft files a v0 finding through the one creation path, so that a published
+    // draft is a finding like any other (numbering, related files, events).
+    'src/scanner/drafts/drafts.publish.ts': ['src/platform/findings/findings.service.ts'],
+    // The drafts listing pages with the signed cursors both APIs use.
+    'src/scanner/drafts/drafts.service.ts': ['src/platform/pagination/cursor.ts'],
+  },
+};
 
 const RULES = [
   {

@@ -18,13 +18,13 @@ import { normalizeCommitId } from '../../integrations/sourcehost/repository-ref.
 import type { JobQueue } from '../../jobs/queue.ts';
 import { appendAuditEntry } from '../../organization/audit/audit.repo.ts';
 import { storedSettingsOf } from '../../organization/integrations/integrations.service.ts';
+import { countAtOrAbove, scanSummary, zeroCounts } from '../../organization/scan-summary.ts';
 import { workspacesRepo } from '../../organization/workspaces/workspaces.repo.ts';
 import {
   createLinked,
   normalizePrefix,
   parseRepository,
 } from '../../organization/workspaces/workspaces.service.ts';
-import { countAtOrAbove, scanSummary, zeroCounts } from '../../scanner/drafts/drafts.summary.ts';
 import { badStringReason, isUuid } from '../../strings.ts';
 import { type CursorCodec, hashFilters, timeAndIdAfter } from '../pagination/cursor.ts';
 import { sourcehostCommitStatusJob } from './sourcehost.jobs.ts';

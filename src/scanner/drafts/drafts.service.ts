@@ -5,6 +5,7 @@ import type { Database, Db } from '../../db/client.ts';
 import { allRuleMetas } from '../../engine/index.ts';
 import { AppError } from '../../errors.ts';
 import { appendAuditEntry } from '../../organization/audit/audit.repo.ts';
+import { type SeverityCounts, scanSummary, zeroCounts } from '../../organization/scan-summary.ts';
 import { getWorkspace } from '../../organization/workspaces/workspaces.service.ts';
 import type { CursorCodec } from '../../platform/pagination/cursor.ts';
 import { hashFilters } from '../../platform/pagination/cursor.ts';
@@ -19,7 +20,6 @@ import type {
   TriageDraftsRequest,
   WorkspaceDraftsQuery,
 } from './drafts.schemas.ts';
-import { type SeverityCounts, scanSummary, zeroCounts } from './drafts.summary.ts';
 
 /** Registry ids of each rule (`SWC-107`, `CWE-841`), read once from the engine's catalogue. */
 let ruleIdentifiers: Map<string, string[]> | null = null;

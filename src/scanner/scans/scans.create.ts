@@ -13,10 +13,10 @@ import {
 } from '../../organization/workspaces/workspaces.service.ts';
 import type { IdempotentOutcome } from '../idempotency/idempotency.service.ts';
 import { validateLocalSources } from '../sources/scan-sources.ts';
+import type { ScansServiceDeps } from './scans.deps.ts';
 import { scanThreatModelJob } from './scans.jobs.ts';
 import { scansRepo } from './scans.repo.ts';
 import type { AcceptedScan, CreateScanRequest, ScanSource } from './scans.schemas.ts';
-import type { ScansServiceDeps } from './scans.service.ts';
 import type { ScanWorkAccess } from './scans.work.ts';
 
 /** The path createScan's idempotency fingerprint is computed over. */

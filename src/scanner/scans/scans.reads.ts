@@ -1,9 +1,9 @@
 import type { ServiceActor } from '../../auth/actor.ts';
 import { AppError } from '../../errors.ts';
+import type { ScansServiceDeps } from './scans.deps.ts';
 import { type ScanRow, scansRepo } from './scans.repo.ts';
 import { buildSarifReport, buildSastReport, type ReportFinding, type ReportScan } from './scans.report.ts';
 import type { ScanStatus } from './scans.schemas.ts';
-import type { ScansServiceDeps } from './scans.service.ts';
 import { scanStatusOf, toScanStatus } from './scans.status.ts';
 import type { ScanWorkAccess } from './scans.work.ts';
 

@@ -3,10 +3,10 @@ import type { SourceTree } from '../../engine/sources/tree.ts';
 import type { EngineVulnerability } from '../../engine/types.ts';
 import { isAppError } from '../../errors.ts';
 import { compareScanInTx } from '../drafts/drafts.compare.ts';
+import type { JobRunContext, ScansServiceDeps } from './scans.deps.ts';
 import { scanRunJob } from './scans.jobs.ts';
 import type { ScanEngine, ThreatModel } from './scans.ports.ts';
 import { type DraftFindingInput, type ScanRow, scansRepo } from './scans.repo.ts';
-import type { JobRunContext, ScansServiceDeps } from './scans.service.ts';
 import type { ScanWorkAccess } from './scans.work.ts';
 
 /** How often a running scan re-reads its status to notice a cancel. */

@@ -1,10 +1,10 @@
 import type { Tx } from '../../db/client.ts';
 import type { SourceTree } from '../../engine/sources/tree.ts';
 import { AppError } from '../../errors.ts';
+import type { ScansServiceDeps } from './scans.deps.ts';
 import type { scanRunJob, scanThreatModelJob } from './scans.jobs.ts';
 import type { ScanRow } from './scans.repo.ts';
 import { scansRepo } from './scans.repo.ts';
-import type { ScansServiceDeps } from './scans.service.ts';
 
 /**
  * What every part of the scan lifecycle shares: the scan's sources (fetched once per scan and

@@ -1,4 +1,4 @@
-import { severities } from '../../db/schema/index.ts';
+import { severities } from '../db/schema/index.ts';
 
 export type SeverityCounts = Record<(typeof severities)[number], number>;
 
