@@ -45,7 +45,7 @@
  * other processes share the CPUs, so the ratio to (b), measured in the same run, is the figure
  * that compares.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -58,6 +58,7 @@ import pg from 'pg';
 import { type Db, migrateDatabase, openDatabase } from '../src/db/client.ts';
 import { acquireEmbeddedServer } from '../src/db/embedded-server.ts';
 import * as schema from '../src/db/schema/index.ts';
+import { freePort, sleep, spawnNode, stopProcess, waitFor } from './bench-processes.ts';
 import { generateFindingsDataSet } from './findings-data.ts';
 import { benchResultsPath } from './results-path.ts';
 
@@ -112,7 +113,6 @@ async function timed<T>(label: string, fn: () => Promise<T>): Promise<T> {
   log(`${label} (${((performance.now() - start) / 1000).toFixed(1)} s)`);
   return result;
 }
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function rssKb(pid: number | undefined): number | null {
   if (!pid) return null;
@@ -211,71 +211,6 @@ async function cpuMeter(apiPid: number | undefined, backendPids: () => Promise<n
       machine,
     };
   };
-}
-
-interface Spawned {
-  child: ChildProcess;
-  output: string[];
-}
-
-/** Every process started here, stopped when this script ends (also when it fails). */
-const children = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-});
-
-function spawnNode(nodeArgs: string[], env: Record<string, string>): Spawned {
-  const child = spawn(process.execPath, nodeArgs, {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  const output: string[] = [];
-  const keep = (chunk: Buffer) => {
-    output.push(chunk.toString());
-    if (output.length > 200) output.shift();
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return { child, output };
-}
-
-async function stopProcess(p: Spawned, timeoutMs = 20_000): Promise<void> {
-  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => p.child.once('exit', resolve));
-  p.child.kill('SIGTERM');
-  const done = await Promise.race([exited.then(() => true), sleep(timeoutMs).then(() => false)]);
-  if (!done) {
-    p.child.kill('SIGKILL');
-    await exited;
-  }
-}
-
-async function waitFor(url: string, p: Spawned, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (p.child.exitCode !== null) throw new Error(`process exited: ${p.output.join('')}`);
-    try {
-      const res = await fetch(url);
-      if (res.ok) return;
-    } catch {}
-    await sleep(100);
-  }
-  throw new Error(`${url} did not answer: ${p.output.join('')}`);
-}
-
-async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-    server.on('error', reject);
-  });
 }
 
 interface Target {
