@@ -319,6 +319,12 @@ export const MATRIX: Record<string, MatrixEntry | Exemption> = {
   },
   markFindingRead: { as: 'reviewer', deny: FINDING },
   listFindingEvents: { as: 'reviewer', deny: FINDING },
+  listFindingPeople: { as: 'reviewer', deny: FINDING },
+  bulkTriageFindings: {
+    as: 'judge',
+    deny: { ...FINDING, reviewer: 403, client: 403 },
+    body: (w) => ({ findings: [{ repositoryId: w.repo.id, finding: w.finding.id }], severity: 'critical' }),
+  },
   addFindingComment: {
     as: 'judge',
     deny: { ...FINDING, reviewer: 403 },
@@ -385,9 +391,17 @@ export const MATRIX: Record<string, MatrixEntry | Exemption> = {
     body: () => ({ personal: false, name: 'Open', filter: 'status:new' }),
     ok: 201,
   },
+  deleteFindingView: {
+    as: 'client',
+    deny: { ...REPO, reviewer: 403, judge: 403 },
+    params: (w) => ({ view_id: w.viewToDelete.id }),
+    ok: 204,
+  },
 
   // Companies and their users (v0 §4.10, DESIGN §7b).
   getCompany: { as: 'member', deny: COMPANY },
+  getCompanyDashboard: { as: 'member', deny: COMPANY },
+  listConnectedTrackers: { as: 'member', deny: COMPANY },
   updateCompany: { as: 'manager', deny: MANAGER, body: () => ({ name: 'Renamed' }) },
   listCompanyUsers: { as: 'member', deny: COMPANY },
   // Invitations (ADR 0016): the answer names only what the inviter gave, for a user of another

@@ -77,6 +77,8 @@ export interface AccessWorld {
   finding2: { id: string; number: number };
   comment: { id: string };
   commentToDelete: { id: string };
+  /** A shared saved view of `repo`, made by its client (what deleteFindingView removes). */
+  viewToDelete: { id: string };
   label: { id: string; name: string };
   labelToDelete: { id: string };
   report: { id: string };
@@ -214,6 +216,13 @@ export async function buildAccessWorld(t: TestApp): Promise<AccessWorld> {
   const commentToDelete = await apiOk<{ id: string }>(t, 'POST', commentUrl, reviewer.token, {
     content: 'A second thought.',
   });
+  const viewToDelete = await apiOk<{ id: string }>(
+    t,
+    'POST',
+    `/api/v0/repositories/${repo.id}/finding-views`,
+    client.token,
+    { personal: false, name: 'To delete', filter: 'status:new' },
+  );
   const notifications = await apiOk<{ notifications: Array<{ id: string }> }>(
     t,
     'GET',
@@ -359,6 +368,7 @@ export async function buildAccessWorld(t: TestApp): Promise<AccessWorld> {
     finding2,
     comment,
     commentToDelete,
+    viewToDelete,
     label,
     labelToDelete,
     report,
