@@ -651,14 +651,16 @@ export async function runScanCommand(
 
   const threshold = valid.failOn === 'never' ? Number.POSITIVE_INFINITY : SEVERITY_RANK[valid.failOn]!;
   const leastConfidence = CONFIDENCE_RANK[valid.failOnConfidence]!;
-  // A dismissed finding never fails a run; without --fail-on-all only what the scan brings does.
+  // A dismissed finding never fails a run. Against a baseline (a pull request's check), only what
+  // the change brings fails it, unless --fail-on-all; a plain run counts every open finding.
+  const onlyNew = options.baseline !== undefined && !options.failOnAll;
   const failing = vulnerabilities
     .filter(
       (v) =>
         (SEVERITY_RANK[v.severity] ?? 0) >= threshold &&
         confidenceRank(v) >= leastConfidence &&
         v.triage_state !== 'dismissed' &&
-        (options.failOnAll || isNew(v)),
+        (!onlyNew || isNew(v)),
     )
     // New ones first, then by severity.
     .sort(
@@ -671,7 +673,7 @@ export async function runScanCommand(
     stderr.write(
       `${compared.data.summary} (${compared.data.baselineScanId ? `against scan ${compared.data.baselineScanId}` : 'no baseline'})\n`,
     );
-  const scope = options.failOnAll ? '' : ' new';
+  const scope = onlyNew ? ' new' : '';
   stderr.write(
     valid.failOn === 'never'
       ? `${vulnerabilities.length} findings (--fail-on never)\n`
@@ -787,7 +789,7 @@ export function registerScanCommand(program: Command, env: Env): void {
       '--baseline <scan id | branch>',
       'compare with this scan, or the latest completed scan of this branch: --fail-on counts new findings',
     )
-    .option('--fail-on-all', '--fail-on counts every finding nobody dismissed, not only the new ones')
+    .option('--fail-on-all', 'with --baseline, --fail-on counts every finding nobody dismissed, not only the new ones')
     .action(async (dir: string | undefined, options: ScanCommandOptions) => {
       try {
         process.exitCode = await runScanCommand(dir, options, env);
