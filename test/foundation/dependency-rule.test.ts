@@ -131,6 +131,7 @@ module.exports = {
       await writeFile(path.join(tree, name), content);
     }
     const fired = new Set((await cruise(configPath, tree)).map((v) => v.split(' ')[0]));
-    expect([...fired].sort()).toEqual(rules.map((r) => r.name).sort());
+    // A rule with known exceptions is several entries of one name.
+    expect([...fired].sort()).toEqual([...new Set(rules.map((r) => r.name))].sort());
   });
 });

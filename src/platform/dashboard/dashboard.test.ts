@@ -139,6 +139,8 @@ describe('GET /api/v0/companies/{company_id}/dashboard', () => {
     const status = (s: string) =>
       apiOk(t, 'PUT', `/api/v0/repositories/${repo.id}/findings/${f.number}/status`, judge.token, {
         status: s,
+        // Reopening a fixed finding needs a reason (ADR 0033).
+        reason: 'Seen again.',
       });
     const fixedAt = async () =>
       (await t.container.database.db.select().from(findings).where(eq(findings.id, f.id)))[0]!.fixedAt;
