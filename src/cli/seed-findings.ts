@@ -191,8 +191,13 @@ export async function judgeFindings(
   const elena = await cast.actorOf('elena');
   const raj = await cast.actorOf('raj');
   const marcus = await cast.actorOf('marcus');
-  const move = (actor: UserActor, finding: Finding, repositoryId: string, status: FindingStatus) =>
-    services.findings.changeStatus(actor, repositoryId, finding.id, status);
+  const move = (
+    actor: UserActor,
+    finding: Finding,
+    repositoryId: string,
+    status: FindingStatus,
+    reason?: string,
+  ) => services.findings.changeStatus(actor, repositoryId, finding.id, status, reason);
 
   await move(elena, reentrancy, bounty.id, 'confirmed');
   await services.findings.assign(elena, bounty.id, reentrancy.id, PEOPLE.marcus.username);
@@ -203,10 +208,16 @@ export async function judgeFindings(
   });
   await move(raj, randomness, bounty.id, 'in_review');
   await move(elena, session, bounty.id, 'confirmed');
-  await move(marcus, session, bounty.id, 'disputed');
-  await move(elena, twoStep, bounty.id, 'rejected');
-  await move(raj, spam, bounty.id, 'spam');
-  await move(await cast.actorOf('amara'), pragma, bounty.id, 'withdrawn');
+  await move(marcus, session, bounty.id, 'disputed', 'The session key expires before it can be replayed.');
+  await move(elena, twoStep, bounty.id, 'rejected', 'The two-step transfer is the intended design.');
+  await move(raj, spam, bounty.id, 'spam', 'Not a finding about this code.');
+  await move(
+    await cast.actorOf('amara'),
+    pragma,
+    bounty.id,
+    'withdrawn',
+    'A duplicate of my earlier report.',
+  );
   await services.findings.changeSeverity(elena, audit.id, unchecked.id, 'medium');
   await move(elena, txOrigin, audit.id, 'confirmed');
   await services.findings.updateLabels(elena, audit.id, txOrigin.id, { add: [mainnet.id] });
