@@ -109,10 +109,12 @@ describe('error responses', () => {
 
   it('answers an unexpected failure with 500, a request id and no internals', async () => {
     const app = await buildApp(t.container);
-    app.get('/api/scanner/v1/test-failure', { config: { auth: { kind: 'none' } } }, async () => {
+    // Every /api/ route declares its success answer (src/http/response-schemas.ts).
+    const schema = { response: { 200: { type: 'object' } } };
+    app.get('/api/scanner/v1/test-failure', { schema, config: { auth: { kind: 'none' } } }, async () => {
       throw new Error('select secret_column from hidden_table -- at Object.<anonymous> (/src/x.ts:1:1)');
     });
-    app.get('/api/v0/test-failure', { config: { auth: { kind: 'none' } } }, async () => {
+    app.get('/api/v0/test-failure', { schema, config: { auth: { kind: 'none' } } }, async () => {
       throw new Error('relation "users" does not exist');
     });
     await app.ready();
