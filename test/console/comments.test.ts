@@ -269,8 +269,8 @@ describe.skipIf(skipReason !== null)('comments, notifications and scans in Chrom
     await signIn(page, manager.token);
     await page.goto(`${url}/app/companies/${team.company.id}/scans`);
     await page.waitForSelector('table.scans tbody tr');
-    const links = (await attributes(page.locator('table.scans tbody tr a'), 'href')).map((h) =>
-      h?.split('/').pop(),
+    const links = (await attributes(page.locator('table.scans tbody tr a[href*="/scans/"]'), 'href')).map(
+      (h) => h?.split('/').pop(),
     );
     // Newest first, only this company's.
     expect(links).toEqual([...ids].reverse());
