@@ -789,7 +789,10 @@ export function registerScanCommand(program: Command, env: Env): void {
       '--baseline <scan id | branch>',
       'compare with this scan, or the latest completed scan of this branch: --fail-on counts new findings',
     )
-    .option('--fail-on-all', 'with --baseline, --fail-on counts every finding nobody dismissed, not only the new ones')
+    .option(
+      '--fail-on-all',
+      'with --baseline, --fail-on counts every finding nobody dismissed, not only the new ones',
+    )
     .action(async (dir: string | undefined, options: ScanCommandOptions) => {
       try {
         process.exitCode = await runScanCommand(dir, options, env);
