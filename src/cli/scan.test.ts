@@ -158,6 +158,35 @@ describe('vigil scan: a full run', () => {
   });
 });
 
+describe('vigil scan --baseline', () => {
+  it('fails a run against a baseline only for what it brings, and for every open finding with --fail-on-all', async () => {
+    const { key } = await tenant(20);
+    const first = harness();
+    expect(
+      await runScanCommand(sample, base(key, { branch: 'main', failOn: 'high' }), envFor(), first.deps),
+    ).toBe(1);
+    // The same sources against main: every High is already there, so nothing new fails the run.
+    const same = harness();
+    expect(
+      await runScanCommand(sample, base(key, { baseline: 'main', failOn: 'high' }), envFor(), same.deps),
+    ).toBe(0);
+    expect(same.err.join('')).toMatch(/\d+ findings; 0 new at or above High/);
+    // A plain run and --fail-on-all still count the Highs nobody dismissed.
+    const plain = harness();
+    expect(await runScanCommand(sample, base(key, { failOn: 'high' }), envFor(), plain.deps)).toBe(1);
+    const all = harness();
+    expect(
+      await runScanCommand(
+        sample,
+        base(key, { baseline: 'main', failOn: 'high', failOnAll: true }),
+        envFor(),
+        all.deps,
+      ),
+    ).toBe(1);
+    expect(all.err.join('')).toMatch(/\d+ findings; [1-9]\d* at or above High/);
+  });
+});
+
 describe('vigil scan: a project without Solidity', () => {
   const LEAKED = 'export const aws = { accessKeyId: "AKIAQYLPMN5HHHFPZAM2" };\n';
 
