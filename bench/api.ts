@@ -15,15 +15,15 @@
  *       database-bound ceiling every read is compared to; measured before the reads and again
  *       after them, the ratios are to the higher of the two,
  *   (c) the 500 pages of the paging read below answered by the ceiling process from their
- *       findings' kept bodies, read by their ids with one prepared statement: the least a page
+ *       findings' stored bodies, read by their ids with one prepared statement: the least a page
  *       read from the database costs; the reads of pages in turn are also given as a ratio to it,
  *   Vigil's reads: getScan, getCreditBalances, all-findings (limit=20; 500 pages of 20
  *       requested in turn, more than a process keeps, so none is answered from memory; with 3
- *       filters; the kept page again with writes beside it, through the same `vigil serve`:
+ *       filters; the same page again with writes beside it, through the same `vigil serve`:
  *       10 credit grants a second, a table the listing does not read, or another user opening a
  *       finding's comments 10 times a second, which moves that user's read marker, or a judge of
  *       another company commenting on its findings 10 times a second), company users, reports,
- *       audit log, and last the 500 pages again with the findings' kept bodies cleared 10 times a
+ *       audit log, and last the 500 pages again with the findings' stored bodies cleared 10 times a
  *       second (the first read of each page after writes to all its findings).
  * The CPU columns say where each run's CPU went, in microseconds per answered request: the process
  * answering (the ceiling server or `vigil serve`), the PostgreSQL backends connected to the bench
@@ -31,8 +31,6 @@
  * (`vigil worker`, PostgreSQL's background processes, other processes); "API in kernel" is the
  * share of the answering process's CPU time spent in system calls; "busy" is the share of all
  * CPUs' time that was busy (/proc/<pid>/stat and /proc/stat).
- * The "kept" column is the share of a read's requests `vigil serve` answered from kept answers
- * (list pages, scan statuses, credit accounts; its /metrics, read before and after the run).
  * Targets: every read ≥ 50% of (b)'s req/s, with p99 ≤ 20 ms (all-findings: p99 ≤ 50 ms); "meets target" needs both.
  * Samples VmRSS of `vigil serve` during the runs (peak) and, on the embedded backend, the idle RSS
  * of `vigil start`. `--profile` runs `vigil serve` under `node --cpu-prof` (profiles in
@@ -87,14 +85,10 @@ const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0
 const DB_NAME = process.env.BENCH_DB_NAME ?? 'vigil_bench_api';
 const TARGET_RATIO = 0.5;
 const DB_CEILING_AGAIN = '(b) again, after the reads';
-const PAGE_CEILING = '(c) the pages in turn: their kept bodies by id, one statement';
+const PAGE_CEILING = '(c) the pages in turn: their stored bodies by id, one statement';
 const TARGET_P99_MS = 20;
 const TARGET_ALL_FINDINGS_P99_MS = 50;
-/**
- * Pages of the all-findings read requested in turn: more than a process keeps per read
- * (KEPT_PAGES_PER_READ) and than the misses it remembers to keep a page on its second request
- * (four times as many), so every request reads the database; the "kept" column shows it.
- */
+/** Pages of the all-findings read requested in turn, each a different page of the database. */
 const PAGES_IN_TURN = 500;
 const PAGE_ORDERS = [
   'number_asc',
@@ -238,13 +232,11 @@ interface Measurement {
   non2xx: number;
   errors: number;
   ratioToDbCeiling: number | null;
-  /** Of the reads of pages in turn: the ratio to ceiling (c), the same pages' kept bodies by id. */
+  /** Of the reads of pages in turn: the ratio to ceiling (c), the same pages' stored bodies by id. */
   ratioToPageCeiling: number | null;
   p99TargetMs: number | null;
   meetsTarget: boolean | null;
   peakServeRssMb: number | null;
-  /** Share of the measured requests answered from kept answers (null: a read that keeps none). */
-  keptShare: number | null;
   /** Bytes received per answer, headers included (the client's work grows with them). */
   bytesPerAnswer: number;
   /** Writes answered per second beside the read (null: none were sent). */
@@ -319,18 +311,6 @@ const pathsSent = new WeakMap<Target, number>();
 
 /** The metrics token the bench's `vigil serve` is started with (`/metrics` answers no one else). */
 const METRICS_TOKEN = randomBytes(24).toString('hex');
-
-/** Reads `vigil serve` answered from kept answers and by running statements so far (`/metrics`). */
-async function keptPageReads(base: string): Promise<{ kept: number; read: number }> {
-  const response = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
-  if (!response.ok) throw new Error(`/metrics answered ${response.status}`);
-  const text = await response.text();
-  const sum = (answer: string) =>
-    [...text.matchAll(new RegExp(`^vigil_kept_page_reads\\{[^}]*answer="${answer}"[^}]*\\} (\\d+)$`, 'gm'))]
-      .map((m) => Number(m[1]))
-      .reduce((a, b) => a + b, 0);
-  return { kept: sum('kept'), read: sum('read') };
-}
 
 async function call(base: string, method: string, url: string, token: string, body?: unknown) {
   const res = await fetch(`${base}${url}`, {
@@ -507,8 +487,8 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
     }
   }
 
-  /** The member's kept all-findings page, read while `write` is sent 10 times a second. */
-  const keptPageBeside = (writes: string, write: () => Promise<unknown>): Target => ({
+  /** The member's all-findings page, read while `write` is sent 10 times a second. */
+  const pageBeside = (writes: string, write: () => Promise<unknown>): Target => ({
     name: `all-findings limit=20, ${writes} beside`,
     kind: 'read',
     url: `${base}/api/v0/repositories/all-findings?limit=20`,
@@ -536,14 +516,14 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       token: memberToken,
       p99TargetMs: TARGET_ALL_FINDINGS_P99_MS,
     },
-    // The least a page from the database costs: the same pages' kept bodies by their ids.
+    // The least a page from the database costs: the same pages' stored bodies by their ids.
     { name: PAGE_CEILING, kind: 'ceiling', url: `${ceilingBase}${pageIdPaths[0]}`, paths: pageIdPaths },
-    // The kept page again, with writes sent through the same `vigil serve` beside it.
-    keptPageBeside('10 credit grants/s', () =>
+    // The same page again, with writes sent through the same `vigil serve` beside it.
+    pageBeside('10 credit grants/s', () =>
       call(base, 'POST', `/api/v0/admin/companies/${ids.company}/credits`, adminToken, { amount: 1 }),
     ),
     // Another user (the company's manager) opens a finding's comments: its read marker moves.
-    keptPageBeside('10 comment reads/s', () =>
+    pageBeside('10 comment reads/s', () =>
       call(
         base,
         'GET',
@@ -552,7 +532,7 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       ),
     ),
     // A judge of another company's repository comments on one of its findings.
-    keptPageBeside('10 comments/s in another company', () =>
+    pageBeside('10 comments/s in another company', () =>
       call(
         base,
         'POST',
@@ -609,7 +589,6 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       profileLoadFromSeconds = Math.floor((performance.now() - serveStartedAt) / 1000);
     }
     const sampler = rssSampler(serve.child.pid);
-    const keptBefore = await keptPageReads(base);
     const cpuUsed = await cpuMeter(
       target.kind === 'ceiling' ? ceiling.child.pid : serve.child.pid,
       backendPids,
@@ -624,9 +603,6 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
     const runSeconds = (performance.now() - startedAt) / 1000;
     const perRequest = (seconds: number) =>
       result.requests.total > 0 ? Math.round((seconds * 1e6) / result.requests.total) : 0;
-    const keptAfter = await keptPageReads(base);
-    const keptAnswers = keptAfter.kept - keptBefore.kept;
-    const readAnswers = keptAfter.read - keptBefore.read;
     const peak = sampler.stop();
     measurements.push({
       name: target.name,
@@ -642,8 +618,6 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
       p99TargetMs: target.kind === 'read' ? (target.p99TargetMs ?? TARGET_P99_MS) : null,
       meetsTarget: null,
       peakServeRssMb: target.kind === 'read' ? Math.round(peak / 1024) : null,
-      keptShare:
-        keptAnswers + readAnswers > 0 ? Number((keptAnswers / (keptAnswers + readAnswers)).toFixed(3)) : null,
       bytesPerAnswer:
         result.requests.average > 0 ? Math.round(result.throughput.average / result.requests.average) : 0,
       writesPerSecond: writes === null ? null : Number((writes / DURATION).toFixed(1)),
@@ -740,7 +714,6 @@ for (const b of backends) {
     'ratio to (c)',
     'p99 target',
     'meets target',
-    'kept',
     'bytes/answer',
     'writes/s',
     'CPU µs/req: API',
@@ -759,7 +732,6 @@ for (const b of backends) {
     m.ratioToPageCeiling === null ? '' : `${Math.round(m.ratioToPageCeiling * 100)}%`,
     m.p99TargetMs === null ? '' : `≤ ${m.p99TargetMs} ms`,
     m.meetsTarget === null ? '' : m.meetsTarget ? 'yes' : 'NO',
-    m.keptShare === null ? '' : `${Math.round(m.keptShare * 100)}%`,
     String(m.bytesPerAnswer),
     m.writesPerSecond === null ? '' : String(m.writesPerSecond),
     String(m.cpuMicrosPerRequest.api),
