@@ -41,10 +41,13 @@ export function formatDate(value: string | null | undefined): string {
   return Number.isNaN(d.getTime()) ? value : d.toISOString().slice(0, 16).replace('T', ' ');
 }
 
+/** An API value as words: `gas_optimization` → `gas optimization`. */
+export const words = (value: string) => value.replace(/_/g, ' ');
+
 /** A status or severity as a labelled chip. */
 export function Chip({ kind, value }: { kind: 'status' | 'severity'; value: string | null | undefined }) {
   if (!value) return <span className="muted">—</span>;
-  return <span className={`chip ${kind}-${value}`}>{value.replace(/_/g, ' ')}</span>;
+  return <span className={`chip ${kind}-${value}`}>{words(value)}</span>;
 }
 
 /**

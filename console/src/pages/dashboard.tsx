@@ -15,6 +15,7 @@ import { Bar } from 'react-chartjs-2';
 import type { paths } from '../../../src/sdk/schema';
 import { api, unwrap } from '../api.ts';
 import type { FindingsSearch } from '../router.tsx';
+import { SEVERITIES } from '../search.ts';
 import { Async } from '../ui.tsx';
 
 // Only the parts the charts use, so that the chunk carries no unused chart types.
@@ -23,7 +24,6 @@ ChartJS.register(BarElement, CategoryScale, LinearScale, Legend, Tooltip);
 type Dashboard =
   paths['/api/v0/companies/{company_id}/dashboard']['get']['responses'][200]['content']['application/json'];
 
-const SEVERITIES = ['critical', 'high', 'medium', 'low', 'informational', 'gas_optimization'] as const;
 const STATUSES = [
   'new',
   'in_review',

@@ -4,7 +4,7 @@ import type { ReactNode } from 'react';
 import type { paths } from '../../../src/sdk/schema';
 import { api, unwrap } from '../api.ts';
 import '../reading.css';
-import { Async, Chip, formatDate } from '../ui.tsx';
+import { Async, Chip, formatDate, words } from '../ui.tsx';
 
 type EventsPath = '/api/v0/repositories/{repo_id}/findings/{finding_ref}/events';
 type FindingEvent =
@@ -15,7 +15,6 @@ type Data = Record<string, unknown>;
 const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 const obj = (value: unknown): Data | null =>
   value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Data) : null;
-const words = (value: string) => value.replace(/_/g, ' ');
 
 /** A user named by an event (`{username}`), nobody (null), or someone the reader may not see. */
 function person(value: unknown): ReactNode {

@@ -4,7 +4,8 @@ import { type ReactNode, useId, useState } from 'react';
 import type { components } from '../../../src/sdk/schema';
 import { api, sessionState, unwrap } from '../api.ts';
 import { Markdown } from '../markdown.tsx';
-import { Async, Chip, ErrorMessage, formatDate } from '../ui.tsx';
+import { SEVERITIES } from '../search.ts';
+import { Async, Chip, ErrorMessage, formatDate, words } from '../ui.tsx';
 import '../drafts.css';
 
 type Draft = components['schemas']['Draft'];
@@ -14,15 +15,6 @@ type BaselineState = NonNullable<Draft['baselineState']>;
 type DismissalReason = components['schemas']['TriageDraftsRequest']['reason'] & string;
 type PublishedDraft = components['schemas']['PublishedDraft'];
 
-/** Most severe first, as the API orders them. */
-export const SEVERITIES: readonly Severity[] = [
-  'critical',
-  'high',
-  'medium',
-  'low',
-  'informational',
-  'gas_optimization',
-];
 const STATES: readonly DraftState[] = ['open', 'dismissed', 'published', 'fixed', 'reopened'];
 const BASELINE_STATES: readonly BaselineState[] = ['new', 'unchanged', 'reopened', 'fixed'];
 const REASONS: ReadonlyArray<{ value: DismissalReason; label: string }> = [
@@ -30,8 +22,6 @@ const REASONS: ReadonlyArray<{ value: DismissalReason; label: string }> = [
   { value: 'wont_fix', label: 'Won’t fix' },
   { value: 'used_in_tests', label: 'Used in tests' },
 ];
-
-const words = (value: string) => value.replace(/_/g, ' ');
 
 /** file:start–end, the lines once when the finding spans one line. */
 function lines(location: Draft['location']): string {

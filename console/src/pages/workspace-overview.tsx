@@ -13,8 +13,8 @@ import {
 import { Bar } from 'react-chartjs-2';
 import type { components } from '../../../src/sdk/schema';
 import { api, sessionState, unwrap } from '../api.ts';
-import { Async, ErrorMessage, formatDate } from '../ui.tsx';
-import { SEVERITIES } from './scan-drafts.tsx';
+import { SEVERITIES } from '../search.ts';
+import { Async, ErrorMessage, formatDate, words } from '../ui.tsx';
 
 // Bars only: the chunk carries no chart type the page does not draw.
 ChartJS.register(BarElement, CategoryScale, LinearScale, Legend, Tooltip);
@@ -37,7 +37,6 @@ const SEVERITY_COLOURS: Record<(typeof SEVERITIES)[number], string> = {
 const NEW_COLOUR = '#00838f';
 const FIXED_COLOUR = '#2e7d32';
 
-const words = (value: string) => value.replace(/_/g, ' ');
 const sum = (counts: Record<string, number>) => Object.values(counts).reduce((n, c) => n + c, 0);
 
 interface ScanFigures {
