@@ -274,11 +274,18 @@ describe('accepting and declining', () => {
     expect(text).toContain(invitation.id);
     const secret = /vgl_inv_[0-9A-Za-z]{40}/.exec(text)?.[0];
     expect(secret).toBeDefined();
-    // Once sent, only the secret's hash is kept.
-    const [row] = await t.container.database.db
-      .select()
-      .from(companyInvitations)
-      .where(eq(companyInvitations.id, invitation.id));
+    // Once sent, only the secret's hash is kept. The mail leaves before the job's transaction that
+    // forgets the sealed secret commits, so the row is awaited rather than read once.
+    const row = await waitFor(
+      async () => {
+        const [r] = await t.container.database.db
+          .select()
+          .from(companyInvitations)
+          .where(eq(companyInvitations.id, invitation.id));
+        return r?.mailedAt ? r : null;
+      },
+      { what: 'the invitation marked as mailed' },
+    );
     expect(row).toMatchObject({ mailSecretSealed: null });
     expect(row!.mailedAt).not.toBeNull();
     expect(JSON.stringify(row)).not.toContain(secret!);
