@@ -226,6 +226,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     outbound,
     queue: () => queue,
     log,
+    cursors,
     // The source-host service is built below; a scan can only finish once the container is built.
     afterScanFinished: (tx, scanId) => sourcehost.afterScanFinished(tx, scanId),
   });

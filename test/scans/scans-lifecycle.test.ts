@@ -5,6 +5,7 @@ import type { ServiceActor } from '../../src/auth/actor.ts';
 import { creditLedger, findings, scanFindings, scans } from '../../src/db/schema/index.ts';
 import type { ScanResult } from '../../src/engine/types.ts';
 import { AppError } from '../../src/errors.ts';
+import { createCursorCodec } from '../../src/platform/pagination/cursor.ts';
 import { createIdempotencyService } from '../../src/scanner/idempotency/idempotency.service.ts';
 import { createEngineAdapter } from '../../src/scanner/scans/scans.engine-adapter.ts';
 import type { ScanEngine } from '../../src/scanner/scans/scans.ports.ts';
@@ -49,6 +50,7 @@ function servicesWith(engine: ScanEngine) {
       ),
     scanWork: createScanWork(t.container.objectStore),
     log,
+    cursors: createCursorCodec(t.config.secretKey!),
   });
 }
 

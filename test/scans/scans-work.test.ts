@@ -3,6 +3,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceActor } from '../../src/auth/actor.ts';
 import { scans } from '../../src/db/schema/index.ts';
+import { createCursorCodec } from '../../src/platform/pagination/cursor.ts';
 import { createIdempotencyService } from '../../src/scanner/idempotency/idempotency.service.ts';
 import { createEngineAdapter } from '../../src/scanner/scans/scans.engine-adapter.ts';
 import { createScansService, type JobRunContext } from '../../src/scanner/scans/scans.service.ts';
@@ -47,6 +48,7 @@ function worker() {
       ),
     scanWork: createScanWork(t.container.objectStore),
     log,
+    cursors: createCursorCodec(t.config.secretKey!),
   });
 }
 

@@ -53,14 +53,17 @@ export function WorkspaceOverviewPage() {
   const { companyId, workspaceId } = useParams({ from: '/companies/$companyId/workspaces/$workspaceId' });
   sessionState.companyId = companyId;
   const scans = useQuery({
-    queryKey: ['scans', companyId, 'completed'],
+    queryKey: ['scans', companyId, 'completed', workspaceId],
     queryFn: () =>
-      unwrap(api.GET('/api/scanner/v1/scans', { params: { query: { limit: 100, status: 'completed' } } })),
+      unwrap(
+        api.GET('/api/scanner/v1/scans', {
+          params: { query: { limit: SCANS_SHOWN, status: 'completed', workspaceId } },
+        }),
+      ),
   });
-  const ofWorkspace = (scans.data?.scans ?? [])
-    .filter((s) => s.workspaceId === workspaceId)
-    .sort((a, b) => (a.completedAt ?? a.createdAt).localeCompare(b.completedAt ?? b.createdAt))
-    .slice(-SCANS_SHOWN);
+  const ofWorkspace = [...(scans.data?.scans ?? [])].sort((a, b) =>
+    (a.completedAt ?? a.createdAt).localeCompare(b.completedAt ?? b.createdAt),
+  );
   const comparisons = useQueries({
     queries: ofWorkspace.map((s) => ({
       queryKey: ['scan-comparison', s.id],
@@ -83,8 +86,8 @@ export function WorkspaceOverviewPage() {
       </p>
       <h1 id="workspace-h">Workspace overview</h1>
       <p className="muted small">
-        Workspace <code>{workspaceId}</code>: the open drafts of its latest {SCANS_SHOWN} completed scans
-        (among the company’s latest 100), with what each scan found new and fixed.
+        Workspace <code>{workspaceId}</code>: the open drafts of its latest {SCANS_SHOWN} completed scans,
+        with what each scan found new and fixed.
       </p>
       <Async query={scans}>
         {() =>

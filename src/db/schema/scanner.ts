@@ -164,6 +164,8 @@ export const scans = pgTable(
   },
   (t) => [
     index('scans_company_idx').on(t.companyId, t.createdAt),
+    // A workspace's scans newest first (the scan list filtered by workspace).
+    index('scans_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id),
     // The latest completed scan of a workspace's branch (the baseline of the next one).
     index('scans_workspace_branch_completed_idx')
       .on(t.workspaceId, t.branch, t.completedAt)

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Database, Tx } from '../../db/client.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { CreditsService } from '../../organization/credits/credits.service.ts';
+import type { CursorCodec } from '../../platform/pagination/cursor.ts';
 import type { IdempotencyService } from '../idempotency/idempotency.service.ts';
 import type { ScanWork } from '../sources/scan-work.ts';
 import type { OpenScanSources, ScanEngine } from './scans.ports.ts';
@@ -24,6 +25,8 @@ export interface ScansServiceDeps {
     'saveSources' | 'openSources' | 'saveAnalysis' | 'openAnalysis' | 'remove' | 'scanIds'
   >;
   log: Logger;
+  /** Signs and checks the cursors of the scan list. */
+  cursors: Pick<CursorCodec, 'decode' | 'pageOf'>;
   /**
    * Base of the rule pages linked from reports (`…/docs/rules` at this server's public address);
    * without one, reports link the repository's rule catalogue.

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sharedTestApp } from '../../../test/helpers/app.ts';
 import {
@@ -47,6 +48,92 @@ describe('GET /api/scanner/v1/scans (extension)', () => {
     expect((await list(otherKey)).json().scans).toEqual([]);
     expect((await list(key, '?limit=0')).statusCode).toBe(400);
     expect((await list(key, '?status=done')).statusCode).toBe(400);
+  });
+
+  it('filters by workspace (foreign or unknown: nothing) and pages with a cursor bound to its filters', async () => {
+    const company = await buildCompany(t);
+    const key = (await buildServiceKey(t, { companyId: company.id })).key;
+    await grantCredits(t, company.id, 40);
+    const byWorkspace = new Map<string, string[]>();
+    let home: string | undefined;
+    let away: string | undefined;
+    // Seven scans of one workspace interleaved with four of another.
+    for (let i = 0; i < 11; i++) {
+      const inHome = i % 3 !== 1;
+      const archive = await buildArchive(t, {
+        companyId: company.id,
+        files: { [`contracts/B${i}.sol`]: REENTRANT_BANK },
+        ...((inHome ? home : away) ? { workspaceId: (inHome ? home : away)! } : {}),
+      });
+      if (inHome) home = archive.workspaceId;
+      else away = archive.workspaceId;
+      const res = await postScan(t, key, localScanBody(archive));
+      expect(res.statusCode, res.body).toBe(202);
+      byWorkspace.set(archive.workspaceId, [res.json().id, ...(byWorkspace.get(archive.workspaceId) ?? [])]);
+    }
+    const homeIds = byWorkspace.get(home!)!;
+    expect(homeIds).toHaveLength(7);
+    expect(byWorkspace.get(away!)).toHaveLength(4);
+
+    const first = await list(key, `?workspaceId=${home}`);
+    expect(first.statusCode, first.body).toBe(200);
+    expect((first.json().scans as Array<{ id: string }>).map((s) => s.id)).toEqual(homeIds);
+    expect(first.json().nextValue).toBeNull();
+    const upper = await list(key, `?workspaceId=${home!.toUpperCase()}&limit=100`);
+    expect((upper.json().scans as Array<{ id: string }>).map((s) => s.id)).toEqual(homeIds);
+
+    // Pages of 3: every scan of the workspace once, newest first, none of the other.
+    const paged: string[] = [];
+    let next: string | null = null;
+    let pages = 0;
+    do {
+      const res = await list(key, `?workspaceId=${home}&limit=3${next ? `&next=${next}` : ''}`);
+      expect(res.statusCode, res.body).toBe(200);
+      const items = res.json().scans as Array<{ id: string; workspaceId: string }>;
+      expect(items.every((s) => s.workspaceId === home)).toBe(true);
+      paged.push(...items.map((s) => s.id));
+      next = res.json().nextValue;
+      pages += 1;
+    } while (next);
+    expect(paged).toEqual(homeIds);
+    expect(pages).toBe(3);
+
+    // Without the filter the list is the company's, paged the same way.
+    const all: string[] = [];
+    next = null;
+    do {
+      const res = await list(key, `?limit=4${next ? `&next=${next}` : ''}`);
+      all.push(...(res.json().scans as Array<{ id: string }>).map((s) => s.id));
+      next = res.json().nextValue;
+    } while (next);
+    expect(all).toHaveLength(11);
+    expect(all.filter((id) => homeIds.includes(id))).toEqual(homeIds);
+
+    // A cursor serves only the filters it was made under.
+    const cursor = (await list(key, `?workspaceId=${home}&limit=2`)).json().nextValue as string;
+    expect(cursor).toEqual(expect.any(String));
+    for (const query of [
+      `?workspaceId=${away}&next=${cursor}`,
+      `?next=${cursor}`,
+      `?workspaceId=${home}&status=queued&next=${cursor}`,
+    ]) {
+      const res = await list(key, query);
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json().code).toBe('INVALID_CURSOR');
+    }
+    expect((await list(key, `?workspaceId=${home}&next=${cursor}x`)).json().code).toBe('INVALID_CURSOR');
+
+    // Another organization's workspace, or none at all: an empty list, as for a status nobody is in.
+    const other = await buildCompany(t);
+    const otherKey = (await buildServiceKey(t, { companyId: other.id })).key;
+    const foreign = await list(otherKey, `?workspaceId=${home}`);
+    expect(foreign.statusCode).toBe(200);
+    expect(foreign.json()).toEqual({ scans: [], nextValue: null });
+    expect((await list(key, `?workspaceId=${randomUUID()}`)).json()).toEqual({ scans: [], nextValue: null });
+    expect((await list(key, `?workspaceId=${home}&status=completed`)).json().scans).toEqual([]);
+    const bad = await list(key, '?workspaceId=not-a-uuid');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().code).toBeTypeOf('string');
   });
 
   it('answers 401 without a key and 403 for a key without scans:read', async () => {

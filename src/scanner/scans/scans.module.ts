@@ -7,6 +7,7 @@ import type { ObjectStore } from '../../integrations/storage/object-store.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { CreditsService } from '../../organization/credits/credits.service.ts';
 import type { IntegrationsService } from '../../organization/integrations/integrations.service.ts';
+import type { CursorCodec } from '../../platform/pagination/cursor.ts';
 import { createIdempotencyService } from '../idempotency/idempotency.service.ts';
 import { openScanSources } from '../sources/scan-sources.ts';
 import { createScanWork } from '../sources/scan-work.ts';
@@ -28,6 +29,7 @@ export function createScanServices(deps: {
   outbound: Pick<OutboundPolicy, 'fetch' | 'resolve'>;
   queue: () => JobQueue;
   log: Logger;
+  cursors: CursorCodec;
   /** Called in the transaction that ends a scan (completed, failed, cancelled). */
   afterScanFinished?: (tx: Tx, scanId: string) => Promise<void>;
 }) {
@@ -65,6 +67,7 @@ export function createScanServices(deps: {
       ),
     scanWork: createScanWork(deps.objectStore),
     log: deps.log,
+    cursors: deps.cursors,
     ...(deps.config.publicUrl ? { rulesUrl: `${deps.config.publicUrl}/docs/rules` } : {}),
     ...(deps.afterScanFinished ? { afterScanFinished: deps.afterScanFinished } : {}),
   });

@@ -1,5 +1,6 @@
 import type { ServiceActor } from '../../auth/actor.ts';
 import { AppError } from '../../errors.ts';
+import { hashFilters, timeAndIdAfter } from '../../platform/pagination/cursor.ts';
 import type { ScansServiceDeps } from './scans.deps.ts';
 import { type ScanRow, scansRepo } from './scans.repo.ts';
 import { buildSarifReport, buildSastReport, type ReportFinding, type ReportScan } from './scans.report.ts';
@@ -9,7 +10,7 @@ import type { ScanWorkAccess } from './scans.work.ts';
 
 /** What callers read and do to a scan they name: list, status, cancel, report and threat model. */
 export function createScanReads(deps: ScansServiceDeps, work: ScanWorkAccess) {
-  const { database, credits, engine } = deps;
+  const { database, credits, engine, cursors } = deps;
   const { dropScanWork } = work;
 
   async function requireScan(companyId: string, scanId: string): Promise<ScanRow> {
@@ -19,16 +20,31 @@ export function createScanReads(deps: ScansServiceDeps, work: ScanWorkAccess) {
   }
 
   return {
-    /** listScans (extension): the organization's scans, newest first. */
+    /**
+     * listScans (extension): the organization's scans, newest first, optionally of one workspace
+     * (another organization's workspace lists nothing), in pages of (created_at, id).
+     */
     async listScans(
       actor: ServiceActor,
-      options: { status?: ScanStatus['status']; limit?: number },
-    ): Promise<{ scans: ScanStatus[] }> {
+      options: { status?: ScanStatus['status']; workspaceId?: string; limit?: number; next?: string },
+    ): Promise<{ scans: ScanStatus[]; nextValue: string | null }> {
+      const limit = options.limit ?? 20;
+      const workspaceId = options.workspaceId?.toLowerCase();
+      const filterHash = hashFilters({ list: 'scans', status: options.status, workspaceId });
+      const after = timeAndIdAfter(cursors, options.next, filterHash);
       const rows = await scansRepo(database.db).listForCompany(actor.organizationId, {
         ...(options.status ? { status: options.status } : {}),
-        limit: options.limit ?? 20,
+        ...(workspaceId ? { workspaceId } : {}),
+        ...(after ? { after } : {}),
+        limit,
       });
-      return { scans: rows.map(scanStatusOf) };
+      const page = cursors.pageOf(rows, {
+        limit,
+        filterHash,
+        ...(options.next !== undefined ? { given: options.next } : {}),
+        keyOf: (r) => [r.createdAtKey, r.id],
+      });
+      return { scans: page.items.map(scanStatusOf), nextValue: page.nextValue };
     },
 
     /** getScan. */

@@ -9,6 +9,7 @@ import {
   scans,
 } from '../../db/schema/index.ts';
 import { isoMillis, keptStatements, plainRows } from '../../db/sql.ts';
+import { ISO_MICROS_FORMAT } from '../../platform/pagination/list-params.ts';
 
 export type { FindingDetails };
 
@@ -51,6 +52,12 @@ const scanStatusColumns = {
   filesOverBudget: scans.filesOverBudget,
   errorCode: scans.errorCode,
   errorMessage: scans.errorMessage,
+};
+
+/** The status columns and the created_at key of the scan list's cursor. */
+const scanListColumns = {
+  ...scanStatusColumns,
+  createdAtKey: sql<string>`to_char(${scans.createdAt} at time zone 'UTC', ${ISO_MICROS_FORMAT})`,
 };
 
 /** The status of a scan of one company by id, built once per database handle. */
@@ -118,19 +125,36 @@ export function scansRepo(db: Db) {
     },
 
     /** The organization's scans, newest first (optionally in one status). */
+    /**
+     * One page of the company's scans (of one workspace, in one status), newest first: reads
+     * `limit + 1` rows after the keyset position `after` (created_at as microsecond text, id);
+     * `createdAtKey` is each row's created_at as that text, for the next cursor.
+     */
     async listForCompany(
       companyId: string,
-      options: { status?: ScanStatusValue; limit: number },
-    ): Promise<ScanStatusRow[]> {
+      options: {
+        status?: ScanStatusValue;
+        workspaceId?: string;
+        after?: { at: string; id: string };
+        limit: number;
+      },
+    ): Promise<Array<ScanStatusRow & { createdAtKey: string }>> {
       const query = db
-        .select(scanStatusColumns)
+        .select(scanListColumns)
         .from(scans)
         .where(
-          and(eq(scans.companyId, companyId), options.status ? eq(scans.status, options.status) : undefined),
+          and(
+            eq(scans.companyId, companyId),
+            options.workspaceId ? eq(scans.workspaceId, options.workspaceId) : undefined,
+            options.status ? eq(scans.status, options.status) : undefined,
+            options.after
+              ? sql`(${scans.createdAt}, ${scans.id}) < (${options.after.at}::timestamptz, ${options.after.id}::uuid)`
+              : undefined,
+          ),
         )
         .orderBy(desc(scans.createdAt), desc(scans.id))
-        .limit(options.limit);
-      return plainRows(db, scanStatusColumns, query);
+        .limit(options.limit + 1);
+      return plainRows(db, scanListColumns, query);
     },
 
     async findById(id: string): Promise<ScanRow | undefined> {

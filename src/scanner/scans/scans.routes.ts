@@ -61,17 +61,20 @@ export function registerScanRoutes(app: App, scans: ScansService): void {
       schema: {
         operationId: 'listScans',
         tags: ['scans', 'extension'],
-        summary: 'The organization’s scans, newest first (optionally in one status)',
+        summary:
+          'The organization’s scans, newest first (optionally of one workspace, in one status; cursor pages)',
         security,
         querystring: ListScansQuerySchema,
-        response: { 200: ScanListSchema, ...v1Errors(503) },
+        response: { 200: ScanListSchema, ...v1Errors(400, 503) },
       },
       config: { auth: { kind: 'service', scope: 'scans:read' } },
     },
     async (request) =>
       scans.listScans(request.actor as ServiceActor, {
         ...(request.query.status ? { status: request.query.status } : {}),
+        ...(request.query.workspaceId ? { workspaceId: request.query.workspaceId } : {}),
         ...(request.query.limit ? { limit: request.query.limit } : {}),
+        ...(request.query.next !== undefined ? { next: request.query.next } : {}),
       }),
   );
 

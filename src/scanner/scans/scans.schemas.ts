@@ -162,13 +162,33 @@ export const CancelledScanSchema = Type.Object(ScanStatusSchema.properties, { $i
 export const ListScansQuerySchema = Type.Object(
   {
     status: Type.Optional(ScanStatusValueSchema),
+    workspaceId: Type.Optional(
+      Type.String({
+        format: 'uuid',
+        description:
+          'Only the scans of this workspace; a workspace of another organization, or none, lists nothing (ADR 0003).',
+      }),
+    ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    next: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description: 'The `nextValue` of the previous page, with the same filters.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
-/** ScanList (extension): the organization's scans, newest first. */
-export const ScanListSchema = Type.Object({ scans: Type.Array(ref(ScanStatusSchema)) }, { $id: 'ScanList' });
+/** ScanList (extension): the organization's scans, newest first, and the cursor of the next page. */
+export const ScanListSchema = Type.Object(
+  {
+    scans: Type.Array(ref(ScanStatusSchema)),
+    nextValue: Nullable(Type.String({ description: 'Pass as `next` for the next page; null: no more.' })),
+  },
+  { $id: 'ScanList' },
+);
 
 export const ScanIdParamsSchema = Type.Object({ scanId: UuidSchema });
 
