@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, isNotNull, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNotNull, notInArray, or, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.ts';
 import {
@@ -242,6 +242,7 @@ export function draftsRepo(db: Db) {
         .for('update');
     },
 
+    /** Dismisses drafts that are neither dismissed already nor published. */
     async dismiss(
       ids: readonly string[],
       values: { reason: DismissalReason; comment: string | null; by: string | null },
@@ -257,7 +258,9 @@ export function draftsRepo(db: Db) {
           dismissedAt: new Date(),
           lastUpdatedAt: new Date(),
         })
-        .where(inArray(findings.id, [...ids]));
+        .where(
+          and(inArray(findings.id, [...ids]), notInArray(findings.triageState, ['dismissed', 'published'])),
+        );
     },
 
     /** Reopens dismissed drafts: back to open (a later scan marks them fixed or keeps them open). */

@@ -164,7 +164,9 @@ export function createDraftsService(deps: { database: Database; cursors: CursorC
     /**
      * triageDrafts: dismisses (with a reason) or reopens drafts, all or none. The drafts are
      * locked in id order, so that racing triagers apply one after the other; each draft changed
-     * writes one audit entry.
+     * writes one audit entry. A draft already dismissed keeps its dismissal (reason, who, when),
+     * as a draft not dismissed stays as it is when reopened: two triagers dismissing overlapping
+     * sets change each draft once.
      */
     async triageDrafts(actor: ServiceActor, body: TriageDraftsRequest): Promise<{ items: Draft[] }> {
       if (body.action === 'dismiss' && !body.reason) {
@@ -192,8 +194,12 @@ export function createDraftsService(deps: { database: Database; cursors: CursorC
         const by = personOf(actor);
         if (body.action === 'dismiss') {
           const reason = body.reason!;
-          await repo.dismiss(ids, { reason, comment: body.comment ?? null, by });
-          for (const d of locked) {
+          const changed = locked.filter((d) => d.triageState !== 'dismissed');
+          await repo.dismiss(
+            changed.map((d) => d.id),
+            { reason, comment: body.comment ?? null, by },
+          );
+          for (const d of changed) {
             await appendAuditEntry(tx.db, {
               companyId,
               action: 'draft_dismissed',
