@@ -25,8 +25,12 @@ const KNOWN_EXCEPTIONS = {
     // Publishing a draft files a v0 finding through the one creation path, so that a published
     // draft is a finding like any other (numbering, related files, events).
     'src/scanner/drafts/drafts.publish.ts': ['src/platform/findings/findings.service.ts'],
-    // The drafts listing pages with the signed cursors both APIs use.
+    // The drafts listing and the scan list page with the signed cursors both APIs use.
     'src/scanner/drafts/drafts.service.ts': ['src/platform/pagination/cursor.ts'],
+    'src/scanner/scans/scans.reads.ts': ['src/platform/pagination/cursor.ts'],
+    'src/scanner/scans/scans.deps.ts': ['src/platform/pagination/cursor.ts'],
+    // The scan list's cursor key: created_at as microsecond text, the format the cursors check.
+    'src/scanner/scans/scans.repo.ts': ['src/platform/pagination/list-params.ts'],
   },
 };
 

@@ -7,12 +7,11 @@ import type { ObjectStore } from '../../integrations/storage/object-store.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { CreditsService } from '../../organization/credits/credits.service.ts';
 import type { IntegrationsService } from '../../organization/integrations/integrations.service.ts';
-import type { CursorCodec } from '../../platform/pagination/cursor.ts';
 import { createIdempotencyService } from '../idempotency/idempotency.service.ts';
 import { openScanSources } from '../sources/scan-sources.ts';
 import { createScanWork } from '../sources/scan-work.ts';
 import { createEngineAdapter } from './scans.engine-adapter.ts';
-import { createScansService } from './scans.service.ts';
+import { createScansService, type ScansServiceDeps } from './scans.service.ts';
 
 /**
  * The scan services wired to their collaborators: idempotency records, the scan lifecycle, the
@@ -29,7 +28,7 @@ export function createScanServices(deps: {
   outbound: Pick<OutboundPolicy, 'fetch' | 'resolve'>;
   queue: () => JobQueue;
   log: Logger;
-  cursors: CursorCodec;
+  cursors: ScansServiceDeps['cursors'];
   /** Called in the transaction that ends a scan (completed, failed, cancelled). */
   afterScanFinished?: (tx: Tx, scanId: string) => Promise<void>;
 }) {
