@@ -2,7 +2,7 @@ import path from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findings } from '../../src/db/schema/index.ts';
+import { findings, workspaces } from '../../src/db/schema/index.ts';
 import { apiOk, createTestApp, type TestApp } from '../helpers/app.ts';
 import {
   buildArchive,
@@ -377,6 +377,27 @@ describe.skipIf(skipReason !== null)('draft triage and the workspace overview in
     expect(await last.locator('[data-testid=fixed]').textContent()).toBe('1');
     expect(await canvas.getAttribute('aria-label')).toContain('2 open drafts, 1 new, 1 fixed');
     await check(page, 'workspace-overview');
+
+    // A busier workspace of the company completes 120 scans later: this one's scans stay shown.
+    const [busy] = await t.container.database.db
+      .insert(workspaces)
+      .values({ companyId: team.company.id, name: 'busy', prefix: '', repository: null })
+      .returning();
+    await t.container.database.executeSql(
+      `insert into scans (company_id, workspace_id, type, status, sources, cost, created_at, completed_at)
+       select $1, $2, 'standard', 'completed', '[]'::jsonb, 2, now() + make_interval(secs => g), now() + make_interval(secs => g)
+       from generate_series(1, 120) g`,
+      [team.company.id, busy!.id],
+    );
+    const latest = await scannerGet<{ scans: Array<{ workspaceId: string }> }>(
+      '/scans?status=completed&limit=100',
+    );
+    expect(latest.scans.every((s) => s.workspaceId === busy!.id)).toBe(true);
+    await page.reload();
+    await page.waitForSelector('[data-testid=overview-table] tbody tr');
+    expect(await page.locator('[data-testid=overview-table] tbody tr').count()).toBe(2);
+    for (const scanId of [scan1, scan2])
+      expect(await page.locator(`[data-testid=overview-table] tr[data-scan-id="${scanId}"]`).count()).toBe(1);
     await context.close();
   }, 60_000);
 });
