@@ -14,8 +14,7 @@ interface ClientOptions {
   json?: boolean;
 }
 
-const USER_TOKEN_HINT =
-  'pass --token, set VIGIL_TOKEN or run "vigil login --token vgl_u_…" (a user API token; service keys do not publish)';
+const USER_TOKEN_HINT = 'pass --token, set VIGIL_TOKEN or run "vigil login --token vgl_u_…"';
 
 const PROVIDERS = ['tracker_a', 'tracker_b'] as const;
 const SCAN_STATUSES = ['preparing', 'queued', 'running', 'completed', 'failed', 'cancelled'] as const;
@@ -47,7 +46,8 @@ async function serviceClient(options: ClientOptions, env: Env) {
  */
 async function personClient(options: ClientOptions & { company?: string }, env: Env, what: string) {
   const connection = await resolveConnection(options, env);
-  if (!connection.token) throw new UsageError(`${what} needs a user token: ${USER_TOKEN_HINT}.`);
+  if (!connection.token)
+    throw new UsageError(`${what} needs a user token (it acts as a person): ${USER_TOKEN_HINT}.`);
   if (!connection.token.startsWith('vgl_u_'))
     throw new UsageError(`${what} needs a user token (vgl_u_…), not a service key: ${USER_TOKEN_HINT}.`);
   const api = cliClient({ url: connection.url, credential: connection.token });
@@ -444,7 +444,7 @@ function registerDraftCommands(program: Command, env: Env): void {
         'Publishing',
         {
           401: `Publishing needs a valid user token: ${USER_TOKEN_HINT}.`,
-          403: 'Publishing needs a company manager, or a member a manager allows in the draft settings.',
+          403: 'Ask a company manager to publish, or to allow you in the company’s draft settings.',
           404: 'Check the draft ids, --repository and --company: each must be of the company.',
         },
       );
