@@ -309,6 +309,10 @@ describe('publishing with a user token and X-Vigil-Company', () => {
     const empty = await publish(manager.token, '');
     expect(empty.statusCode, empty.body).toBe(401);
     expect(empty.json().error).toMatch(/x-vigil-company/i);
+    // With the header, the token is checked as a user token.
+    const unknown = await publish(`vgl_u_${'Z'.repeat(40)}`, company.id);
+    expect(unknown.statusCode, unknown.body).toBe(401);
+    expect(unknown.json()).toMatchObject({ code: 'INVALID_CREDENTIAL', error: 'Unknown token.' });
     // Another company's users, and a company the user is not in: 404, as for every resource.
     expect((await publish(other.manager.token, company.id)).statusCode).toBe(404);
     expect((await publish(manager.token, other.company.id)).statusCode).toBe(404);
