@@ -461,18 +461,23 @@ export interface Actions {
   'company.manage': { actor: Actor; subject: CompanySubject };
   /** Read the company's administrative data (audit log, SSO rules): managers and cross-company readers. */
   'company.oversee': { actor: Actor; subject: CompanySubject };
-  /** Act for the company on the scanner API with a console session: its users and platform admins. */
+  /**
+   * Act for the company on the scanner API with a console session or a user token (X-Vigil-Company):
+   * its users and platform admins.
+   */
   'company.act_for': { actor: Actor; subject: CompanySubject };
   /** Use an operation of the scanner API that requires a scope. */
   'scope.use': { actor: ServiceActor; subject: { scope: Scope } };
   /**
-   * Dismiss or reopen a scan's drafts: service keys with `findings:write`, and console sessions of
-   * the company's managers or of the members a manager allows (`triagerUserIds`).
+   * Dismiss or reopen a scan's drafts: service keys with `findings:write`, and the company's
+   * managers or the members a manager allows (`triagerUserIds`), acting with a console session or a
+   * user token.
    */
   'draft.triage': { actor: ServiceActor; subject: { triagerUserIds: readonly string[] } };
   /**
-   * Publish a draft as a repository finding: a person (a console session) who may triage; a
-   * service key never publishes (a published finding has an author).
+   * Publish a draft as a repository finding: a person (a console session or a user token acting
+   * for the company) who may triage; a service key never publishes (a published finding has an
+   * author).
    */
   'draft.publish': { actor: ServiceActor; subject: { triagerUserIds: readonly string[] } };
   /** See the repository itself (its settings): whoever sees its findings, and anyone when it is public. */
@@ -558,8 +563,9 @@ function managesCompanyOf(actor: Actor, companyId: string): boolean {
 }
 
 /**
- * A console session holds `findings:write` for the company's managers (and platform admins); a
- * member triages only when a manager allowed them. A service key needs `findings:write`.
+ * A person acting for the company (a console session or a user token) holds `findings:write` when
+ * a manager (or a platform admin); a member triages only when a manager allowed them. A service key
+ * needs `findings:write`.
  */
 function mayTriageDrafts(actor: ServiceActor, triagerUserIds: readonly string[]): boolean {
   if (actor.scopes.has('findings:write')) return true;
