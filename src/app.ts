@@ -98,7 +98,12 @@ export async function buildApp(container: Container): Promise<App> {
             name: 'X-API-Key',
             description: 'Organization service key',
           },
-          UserBearer: { type: 'http', scheme: 'bearer', description: 'User API token `vgl_u_…`' },
+          UserBearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'User API token `vgl_u_…`; on the scanner API with `X-Vigil-Company`, it acts for that company as its user.',
+          },
           WebhookSignature: {
             type: 'apiKey',
             in: 'header',

@@ -29,6 +29,18 @@ export function repositoryRole(session: Session, repositoryId: string, companyId
   return own;
 }
 
+/**
+ * Whether the caller makes, changes and publishes the reports of a repository (the server's
+ * `report.manage`): platform admins, the company's managers, the repository's admins.
+ */
+export function mayMakeReports(session: Session, repositoryId: string, companyId: string): boolean {
+  return (
+    session.permissions.includes('admin') ||
+    session.companies.some((c) => c.id === companyId && c.role === 'manager') ||
+    session.repositories.some((r) => r.id === repositoryId && r.role === 'admin')
+  );
+}
+
 /** Shows the sign-in form until a session exists, then its children with the session. */
 export function SessionGate({ children, anonymous }: { children: ReactNode; anonymous?: ReactNode }) {
   const query = useQuery({

@@ -124,15 +124,19 @@ export function visibleFindingsCondition(
 const publicReport = () => sql`(${reports.publishedAt} is not null and not ${reports.isPrivate})`;
 
 /**
- * `report.read` as SQL over `reports` (undefined: every report). The caller's company ids are one
- * uuid array parameter of `b`, so that a statement built once per shape (`StatementValues`) has
- * the same text whatever their number.
+ * `report.read` as SQL over `reports` (undefined: every report). The caller's company ids and
+ * repository ids are one uuid array parameter each of `b`, so that a statement built once per
+ * shape (`StatementValues`) has the same text whatever their number.
  */
 export function readableReportsCondition(scope: ReportReadScope, b: Binder = INLINE_VALUES): SQL | undefined {
   b.choose(scope.kind);
   if (scope.kind === 'all') return undefined;
-  if (!b.choose(scope.companyIds.length > 0)) return publicReport();
-  return sql`(${publicReport()} or ${reports.companyId} = any(${b.bind(scope.companyIds, 'uuid[]')}))`;
+  const any: SQL[] = [publicReport()];
+  if (b.choose(scope.companyIds.length > 0))
+    any.push(sql`${reports.companyId} = any(${b.bind(scope.companyIds, 'uuid[]')})`);
+  if (b.choose(scope.repositoryIds.length > 0))
+    any.push(sql`${reports.repositoryId} = any(${b.bind(scope.repositoryIds, 'uuid[]')})`);
+  return any.length === 1 ? any[0] : sql`(${sql.join(any, sql` or `)})`;
 }
 
 /** `repository.read` as SQL over `repositories`: those whose findings the user sees, and public ones. */

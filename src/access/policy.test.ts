@@ -8,7 +8,9 @@ import {
   can,
   type FindingAccess,
   findingAccessOf,
+  type ReportReader,
   type RepositoryMembership,
+  reportReadScope,
   type SubjectOf,
 } from './policy.ts';
 
@@ -93,13 +95,22 @@ function accessOf(role: Role): FindingAccess | null {
   return findingAccessOf(actor, membership ? [[R.id, membership]] : []);
 }
 
-/** Whom an action is asked for: the caller, the user's repository access, or a service key. */
-const ASKED_OF: { [A in Action]: 'actor' | 'access' | 'service' } = {
+/** Who reads reports: the user's repository access, nobody's (null) for anonymous callers and service keys. */
+function readerOf(role: Role): ReportReader {
+  return accessOf(role);
+}
+
+/**
+ * Whom an action is asked for: the caller, the user's repository access, a service key, or a
+ * report reader (the user's access, or null for any other caller).
+ */
+const ASKED_OF: { [A in Action]: 'actor' | 'access' | 'service' | 'reader' } = {
   'platform.administer': 'actor',
   'companies.read_all': 'actor',
   'user.act_as': 'actor',
   'session.revoke': 'actor',
-  'report.read': 'actor',
+  'report.read': 'reader',
+  'report.manage': 'access',
   'invitation.respond': 'actor',
   'company.read': 'actor',
   'company.manage': 'actor',
@@ -158,6 +169,9 @@ const JUDGING: Role[] = ['platform_admin', 'judge', 'triager', 'repo_admin'];
 const COMPANY_USERS: Role[] = ['company_manager', 'company_member'];
 const repository = { repository: R };
 const other = 'someone-else';
+const REPORT_OF_R = { companyId: COMPANY, repositoryId: R.id };
+const REPORT_OF_P = { companyId: COMPANY, repositoryId: P.id };
+const REPORT_WITHOUT_REPOSITORY = { companyId: COMPANY, repositoryId: null };
 
 const CASES: Case[] = [
   c('platform.administer', 'the platform', () => null, ['platform_admin']),
@@ -174,20 +188,47 @@ const CASES: Case[] = [
   c(
     'report.read',
     'a published public report of the company',
-    () => ({ report: { companyId: COMPANY, publishedAt: new Date(0), isPrivate: false } }),
+    () => ({ report: { ...REPORT_OF_R, publishedAt: new Date(0), isPrivate: false } }),
     ROLES,
   ),
   c(
     'report.read',
-    'a private report of the company',
-    () => ({ report: { companyId: COMPANY, publishedAt: new Date(0), isPrivate: true } }),
+    'a private report of the repository',
+    () => ({ report: { ...REPORT_OF_R, publishedAt: new Date(0), isPrivate: true } }),
+    ['platform_admin', 'read_all', ...COMPANY_USERS, 'repo_admin'],
+  ),
+  c(
+    'report.read',
+    'a draft report of the repository',
+    () => ({ report: { ...REPORT_OF_R, publishedAt: null, isPrivate: false } }),
+    ['platform_admin', 'read_all', ...COMPANY_USERS, 'repo_admin'],
+  ),
+  c(
+    'report.read',
+    "a draft report of another of the company's repositories",
+    () => ({ report: { ...REPORT_OF_P, publishedAt: null, isPrivate: true } }),
     ['platform_admin', 'read_all', ...COMPANY_USERS],
   ),
   c(
     'report.read',
-    'a draft report of the company',
-    () => ({ report: { companyId: COMPANY, publishedAt: null, isPrivate: false } }),
+    'a private report of the company without a repository',
+    () => ({ report: { ...REPORT_WITHOUT_REPOSITORY, publishedAt: new Date(0), isPrivate: true } }),
     ['platform_admin', 'read_all', ...COMPANY_USERS],
+  ),
+  c('report.manage', 'a report of the repository', () => ({ report: REPORT_OF_R }), [
+    'platform_admin',
+    'company_manager',
+    'repo_admin',
+  ]),
+  c('report.manage', "a report of another of the company's repositories", () => ({ report: REPORT_OF_P }), [
+    'platform_admin',
+    'company_manager',
+  ]),
+  c(
+    'report.manage',
+    'a report of the company without a repository',
+    () => ({ report: REPORT_WITHOUT_REPOSITORY }),
+    ['platform_admin', 'company_manager'],
   ),
   c(
     'invitation.respond',
@@ -442,7 +483,7 @@ function expected(kase: Case, role: Role): boolean | null {
 
 function ask(kase: Case, role: Role): boolean {
   const asked = ASKED_OF[kase.action];
-  const actor = asked === 'access' ? accessOf(role) : actorOf(role);
+  const actor = asked === 'access' ? accessOf(role) : asked === 'reader' ? readerOf(role) : actorOf(role);
   const askAny = can as (actor: ActorOf<Action>, action: Action, subject: SubjectOf<Action>) => boolean;
   return askAny(actor as ActorOf<Action>, kase.action, kase.subject(userId(role)) as SubjectOf<Action>);
 }
@@ -462,6 +503,52 @@ describe('access policy', () => {
         it(`${want ? 'allows' : 'denies'} ${role}`, () => {
           expect(ask(kase, role)).toBe(want);
         });
+      }
+    });
+  }
+});
+
+describe('report lists and report reads', () => {
+  /** A report as {@link reportReadScope} reads it: the SQL of report lists, in JavaScript. */
+  function inScope(
+    reader: ReportReader,
+    report: { companyId: string; repositoryId: string | null; publishedAt: Date | null; isPrivate: boolean },
+  ): boolean {
+    const scope = reportReadScope(reader);
+    if (scope.kind === 'all') return true;
+    return (
+      (report.publishedAt !== null && !report.isPrivate) ||
+      scope.companyIds.includes(report.companyId) ||
+      (report.repositoryId !== null && scope.repositoryIds.includes(report.repositoryId))
+    );
+  }
+
+  const reports = [
+    REPORT_OF_R,
+    REPORT_OF_P,
+    REPORT_WITHOUT_REPOSITORY,
+    { companyId: 'other', repositoryId: 'x' },
+  ].flatMap((r) => [
+    { ...r, publishedAt: null, isPrivate: true },
+    { ...r, publishedAt: new Date(0), isPrivate: true },
+    { ...r, publishedAt: new Date(0), isPrivate: false },
+  ]);
+
+  for (const role of ROLES) {
+    it(`lists exactly the reports ${role} reads one by one`, () => {
+      for (const report of reports)
+        expect(inScope(readerOf(role), report), JSON.stringify(report)).toBe(
+          can(readerOf(role), 'report.read', { report }),
+        );
+    });
+  }
+
+  for (const role of ALL_USERS) {
+    it(`lets ${role} read the drafts they may make and publish`, () => {
+      const access = accessOf(role)!;
+      for (const report of reports) {
+        if (can(access, 'report.manage', { report }))
+          expect(can(access, 'report.read', { report }), JSON.stringify(report)).toBe(true);
       }
     });
   }

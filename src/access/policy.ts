@@ -410,16 +410,44 @@ export function projectPingSpendsPing(access: FindingAccess, repository: Reposit
 // --- reports ----------------------------------------------------------------------------
 
 /**
- * `report.read` as sets, for the SQL of report lists: every report (`all`), or the public ones
- * (published and not private) and every report of `companyIds` (private ones and drafts).
+ * Who a report is read for: the user's repository access, or `null` for anonymous callers and
+ * service keys (they read public reports only).
  */
-export type ReportReadScope = { kind: 'all' } | { kind: 'public-and'; companyIds: string[] };
+export type ReportReader = FindingAccess | null;
 
-/** Derives the {@link ReportReadScope} of the caller (anonymous callers: public reports only). */
-export function reportReadScope(actor: Actor): ReportReadScope {
-  if (actor.kind !== 'user') return { kind: 'public-and', companyIds: [] };
-  if (readsAll(actor)) return { kind: 'all' };
-  return { kind: 'public-and', companyIds: [...actor.companies.keys()] };
+/** The report a rule is asked about (a report made before repositories has no `repositoryId`). */
+export interface ReportSubject {
+  companyId: string;
+  repositoryId: string | null;
+}
+
+/**
+ * The repositories whose reports the user makes, changes and publishes by their repository role
+ * (admin): they also read every report of them, drafts and private ones (ADR 0009).
+ */
+function reportRepositoryIds(access: FindingAccess): string[] {
+  return [...access.memberships].filter(([, m]) => m.role === 'admin').map(([id]) => id);
+}
+
+/** Whether the user makes and publishes the reports of the report's repository by their role there. */
+function adminsReportRepository(access: FindingAccess, report: ReportSubject): boolean {
+  return report.repositoryId !== null && access.memberships.get(report.repositoryId)?.role === 'admin';
+}
+
+/**
+ * `report.read` as sets, for the SQL of report lists: every report (`all`), or the public ones
+ * (published and not private), every report of `companyIds` and every report of `repositoryIds`
+ * (private ones and drafts).
+ */
+export type ReportReadScope =
+  | { kind: 'all' }
+  | { kind: 'public-and'; companyIds: string[]; repositoryIds: string[] };
+
+/** Derives the {@link ReportReadScope} of the reader (anonymous callers: public reports only). */
+export function reportReadScope(reader: ReportReader): ReportReadScope {
+  if (reader === null) return { kind: 'public-and', companyIds: [], repositoryIds: [] };
+  if (reader.readAll) return { kind: 'all' };
+  return { kind: 'public-and', companyIds: reader.companyIds, repositoryIds: reportRepositoryIds(reader) };
 }
 
 // --- the policy --------------------------------------------------------------------------
@@ -442,11 +470,20 @@ export interface Actions {
   'companies.read_all': { actor: Actor; subject: null };
   /** Act on a user account (profile, joining a company): the user themselves, or a platform admin. */
   'user.act_as': { actor: Actor; subject: { userId: string } };
-  /** Read a report: public ones (published, not private) for anyone, all of their companies' for company users, every one for cross-company readers. */
+  /**
+   * Read a report: public ones (published, not private) for anyone; every report (drafts and
+   * private ones) of their companies for company users, of their repositories for repository
+   * admins (who make them); every one for cross-company readers.
+   */
   'report.read': {
-    actor: Actor;
-    subject: { report: { companyId: string; publishedAt: Date | null; isPrivate: boolean } };
+    actor: ReportReader;
+    subject: { report: ReportSubject & { publishedAt: Date | null; isPrivate: boolean } };
   };
+  /**
+   * Make a report of a repository, change it and publish it (public or private): the company's
+   * managers, platform admins, and the admins of the report's repository (ADR 0009).
+   */
+  'report.manage': { actor: FindingAccess; subject: { report: ReportSubject } };
   /**
    * Answer (accept or decline) an invitation: one by username, the user of that name only; one by
    * e-mail alone, whoever presents the one-time secret of its e-mail. Nobody answers for another.
@@ -461,18 +498,23 @@ export interface Actions {
   'company.manage': { actor: Actor; subject: CompanySubject };
   /** Read the company's administrative data (audit log, SSO rules): managers and cross-company readers. */
   'company.oversee': { actor: Actor; subject: CompanySubject };
-  /** Act for the company on the scanner API with a console session: its users and platform admins. */
+  /**
+   * Act for the company on the scanner API with a console session or a user token (X-Vigil-Company):
+   * its users and platform admins.
+   */
   'company.act_for': { actor: Actor; subject: CompanySubject };
   /** Use an operation of the scanner API that requires a scope. */
   'scope.use': { actor: ServiceActor; subject: { scope: Scope } };
   /**
-   * Dismiss or reopen a scan's drafts: service keys with `findings:write`, and console sessions of
-   * the company's managers or of the members a manager allows (`triagerUserIds`).
+   * Dismiss or reopen a scan's drafts: service keys with `findings:write`, and the company's
+   * managers or the members a manager allows (`triagerUserIds`), acting with a console session or a
+   * user token.
    */
   'draft.triage': { actor: ServiceActor; subject: { triagerUserIds: readonly string[] } };
   /**
-   * Publish a draft as a repository finding: a person (a console session) who may triage; a
-   * service key never publishes (a published finding has an author).
+   * Publish a draft as a repository finding: a person (a console session or a user token acting
+   * for the company) who may triage; a service key never publishes (a published finding has an
+   * author).
    */
   'draft.publish': { actor: ServiceActor; subject: { triagerUserIds: readonly string[] } };
   /** See the repository itself (its settings): whoever sees its findings, and anyone when it is public. */
@@ -558,8 +600,9 @@ function managesCompanyOf(actor: Actor, companyId: string): boolean {
 }
 
 /**
- * A console session holds `findings:write` for the company's managers (and platform admins); a
- * member triages only when a manager allowed them. A service key needs `findings:write`.
+ * A person acting for the company (a console session or a user token) holds `findings:write` when
+ * a manager (or a platform admin); a member triages only when a manager allowed them. A service key
+ * needs `findings:write`.
  */
 function mayTriageDrafts(actor: ServiceActor, triagerUserIds: readonly string[]): boolean {
   if (actor.scopes.has('findings:write')) return true;
@@ -572,10 +615,16 @@ const RULES: { [A in Action]: (actor: ActorOf<A>, subject: SubjectOf<A>) => bool
   'companies.read_all': (actor) => readsAll(actor),
   'session.revoke': (actor, { session }) => actor.kind === 'user' && actor.userId === session.userId,
   'user.act_as': (actor, { userId }) => (actor.kind === 'user' && actor.userId === userId) || isAdmin(actor),
-  'report.read': (actor, { report }) =>
+  'report.read': (reader, { report }) =>
     (report.publishedAt !== null && !report.isPrivate) ||
-    readsAll(actor) ||
-    companyRole(actor, report.companyId) !== null,
+    (reader !== null &&
+      (reader.readAll ||
+        reader.companyIds.includes(report.companyId) ||
+        adminsReportRepository(reader, report))),
+  'report.manage': (access, { report }) =>
+    access.platformAdmin ||
+    access.managedCompanyIds.includes(report.companyId) ||
+    adminsReportRepository(access, report),
   'invitation.respond': (actor, { invitation, secretMatches }) =>
     actor.kind === 'user' &&
     (invitation.username === null

@@ -9,8 +9,9 @@ export interface ServiceActor {
   readonly organizationId: string;
   readonly scopes: ReadonlySet<Scope>;
   /**
-   * Set when a user's console session acts for the organization (no service key is involved):
-   * `credentialId` is then the user token's id, not a service key's.
+   * Set when a user acts for the organization with a console session or a user token and
+   * X-Vigil-Company (no service key is involved): `credentialId` is then the user token's id, not
+   * a service key's.
    */
   readonly sessionUserId?: string;
 }

@@ -4,11 +4,14 @@ import type { Actor, CompanyRole, ServiceActor, UserActor } from './actor.ts';
 import { authRepo } from './auth.repo.ts';
 import { type CredentialCache, createCredentialCache } from './credential-cache.ts';
 import { classifySecret, hashSecret, isSessionSecretFormat, type Scope } from './credentials.ts';
+import { COMPANY_HEADER } from './session.ts';
 
-/** Where the credential came from, for error messages. */
+/** A presented credential: where it came from (for error messages) and what its format says it is. */
 export interface PresentedCredential {
   secret: string;
   scheme: 'bearer' | 'api-key';
+  /** A user token (`vgl_u_…`), a service key (`vgl_sk_…`), or null when malformed. */
+  kind: 'user' | 'service' | null;
 }
 
 /** Reads `Authorization: Bearer …` or `X-API-Key: …`; null when neither is present. */
@@ -16,13 +19,17 @@ export function readCredential(
   headers: Record<string, string | string[] | undefined>,
 ): PresentedCredential | null {
   const apiKey = headers['x-api-key'];
-  if (typeof apiKey === 'string' && apiKey.length > 0) return { secret: apiKey.trim(), scheme: 'api-key' };
+  if (typeof apiKey === 'string' && apiKey.length > 0) return presented(apiKey.trim(), 'api-key');
   const authorization = headers.authorization;
   if (typeof authorization !== 'string' || authorization.length === 0) return null;
   const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
   if (!match?.[1])
     throw new AppError('INVALID_CREDENTIAL', { message: 'Authorization must be "Bearer <token>".' });
-  return { secret: match[1].trim(), scheme: 'bearer' };
+  return presented(match[1].trim(), 'bearer');
+}
+
+function presented(secret: string, scheme: PresentedCredential['scheme']): PresentedCredential {
+  return { secret, scheme, kind: classifySecret(secret) };
 }
 
 /** Why a presented secret is not the credential an endpoint takes: the other kind, or malformed. */
@@ -85,7 +92,10 @@ export function createAuthService(deps: {
       const kind = classifySecret(secret);
       if (kind !== 'service') {
         throw new AppError('INVALID_CREDENTIAL', {
-          message: describeWrongSecret(secret, kind, 'an organization service key (vgl_sk_…)'),
+          message:
+            kind === 'user'
+              ? `This endpoint takes an organization service key (vgl_sk_…), or a user token with the ${COMPANY_HEADER} header naming the company it acts for.`
+              : describeWrongSecret(secret, kind, 'an organization service key (vgl_sk_…)'),
         });
       }
       const hash = hashSecret(secret);

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { severities } from '../db/schema/index.ts';
 import { isUuid } from '../strings.ts';
 import { printResult } from './http-client.ts';
 import { UsageError } from './scan.ts';
@@ -12,6 +13,8 @@ interface ClientOptions {
   token?: string;
   json?: boolean;
 }
+
+const USER_TOKEN_HINT = 'pass --token, set VIGIL_TOKEN or run "vigil login --token vgl_u_…"';
 
 const PROVIDERS = ['tracker_a', 'tracker_b'] as const;
 const SCAN_STATUSES = ['preparing', 'queued', 'running', 'completed', 'failed', 'cancelled'] as const;
@@ -37,6 +40,32 @@ async function serviceClient(options: ClientOptions, env: Env) {
   return cliClient({ url: connection.url, credential: connection.key });
 }
 
+/**
+ * A client of a person (the user token from --token, VIGIL_TOKEN or the login) for the scanner
+ * API, and the company it acts for: --company, else the only company the user belongs to.
+ */
+async function personClient(options: ClientOptions & { company?: string }, env: Env, what: string) {
+  const connection = await resolveConnection(options, env);
+  if (!connection.token)
+    throw new UsageError(`${what} needs a user token (it acts as a person): ${USER_TOKEN_HINT}.`);
+  if (!connection.token.startsWith('vgl_u_'))
+    throw new UsageError(`${what} needs a user token (vgl_u_…), not a service key: ${USER_TOKEN_HINT}.`);
+  const api = cliClient({ url: connection.url, credential: connection.token });
+  if (options.company) return { api, companyId: requireUuid('--company', options.company) };
+  const session = expectOk(await api.GET('/api/v0/session'), 'Reading your companies', {
+    401: `Check the user token: ${USER_TOKEN_HINT}.`,
+  });
+  const companies = session.companies.filter((c) => c.role !== null);
+  if (companies.length === 1) return { api, companyId: companies[0]!.id };
+  if (companies.length === 0)
+    throw new UsageError(`${session.username} belongs to no company: pass --company <companyId>.`);
+  throw new UsageError(
+    `${session.username} belongs to ${companies.length} companies; pass --company with one of:\n${companies
+      .map((c) => `  ${c.id}  ${c.handle}  ${c.name}`)
+      .join('\n')}`,
+  );
+}
+
 function withServiceOptions(command: Command): Command {
   return command
     .option('--url <url>', 'server URL (default VIGIL_URL, the login, or http://localhost:3000)')
@@ -55,7 +84,7 @@ export function registerClientCommands(program: Command, env: Env): void {
     )
     .option('--url <url>', 'server URL', 'http://localhost:3000')
     .option('--key <key>', 'organization service key vgl_sk_… (for scan, credits, scans, tickets)')
-    .option('--token <token>', 'user API token vgl_u_… (for admin commands)')
+    .option('--token <token>', 'user API token vgl_u_… (for admin commands and drafts publish)')
     .action(async (o: { url: string; key?: string; token?: string }) => {
       if (!o.key && !o.token)
         throw new UsageError('Pass --key vgl_sk_… and/or --token vgl_u_… to log in with.');
@@ -246,9 +275,12 @@ export function registerClientCommands(program: Command, env: Env): void {
 
 const DISMISS_REASONS = ['false_positive', 'wont_fix', 'used_in_tests'] as const;
 
-/** `vigil drafts list|dismiss|reopen`: a workspace's or a scan's draft findings and their triage. */
+/**
+ * `vigil drafts list|dismiss|reopen|publish`: a workspace's or a scan's draft findings, their
+ * triage, and publishing them as repository findings (as a person: a user token).
+ */
 function registerDraftCommands(program: Command, env: Env): void {
-  const drafts = program.command('drafts').description('draft findings of scans: list and triage');
+  const drafts = program.command('drafts').description('draft findings of scans: list, triage and publish');
   withServiceOptions(
     drafts
       .command('list')
@@ -374,4 +406,59 @@ function registerDraftCommands(program: Command, env: Env): void {
   ).action(async (ids: string[], _o, cmd: Command) => {
     await triage(ids, { action: 'reopen' }, opts(cmd));
   });
+
+  drafts
+    .command('publish <draftIds...>')
+    .description(
+      'publish drafts as findings of a repository, as the user of the token (their author); a draft published before shows its finding again',
+    )
+    .requiredOption('--repository <repositoryId>', 'the repository (of the drafts’ company)')
+    .option(
+      '--severity <severity>',
+      `for every draft given: ${severities.join(', ')} (default: each draft’s own)`,
+    )
+    .option('--company <companyId>', 'the company the drafts belong to (default: your only company)')
+    .option('--url <url>', 'server URL (default VIGIL_URL, the login, or http://localhost:3000)')
+    .option('--token <token>', 'user API token vgl_u_… (default VIGIL_TOKEN or the login)')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (ids: string[], _o, cmd: Command) => {
+      const o = cmd.optsWithGlobals() as ClientOptions & {
+        repository: string;
+        severity?: string;
+        company?: string;
+      };
+      const severity = o.severity === undefined ? undefined : severities.find((s) => s === o.severity);
+      if (o.severity !== undefined && !severity)
+        throw new UsageError(`--severity must be one of ${severities.join(', ')} (got "${o.severity}").`);
+      const repositoryId = requireUuid('--repository', o.repository);
+      const draftIds = ids.map((id) => requireUuid('A draft id', id));
+      const { api, companyId } = await personClient(o, env, 'Publishing');
+      const result = expectOk(
+        await api.POST('/api/scanner/v1/drafts/publish', {
+          headers: { 'x-vigil-company': companyId },
+          body: {
+            repositoryId,
+            drafts: draftIds.map((draftId) => ({ draftId, ...(severity ? { severity } : {}) })),
+          },
+        }),
+        'Publishing',
+        {
+          401: `Publishing needs a valid user token: ${USER_TOKEN_HINT}.`,
+          403: 'Ask a company manager to publish, or to allow you in the company’s draft settings.',
+          404: 'Check the draft ids, --repository and --company: each must be of the company.',
+        },
+      );
+      printResult(
+        o.json
+          ? result.items
+          : result.items.map((p) => ({
+              draft: p.draftId,
+              finding: `#${p.number}`,
+              findingId: p.findingId,
+              result: p.created ? 'created' : 'published before',
+            })),
+        o.json,
+        ['draft', 'finding', 'findingId', 'result'],
+      );
+    });
 }

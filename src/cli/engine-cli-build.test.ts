@@ -105,4 +105,17 @@ describe('the engine commands of the compiled build', () => {
     expect(await scanExample()).toEqual(before);
     expect((await stat(cacheFile())).size).toBeGreaterThan(100_000);
   }, 60_000);
+
+  it('keep the cache a scan wrote: the V8 flags a short scan changes are restored before', async () => {
+    // A small project parses with baseline WebAssembly code only (a V8 flag set for the scan);
+    // a cache written under that flag would be rejected by every later start.
+    await rm(cacheFile());
+    await scanExample();
+    const written = await stat(cacheFile());
+    await scanExample();
+    await scanExample();
+    const after = await stat(cacheFile());
+    expect(after.mtimeMs).toBe(written.mtimeMs);
+    expect(after.size).toBe(written.size);
+  }, 60_000);
 });

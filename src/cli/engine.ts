@@ -6,10 +6,12 @@ import { engineFileBudgetMs, loadLlmConfig, loadRulesUrl } from '../config.ts';
 import {
   type EngineVulnerability,
   openDirectoryTree,
+  restoreParserTiering,
   SastReportText,
   type ScanResult,
   type ScanType,
   scanTree,
+  tierParserForShortRun,
   toSarifReport,
   toSastReport,
 } from '../engine/index.ts';
@@ -96,6 +98,9 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
       const stdout = deps.stdout ?? process.stdout;
       const stderr = deps.stderr ?? process.stderr;
       const tree = await openDirectoryTree(dir, opts.prefix ? { prefix: opts.prefix } : {});
+      let solidityBytes = 0;
+      for (const e of await tree.list()) if (e.path.endsWith('.sol')) solidityBytes += e.size;
+      tierParserForShortRun(solidityBytes);
       const baseUrl = opts.llmBaseUrl ?? deps.llm?.baseUrl;
       const model = opts.llmModel ?? deps.llm?.model;
       const apiKey = opts.llmApiKey ?? deps.llm?.apiKey;
@@ -127,6 +132,7 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
         });
       } finally {
         await tree.close();
+        restoreParserTiering();
       }
       if (progress) stderr.write('\n');
       const endTime = new Date();

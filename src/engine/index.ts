@@ -42,6 +42,7 @@ export { DEFAULT_FILE_BUDGET_MS } from './deadline.ts';
 export { toSarifReport } from './report/sarif.ts';
 export { SastReportText, toSastReport } from './report/sast.ts';
 export { allRuleMetas } from './rules-catalogue.ts';
+export { restoreParserTiering, tierParserForShortRun } from './solidity/parser.ts';
 export { openDirectoryTree } from './sources/directory-tree.ts';
 export {
   classifyPath,

@@ -33,15 +33,16 @@ export function readSessionCookie(request: FastifyRequest): string | null {
 }
 
 /**
- * A console session on the scanner API acts for one company it names in X-Vigil-Company, with
- * the scopes of a service key: every scope for the company's managers and platform admins, the
- * default scopes (no `findings:write`) for members. Another company → 404, as for every resource.
+ * A person on the scanner API (a console session, or a user token) acts for one company it names
+ * in X-Vigil-Company, with the scopes of a service key: every scope for the company's managers and
+ * platform admins, the default scopes (no `findings:write`) for members. Another company → 404, as
+ * for every resource.
  */
 function sessionServiceActor(user: UserActor, request: FastifyRequest): ServiceActor {
   const companyId = request.headers[COMPANY_HEADER];
   if (typeof companyId !== 'string' || companyId.length === 0) {
     throw new AppError('UNAUTHENTICATED', {
-      message: `A console session names its company in the ${COMPANY_HEADER} header on the scanner API.`,
+      message: `A console session or user token names the company it acts for in the ${COMPANY_HEADER} header on the scanner API.`,
     });
   }
   if (!can(user, 'company.act_for', { companyId })) throw companyNotFound();
@@ -101,6 +102,22 @@ async function authenticate(
     });
   }
   const attempt = { address: request.ip, target: { secret: credential.secret } };
+  if (
+    requirement.kind === 'service' &&
+    credential.kind === 'user' &&
+    request.headers[COMPANY_HEADER] !== undefined
+  ) {
+    // A user token naming its company acts for it as the user's console session would.
+    const user = await throttle.attempt(
+      'user-token',
+      attempt,
+      () => auth.authenticateUserToken(credential.secret),
+      setHeaders,
+    );
+    const actor = sessionServiceActor(user, request);
+    requireScope(actor, requirement.scope);
+    return actor;
+  }
   if (requirement.kind === 'service') {
     const actor = await throttle.attempt(
       'service-key',
@@ -122,7 +139,8 @@ async function authenticate(
 /**
  * Authenticates every request by its route's `config.auth` (default: a user token), then takes a
  * token from the credential's rate-limit bucket (anonymous callers: by address). Without an
- * Authorization or X-API-Key header, the console's session cookie is the credential. Every
+ * Authorization or X-API-Key header, the console's session cookie is the credential. On the
+ * scanner API, a user token or a session with X-Vigil-Company acts for that company. Every
  * credential check goes through the credential throttle (see credential-throttle.ts).
  */
 export function registerAuth(

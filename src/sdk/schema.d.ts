@@ -513,7 +513,7 @@ export interface paths {
         put?: never;
         /**
          * Dismiss (with a reason) or reopen one or many drafts
-         * @description All or none. Service keys need findings:write; console sessions: company managers, or members a manager allows (draft settings). A published draft → 409.
+         * @description All or none. Service keys need findings:write; a console session or a user token with `X-Vigil-Company`: company managers, or members a manager allows (draft settings). A published draft → 409.
          */
         post: operations["triageDrafts"];
         delete?: never;
@@ -533,7 +533,7 @@ export interface paths {
         put?: never;
         /**
          * Publish one or many drafts as findings of a repository (idempotent per draft)
-         * @description A console session of a company manager, or of a member a manager allows; service keys → 403. Each draft becomes one finding (title, description, chosen severity, related file with lines and code, rule as category, a link to the scan); publishing it again answers the same finding with created: false.
+         * @description A person: a console session, or a user token with `X-Vigil-Company` naming the company, of a company manager or of a member a manager allows (the finding’s author); service keys → 403. Each draft becomes one finding (title, description, chosen severity, related file with lines and code, rule as category, a link to the scan); publishing it again answers the same finding with created: false.
          */
         post: operations["publishDrafts"];
         delete?: never;
@@ -1462,11 +1462,14 @@ export interface paths {
         };
         /**
          * List reports of finished audit engagements
-         * @description Anonymous callers see public reports (published, not private); company users also see their company’s private reports and drafts. Newest published first, drafts before them. Keyset pagination: pass `nextValue` as `next` with the same `q` and `guild` (others → 400). `limit=0` returns no reports and a `nextValue` at the same position (null when no report follows).
+         * @description Anonymous callers see public reports (published, not private); company users also see their company’s private reports and drafts, repository admins those of their repositories. Newest published first, drafts before them. Keyset pagination: pass `nextValue` as `next` with the same `q` and `guild` (others → 400). `limit=0` returns no reports and a `nextValue` at the same position (null when no report follows).
          */
         get: operations["listReports"];
         put?: never;
-        /** Make a report of a finished repository (company managers, platform admins) */
+        /**
+         * Make a report of a finished repository (company managers, repository admins, platform admins)
+         * @description The report is a private draft until published. 404 for a repository the caller does not see, 403 for one they see but whose reports they may not make.
+         */
         post: operations["createReport"];
         delete?: never;
         options?: never;
@@ -1488,7 +1491,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change a report: texts, privacy, guild (company managers, platform admins) */
+        /** Change a report: texts, findings, privacy, guild (company managers, repository admins, platform admins) */
         patch: operations["updateReport"];
         trace?: never;
     };
@@ -1501,7 +1504,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Publish a report (`isPrivate: false` makes it public) */
+        /** Publish a report (`isPrivate: false` makes it public; those who may change it) */
         post: operations["publishReport"];
         delete?: never;
         options?: never;

@@ -251,4 +251,94 @@ describe.skipIf(skipReason !== null)('the console’s jobs in Chromium: filing, 
     expect(await page.isVisible('header.top')).toBe(true);
     await context.close();
   });
+
+  it('a repository admin who is no company user builds a report from the reports page, previews it, publishes it private', async () => {
+    const own = await buildRepositoryTeam(t, {
+      name: 'treasury-audit',
+      allowedSeverities: ['high', 'low'],
+      finishedAt: new Date(),
+    });
+    const base = { repositoryId: own.repository.id, createdBy: own.reviewer.id };
+    const kept = await buildFinding(t, {
+      ...base,
+      title: 'Withdrawal limit bypassed by batching',
+      severity: 'high',
+      status: 'confirmed',
+    });
+    const left = await buildFinding(t, {
+      ...base,
+      title: 'Stale comment in Treasury.sol',
+      severity: 'low',
+      status: 'acknowledged',
+    });
+
+    // The reviewer is offered no builder, on the repository page or the reports page.
+    const reviewer = await signedIn(own.reviewer.token);
+    await reviewer.page.goto(`${url}/app/repositories/${own.repository.id}`);
+    await reviewer.page.waitForSelector('h1:text-is("treasury-audit")');
+    expect(await reviewer.page.isVisible('a:text-is("Make the report")')).toBe(false);
+    await reviewer.page.goto(`${url}/app/reports`);
+    await reviewer.page.waitForSelector('h1:text-is("Reports")');
+    await reviewer.page.waitForLoadState('networkidle');
+    expect(await reviewer.page.isVisible('a:text-is("New report of treasury-audit")')).toBe(false);
+    await reviewer.page.goto(`${url}/app/repositories/${own.repository.id}/report`);
+    await reviewer.page.waitForSelector(
+      '.notice:has-text("Only the company’s managers and the repository’s admins")',
+    );
+    expect(await reviewer.page.isVisible('button:text-is("Preview the report")')).toBe(false);
+    await reviewer.context.close();
+
+    const { context, page } = await signedIn(own.admin.token);
+    await page.goto(`${url}/app/repositories/${own.repository.id}`);
+    await page.waitForSelector('a:text-is("Make the report")');
+    await page.goto(`${url}/app/reports`);
+    await page.click('a:text-is("New report of treasury-audit")');
+    await page.waitForSelector('h1:has-text("New report of treasury-audit")');
+    await page.waitForSelector(`input[name=finding][value="${left.id}"]`);
+    await page.uncheck(`input[name=finding][value="${left.id}"]`);
+    await page.fill('input[name=projectTitle]', 'Treasury audit by its admin');
+    await page.click('button:text-is("Preview the report")');
+    await page.waitForSelector('.report-preview h1:text-is("Treasury audit by its admin")');
+    const previewText = (await page.textContent('.report-preview')) ?? '';
+    expect(previewText).toContain('Withdrawal limit bypassed by batching');
+    expect(previewText).not.toContain('Stale comment in Treasury.sol');
+    await check(page, 'report-builder-repository-admin');
+
+    // The draft: read by its maker, not by the repository's reviewer nor anonymous callers.
+    const drafts = await apiOk<{
+      reports: Array<{ id: string; projectTitle: string; publishedAt: string | null }>;
+    }>(t, 'GET', '/api/v0/reports?q=Treasury%20audit%20by', own.admin.token);
+    expect(drafts.reports.map((r) => [r.projectTitle, r.publishedAt])).toEqual([
+      ['Treasury audit by its admin', null],
+    ]);
+    const draftId = drafts.reports[0]!.id;
+    for (const token of [own.reviewer.token, null]) {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/api/v0/reports/${draftId}`,
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      });
+      expect(res.statusCode).toBe(404);
+    }
+
+    // Published private (the default choice): the admin lands on it and prints it.
+    await page.click('button:text-is("Publish the report")');
+    await page.waitForURL(`${url}/app/reports/${draftId}`);
+    await page.waitForSelector('h1:text-is("Treasury audit by its admin")');
+    const published = await apiOk<{
+      isPrivate: boolean;
+      publishedAt: string | null;
+      findings: Array<{ id: string }>;
+    }>(t, 'GET', `/api/v0/reports/${draftId}`, own.companyUser.token);
+    expect(published.isPrivate).toBe(true);
+    expect(published.publishedAt).not.toBeNull();
+    expect(published.findings.map((f) => f.id)).toEqual([kept.id]);
+    expect((await t.app.inject({ method: 'GET', url: `/api/v0/reports/${draftId}` })).statusCode).toBe(404);
+    await expect.poll(() => page.title()).toBe('Treasury audit by its admin · Vigil');
+    await page.emulateMedia({ media: 'print' });
+    const pdf = await page.pdf({ format: 'A4', printBackground: true });
+    expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    expect(pdfTitle(pdf)).toBe('Treasury audit by its admin · Vigil');
+    await context.close();
+  });
 });

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'react';
 import type { paths } from '../../../src/sdk/schema';
 import { ApiError, api, unwrap } from '../api.ts';
 import { NotFound } from '../router.tsx';
-import { useSession } from '../session.tsx';
+import { mayMakeReports, useSession } from '../session.tsx';
 import { Async, Chip, ErrorMessage } from '../ui.tsx';
 import { MarkdownField } from './markdown-field.tsx';
 import { type Report, ReportView } from './report-view.tsx';
@@ -36,7 +36,7 @@ async function reportableFindings(repoId: string): Promise<Reportable[]> {
 }
 
 /**
- * Building a report of a finished repository (its company's managers): choose the findings, write
+ * Building a report of a finished repository (its company's managers and its admins): choose the findings, write
  * the summary, preview the draft as readers will see it, then publish it public or private.
  */
 export function ReportBuilderPage() {
@@ -102,14 +102,13 @@ export function ReportBuilderPage() {
   return (
     <Async query={repo}>
       {(r) => {
-        const manages =
-          session.permissions.includes('admin') ||
-          session.companies.some((c) => c.id === r.company.id && c.role === 'manager');
-        if (!manages)
+        if (!mayMakeReports(session, r.id, r.company.id))
           return (
             <section>
               <h1>New report</h1>
-              <p className="notice">Only the company’s managers make reports.</p>
+              <p className="notice">
+                Only the company’s managers and the repository’s admins make its reports.
+              </p>
             </section>
           );
         if (!r.finishedAt)
@@ -221,7 +220,7 @@ export function ReportBuilderPage() {
             {draft && (
               <section aria-labelledby="preview-heading" className="report-preview">
                 <h2 id="preview-heading" className="no-print">
-                  Preview (draft, visible to the company only)
+                  Preview (draft, visible to the company and the repository’s admins only)
                 </h2>
                 <div className="card">
                   <ReportView report={draft} />
@@ -235,7 +234,7 @@ export function ReportBuilderPage() {
                       checked={!publishPublic}
                       onChange={() => setPublishPublic(false)}
                     />{' '}
-                    Private: the company’s users only
+                    Private: the company’s users and the repository’s admins only
                   </label>
                   <label>
                     <input

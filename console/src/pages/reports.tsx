@@ -4,13 +4,21 @@ import { useState } from 'react';
 import { ApiError, api, unwrap } from '../api.ts';
 import { Markdown } from '../markdown.tsx';
 import { NotFound } from '../router.tsx';
-import { useOptionalSession } from '../session.tsx';
+import { mayMakeReports, useOptionalSession } from '../session.tsx';
 import { Async, Chip, formatDate } from '../ui.tsx';
 import { ReportStats } from './report-stats.tsx';
 import { PrintButton, useReportTitle } from './report-view.tsx';
 
-/** Reports of finished engagements: public ones, and the private ones of the caller's companies. */
+/**
+ * Reports of finished engagements: public ones, and the private ones and drafts of the caller's
+ * companies and of the repositories they administer; links to the report builder of the caller's
+ * repositories whose reports they make.
+ */
 export function ReportsPage() {
+  const session = useOptionalSession();
+  const ownReportable = session
+    ? session.repositories.filter((r) => mayMakeReports(session, r.id, r.companyId))
+    : [];
   const [q, setQ] = useState('');
   const [guild, setGuild] = useState('');
   const reports = useInfiniteQuery({
@@ -27,6 +35,15 @@ export function ReportsPage() {
   return (
     <section>
       <h1>Reports</h1>
+      {ownReportable.length > 0 && (
+        <nav aria-label="Make a report" className="button-row">
+          {ownReportable.map((r) => (
+            <Link key={r.id} to="/repositories/$repoId/report" params={{ repoId: r.id }} className="button">
+              New report of {r.name}
+            </Link>
+          ))}
+        </nav>
+      )}
       <form
         className="filters"
         onSubmit={(e) => {

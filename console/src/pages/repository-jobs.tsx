@@ -1,10 +1,10 @@
 import { Link } from '@tanstack/react-router';
-import { useSession } from '../session.tsx';
+import { mayMakeReports, useSession } from '../session.tsx';
 import { canFile } from './new-finding-roles.ts';
 
 /**
  * The work a repository page offers its reader: filing a finding (its reviewers, judges, triagers
- * and admins) and making its report once it is finished (its company's managers).
+ * and admins) and making its report once it is finished (its company's managers and its admins).
  */
 export function RepositoryJobs({
   repository: r,
@@ -12,9 +12,7 @@ export function RepositoryJobs({
   repository: { id: string; company: { id: string }; finishedAt?: string | null; role?: string | null };
 }) {
   const session = useSession();
-  const manages =
-    session.permissions.includes('admin') ||
-    session.companies.some((c) => c.id === r.company.id && c.role === 'manager');
+  const manages = mayMakeReports(session, r.id, r.company.id);
   if (!canFile(r.role) && !(manages && r.finishedAt)) return null;
   return (
     <p className="button-row">

@@ -6,6 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
 import { Language, Parser } from 'web-tree-sitter';
 
 /** A node of the plain AST. Wrapper nodes (`expression`, `statement`) are collapsed. */
@@ -136,6 +137,38 @@ interface LoadedParser {
 }
 
 let parserPromise: Promise<LoadedParser> | undefined;
+
+/**
+ * Below this much Solidity a process that exits after its scan parses with V8's baseline
+ * WebAssembly code only. The parser's hottest function (the grammar's lexer) is large: its
+ * optimised compilation costs ~50-70 ms of CPU, which a scan of a few hundred kilobytes never
+ * earns back, and a process cannot exit before a compilation it started ends. Above it the
+ * optimised code pays for itself (measured by bench:engine:audited; ADR 0021).
+ */
+export const OPTIMIZED_PARSER_MIN_BYTES = 1_000_000;
+
+let baselineOnly = false;
+
+/**
+ * For a short-lived process (`vigil engine scan`) that will parse `bytes` of Solidity: picks the
+ * WebAssembly tier before the parser loads (later calls do nothing). Undo with
+ * {@link restoreParserTiering} before the process writes its code cache.
+ */
+export function tierParserForShortRun(bytes: number): void {
+  if (parserPromise || baselineOnly || bytes >= OPTIMIZED_PARSER_MIN_BYTES) return;
+  setFlagsFromString('--liftoff-only');
+  baselineOnly = true;
+}
+
+/**
+ * Gives V8 back its default WebAssembly tiers: the flags a code cache is checked against. Setting
+ * `--liftoff-only` also turned off the flags it implies, which are turned back on one by one.
+ */
+export function restoreParserTiering(): void {
+  if (!baselineOnly) return;
+  setFlagsFromString('--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering');
+  baselineOnly = false;
+}
 
 /** Whether the Emscripten module exports every cursor function this parser calls. */
 function isCursorBinding(module: Record<string, unknown>): module is Record<string, unknown> & CursorBinding {

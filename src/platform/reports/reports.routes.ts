@@ -25,7 +25,7 @@ export function registerReportRoutes(app: App, reports: ReportsService): void {
         security: [{ UserBearer: [] }, {}],
         summary: 'List reports of finished audit engagements',
         description:
-          'Anonymous callers see public reports (published, not private); company users also see their company’s private reports and drafts. Newest published first, drafts before them. Keyset pagination: pass `nextValue` as `next` with the same `q` and `guild` (others → 400). `limit=0` returns no reports and a `nextValue` at the same position (null when no report follows).',
+          'Anonymous callers see public reports (published, not private); company users also see their company’s private reports and drafts, repository admins those of their repositories. Newest published first, drafts before them. Keyset pagination: pass `nextValue` as `next` with the same `q` and `guild` (others → 400). `limit=0` returns no reports and a `nextValue` at the same position (null when no report follows).',
         querystring: ListReportsQuerySchema,
         response: {
           200: Type.Object(
@@ -63,7 +63,10 @@ export function registerReportRoutes(app: App, reports: ReportsService): void {
         operationId: 'createReport',
         tags: ext,
         security,
-        summary: 'Make a report of a finished repository (company managers, platform admins)',
+        summary:
+          'Make a report of a finished repository (company managers, repository admins, platform admins)',
+        description:
+          'The report is a private draft until published. 404 for a repository the caller does not see, 403 for one they see but whose reports they may not make.',
         body: CreateReportRequestSchema,
         response: { 201: ref(ReportSchema), ...v0Errors(404, 409) },
       },
@@ -78,7 +81,8 @@ export function registerReportRoutes(app: App, reports: ReportsService): void {
         operationId: 'updateReport',
         tags: ext,
         security,
-        summary: 'Change a report: texts, privacy, guild (company managers, platform admins)',
+        summary:
+          'Change a report: texts, findings, privacy, guild (company managers, repository admins, platform admins)',
         params,
         body: UpdateReportRequestSchema,
         response: { 200: ref(ReportSchema), ...v0Errors(404) },
@@ -94,7 +98,7 @@ export function registerReportRoutes(app: App, reports: ReportsService): void {
         operationId: 'publishReport',
         tags: ext,
         security,
-        summary: 'Publish a report (`isPrivate: false` makes it public)',
+        summary: 'Publish a report (`isPrivate: false` makes it public; those who may change it)',
         params,
         body: Type.Optional(PublishReportRequestSchema),
         response: { 200: ref(ReportSchema), ...v0Errors(404) },

@@ -1,4 +1,16 @@
-import { can, reportReadScope, requireCompanyManager, requireUser } from '../../access/policy.ts';
+import {
+  loadFindingAccess,
+  loadFindingAccessForRead,
+  requireVisibleRepository,
+} from '../../access/access.service.ts';
+import {
+  can,
+  type FindingAccess,
+  type ReportReader,
+  type ReportSubject,
+  reportReadScope,
+  requireUser,
+} from '../../access/policy.ts';
 import type { Actor } from '../../auth/actor.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
@@ -24,6 +36,18 @@ const DEFAULT_LIMIT = 100;
 
 function reportNotFound(): AppError {
   return new AppError('NOT_FOUND', { message: 'Report not found.' });
+}
+
+/** 403 for a caller who sees the repository or the report but may not make or change its reports. */
+function mayNotManage(): AppError {
+  return new AppError('FORBIDDEN', {
+    message: 'Only the company’s managers and the repository’s admins make and publish its reports.',
+  });
+}
+
+/** Throws unless the user may make, change and publish the report (`report.manage`). */
+function requireReportManager(access: FindingAccess, report: ReportSubject): void {
+  if (!can(access, 'report.manage', { report })) throw mayNotManage();
 }
 
 function dateOrNull(value: string | null | undefined): Date | null | undefined {
@@ -109,18 +133,30 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
   }
 
   /**
+   * Who reads reports: the user's repository access (memberships read once per credential), or
+   * null for anonymous callers and service keys.
+   */
+  async function readerOf(actor: Actor): Promise<ReportReader> {
+    return actor.kind === 'user' ? loadFindingAccessForRead(database.db, actor) : null;
+  }
+
+  /**
    * The team (active reviewers and judges with their public profiles), the published valid
-   * findings and their statistics per allowed severity, as they are now.
+   * findings the maker sees (`finding.read`) and their statistics per allowed severity, as they
+   * are now.
    */
   async function takeSnapshot(
     db: Db,
+    access: FindingAccess,
     repository: { id: string; companyId: string; allowedSeverities: string[] },
     findingIds?: string[],
   ): Promise<ReportSnapshot> {
     const repo = reportsRepo(db);
     // One after another: `db` is a transaction, one connection.
     const team = await repo.teamOf(repository.id);
-    const reportable = await repo.reportedFindings(repository.id);
+    const reportable = (await repo.reportedFindings(repository.id)).filter((finding) =>
+      can(access, 'finding.read', { repository, finding }),
+    );
     const companies = await repo.companiesById([repository.companyId]);
     const findingRows = findingIds ? chosenFindings(reportable, findingIds) : reportable;
     const company = companies.get(repository.companyId)!;
@@ -160,13 +196,16 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
     return { teamMembers: team.map((t) => toAuditorPublicProfile(t.user)), findings, findingStats };
   }
 
-  /** The report for a manager of its company (or a platform admin); 404 for anyone who cannot see it. */
+  /**
+   * The report and the caller's access, for those who may change it (`report.manage`): 404 for
+   * anyone who cannot read it, 403 for a reader who may not change it.
+   */
   async function loadForManager(db: Db, actor: Actor, reportId: string) {
-    requireUser(actor);
-    const row = await reportsRepo(db).findById(reportId, reportReadScope(actor));
+    const access = await loadFindingAccess(db, actor);
+    const row = await reportsRepo(db).findById(reportId, reportReadScope(access));
     if (!row) throw reportNotFound();
-    requireCompanyManager(actor, row.companyId);
-    return row;
+    requireReportManager(access, row);
+    return { access, row };
   }
 
   /** Columns an input sets, with the guild resolved by name (created on demand by platform admins). */
@@ -203,7 +242,7 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
       after = { publishedAt, id };
     }
     const rows = await reportsRepo(database.db).listPage({
-      visibility: reportReadScope(actor),
+      visibility: reportReadScope(await readerOf(actor)),
       q,
       guild,
       after,
@@ -234,23 +273,24 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
     },
 
     async getReport(actor: Actor, reportId: string): Promise<Report> {
-      const row = await reportsRepo(database.db).findById(reportId, reportReadScope(actor));
+      const row = await reportsRepo(database.db).findById(reportId, reportReadScope(await readerOf(actor)));
       if (!row) throw reportNotFound();
       const [report] = await render(database.db, [row]);
       return report!;
     },
 
     /**
-     * Makes a report of a finished repository (its company's managers, platform admins): a
-     * snapshot of the team, the published valid findings and their statistics. Private and
-     * unpublished until published.
+     * Makes a report of a finished repository (its company's managers, its repository admins,
+     * platform admins; `report.manage`): a snapshot of the team, the published valid findings and
+     * their statistics. Private and unpublished until published. 404 for a repository the caller
+     * does not see, 403 for one they see but may not report on.
      */
     async createReport(actor: Actor, input: CreateReportRequest): Promise<Report> {
       const user = requireUser(actor);
       return database.transaction(async (tx) => {
-        const repository = await repositoriesRepo(tx.db).findById(input.repositoryId);
-        if (!repository) throw new AppError('NOT_FOUND', { message: 'Repository not found.' });
-        requireCompanyManager(user, repository.companyId);
+        const access = await loadFindingAccess(tx.db, user);
+        const repository = await requireVisibleRepository(tx.db, access, input.repositoryId);
+        requireReportManager(access, { companyId: repository.companyId, repositoryId: repository.id });
         if (!repository.finishedAt) {
           throw new AppError('CONFLICT', {
             message: 'The repository is not finished; finish it before making its report.',
@@ -270,7 +310,7 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
           engagementStartDate: repository.timeframeStart,
           engagementEndDate: repository.timeframeEnd,
           ...(await columnsOf(tx.db, user, fields)),
-          snapshot: await takeSnapshot(tx.db, repository, findingIds),
+          snapshot: await takeSnapshot(tx.db, access, repository, findingIds),
           createdBy: user.userId,
         });
         const [report] = await render(tx.db, [row]);
@@ -279,12 +319,13 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
     },
 
     /**
-     * Changes the given fields (privacy, guild, texts …) of a report (company managers, platform
-     * admins); `findingIds` takes the snapshot again with those findings.
+     * Changes the given fields (privacy, guild, texts …) of a report (`report.manage`: company
+     * managers, repository admins, platform admins); `findingIds` takes the snapshot again with
+     * those findings.
      */
     async updateReport(actor: Actor, reportId: string, input: UpdateReportRequest): Promise<Report> {
       return database.transaction(async (tx) => {
-        const existing = await loadForManager(tx.db, actor, reportId);
+        const { access, row: existing } = await loadForManager(tx.db, actor, reportId);
         const { findingIds, ...fields } = input;
         const values = await columnsOf(tx.db, actor, fields);
         if (findingIds !== undefined) {
@@ -296,7 +337,7 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
               message: 'The report has no repository to choose findings from.',
             });
           }
-          values.snapshot = await takeSnapshot(tx.db, repository, findingIds);
+          values.snapshot = await takeSnapshot(tx.db, access, repository, findingIds);
         }
         const row = await reportsRepo(tx.db).update(reportId, values);
         const [report] = await render(tx.db, [row]);
@@ -305,12 +346,13 @@ export function createReportsService(deps: { database: Database; cursors: Cursor
     },
 
     /**
-     * Publishes a report: `publishedAt` is set the first time (publishing again keeps it);
-     * `isPrivate: false` makes it public, `true` keeps it to the company.
+     * Publishes a report (`report.manage`): `publishedAt` is set the first time (publishing again
+     * keeps it); `isPrivate: false` makes it public, `true` keeps it to its readers (the company's
+     * users, the repository's admins, cross-company readers).
      */
     async publishReport(actor: Actor, reportId: string, input: { isPrivate?: boolean }): Promise<Report> {
       return database.transaction(async (tx) => {
-        const existing = await loadForManager(tx.db, actor, reportId);
+        const { row: existing } = await loadForManager(tx.db, actor, reportId);
         const row = await reportsRepo(tx.db).update(reportId, {
           publishedAt: existing.publishedAt ?? now(),
           ...(input.isPrivate !== undefined ? { isPrivate: input.isPrivate } : {}),

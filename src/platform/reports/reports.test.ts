@@ -4,11 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { api, apiOk, sharedTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { itEnforcesUserAuth } from '../../../test/helpers/auth-cases.ts';
 import {
+  addMember,
   buildCompany,
   buildCompanyWorld,
   buildFinding,
   buildMember,
   buildRepository,
+  buildRepositoryTeam,
   buildUser,
 } from '../../../test/helpers/factories.ts';
 import { reports } from '../../db/schema/index.ts';
@@ -262,6 +264,187 @@ describe('POST /api/v0/reports', () => {
       const manager = await buildUser(app, { companyId, companyRole: 'manager' });
       return { url: '/api/v0/reports', payload: { repositoryId: repo.id }, token: manager.token };
     },
+  });
+});
+
+describe('reports made by repository admins (ADR 0009)', () => {
+  /**
+   * A finished repository A with a team (its admin is no company user), a second finished
+   * repository B of the same company where A's admin holds no role, a third C where A's admin is
+   * a reviewer, the company's manager, another company's manager, and findings of A and B.
+   */
+  async function world() {
+    const q = tag();
+    const team = await buildRepositoryTeam(t, { name: `${q} A` });
+    const companyId = team.company.id;
+    const manager = await buildUser(t, { companyId, companyRole: 'manager' });
+    const repoB = await buildRepository(t, { companyId, name: `${q} B` });
+    const repoC = await buildRepository(t, { companyId, name: `${q} C` });
+    await addMember(t, repoC.id, team.admin.id, 'reviewer');
+    for (const repo of [team.repository, repoB, repoC])
+      await apiOk(t, 'POST', `/api/v0/repositories/${repo.id}/finish`, t.adminToken);
+    const otherManager = (await buildCompanyWorld(t)).manager;
+    const base = { companyId, repositoryId: team.repository.id, createdBy: team.reviewer.id };
+    const confirmed = await buildFinding(t, { ...base, severity: 'high', status: 'confirmed' });
+    const fixed = await buildFinding(t, { ...base, severity: 'low', status: 'fixed' });
+    const unpublished = await buildFinding(t, { ...base, status: 'confirmed', published: false });
+    const ofB = await buildFinding(t, { companyId, repositoryId: repoB.id, status: 'confirmed' });
+    return { q, team, manager, repoB, repoC, otherManager, confirmed, fixed, unpublished, ofB };
+  }
+
+  it('lets the admin of a repository make, change, preview and publish its report', async () => {
+    const w = await world();
+    const admin = w.team.admin.token;
+    const draft = await apiOk<ReportBody>(t, 'POST', '/api/v0/reports', admin, {
+      repositoryId: w.team.repository.id,
+      projectTitle: `${w.q} by the admin`,
+      findingIds: [w.confirmed.id],
+    });
+    expect(draft.publishedAt).toBeNull();
+    expect(draft.isPrivate).toBe(true);
+    expect(draft.findings.map((f) => f.id)).toEqual([w.confirmed.id]);
+    expect(draft.createdBy).toBe(w.team.admin.id);
+
+    // The admin previews the draft they made: a single read and the list.
+    expect((await apiOk<ReportBody>(t, 'GET', `/api/v0/reports/${draft.id}`, admin)).id).toBe(draft.id);
+    expect((await list(`?q=${w.q}`, admin)).reports.map((r) => r.id)).toEqual([draft.id]);
+
+    const changed = await apiOk<ReportBody>(t, 'PATCH', `/api/v0/reports/${draft.id}`, admin, {
+      description: 'Two findings.',
+      findingIds: [w.confirmed.id, w.fixed.id],
+    });
+    expect(changed.description).toBe('Two findings.');
+    expect(changed.findings.map((f) => f.id)).toEqual([w.confirmed.id, w.fixed.id]);
+
+    const privately = await apiOk<ReportBody>(t, 'POST', `/api/v0/reports/${draft.id}/publish`, admin, {});
+    expect(privately.publishedAt).not.toBeNull();
+    expect(privately.isPrivate).toBe(true);
+    expect((await api(t, 'GET', `/api/v0/reports/${draft.id}`, null)).statusCode).toBe(404);
+    expect((await api(t, 'GET', `/api/v0/reports/${draft.id}`, admin)).statusCode).toBe(200);
+    expect((await api(t, 'GET', `/api/v0/reports/${draft.id}`, w.manager.token)).statusCode).toBe(200);
+
+    const publicly = await apiOk<ReportBody>(t, 'POST', `/api/v0/reports/${draft.id}/publish`, admin, {
+      isPrivate: false,
+    });
+    expect(publicly.isPrivate).toBe(false);
+    expect(publicly.publishedAt).toBe(privately.publishedAt);
+    expect((await api(t, 'GET', `/api/v0/reports/${draft.id}`, null)).statusCode).toBe(200);
+  });
+
+  it('lets the admin choose only published findings of their repository', async () => {
+    const w = await world();
+    for (const findingId of [w.ofB.id, w.unpublished.id]) {
+      const refused = await api(t, 'POST', '/api/v0/reports', w.team.admin.token, {
+        repositoryId: w.team.repository.id,
+        findingIds: [findingId],
+      });
+      expect(refused.statusCode).toBe(400);
+      expect((refused.json() as { msg: string }).msg).toContain('findings of its repository only');
+    }
+  });
+
+  it('refuses other repositories (403 when seen, 404 when not) and the other repository roles', async () => {
+    const w = await world();
+    const create = (token: string, repositoryId: string) =>
+      api(t, 'POST', '/api/v0/reports', token, { repositoryId }).then((r) => r.statusCode);
+    expect(await create(w.team.admin.token, w.repoB.id)).toBe(404);
+    expect(await create(w.team.admin.token, w.repoC.id)).toBe(403);
+    for (const role of [w.team.reviewer, w.team.judge, w.team.triager, w.team.client, w.team.companyUser])
+      expect(await create(role.token, w.team.repository.id)).toBe(403);
+    expect(await create(w.otherManager.token, w.team.repository.id)).toBe(404);
+
+    // A draft of repository B (by the manager): A's admin does not read it, so does not change it.
+    const ofB = await apiOk<ReportBody>(t, 'POST', '/api/v0/reports', w.manager.token, {
+      repositoryId: w.repoB.id,
+    });
+    const change = (token: string, id: string) =>
+      api(t, 'PATCH', `/api/v0/reports/${id}`, token, { seoTitle: 'x' }).then((r) => r.statusCode);
+    const publish = (token: string, id: string) =>
+      api(t, 'POST', `/api/v0/reports/${id}/publish`, token, {}).then((r) => r.statusCode);
+    expect(await change(w.team.admin.token, ofB.id)).toBe(404);
+    expect(await publish(w.team.admin.token, ofB.id)).toBe(404);
+    // Once public, they read it but still may not change it.
+    await apiOk(t, 'POST', `/api/v0/reports/${ofB.id}/publish`, w.manager.token, { isPrivate: false });
+    expect(await change(w.team.admin.token, ofB.id)).toBe(403);
+    expect(await publish(w.team.admin.token, ofB.id)).toBe(403);
+
+    // A draft of repository A: the reviewer does not read it (404); public, they read it (403).
+    const ofA = await apiOk<ReportBody>(t, 'POST', '/api/v0/reports', w.team.admin.token, {
+      repositoryId: w.team.repository.id,
+    });
+    expect(await change(w.team.reviewer.token, ofA.id)).toBe(404);
+    expect(await publish(w.team.reviewer.token, ofA.id)).toBe(404);
+    expect(await change(w.otherManager.token, ofA.id)).toBe(404);
+    expect(await change(w.team.companyUser.token, ofA.id)).toBe(403);
+    await apiOk(t, 'POST', `/api/v0/reports/${ofA.id}/publish`, w.team.admin.token, { isPrivate: false });
+    for (const token of [w.team.reviewer.token, w.team.judge.token, w.team.client.token]) {
+      expect(await change(token, ofA.id)).toBe(403);
+      expect(await publish(token, ofA.id)).toBe(403);
+    }
+    // The company's manager changes the report the repository admin made.
+    expect(await change(w.manager.token, ofA.id)).toBe(200);
+  });
+
+  it('lists exactly the reports each caller reads one by one; a removed admin reads no drafts', async () => {
+    const w = await world();
+    const made = async (token: string, repositoryId: string, title: string, publish?: boolean) => {
+      const r = await apiOk<ReportBody>(t, 'POST', '/api/v0/reports', token, {
+        repositoryId,
+        projectTitle: `${w.q} ${title}`,
+      });
+      if (publish !== undefined)
+        await apiOk(t, 'POST', `/api/v0/reports/${r.id}/publish`, token, { isPrivate: !publish });
+      return r.id;
+    };
+    const ids = [
+      await made(w.team.admin.token, w.team.repository.id, 'A draft'),
+      await made(w.manager.token, w.team.repository.id, 'A private', false),
+      await made(w.manager.token, w.team.repository.id, 'A public', true),
+      await made(w.manager.token, w.repoB.id, 'B draft'),
+      await made(w.manager.token, w.repoB.id, 'B private', false),
+    ];
+    const readers: Record<string, string | null> = {
+      anonymous: null,
+      admin: w.team.admin.token,
+      reviewer: w.team.reviewer.token,
+      judge: w.team.judge.token,
+      client: w.team.client.token,
+      companyUser: w.team.companyUser.token,
+      manager: w.manager.token,
+      otherManager: w.otherManager.token,
+    };
+    const listed = async (token: string | null) =>
+      (await listAll(`q=${w.q}`, token)).map((r) => r.projectTitle).sort();
+    const readOneByOne = async (token: string | null) => {
+      const out: string[] = [];
+      for (const id of ids) {
+        const res = await api(t, 'GET', `/api/v0/reports/${id}`, token);
+        if (res.statusCode === 200) out.push((res.json() as ReportBody).projectTitle);
+        else expect(res.statusCode).toBe(404);
+      }
+      return out.sort();
+    };
+    const seen: Record<string, string[]> = {};
+    for (const [name, token] of Object.entries(readers)) {
+      seen[name] = await listed(token);
+      expect(seen[name], name).toEqual(await readOneByOne(token));
+    }
+    const titles = (...names: string[]) => names.map((n) => `${w.q} ${n}`).sort();
+    expect(seen.anonymous).toEqual(titles('A public'));
+    expect(seen.admin).toEqual(titles('A draft', 'A private', 'A public'));
+    for (const name of ['reviewer', 'judge', 'client', 'otherManager'])
+      expect(seen[name], name).toEqual(titles('A public'));
+    expect(seen.companyUser).toEqual(titles('A draft', 'A private', 'A public', 'B draft', 'B private'));
+    expect(seen.manager).toEqual(seen.companyUser);
+
+    await apiOk(
+      t,
+      'DELETE',
+      `/api/v0/repositories/${w.team.repository.id}/members/${w.team.admin.id}`,
+      t.adminToken,
+    );
+    expect(await listed(w.team.admin.token)).toEqual(titles('A public'));
+    expect((await api(t, 'GET', `/api/v0/reports/${ids[0]}`, w.team.admin.token)).statusCode).toBe(404);
   });
 });
 

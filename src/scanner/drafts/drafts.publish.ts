@@ -55,7 +55,7 @@ export function createDraftPublishing(deps: { database: Database; publicUrl?: st
         if (!can(actor, 'draft.publish', { triagerUserIds: settings.triagerUserIds })) {
           throw new AppError('FORBIDDEN', {
             message:
-              'Only company managers, and the members a manager allows, publish drafts (a published finding has an author; service keys do not publish).',
+              'Only company managers, and the members a manager allows, publish drafts, with a console session or a user token and X-Vigil-Company (a published finding has an author; service keys do not publish).',
           });
         }
         const userId = actor.sessionUserId!;

@@ -25,8 +25,8 @@ const tags = ['drafts', 'extension'];
 
 /**
  * Draft triage (extension, ADR 0023): listings, triage, publishing and comparisons on the scanner
- * API (service keys and console sessions); a published finding's scan timeline and the company's
- * draft settings on API v0.
+ * API (service keys, and people: console sessions or user tokens with X-Vigil-Company, ADR 0002);
+ * a published finding's scan timeline and the company's draft settings on API v0.
  */
 export function registerDraftRoutes(app: App, drafts: DraftsService, publishing: DraftPublishing): void {
   app.get(
@@ -91,7 +91,7 @@ export function registerDraftRoutes(app: App, drafts: DraftsService, publishing:
         tags,
         summary: 'Dismiss (with a reason) or reopen one or many drafts',
         description:
-          'All or none. Service keys need findings:write; console sessions: company managers, or members a manager allows (draft settings). A published draft → 409.',
+          'All or none. Service keys need findings:write; a console session or a user token with `X-Vigil-Company`: company managers, or members a manager allows (draft settings). A published draft → 409.',
         security: serviceSecurity,
         body: TriageDraftsRequestSchema,
         response: { 200: DraftListSchema, ...v1Errors(400, 404, 409, 503) },
@@ -109,7 +109,7 @@ export function registerDraftRoutes(app: App, drafts: DraftsService, publishing:
         tags,
         summary: 'Publish one or many drafts as findings of a repository (idempotent per draft)',
         description:
-          'A console session of a company manager, or of a member a manager allows; service keys → 403. Each draft becomes one finding (title, description, chosen severity, related file with lines and code, rule as category, a link to the scan); publishing it again answers the same finding with created: false.',
+          'A person: a console session, or a user token with `X-Vigil-Company` naming the company, of a company manager or of a member a manager allows (the finding’s author); service keys → 403. Each draft becomes one finding (title, description, chosen severity, related file with lines and code, rule as category, a link to the scan); publishing it again answers the same finding with created: false.',
         security: serviceSecurity,
         body: PublishDraftsRequestSchema,
         response: { 200: PublishedDraftListSchema, ...v1Errors(400, 404, 503) },

@@ -120,7 +120,7 @@ export function createDraftsService(deps: { database: Database; cursors: CursorC
       throw new AppError('FORBIDDEN', {
         message:
           action === 'draft.publish'
-            ? 'Only company managers, and the members a manager allows, publish drafts (from the console).'
+            ? 'Only company managers, and the members a manager allows, publish drafts, with a console session or a user token and X-Vigil-Company (a published finding has an author; service keys do not publish).'
             : 'Triage needs the findings:write scope, or a company manager (or a member a manager allows).',
       });
     }

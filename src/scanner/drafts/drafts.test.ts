@@ -4,6 +4,7 @@ import {
   buildArchive,
   buildCompanyWorld,
   buildRepository,
+  buildScannerFinding,
   buildServiceKey,
   grantCredits,
 } from '../../../test/helpers/factories.ts';
@@ -276,4 +277,113 @@ describe('draft triage: the story of two scans and a pull request', () => {
     ).body.items;
     expect(workspace.some((d) => d.location.file === 'contracts/Safe.sol')).toBe(false);
   }, 240_000);
+});
+
+describe('publishing with a user token and X-Vigil-Company', () => {
+  it('acts as the token’s user for the named company, as a console session does', async () => {
+    const { company, manager, member } = await buildCompanyWorld(t);
+    const other = await buildCompanyWorld(t);
+    const { key } = await buildServiceKey(t, { companyId: company.id, scopes: [...SCOPES] });
+    const repository = await buildRepository(t, { companyId: company.id });
+    const draft = await buildScannerFinding(t, {
+      companyId: company.id,
+      triageState: 'open',
+      severity: 'high',
+      ruleId: 'reentrancy-eth',
+    });
+    const publish = (credential: string, companyId?: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/scanner/v1/drafts/publish',
+        headers: {
+          authorization: `Bearer ${credential}`,
+          ...(companyId === undefined ? {} : { 'x-vigil-company': companyId }),
+        },
+        payload: { repositoryId: repository.id, drafts: [{ draftId: draft.id }] },
+      });
+
+    // Without the header a user token is no credential of the scanner API; the answer says why.
+    const bare = await publish(manager.token);
+    expect(bare.statusCode, bare.body).toBe(401);
+    expect(bare.json().error).toMatch(/x-vigil-company/i);
+    const empty = await publish(manager.token, '');
+    expect(empty.statusCode, empty.body).toBe(401);
+    expect(empty.json().error).toMatch(/x-vigil-company/i);
+    // With the header, the token is checked as a user token.
+    const unknown = await publish(`vgl_u_${'Z'.repeat(40)}`, company.id);
+    expect(unknown.statusCode, unknown.body).toBe(401);
+    expect(unknown.json()).toMatchObject({ code: 'INVALID_CREDENTIAL', error: 'Unknown token.' });
+    // Another company's users, and a company the user is not in: 404, as for every resource.
+    expect((await publish(other.manager.token, company.id)).statusCode).toBe(404);
+    expect((await publish(manager.token, other.company.id)).statusCode).toBe(404);
+    // Service keys never publish, header or not; a member needs a manager's leave.
+    expect((await publish(key)).statusCode).toBe(403);
+    expect((await publish(key, company.id)).statusCode).toBe(403);
+    const refused = await publish(member.token, company.id);
+    expect(refused.statusCode, refused.body).toBe(403);
+    expect(refused.json().code).toBe('FORBIDDEN');
+
+    const first = await publish(manager.token, company.id);
+    expect(first.statusCode, first.body).toBe(200);
+    const [published] = first.json().items as Array<{
+      draftId: string;
+      findingId: string;
+      repositoryId: string;
+      number: number;
+      created: boolean;
+    }>;
+    expect(published).toMatchObject({ draftId: draft.id, repositoryId: repository.id, created: true });
+    const again = await publish(manager.token, company.id);
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json().items).toEqual([{ ...published, created: false }]);
+
+    const finding = await t.app.inject({
+      method: 'GET',
+      url: `/api/v0/repositories/${repository.id}/findings/${published!.findingId}`,
+      headers: { authorization: `Bearer ${manager.token}` },
+    });
+    expect(finding.statusCode, finding.body).toBe(200);
+    expect(finding.json()).toMatchObject({
+      number: published!.number,
+      severity: 'high',
+      title: draft.title,
+      createdBy: { userId: manager.id },
+    });
+    const audit = await t.app.inject({
+      method: 'GET',
+      url: `/api/v0/companies/${company.id}/audit-log?actions=draft_published`,
+      headers: { authorization: `Bearer ${manager.token}` },
+    });
+    expect(audit.statusCode, audit.body).toBe(200);
+    expect(audit.json().items).toEqual([
+      expect.objectContaining({
+        action: 'draft_published',
+        createdBy: expect.objectContaining({ userId: manager.id, username: manager.username }),
+        details: expect.objectContaining({ draftId: draft.id, findingId: published!.findingId }),
+      }),
+    ]);
+
+    // A member a manager allows publishes, as the author of the finding.
+    const settings = await t.app.inject({
+      method: 'PUT',
+      url: `/api/v0/companies/${company.id}/draft-settings`,
+      headers: { authorization: `Bearer ${manager.token}` },
+      payload: { triagerUserIds: [member.id], autoMarkFixed: false },
+    });
+    expect(settings.statusCode, settings.body).toBe(200);
+    const second = await buildScannerFinding(t, { companyId: company.id, triageState: 'open' });
+    const byMember = await t.app.inject({
+      method: 'POST',
+      url: '/api/scanner/v1/drafts/publish',
+      headers: { authorization: `Bearer ${member.token}`, 'x-vigil-company': company.id },
+      payload: { repositoryId: repository.id, drafts: [{ draftId: second.id, severity: 'low' }] },
+    });
+    expect(byMember.statusCode, byMember.body).toBe(200);
+    const memberFinding = await t.app.inject({
+      method: 'GET',
+      url: `/api/v0/repositories/${repository.id}/findings/${byMember.json().items[0].findingId}`,
+      headers: { authorization: `Bearer ${manager.token}` },
+    });
+    expect(memberFinding.json()).toMatchObject({ severity: 'low', createdBy: { userId: member.id } });
+  });
 });
