@@ -363,7 +363,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The organization’s scans, newest first (optionally in one status) */
+        /** The organization’s scans, newest first (optionally of one workspace, in one status; cursor pages) */
         get: operations["listScans"];
         put?: never;
         /**
@@ -3298,6 +3298,7 @@ export interface components {
         };
         ScanList: {
             scans: components["schemas"]["ScanStatus"][];
+            nextValue: string | null;
         };
         ServiceKeyList: {
             items: components["schemas"]["ServiceKey"][];
@@ -5320,7 +5321,11 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "preparing" | "queued" | "running" | "completed" | "failed" | "cancelled";
+                /** @description Only the scans of this workspace; a workspace of another organization, or none, lists nothing (ADR 0003). */
+                workspaceId?: string;
                 limit?: number;
+                /** @description The `nextValue` of the previous page, with the same filters. */
+                next?: string;
             };
             header?: never;
             path?: never;
