@@ -136,9 +136,12 @@ export function registerClientCommands(program: Command, env: Env): void {
   const scans = program.command('scans').description('scans of the organization');
   withServiceOptions(scans.command('list').description('the latest scans, newest first'))
     .option('--status <status>', `only scans in this status: ${SCAN_STATUSES.join(', ')}`)
+    .option('--workspace <id>', "only this workspace's scans")
     .option('--limit <n>', 'how many (1 to 100)', '20')
     .action(async (_o, cmd: Command) => {
-      const o = opts(cmd) as ClientOptions & { status?: string; limit: string };
+      const o = opts(cmd) as ClientOptions & { status?: string; workspace?: string; limit: string };
+      const workspaceId =
+        o.workspace === undefined ? undefined : requireUuid('The workspace id', o.workspace);
       const status = o.status === undefined ? undefined : SCAN_STATUSES.find((s) => s === o.status);
       if (o.status !== undefined && !status)
         throw new UsageError(`--status must be one of ${SCAN_STATUSES.join(', ')} (got "${o.status}").`);
@@ -148,7 +151,9 @@ export function registerClientCommands(program: Command, env: Env): void {
       const api = await serviceClient(o, env);
       const list = expectOk(
         await api.GET('/api/scanner/v1/scans', {
-          params: { query: { limit, ...(status ? { status } : {}) } },
+          params: {
+            query: { limit, ...(status ? { status } : {}), ...(workspaceId ? { workspaceId } : {}) },
+          },
         }),
         'Listing the scans',
       );

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
 import os from 'node:os';
@@ -143,7 +144,16 @@ describe('login, then commands without flags', () => {
     expect(scanId).toBeDefined();
 
     const list = await vigil(['scans', 'list', '--json']);
-    expect(JSON.parse(list.stdout).map((s: { id: string }) => s.id)).toEqual([scanId]);
+    const listed = JSON.parse(list.stdout) as Array<{ id: string; workspaceId: string }>;
+    expect(listed.map((s) => s.id)).toEqual([scanId]);
+    const ofWorkspace = await vigil(['scans', 'list', '--workspace', listed[0]!.workspaceId, '--json']);
+    expect(JSON.parse(ofWorkspace.stdout).map((s: { id: string }) => s.id)).toEqual([scanId]);
+    const ofOther = await vigil(['scans', 'list', '--workspace', randomUUID(), '--json']);
+    expect(ofOther.code, ofOther.stderr).toBe(0);
+    expect(JSON.parse(ofOther.stdout)).toEqual([]);
+    const badWorkspace = await vigil(['scans', 'list', '--workspace', 'nope']);
+    expect(badWorkspace.code).toBe(2);
+    expect(badWorkspace.stderr).toMatch(/The workspace id must be a UUID/);
     const show = await vigil(['scans', 'show', scanId!]);
     expect(show.stdout).toMatch(new RegExp(`${scanId}\\s+standard\\s+completed`));
     const cancel = await vigil(['scans', 'cancel', scanId!]);
