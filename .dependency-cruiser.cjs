@@ -31,6 +31,12 @@ const KNOWN_EXCEPTIONS = {
     'src/scanner/scans/scans.deps.ts': ['src/platform/pagination/cursor.ts'],
     // The scan list's cursor key: created_at as microsecond text, the format the cursors check.
     'src/scanner/scans/scans.repo.ts': ['src/platform/pagination/list-params.ts'],
+    // The workspace listing pages with the same cursors.
+    'src/scanner/workspaces/workspaces.service.ts': ['src/platform/pagination/cursor.ts'],
+  },
+  'organization-no-api': {
+    // The workspace listing's cursor key: created_at as microsecond text, the format the cursors check.
+    'src/organization/workspaces/workspaces.repo.ts': ['src/platform/pagination/list-params.ts'],
   },
 };
 

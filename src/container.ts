@@ -48,6 +48,7 @@ import { createDraftsService } from './scanner/drafts/drafts.service.ts';
 import { createScanServices } from './scanner/scans/scans.module.ts';
 import { createTicketsService } from './scanner/tickets/tickets.service.ts';
 import { createUploadsService } from './scanner/uploads/uploads.service.ts';
+import { createScannerWorkspacesService } from './scanner/workspaces/workspaces.service.ts';
 
 export interface ContainerOptions {
   /** Apply migrations while opening (start, serve, worker, tests). Default true. */
@@ -292,6 +293,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     }),
     ...scanServices,
     drafts: createDraftsService({ database, cursors }),
+    scannerWorkspaces: createScannerWorkspacesService({ database, cursors }),
     draftPublishing: createDraftPublishing({ database, publicUrl }),
     sourcehost,
     leaderboard: createLeaderboardService({ database, cursors }),

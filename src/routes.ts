@@ -100,6 +100,8 @@ import { registerTicketRoutes } from './scanner/tickets/tickets.routes.ts';
 import { FindingIssueExportSchema, FindingTicketSchema } from './scanner/tickets/tickets.schemas.ts';
 import { registerUploadRoutes } from './scanner/uploads/uploads.routes.ts';
 import { SourceUploadSessionSchema } from './scanner/uploads/uploads.schemas.ts';
+import { registerScannerWorkspaceRoutes } from './scanner/workspaces/workspaces.routes.ts';
+import { ScannerWorkspaceSchema } from './scanner/workspaces/workspaces.schemas.ts';
 
 /**
  * The shapes that other shapes contain, registered once so that routes and schemas refer to them
@@ -156,6 +158,7 @@ const SHARED_SCHEMAS: readonly TSchema[] = [
   ScanAnalysisSchema,
   ScanStatusSchema,
   ScanTypeAvailabilitySchema,
+  ScannerWorkspaceSchema,
   ServiceKeySchema,
   SessionSchema,
   ShortUserSummarySchema,
@@ -179,6 +182,7 @@ export async function registerRouteModules(app: App, container: Container): Prom
   await registerUploadRoutes(app, services.uploads);
   registerScanRoutes(app, services.scans);
   registerDraftRoutes(app, services.drafts, services.draftPublishing);
+  registerScannerWorkspaceRoutes(app, services.scannerWorkspaces);
   registerFindingRoutes(app, services.findings);
   registerFindingEventRoutes(app, services.findingEvents);
   registerCommentRoutes(app, services.comments);

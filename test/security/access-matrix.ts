@@ -237,6 +237,18 @@ export const MATRIX: Record<string, MatrixEntry | Exemption> = {
     params: (w) => ({ workspaceId: w.archive.workspaceId }),
   },
   listScanDrafts: { as: 'key', scope: 'findings:read', deny: v1(), ok: 409 },
+  // Workspace names (ADR 0018).
+  listWorkspaces: {
+    as: 'key',
+    scope: 'scans:read',
+    deny: { ...v1(false), otherKey: { status: 200, hides: (w) => [w.archive.workspaceId] } },
+  },
+  getWorkspace: {
+    as: 'key',
+    scope: 'scans:read',
+    deny: v1(),
+    params: (w) => ({ workspaceId: w.archive.workspaceId }),
+  },
   getScanComparison: { as: 'key', scope: 'scans:read', deny: v1(), ok: 409 },
   triageDrafts: {
     as: 'key',

@@ -1,4 +1,4 @@
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useInfiniteQuery, useMutation, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { ApiError, api, sessionHeaders, sessionState, unwrap } from '../api.ts';
@@ -7,6 +7,7 @@ import { NotFound } from '../router.tsx';
 import { sha256Hex, tarGzip } from '../tar.ts';
 import { useConnectedTrackers } from '../trackers.ts';
 import { Async, ErrorMessage, formatDate } from '../ui.tsx';
+import { WorkspaceName } from '../workspaces.tsx';
 import { ScanDrafts } from './scan-drafts.tsx';
 
 type ScanType = 'lite' | 'standard' | 'audit';
@@ -45,19 +46,27 @@ function putWithProgress(
 const SCAN_STATUSES = ['preparing', 'queued', 'running', 'completed', 'failed', 'cancelled'] as const;
 type ScanStatusName = (typeof SCAN_STATUSES)[number];
 
-/** The company's scans from the scanner API, newest first, filtered by status; refreshed while any runs. */
+const SCANS_PAGE = 50;
+
+/**
+ * The company's scans from the scanner API, newest first, filtered by status, in pages ("Load
+ * more" follows the list's cursor); refreshed while any loaded scan runs.
+ */
 export function CompanyScans({ companyId }: { companyId: string }) {
   sessionState.companyId = companyId;
   const [status, setStatus] = useState<ScanStatusName | ''>('');
-  const scans = useQuery({
-    queryKey: ['scans', companyId, status],
-    queryFn: () =>
+  const scans = useInfiniteQuery({
+    queryKey: ['scans', companyId, status, 'pages'],
+    initialPageParam: undefined as string | undefined,
+    queryFn: ({ pageParam }) =>
       unwrap(
         api.GET('/api/scanner/v1/scans', {
-          params: { query: { limit: 100, ...(status ? { status } : {}) } },
+          params: { query: { limit: SCANS_PAGE, next: pageParam, ...(status ? { status } : {}) } },
         }),
       ),
-    refetchInterval: (q) => (q.state.data?.scans.some((x) => !FINAL.has(x.status)) ? 3000 : false),
+    getNextPageParam: (last) => last.nextValue || undefined,
+    refetchInterval: (q) =>
+      q.state.data?.pages.some((p) => p.scans.some((x) => !FINAL.has(x.status))) ? 3000 : false,
   });
   return (
     <section aria-labelledby="company-scans-h">
@@ -74,12 +83,12 @@ export function CompanyScans({ companyId }: { companyId: string }) {
         </select>
       </label>
       <Async query={scans}>
-        {({ scans: list }) =>
-          list.length === 0 ? (
+        {({ pages }) =>
+          pages[0]?.scans.length === 0 ? (
             <p className="muted">No scans{status ? ` with status ${status}` : ''}.</p>
           ) : (
             <div className="table-wrap">
-              <table className="scans">
+              <table className="scans" data-testid="scans-table">
                 <thead>
                   <tr>
                     <th scope="col">Started</th>
@@ -90,36 +99,44 @@ export function CompanyScans({ companyId }: { companyId: string }) {
                   </tr>
                 </thead>
                 <tbody>
-                  {list.map((x) => (
-                    <tr key={x.id}>
-                      <td>
-                        <Link to="/companies/$companyId/scans/$scanId" params={{ companyId, scanId: x.id }}>
-                          {formatDate(x.createdAt)}
-                        </Link>
-                      </td>
-                      <td>{x.type}</td>
-                      <td>
-                        <span className={`chip scan-${x.status}`}>{x.status}</span>
-                        {x.error ? <span className="muted small"> {x.error.message}</span> : null}
-                      </td>
-                      <td>{x.status === 'completed' ? x.findingsCount : '—'}</td>
-                      <td>
-                        <Link
-                          to="/companies/$companyId/workspaces/$workspaceId"
-                          params={{ companyId, workspaceId: x.workspaceId }}
-                        >
-                          Overview
-                        </Link>
-                      </td>
-                    </tr>
-                  ))}
+                  {pages
+                    .flatMap((p) => p.scans)
+                    .map((x) => (
+                      <tr key={x.id}>
+                        <td>
+                          <Link to="/companies/$companyId/scans/$scanId" params={{ companyId, scanId: x.id }}>
+                            {formatDate(x.createdAt)}
+                          </Link>
+                        </td>
+                        <td>{x.type}</td>
+                        <td>
+                          <span className={`chip scan-${x.status}`}>{x.status}</span>
+                          {x.error ? <span className="muted small"> {x.error.message}</span> : null}
+                        </td>
+                        <td>{x.status === 'completed' ? x.findingsCount : '—'}</td>
+                        <td>
+                          <WorkspaceName companyId={companyId} workspaceId={x.workspaceId} />{' '}
+                          <Link
+                            to="/companies/$companyId/workspaces/$workspaceId"
+                            params={{ companyId, workspaceId: x.workspaceId }}
+                            className="small"
+                          >
+                            Overview
+                          </Link>
+                        </td>
+                      </tr>
+                    ))}
                 </tbody>
               </table>
             </div>
           )
         }
       </Async>
-      <p className="muted small">The latest 100 scans are listed.</p>
+      {scans.hasNextPage && (
+        <button type="button" onClick={() => void scans.fetchNextPage()} disabled={scans.isFetchingNextPage}>
+          {scans.isFetchingNextPage ? 'Loading…' : 'Load more'}
+        </button>
+      )}
     </section>
   );
 }
@@ -375,6 +392,17 @@ export function ScanPage() {
               </dd>
               <dt>Findings</dt>
               <dd>{s.findingsCount ?? '—'}</dd>
+              <dt>Workspace</dt>
+              <dd>
+                <WorkspaceName companyId={companyId} workspaceId={s.workspaceId} />{' '}
+                <Link
+                  to="/companies/$companyId/workspaces/$workspaceId"
+                  params={{ companyId, workspaceId: s.workspaceId }}
+                  className="small"
+                >
+                  Overview
+                </Link>
+              </dd>
             </dl>
             {s.error && <ErrorMessage error={new ApiError(s.error.message, 0, s.error.code)} />}
           </>

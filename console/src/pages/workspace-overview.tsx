@@ -15,6 +15,7 @@ import type { components } from '../../../src/sdk/schema';
 import { api, sessionState, unwrap } from '../api.ts';
 import { SEVERITIES } from '../search.ts';
 import { Async, ErrorMessage, formatDate, words } from '../ui.tsx';
+import { useWorkspace } from '../workspaces.tsx';
 
 // Bars only: the chunk carries no chart type the page does not draw.
 ChartJS.register(BarElement, CategoryScale, LinearScale, Legend, Tooltip);
@@ -52,6 +53,7 @@ interface ScanFigures {
 export function WorkspaceOverviewPage() {
   const { companyId, workspaceId } = useParams({ from: '/companies/$companyId/workspaces/$workspaceId' });
   sessionState.companyId = companyId;
+  const { workspace } = useWorkspace(companyId, workspaceId);
   const scans = useQuery({
     queryKey: ['scans', companyId, 'completed', workspaceId],
     queryFn: () =>
@@ -84,7 +86,27 @@ export function WorkspaceOverviewPage() {
           ← Scans
         </Link>
       </p>
-      <h1 id="workspace-h">Workspace overview</h1>
+      <h1 id="workspace-h">{workspace ? `Workspace ${workspace.name}` : 'Workspace overview'}</h1>
+      {workspace && (
+        <dl className="facts">
+          <dt>Prefix</dt>
+          <dd>
+            {workspace.prefix === '' ? (
+              <span className="muted">the root</span>
+            ) : (
+              <code>{workspace.prefix}</code>
+            )}
+          </dd>
+          <dt>Repository</dt>
+          <dd>{workspace.repository ?? <span className="muted">none (uploads)</span>}</dd>
+          {!workspace.active && (
+            <>
+              <dt>State</dt>
+              <dd>unlinked: takes no new scans</dd>
+            </>
+          )}
+        </dl>
+      )}
       <p className="muted small">
         Workspace <code>{workspaceId}</code>: the open drafts of its latest {SCANS_SHOWN} completed scans,
         with what each scan found new and fixed.
