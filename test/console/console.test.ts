@@ -330,7 +330,12 @@ describe.skipIf(skipReason !== null)('the console in Chromium', () => {
       }),
     ]);
     await page.waitForSelector('[data-testid=scan-status]:text-is("completed")', { timeout: 120_000 });
+    // The threat model is rendered Markdown (issue 39, defect 8): headings and tables, not its source.
     await page.waitForSelector('.threat-model');
+    expect(await page.locator('.threat-model h1:text-is("Threat model")').count()).toBe(1);
+    expect(await page.locator('.threat-model h2:text-is("Threats")').count()).toBe(1);
+    expect(await page.locator('.threat-model table').count()).toBeGreaterThan(0);
+    expect(await page.textContent('.threat-model')).not.toMatch(/(^|\n)#+ |\|---/);
     await page.waitForSelector('[data-testid=drafts-table] tbody tr');
     // Identifiers name their registry (issue 39, defect 8): never bare numbers such as "107 · 841".
     const ids = await page.locator('[data-testid=drafts-table] tbody tr').first().textContent();

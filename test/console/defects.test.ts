@@ -7,6 +7,7 @@ import {
   buildLabel,
   buildRepository,
   buildRepositoryTeam,
+  buildServiceKey,
   buildUser,
   connectTrackerA,
   fileFinding,
@@ -254,6 +255,21 @@ describe.skipIf(skipReason !== null)('console defects (issue 39) in Chromium', (
     await signIn(connected.page, team.companyUser.token);
     await connected.page.goto(`${url}/app/repositories/${team.repository.id}/findings/3`);
     await connected.page.waitForSelector('aside button:text-is("Send to Linear")');
+    // A ticket sent to the tracker: the list names the product too, never the API's provider id.
+    const { key } = await buildServiceKey(t, {
+      companyId: team.company.id,
+      scopes: ['findings:read', 'findings:write'],
+    });
+    const sent = await t.app.inject({
+      method: 'POST',
+      url: `/api/scanner/v1/findings/${(await finding(team.repository.id, 3)).id}/issue-trackers/tracker_a`,
+      headers: { 'x-api-key': key },
+    });
+    expect(sent.statusCode).toBe(200);
+    await connected.page.reload();
+    const ticket = connected.page.locator('aside li:has(a[target=_blank])');
+    await ticket.waitFor();
+    expect(await ticket.textContent()).toContain('Linear · created here');
     expect(await connected.page.locator('aside :text("tracker_a")').count()).toBe(0);
     await connected.context.close();
   });

@@ -400,4 +400,17 @@ describe.skipIf(skipReason !== null)('draft triage and the workspace overview in
       expect(await page.locator(`[data-testid=overview-table] tr[data-scan-id="${scanId}"]`).count()).toBe(1);
     await context.close();
   }, 60_000);
+
+  it('offers no ticket controls on a scan while no issue tracker is connected', async () => {
+    const { context, page } = await signedIn();
+    await page.goto(`${url}/app/companies/${team.company.id}/scans/${scan1}`);
+    const first = page.locator('[data-testid=drafts-table] tbody tr').first();
+    await first.locator('button:text-is("Details")').click();
+    await first.locator('.draft-details').waitFor();
+    await page.waitForLoadState('networkidle');
+    // Issue 39, defect 7: the company has no tracker, so nothing offers to send a ticket.
+    expect(await page.locator('[data-testid=drafts-table] button:has-text("Tickets")').count()).toBe(0);
+    expect(await page.locator('[data-testid=drafts-table] button:has-text("Send to")').count()).toBe(0);
+    await context.close();
+  }, 60_000);
 });
