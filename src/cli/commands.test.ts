@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
@@ -6,36 +5,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedTestApp } from '../../test/helpers/app.ts';
+import { runVigil } from '../../test/helpers/cli.ts';
 import { buildCompany, buildServiceKey, grantCredits } from '../../test/helpers/factories.ts';
 import { SCOPES } from '../auth/credentials.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
 let url: string;
 let home: string;
 
-/** Runs the real `vigil` binary; never throws, hands back the exit code and both streams. */
+/** Runs the real `vigil` binary in the test's home folder. */
 function vigil(args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [path.join(root, 'bin/vigil.js'), ...args],
-      {
-        cwd: root,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: home,
-          VIGIL_CONFIG_DIR: path.join(home, 'config'),
-          LOG_LEVEL: 'silent',
-          ...env,
-        },
-        timeout: 120_000,
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+  return runVigil(args, { home, env });
 }
 
 const STACK_LINE = /^\s+at .+\(?.*:\d+:\d+\)?$/m;

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -9,6 +8,7 @@ import { signWebhookBody } from '../../src/integrations/sourcehost/github-rest.t
 import { type FakeGitServer, startFakeGitServer } from '../fakes/git-server.ts';
 import { type FakeSourcehostApi, startFakeSourcehostApi } from '../fakes/sourcehost-api-server.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { runVigil } from '../helpers/cli.ts';
 import { buildCompanyWorld, buildServiceKey, grantCredits } from '../helpers/factories.ts';
 import { waitForScan } from '../helpers/scan-helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -21,7 +21,6 @@ import { waitFor } from '../helpers/wait.ts';
 
 const SECRET = 'whsec-story-secret';
 const TOKEN = 'ghs-story-token';
-const root = path.resolve(import.meta.dirname, '../..');
 
 /** main: a re-entrancy in Vault.withdraw (High) and a floating pragma in Token (Info). */
 const VAULT = `// SPDX-License-Identifier: MIT
@@ -90,28 +89,9 @@ afterAll(async () => {
   if (home) await rm(home, { recursive: true, force: true });
 });
 
-/** Runs the real `vigil` binary against the test server; hands back the exit code and both streams. */
+/** Runs the real `vigil` binary against the test server with a service key. */
 function vigil(args: string[], key: string) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [path.join(root, 'bin/vigil.js'), ...args, '--url', url, '--key', key],
-      {
-        cwd: root,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: home,
-          VIGIL_CONFIG_DIR: path.join(home, 'config'),
-          LOG_LEVEL: 'silent',
-        },
-        timeout: 180_000,
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+  return runVigil([...args, '--url', url, '--key', key], { home, timeoutMs: 180_000 });
 }
 
 function deliver(integrationId: string, event: string, body: unknown) {
