@@ -37,7 +37,12 @@ import path from 'node:path';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { Pool as HttpPool } from 'undici';
-import { canTransition, type FindingStatus, type RepositoryRole } from '../src/access/rules.ts';
+import {
+  canTransition,
+  type FindingStatus,
+  type RepositoryRole,
+  statusChangeNeedsReason,
+} from '../src/access/rules.ts';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createContainer, createLogger } from '../src/container.ts';
@@ -316,7 +321,10 @@ function nextRequest(user: VirtualUser, world: World, random: Random): Request {
         method: 'PUT',
         path: `${base}/status`,
         token: user.token,
-        body: { status },
+        // A person states why when the change needs it (rejecting, disputing, reopening …).
+        body: statusChangeNeedsReason(finding.status, status)
+          ? { status, reason: `Traffic reason ${random.int(1e9)}` }
+          : { status },
         answered: (code) => {
           if (code === 200) finding.status = status;
         },
