@@ -23,6 +23,7 @@ import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createContainer } from '../src/container.ts';
 import { CONSOLE_DIST } from '../src/http/console.ts';
+import { bulkLoad } from './findings-data.ts';
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB_NAME = process.env.BENCH_DB_NAME ?? 'vigil_bench_console';
@@ -66,33 +67,41 @@ await container.services.admin.bootstrapAdmin({ token: adminToken });
 
 const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
 const run = (text: string) => pool.query(text);
+const timed = async <T>(label: string, fn: () => Promise<T>): Promise<T> => {
+  const start = performance.now();
+  const result = await fn();
+  log(`${label} (${((performance.now() - start) / 1000).toFixed(1)} s)`);
+  return result;
+};
 const STATUSES = `array['new','in_review','disputed','rejected','spam','confirmed','acknowledged','fixed','withdrawn']`;
 const SEVERITIES = `array['critical','high','medium','low','informational','gas_optimization']`;
 log(`generating ${FINDINGS.toLocaleString('en')} findings over ${REPOSITORIES} repositories`);
-await run(`insert into companies (id, name, handle)
-  select md5('c'||g)::uuid, 'Bench company '||g, 'bench-co-'||g from generate_series(1, 100) g`);
-await run(`insert into users (id, username, name)
-  select md5('u'||g)::uuid, 'bench_user_'||g, 'Bench User '||g from generate_series(1, 1000) g`);
-await run(`insert into repositories (id, company_id, name, finding_seq)
-  select md5('r'||g)::uuid, md5('c'||((g - 1) / 10 + 1))::uuid, 'bench-repo-'||g, ${FINDINGS / REPOSITORIES}
-  from generate_series(1, ${REPOSITORIES}) g`);
-await run(`insert into findings (id, company_id, repository_id, number, published, title, description, status, severity,
-    created_by, attributed_to, created_at, last_updated_at)
-  select md5('f'||g)::uuid, md5('c'||((r - 1) / 10 + 1))::uuid, md5('r'||r)::uuid, n, true,
-    'Finding '||n||': '||(array['reentrancy in withdraw','integer overflow in mint','missing access control',
-      'unchecked return value','oracle manipulation','front-running of approve'])[g % 6 + 1],
-    'Description of finding '||g||'.',
-    (${STATUSES})[(g * 31) % 9 + 1], (${SEVERITIES})[(g * 17) % 6 + 1],
-    md5('u'||(g % 1000 + 1))::uuid, md5('u'||(g % 1000 + 1))::uuid,
-    timestamptz '2023-01-01' + g * interval '29 seconds', timestamptz '2023-01-01' + g * interval '29 seconds'
-  from (select g, ((g - 1) % ${REPOSITORIES}) + 1 as r, (g - 1) / ${REPOSITORIES} + 1 as n
-        from generate_series(1, ${FINDINGS}) g) s`);
-await run(
-  `insert into users (id, username, name) values (md5('persona-reader')::uuid, 'bench_reader', 'Reader')`,
-);
-await run(
-  `insert into platform_permissions (user_id, permission) values (md5('persona-reader')::uuid, 'read_all_companies')`,
-);
+await bulkLoad(run, timed, async () => {
+  await run(`insert into companies (id, name, handle)
+    select md5('c'||g)::uuid, 'Bench company '||g, 'bench-co-'||g from generate_series(1, 100) g`);
+  await run(`insert into users (id, username, name)
+    select md5('u'||g)::uuid, 'bench_user_'||g, 'Bench User '||g from generate_series(1, 1000) g`);
+  await run(`insert into repositories (id, company_id, name, finding_seq)
+    select md5('r'||g)::uuid, md5('c'||((g - 1) / 10 + 1))::uuid, 'bench-repo-'||g, ${FINDINGS / REPOSITORIES}
+    from generate_series(1, ${REPOSITORIES}) g`);
+  await run(`insert into findings (id, company_id, repository_id, number, published, title, description, status, severity,
+      created_by, attributed_to, created_at, last_updated_at)
+    select md5('f'||g)::uuid, md5('c'||((r - 1) / 10 + 1))::uuid, md5('r'||r)::uuid, n, true,
+      'Finding '||n||': '||(array['reentrancy in withdraw','integer overflow in mint','missing access control',
+        'unchecked return value','oracle manipulation','front-running of approve'])[g % 6 + 1],
+      'Description of finding '||g||'.',
+      (${STATUSES})[(g * 31) % 9 + 1], (${SEVERITIES})[(g * 17) % 6 + 1],
+      md5('u'||(g % 1000 + 1))::uuid, md5('u'||(g % 1000 + 1))::uuid,
+      timestamptz '2023-01-01' + g * interval '29 seconds', timestamptz '2023-01-01' + g * interval '29 seconds'
+    from (select g, ((g - 1) % ${REPOSITORIES}) + 1 as r, (g - 1) / ${REPOSITORIES} + 1 as n
+          from generate_series(1, ${FINDINGS}) g) s`);
+  await run(
+    `insert into users (id, username, name) values (md5('persona-reader')::uuid, 'bench_reader', 'Reader')`,
+  );
+  await run(
+    `insert into platform_permissions (user_id, permission) values (md5('persona-reader')::uuid, 'read_all_companies')`,
+  );
+});
 await run('vacuum analyze');
 await pool.end();
 log('data set ready');

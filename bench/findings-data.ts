@@ -30,6 +30,26 @@ async function setTriggers(run: FindingsDataSetOptions['run'], enabled: boolean)
     await run(`alter table ${t.table} ${enabled ? 'enable' : 'disable'} trigger ${t.name}`);
 }
 
+/**
+ * Runs `load` (bulk statements on an empty, migrated database) with the body triggers and the
+ * label change log off, then builds every finding body in one statement, as the migration does.
+ */
+export async function bulkLoad(
+  run: FindingsDataSetOptions['run'],
+  timed: FindingsDataSetOptions['timed'],
+  load: () => Promise<void>,
+): Promise<void> {
+  await setTriggers(run, false);
+  await load();
+  await setTriggers(run, true);
+  // Statistics first: the bodies' view looks up related files, labels and members per finding.
+  await timed('analyze', () => run('analyze'));
+  await timed('finding bodies', () =>
+    run(`insert into finding_bodies (finding_id, body) select finding_id, body from finding_body_source
+      on conflict (finding_id) do update set body = excluded.body`),
+  );
+}
+
 export interface FindingsDataSetOptions {
   /** Runs one SQL text on the (empty, migrated) database. */
   run: (text: string, values?: unknown[]) => Promise<unknown>;
@@ -48,26 +68,26 @@ export async function generateFindingsDataSet(options: FindingsDataSetOptions): 
   const STATUSES = `array['new','in_review','disputed','rejected','spam','duplicate','confirmed','acknowledged','fixed','withdrawn']`;
   const SEVERITIES = `array['critical','high','medium','low','informational','gas_optimization']`;
   log(`generating ${findings.toLocaleString('en')} findings over ${repositories} repositories`);
-  await setTriggers(run, false);
-  await timed('companies, users, repositories, members, labels', async () => {
-    await run(`insert into companies (id, name, handle)
+  await bulkLoad(run, timed, async () => {
+    await timed('companies, users, repositories, members, labels', async () => {
+      await run(`insert into companies (id, name, handle)
       select md5('c'||g)::uuid, 'Bench company '||g, 'bench-co-'||g from generate_series(1, ${companies}) g`);
-    await run(`insert into users (id, username, name, reputation)
+      await run(`insert into users (id, username, name, reputation)
       select md5('u'||g)::uuid, 'bench_user_'||lpad(((g * 7907) % 5000)::text, 4, '0')||'_'||g, 'Bench User '||g,
         case when g % 11 = 0 then 0 else (g * 7919) % 1000 end
       from generate_series(1, 5000) g`);
-    await run(`insert into repositories (id, company_id, name, show_all_findings, finding_seq)
+      await run(`insert into repositories (id, company_id, name, show_all_findings, finding_seq)
       select md5('r'||g)::uuid, md5('c'||((g - 1) / 10 + 1))::uuid, 'bench-repo-'||g, g % 3 = 0, ${findings / repositories}
       from generate_series(1, ${repositories}) g`);
-    await run(`insert into repository_members (repository_id, user_id, role)
+      await run(`insert into repository_members (repository_id, user_id, role)
       select md5('r'||r)::uuid, md5('u'||(((r * 30 + k) % 5000) + 1))::uuid, case when k = 0 then 'judge' when k = 1 then 'admin' else 'reviewer' end
       from generate_series(1, ${repositories}) r, generate_series(0, 29) k on conflict do nothing`);
-    await run(`insert into labels (id, repository_id, company_id, name, reviewer_use)
+      await run(`insert into labels (id, repository_id, company_id, name, reviewer_use)
       select md5('l'||((r - 1) * 5 + k + 1))::uuid, md5('r'||r)::uuid, md5('c'||((r - 1) / 10 + 1))::uuid, 'label-'||k, k < 2
       from generate_series(1, ${repositories}) r, generate_series(0, 4) k`);
-  });
-  await timed('findings', () =>
-    run(`insert into findings (id, company_id, repository_id, number, published, title, description, status, severity,
+    });
+    await timed('findings', () =>
+      run(`insert into findings (id, company_id, repository_id, number, published, title, description, status, severity,
         created_by, attributed_to, assigned_to, duplicate_of, reward, created_at, last_updated_at)
       select md5('f'||g)::uuid, md5('c'||((r - 1) / 10 + 1))::uuid, md5('r'||r)::uuid, n, true,
         'Finding '||n||': '||(array['reentrancy in withdraw','integer overflow in mint','missing access control',
@@ -84,63 +104,57 @@ export async function generateFindingsDataSet(options: FindingsDataSetOptions): 
       from (select g, ((g - 1) % ${repositories}) + 1 as r, (g - 1) / ${repositories} + 1 as n,
               md5('u'||((((((g - 1) % ${repositories}) + 1) * 30 + 2 + (g % 28)) % 5000) + 1))::uuid as creator
             from generate_series(1, ${findings}) g) s`),
-  );
-  await timed('labels, related files, comments', async () => {
-    await run(`insert into finding_labels (finding_id, label_id)
+    );
+    await timed('labels, related files, comments', async () => {
+      await run(`insert into finding_labels (finding_id, label_id)
       select md5('f'||g)::uuid, md5('l'||((((g - 1) % ${repositories})) * 5 + (g % 5) + 1))::uuid
       from generate_series(1, ${findings}) g where g % 5 < 2`);
-    await run(`insert into finding_related_files (finding_id, path, start_line, end_line, language)
+      await run(`insert into finding_related_files (finding_id, path, start_line, end_line, language)
       select md5('f'||g)::uuid, 'contracts/C'||(g % 200)||'.sol', g % 300, g % 300 + 5, 'solidity'
       from generate_series(1, ${findings}) g`);
-    // Comments of every visibility on every third finding of the first 60 %, so that every
-    // persona has commented findings; a second comment by another author on every 7th of those.
-    await run(`insert into comments (finding_id, author_id, content, visibility, created_at)
+      // Comments of every visibility on every third finding of the first 60 %, so that every
+      // persona has commented findings; a second comment by another author on every 7th of those.
+      await run(`insert into comments (finding_id, author_id, content, visibility, created_at)
       select md5('f'||(k * 3))::uuid, md5('u'||((k * 13) % 5000 + 1))::uuid, 'A comment',
         (array['public','public','private','internal','hidden'])[k % 5 + 1], now() - k * interval '1 second'
       from generate_series(1, ${findings / 5}) k`);
-    await run(`insert into comments (finding_id, author_id, content, visibility, created_at)
+      await run(`insert into comments (finding_id, author_id, content, visibility, created_at)
       select md5('f'||(k * 3))::uuid, md5('u'||((k * 17) % 5000 + 1))::uuid, 'A reply',
         (array['public','private','public','internal','hidden'])[k % 5 + 1], now() - k * interval '1 second' + interval '5000 seconds'
       from generate_series(7, ${findings / 5}, 7) k`);
-    // The per-visibility comment columns, as the comments module keeps them.
-    await db.execute(
-      refreshCommentStateSql(sql`exists (select 1 from comments c0 where c0.finding_id = f.id)`),
-    );
-  });
+      // The per-visibility comment columns, as the comments module keeps them.
+      await db.execute(
+        refreshCommentStateSql(sql`exists (select 1 from comments c0 where c0.finding_id = f.id)`),
+      );
+    });
 
-  // Personas: a company member (10 repositories), a reviewer on 100 repositories who judges 10 of
-  // them, and a cross-company reader who sees all million findings.
-  await run(`insert into users (id, username, name) values
+    // Personas: a company member (10 repositories), a reviewer on 100 repositories who judges 10 of
+    // them, and a cross-company reader who sees all million findings.
+    await run(`insert into users (id, username, name) values
     (md5('persona-member')::uuid, 'bench_member', 'Member'),
     (md5('persona-reviewer')::uuid, 'bench_reviewer', 'Reviewer'),
     (md5('persona-reader')::uuid, 'bench_reader', 'Reader')`);
-  await run(
-    `insert into company_members (company_id, user_id, role, joined_at) values (md5('c1')::uuid, md5('persona-member')::uuid, 'member', now())`,
-  );
-  await run(`insert into repository_members (repository_id, user_id, role)
+    await run(
+      `insert into company_members (company_id, user_id, role, joined_at) values (md5('c1')::uuid, md5('persona-member')::uuid, 'member', now())`,
+    );
+    await run(`insert into repository_members (repository_id, user_id, role)
     select md5('r'||r)::uuid, md5('persona-reviewer')::uuid, case when r % 100 = 1 then 'judge' else 'reviewer' end
     from generate_series(1, ${repositories}) r where r % 10 = 1`);
-  await run(`update findings set created_by = md5('persona-reviewer')::uuid
+    await run(`update findings set created_by = md5('persona-reviewer')::uuid
     where id in (select md5('f'||g)::uuid from generate_series(1, ${findings}) g where g % 10 = 1 and g % 97 = 0)`);
-  await run(
-    `insert into platform_permissions (user_id, permission) values (md5('persona-reader')::uuid, 'read_all_companies')`,
-  );
-  // Read markers: the member and the reviewer read half of their commented findings at a time
-  // that leaves some comments after it.
-  await run(`insert into comment_reads (user_id, finding_id, read_at)
+    await run(
+      `insert into platform_permissions (user_id, permission) values (md5('persona-reader')::uuid, 'read_all_companies')`,
+    );
+    // Read markers: the member and the reviewer read half of their commented findings at a time
+    // that leaves some comments after it.
+    await run(`insert into comment_reads (user_id, finding_id, read_at)
     select md5('persona-member')::uuid, f.id, now() - interval '20000 seconds'
     from findings f where f.company_id = md5('c1')::uuid and exists (select 1 from comments c where c.finding_id = f.id) and f.number % 2 = 0`);
-  await run(`insert into comment_reads (user_id, finding_id, read_at)
+    await run(`insert into comment_reads (user_id, finding_id, read_at)
     select md5('persona-reviewer')::uuid, f.id, now() - interval '20000 seconds'
     from findings f join repository_members m on m.repository_id = f.repository_id and m.user_id = md5('persona-reviewer')::uuid
     where exists (select 1 from comments c where c.finding_id = f.id) and f.number % 2 = 0`);
-  await setTriggers(run, true);
-  // Statistics first: the bodies' view looks up related files, labels and members per finding.
-  await timed('analyze', () => run('analyze'));
-  await timed('finding bodies', () =>
-    run(`insert into finding_bodies (finding_id, body) select finding_id, body from finding_body_source
-      on conflict (finding_id) do update set body = excluded.body`),
-  );
+  });
   await timed('vacuum analyze', () => run('vacuum analyze'));
   // The loaded pages are written out now rather than by the checkpointer during the measurements.
   await timed('checkpoint', () => run('checkpoint'));
