@@ -1,4 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
 import type { components } from '../../src/sdk/schema';
 import { api, unwrap } from './api.ts';
 
@@ -58,5 +59,27 @@ export function WorkspaceName({ companyId, workspaceId }: { companyId: string; w
       {showPrefix && <span className="muted small"> · {workspace.prefix}/</span>}
       {!workspace.active && <span className="muted small"> (unlinked)</span>}
     </span>
+  );
+}
+
+/** A workspace's name with a link to its overview (drafts by severity across its scans). */
+export function WorkspaceWithOverview({
+  companyId,
+  workspaceId,
+}: {
+  companyId: string;
+  workspaceId: string;
+}) {
+  return (
+    <>
+      <WorkspaceName companyId={companyId} workspaceId={workspaceId} />{' '}
+      <Link
+        to="/companies/$companyId/workspaces/$workspaceId"
+        params={{ companyId, workspaceId }}
+        className="small"
+      >
+        Overview
+      </Link>
+    </>
   );
 }

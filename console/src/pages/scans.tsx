@@ -7,7 +7,7 @@ import { NotFound } from '../router.tsx';
 import { sha256Hex, tarGzip } from '../tar.ts';
 import { useConnectedTrackers } from '../trackers.ts';
 import { Async, ErrorMessage, formatDate } from '../ui.tsx';
-import { WorkspaceName } from '../workspaces.tsx';
+import { WorkspaceWithOverview } from '../workspaces.tsx';
 import { ScanDrafts } from './scan-drafts.tsx';
 
 type ScanType = 'lite' | 'standard' | 'audit';
@@ -115,14 +115,7 @@ export function CompanyScans({ companyId }: { companyId: string }) {
                         </td>
                         <td>{x.status === 'completed' ? x.findingsCount : '—'}</td>
                         <td>
-                          <WorkspaceName companyId={companyId} workspaceId={x.workspaceId} />{' '}
-                          <Link
-                            to="/companies/$companyId/workspaces/$workspaceId"
-                            params={{ companyId, workspaceId: x.workspaceId }}
-                            className="small"
-                          >
-                            Overview
-                          </Link>
+                          <WorkspaceWithOverview companyId={companyId} workspaceId={x.workspaceId} />
                         </td>
                       </tr>
                     ))}
@@ -394,14 +387,7 @@ export function ScanPage() {
               <dd>{s.findingsCount ?? '—'}</dd>
               <dt>Workspace</dt>
               <dd>
-                <WorkspaceName companyId={companyId} workspaceId={s.workspaceId} />{' '}
-                <Link
-                  to="/companies/$companyId/workspaces/$workspaceId"
-                  params={{ companyId, workspaceId: s.workspaceId }}
-                  className="small"
-                >
-                  Overview
-                </Link>
+                <WorkspaceWithOverview companyId={companyId} workspaceId={s.workspaceId} />
               </dd>
             </dl>
             {s.error && <ErrorMessage error={new ApiError(s.error.message, 0, s.error.code)} />}
