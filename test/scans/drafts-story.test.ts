@@ -267,23 +267,26 @@ describe('drafts through the webhook, the commit status and the command line', (
     expect(workspaceDrafts.code, workspaceDrafts.stderr).toBe(0);
     expect((JSON.parse(workspaceDrafts.stdout) as Draft[]).map((d) => d.id)).toEqual([pragma.id]);
 
+    /** `vigil scan` of the repository at `commit` against main's latest scan, failing on a new High. */
+    const gateAt = (commit: string) =>
+      vigil(
+        [
+          'scan',
+          '--repo',
+          repository,
+          '--commit',
+          commit,
+          '--baseline',
+          'main',
+          '--fail-on',
+          'high',
+          '--format',
+          'json',
+        ],
+        key,
+      );
     // CI on the pull request's tree: exit 1, the new finding first.
-    const gate = await vigil(
-      [
-        'scan',
-        '--repo',
-        repository,
-        '--commit',
-        prCommit,
-        '--baseline',
-        'main',
-        '--fail-on',
-        'high',
-        '--format',
-        'json',
-      ],
-      key,
-    );
+    const gate = await gateAt(prCommit);
     expect(gate.code, gate.stderr).toBe(1);
     expect(gate.stderr).toContain(`1 new (1 High) (against scan ${mainScanId})`);
     expect(gate.stderr).toMatch(/\d+ findings; 1 new at or above High/);
@@ -306,22 +309,7 @@ describe('drafts through the webhook, the commit status and the command line', (
     ]);
 
     // main's own tree against main: its High is known, not new, so --fail-on high passes.
-    const known = await vigil(
-      [
-        'scan',
-        '--repo',
-        repository,
-        '--commit',
-        mainCommit,
-        '--baseline',
-        'main',
-        '--fail-on',
-        'high',
-        '--format',
-        'json',
-      ],
-      key,
-    );
+    const known = await gateAt(mainCommit);
     expect(known.code, known.stderr).toBe(0);
     expect(known.stderr).toContain(`no new findings (against scan ${mainScanId})`);
     expect(known.stderr).toMatch(/\d+ findings; 0 new at or above High/);
