@@ -1,6 +1,6 @@
 /**
  * Real traffic: `npm run bench:api -- --traffic [--findings N] [--duration S] [--capture N]
- * [--users-per-role N] [--backends postgres,embedded] [--keep]`.
+ * [--users-per-role N] [--backends postgres,embedded] [--keep] [--reuse]`.
  *
  * For each backend — a database `vigil_bench_traffic` created (and dropped) on the PostgreSQL
  * server of BENCH_DATABASE_URL (default the local one), and the embedded server in a temporary
@@ -8,7 +8,8 @@
  * companies of 10 repositories (default 1,000,000 findings), adds `--users-per-role` users (default
  * 200) of every role (company manager and member; repository client, reviewer, judge, triager,
  * admin, each on one repository; the reviewers file some of their repository's findings), and
- * starts `vigil serve` and `vigil worker`.
+ * starts `vigil serve` and `vigil worker`. `--keep` leaves the PostgreSQL database in place and
+ * `--reuse` runs on it again (migrations apply, the data and earlier runs' writes stay).
  *
  * Each virtual user reads its own mix, one request at a time from a seeded random source: the
  * all-findings listing with random filters, orders and page sizes, walking its cursor to a random
@@ -44,9 +45,10 @@ import {
   statusChangeNeedsReason,
 } from '../src/access/rules.ts';
 import { buildApp } from '../src/app.ts';
+import { hashSecret } from '../src/auth/credentials.ts';
 import { loadConfig } from '../src/config.ts';
 import { createContainer, createLogger } from '../src/container.ts';
-import { type Db, migrateDatabase, openDatabase } from '../src/db/client.ts';
+import { type Db, migrateDatabase, openDatabase, sessionConnectionConfig } from '../src/db/client.ts';
 import { acquireEmbeddedServer } from '../src/db/embedded-server.ts';
 import * as schema from '../src/db/schema/index.ts';
 import { findingStatuses, severities } from '../src/db/schema/index.ts';
@@ -70,6 +72,8 @@ const CONNECTIONS = 20;
 const WRITE_SHARE = 0.1;
 const BACKENDS = option('backends', 'postgres,embedded').split(',') as Array<'postgres' | 'embedded'>;
 const KEEP = args.includes('--keep');
+/** Reuses the database a `--keep` run left (postgres only): migrations apply, the data stays. */
+const REUSE = args.includes('--reuse');
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB_NAME = process.env.BENCH_DB_NAME ?? 'vigil_bench_traffic';
 const RESULTS_FILE = process.env.BENCH_RESULTS ?? 'api-traffic.json';
@@ -570,7 +574,8 @@ async function replayCeiling(
   p50Ms: number;
   p99Ms: number;
 }> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS });
+  // The application's session settings, so that (c) runs the same statements the same way.
+  const pool = new pg.Pool({ ...sessionConnectionConfig(databaseUrl), max: CONNECTIONS });
   const names = new Map<string, string>();
   const nameOf = (text: string) => {
     let name = names.get(text);
@@ -681,11 +686,16 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
   const dataDir = path.join(work, 'data');
   let databaseUrl: string;
   let releaseEmbedded: (() => Promise<void>) | null = null;
+  let reused = false;
   if (backend === 'postgres') {
     const admin = new pg.Client({ connectionString: serverUrl });
     await admin.connect();
-    await admin.query(`drop database if exists ${DB_NAME} with (force)`);
-    await admin.query(`create database ${DB_NAME}`);
+    reused =
+      REUSE && (await admin.query('select 1 from pg_database where datname = $1', [DB_NAME])).rowCount === 1;
+    if (!reused) {
+      await admin.query(`drop database if exists ${DB_NAME} with (force)`);
+      await admin.query(`create database ${DB_NAME}`);
+    }
     await admin.end();
     const url = new URL(serverUrl);
     url.pathname = `/${DB_NAME}`;
@@ -718,16 +728,26 @@ async function benchBackend(backend: 'postgres' | 'embedded'): Promise<BackendRe
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   const run = (text: string, values?: unknown[]) => pool.query(text, values);
   const db: Db = drizzle({ client: pool, schema });
-  await generateFindingsDataSet({
-    run,
-    db,
-    findings: FINDINGS,
-    repositories: REPOSITORIES,
-    companies: COMPANIES,
-    log,
-    timed,
-  });
-  await timed('traffic users, logs, reports, scans', () => addTrafficFixtures(run));
+  if (reused) {
+    log(`reusing the data of database ${DB_NAME}`);
+    // The platform admin exists already: this run's token is added to it.
+    await run(
+      `insert into user_tokens (user_id, name, prefix, hash, expires_at)
+        select id, 'bench', $1, $2, now() + interval '1 day' from users where username = 'admin'`,
+      [adminToken.slice(0, 11), hashSecret(adminToken)],
+    );
+  } else {
+    await generateFindingsDataSet({
+      run,
+      db,
+      findings: FINDINGS,
+      repositories: REPOSITORIES,
+      companies: COMPANIES,
+      log,
+      timed,
+    });
+    await timed('traffic users, logs, reports, scans', () => addTrafficFixtures(run));
+  }
   const worker = spawnNode(['bin/vigil.js', 'worker'], { ...env, PORT: '0' });
 
   const world: World = { labels: new Map(), repositoriesOf: new Map() };

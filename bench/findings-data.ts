@@ -2,6 +2,8 @@
  * The data set of the findings benchmarks: `companies` companies (default 100), 5,000 users, `repositories`
  * repositories (10 per company, 30 members each, 5 labels each) and `findings` findings spread
  * evenly over them, with labels, related files, comments of every visibility and read markers.
+ * One finding in ten is a duplicate, in groups of three (a finding and the next two numbers of its
+ * repository), as a judge marks them.
  * Three personas: `md5('persona-member')` (member of company `md5('c1')`, its 10 repositories),
  * `md5('persona-reviewer')` (reviewer on 100 repositories, judge of 10) and `md5('persona-reader')`
  * (`read_all_companies`). Ids are `md5('<kind><n>')::uuid`, so other scripts can name rows.
@@ -93,11 +95,12 @@ export async function generateFindingsDataSet(options: FindingsDataSetOptions): 
         'Finding '||n||': '||(array['reentrancy in withdraw','integer overflow in mint','missing access control',
           'unchecked return value','oracle manipulation','front-running of approve'])[g % 6 + 1],
         'Description of finding '||g||'. The function does not check its input.',
-        case when g % 20 = 0 and n > 1 then 'duplicate' else (${STATUSES})[(g * 31) % 10 + 1] end,
+        case when n % 20 in (0, 19) then 'duplicate' else (${STATUSES})[(g * 31) % 10 + 1] end,
         (${SEVERITIES})[(g * 17) % 6 + 1],
         creator, creator,
         case when g % 7 = 0 then md5('u'||(((r * 30) % 5000) + 1))::uuid end,
-        case when g % 20 = 0 and n > 1 then md5('f'||r)::uuid end,
+        case when n % 20 = 19 then md5('f'||(g - ${repositories}))::uuid
+          when n % 20 = 0 then md5('f'||(g - 2 * ${repositories}))::uuid end,
         case when g % 4 = 0 then null else ((g * 37) % 5000)::numeric end,
         timestamptz '2023-01-01' + g * interval '29 seconds' + (g % 1000) * interval '1 microsecond',
         timestamptz '2023-01-01' + g * interval '29 seconds' + ((g * 13) % 100000) * interval '1 minute'

@@ -204,6 +204,31 @@ function notifiedOf(answers: unknown): Array<[string, string]> {
   return pairs;
 }
 
+/**
+ * The settings every pooled session starts with, in the startup packet (no round trip): JIT
+ * compilation off. Vigil's statements read a page or a finding in a few milliseconds, but the
+ * planner's estimate for some (a correlated subquery over a large table) passes `jit_above_cost`,
+ * and compiling such a statement takes 100–300 ms, ten to a hundred times its execution (ADR 0019).
+ */
+export const SESSION_OPTIONS = '-c jit=off';
+
+/**
+ * The pool's connection settings for `url`: {@link SESSION_OPTIONS} after any `options` the
+ * address already gives (the address's own value would otherwise replace them).
+ */
+export function sessionConnectionConfig(url: string): pg.PoolConfig {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { connectionString: url, options: SESSION_OPTIONS };
+  }
+  const own = parsed.searchParams.get('options');
+  if (own === null) return { connectionString: url, options: SESSION_OPTIONS };
+  parsed.searchParams.set('options', `${own} ${SESSION_OPTIONS}`);
+  return { connectionString: parsed.toString() };
+}
+
 const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
 function openPostgres(
@@ -212,7 +237,11 @@ function openPostgres(
   kind: Database['kind'] = 'postgres',
   onClose: () => Promise<void> = async () => {},
 ): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
+  const pool = new pg.Pool({
+    ...sessionConnectionConfig(url),
+    max: poolSize,
+    connectionTimeoutMillis: 5_000,
+  });
   // An idle client that loses its connection emits 'error'; without a listener the process dies.
   pool.on('error', () => {});
   const committedHandlers = new Set<NotifyHandler>();

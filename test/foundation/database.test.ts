@@ -43,6 +43,39 @@ describe('migrations', () => {
   });
 });
 
+describe('session settings', () => {
+  it('opens every pooled session with JIT compilation off, after the options the address gives', async () => {
+    const { config, drop } = await createTestDatabaseConfig({ empty: true });
+    if (config.kind !== 'postgres') throw new Error('a test database is a PostgreSQL address');
+    const url = new URL(config.url);
+    url.searchParams.set('options', '-c application_name=vigil_probe');
+    const databases = [
+      await openDatabase({ ...config, poolSize: 2 }),
+      await openDatabase({ ...config, url: url.toString(), poolSize: 2 }),
+    ];
+    try {
+      for (const [i, database] of databases.entries()) {
+        // Two sessions at once: each new connection of the pool starts with the settings.
+        const answers = await Promise.all(
+          [0, 1].map(() =>
+            database.executeSql(
+              "select current_setting('jit') as jit, current_setting('application_name') as app, pg_backend_pid() as pid, pg_sleep(0.05)",
+            ),
+          ),
+        );
+        expect(new Set(answers.map((a) => a.rows[0]?.pid)).size).toBe(2);
+        for (const a of answers) {
+          expect(a.rows[0]?.jit).toBe('off');
+          if (i === 1) expect(a.rows[0]?.app).toBe('vigil_probe');
+        }
+      }
+    } finally {
+      await Promise.all(databases.map((d) => d.close()));
+      await drop();
+    }
+  });
+});
+
 describe('prepared statements', () => {
   it('prepares each distinct Drizzle statement once per connection, up to the cap, with the same results', async () => {
     const { config, drop } = await createTestDatabaseConfig();
