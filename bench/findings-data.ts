@@ -3,7 +3,8 @@
  * repositories (10 per company, 30 members each, 5 labels each) and `findings` findings spread
  * evenly over them, with labels, related files, comments of every visibility and read markers.
  * One finding in ten is a duplicate, in groups of three (a finding and the next two numbers of its
- * repository), as a judge marks them.
+ * repository), as a judge marks them. Four findings in ten carry a label, labels 0–3 of their
+ * repository in turn by number (label 4 is on none).
  * Three personas: `md5('persona-member')` (member of company `md5('c1')`, its 10 repositories),
  * `md5('persona-reviewer')` (reviewer on 100 repositories, judge of 10) and `md5('persona-reader')`
  * (`read_all_companies`). Ids are `md5('<kind><n>')::uuid`, so other scripts can name rows.
@@ -110,8 +111,8 @@ export async function generateFindingsDataSet(options: FindingsDataSetOptions): 
     );
     await timed('labels, related files, comments', async () => {
       await run(`insert into finding_labels (finding_id, label_id)
-      select md5('f'||g)::uuid, md5('l'||((((g - 1) % ${repositories})) * 5 + (g % 5) + 1))::uuid
-      from generate_series(1, ${findings}) g where g % 5 < 2`);
+      select md5('f'||g)::uuid, md5('l'||((((g - 1) % ${repositories})) * 5 + ((g - 1) / ${repositories}) % 5 + 1))::uuid
+      from generate_series(1, ${findings}) g where ((g - 1) / ${repositories}) % 10 < 4`);
       await run(`insert into finding_related_files (finding_id, path, start_line, end_line, language)
       select md5('f'||g)::uuid, 'contracts/C'||(g % 200)||'.sol', g % 300, g % 300 + 5, 'solidity'
       from generate_series(1, ${findings}) g`);

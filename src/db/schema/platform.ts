@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import {
+  type AnyPgColumn,
   bigint,
   boolean,
   check,
@@ -67,6 +68,48 @@ export const findingSortKeys = {
   authorName: (name: unknown, direction: 'asc' | 'desc'): SQL =>
     sql`(coalesce(${name}, ${sql.raw(direction === 'asc' ? "U&'\\+10FFFF'" : "''")}) collate "C")`,
 };
+
+/** The columns of `findings` the order indexes hold (see {@link orderIndexes}). */
+interface OrderColumns {
+  id: AnyPgColumn;
+  number: AnyPgColumn;
+  createdAt: AnyPgColumn;
+  lastUpdatedAt: AnyPgColumn;
+  status: AnyPgColumn;
+  severity: AnyPgColumn;
+  authorReputation: AnyPgColumn;
+  authorName: AnyPgColumn;
+  reward: AnyPgColumn;
+  published: AnyPgColumn;
+  repositoryId: AnyPgColumn;
+}
+
+/**
+ * Keyset pages of every order but the reader's last comment within a scope — the companies a user
+ * belongs to (`company`), or the repositories a member reads (`repository`): `limit` entries read
+ * in order from the cursor on instead of every finding of the scope sorted for each page. The
+ * expressions must stay the ones findings-listing.ts sorts by (`findingSortKeys`); a nullable key
+ * has one index per direction, its null placed last by the sentinel of that direction
+ * (docs/adr/0031). A company's number order has its own index, with status and severity.
+ */
+function orderIndexes(scope: 'company' | 'repository', scopeColumn: AnyPgColumn, t: OrderColumns) {
+  const visible = sql`${t.published} and ${t.repositoryId} is not null`;
+  const on = (name: string, key: SQL | AnyPgColumn) =>
+    index(`findings_visible_${scope}_${name}_idx`).on(scopeColumn, key, t.id).where(visible);
+  return [
+    ...(scope === 'repository' ? [on('number', t.number)] : []),
+    on('created', t.createdAt),
+    on('updated', t.lastUpdatedAt),
+    on('status_rank', findingSortKeys.statusRank(t.status)),
+    on('severity_rank', findingSortKeys.severityRank(t.severity)),
+    on('reputation_asc', findingSortKeys.authorReputation(t.authorReputation, 'asc')),
+    on('reputation_desc', findingSortKeys.authorReputation(t.authorReputation, 'desc')),
+    on('author_name_asc', findingSortKeys.authorName(t.authorName, 'asc')),
+    on('author_name_desc', findingSortKeys.authorName(t.authorName, 'desc')),
+    on('reward_asc', findingSortKeys.reward(t.reward, 'asc')),
+    on('reward_desc', findingSortKeys.reward(t.reward, 'desc')),
+  ];
+}
 
 /** Guilds of auditors; names are unique case-insensitively. */
 export const guilds = pgTable(
@@ -370,51 +413,18 @@ export const findings = pgTable(
     index('findings_visible_company_number_idx')
       .on(t.companyId, t.number, t.id, t.status, t.severity)
       .where(sql`${t.published} and ${t.repositoryId} is not null`),
-    // Keyset pages ordered by created_at or last_updated_at (newest first, most often) within the
-    // companies a user belongs to: `limit` entries read in order instead of every finding of the
-    // company sorted for each page (8.5–10 ms a page over a company's 10,000 findings, 0.9–1.3
-    // with these; docs/performance.md, "Round eight").
-    index('findings_visible_company_created_idx')
-      .on(t.companyId, t.createdAt, t.id)
-      .where(sql`${t.published} and ${t.repositoryId} is not null`),
-    index('findings_visible_company_updated_idx')
-      .on(t.companyId, t.lastUpdatedAt, t.id)
-      .where(sql`${t.published} and ${t.repositoryId} is not null`),
     // The filtered total of a company's findings under status and severity filters (the listing
     // counts them on every request): the matching entries only, instead of every finding of the
     // company read through the number index and tested one by one.
     index('findings_visible_company_status_idx')
       .on(t.companyId, t.status, t.severity, t.id)
       .where(sql`${t.published} and ${t.repositoryId} is not null`),
-    // Keyset pages ordered by status, severity, reward, the author's reputation or username within the
-    // companies a user belongs to: `limit` entries read in order instead of every finding of the
-    // company sorted for each page. The expressions must stay the ones findings-listing.ts sorts by
-    // (`findingSortKeys`); a nullable key has one index per direction, its null placed last by
-    // the sentinel of that direction (docs/adr/0031).
-    index('findings_visible_company_status_rank_idx')
-      .on(t.companyId, findingSortKeys.statusRank(t.status), t.id)
+    // The same for a repository (its members read it, and a company user filtering by it).
+    index('findings_visible_repository_status_idx')
+      .on(t.repositoryId, t.status, t.severity, t.id)
       .where(sql`${t.published} and ${t.repositoryId} is not null`),
-    index('findings_visible_company_severity_rank_idx')
-      .on(t.companyId, findingSortKeys.severityRank(t.severity), t.id)
-      .where(sql`${t.published} and ${t.repositoryId} is not null`),
-    index('findings_visible_company_reputation_asc_idx')
-      .on(t.companyId, findingSortKeys.authorReputation(t.authorReputation, 'asc'), t.id)
-      .where(sql`${t.published} and ${t.repositoryId} is not null`),
-    index('findings_visible_company_reputation_desc_idx')
-      .on(t.companyId, findingSortKeys.authorReputation(t.authorReputation, 'desc'), t.id)
-      .where(sql`${t.published} and ${t.repositoryId} is not null`),
-    index('findings_visible_company_author_name_asc_idx')
-      .on(t.companyId, findingSortKeys.authorName(t.authorName, 'asc'), t.id)
-      .where(sql`${t.published} and ${t.repositoryId} is not null`),
-    index('findings_visible_company_author_name_desc_idx')
-      .on(t.companyId, findingSortKeys.authorName(t.authorName, 'desc'), t.id)
-      .where(sql`${t.published} and ${t.repositoryId} is not null`),
-    index('findings_visible_company_reward_asc_idx')
-      .on(t.companyId, findingSortKeys.reward(t.reward, 'asc'), t.id)
-      .where(sql`${t.published} and ${t.repositoryId} is not null`),
-    index('findings_visible_company_reward_desc_idx')
-      .on(t.companyId, findingSortKeys.reward(t.reward, 'desc'), t.id)
-      .where(sql`${t.published} and ${t.repositoryId} is not null`),
+    ...orderIndexes('company', t.companyId, t),
+    ...orderIndexes('repository', t.repositoryId, t),
     // Keyset pages of the default order (number, id) for users who see many repositories.
     index('findings_published_number_idx').on(t.number, t.id).where(sql`${t.published}`),
     // severity_asc/desc order by this rank; the expression must stay the one findings-listing.ts sorts by.

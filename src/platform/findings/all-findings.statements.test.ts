@@ -15,7 +15,7 @@ import type { Db } from '../../db/client.ts';
 import * as schema from '../../db/schema/index.ts';
 import { findingLabels } from '../../db/schema/index.ts';
 import { createCursorCodec } from '../pagination/cursor.ts';
-import { FINDING_ORDERS } from './findings.schemas.ts';
+import { FINDING_ORDERS, type FindingOrder } from './findings.schemas.ts';
 import { type AllFindingsQuery, listAllFindings } from './findings-listing.ts';
 
 /**
@@ -202,41 +202,47 @@ describe('GET /api/v0/repositories/all-findings statements', () => {
   });
 
   /**
-   * Each order with the text its keyset condition starts with and the index a company's page must
-   * read. The company's findings have authors of several reputations and names, and one without.
+   * Each order with the text its keyset condition starts with and the index a page must read: a
+   * company user's (the company's findings) and a judge's (the repository's). The findings have
+   * authors of several reputations and names, and one without.
    */
-  it.each([
-    [
-      'created_at_desc',
-      '("findings"."created_at", "findings"."id") <',
-      'findings_visible_company_created_idx',
-    ],
+  const ORDER_INDEXES: Array<[FindingOrder, string, string, Array<'company' | 'repository'>]> = [
+    ['number_desc', '("findings"."number", "findings"."id") <', 'number', ['repository']],
+    ['created_at_desc', '("findings"."created_at", "findings"."id") <', 'created', ['company', 'repository']],
     [
       'last_updated_at_asc',
       '("findings"."last_updated_at", "findings"."id") >',
-      'findings_visible_company_updated_idx',
+      'updated',
+      ['company', 'repository'],
     ],
-    ['status_asc', '(array_position(', 'findings_visible_company_status_rank_idx'],
-    ['status_desc', '(array_position(', 'findings_visible_company_status_rank_idx'],
-    ['severity_asc', '(array_position(', 'findings_visible_company_severity_rank_idx'],
-    ['severity_desc', '(array_position(', 'findings_visible_company_severity_rank_idx'],
+    ['status_asc', '(array_position(', 'status_rank', ['company', 'repository']],
+    ['status_desc', '(array_position(', 'status_rank', ['company', 'repository']],
+    ['severity_asc', '(array_position(', 'severity_rank', ['company', 'repository']],
+    ['severity_desc', '(array_position(', 'severity_rank', ['company', 'repository']],
     [
       'reputation_asc',
       '(coalesce("findings"."author_reputation"',
-      'findings_visible_company_reputation_asc_idx',
+      'reputation_asc',
+      ['company', 'repository'],
     ],
     [
       'reputation_desc',
       '(coalesce("findings"."author_reputation"',
-      'findings_visible_company_reputation_desc_idx',
+      'reputation_desc',
+      ['company', 'repository'],
     ],
-    ['username_asc', '((coalesce("findings"."author_name"', 'findings_visible_company_author_name_asc_idx'],
-    ['username_desc', '((coalesce("findings"."author_name"', 'findings_visible_company_author_name_desc_idx'],
-    ['reward_asc', '(coalesce("findings"."reward"', 'findings_visible_company_reward_asc_idx'],
-    ['reward_desc', '(coalesce("findings"."reward"', 'findings_visible_company_reward_desc_idx'],
-  ] as const)(
-    "reads a company's page by %s in its index, not by sorting the company's findings",
-    async (order, keyset, index) => {
+    ['username_asc', '((coalesce("findings"."author_name"', 'author_name_asc', ['company', 'repository']],
+    ['username_desc', '((coalesce("findings"."author_name"', 'author_name_desc', ['company', 'repository']],
+    ['reward_asc', '(coalesce("findings"."reward"', 'reward_asc', ['company', 'repository']],
+    ['reward_desc', '(coalesce("findings"."reward"', 'reward_desc', ['company', 'repository']],
+  ];
+  it.each(
+    ORDER_INDEXES.flatMap(([order, keyset, index, scopes]) =>
+      scopes.map((scope) => [scope, order, keyset, `findings_visible_${scope}_${index}_idx`] as const),
+    ),
+  )(
+    "reads a %s's page by %s in its index, not by sorting the scope's findings",
+    async (scope, order, keyset, index) => {
       const team = await companyWithManyFindings();
       const authors = [team.reviewer, team.otherReviewer, team.judge];
       for (const [i, author] of authors.entries()) {
@@ -260,7 +266,8 @@ describe('GET /api/v0/repositories/all-findings statements', () => {
       );
       await t.container.database.executeSql('analyze findings');
       const db = freshDb();
-      const access = await loadFindingAccess(db, await actorOf(team.companyUser.token));
+      const reader = scope === 'company' ? team.companyUser : team.judge;
+      const access = await loadFindingAccess(db, await actorOf(reader.token));
       const first = await listAllFindings(db, access, { limit: 20, order_by: order }, cursors);
       // A page deep in the order: the cursor of a finding without an author for the nullable keys.
       sent.length = 0;
