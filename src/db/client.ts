@@ -205,12 +205,15 @@ function notifiedOf(answers: unknown): Array<[string, string]> {
 }
 
 /**
- * The settings every pooled session starts with, in the startup packet (no round trip): JIT
- * compilation off. Vigil's statements read a page or a finding in a few milliseconds, but the
- * planner's estimate for some (a correlated subquery over a large table) passes `jit_above_cost`,
- * and compiling such a statement takes 100–300 ms, ten to a hundred times its execution (ADR 0019).
+ * The settings every pooled session starts with, in the startup packet (no round trip), for
+ * statements that each read a page, a finding or a few rows by index (ADR 0019):
+ * - JIT compilation off: the planner's estimate for some statements (a correlated subquery over a
+ *   large table) passes `jit_above_cost`, and compiling one takes 100–300 ms, ten to a hundred
+ *   times its execution;
+ * - no parallel workers: under concurrent requests the workers compete for the cores the other
+ *   sessions need, and each costs a process start for a statement of a few milliseconds.
  */
-export const SESSION_OPTIONS = '-c jit=off';
+export const SESSION_OPTIONS = '-c jit=off -c max_parallel_workers_per_gather=0';
 
 /**
  * The pool's connection settings for `url`: {@link SESSION_OPTIONS} after any `options` the

@@ -44,7 +44,7 @@ describe('migrations', () => {
 });
 
 describe('session settings', () => {
-  it('opens every pooled session with JIT compilation off, after the options the address gives', async () => {
+  it('opens every pooled session without JIT compilation or parallel workers, after the options the address gives', async () => {
     const { config, drop } = await createTestDatabaseConfig({ empty: true });
     if (config.kind !== 'postgres') throw new Error('a test database is a PostgreSQL address');
     const url = new URL(config.url);
@@ -59,13 +59,14 @@ describe('session settings', () => {
         const answers = await Promise.all(
           [0, 1].map(() =>
             database.executeSql(
-              "select current_setting('jit') as jit, current_setting('application_name') as app, pg_backend_pid() as pid, pg_sleep(0.05)",
+              "select current_setting('jit') as jit, current_setting('max_parallel_workers_per_gather') as workers, current_setting('application_name') as app, pg_backend_pid() as pid, pg_sleep(0.05)",
             ),
           ),
         );
         expect(new Set(answers.map((a) => a.rows[0]?.pid)).size).toBe(2);
         for (const a of answers) {
           expect(a.rows[0]?.jit).toBe('off');
+          expect(a.rows[0]?.workers).toBe('0');
           if (i === 1) expect(a.rows[0]?.app).toBe('vigil_probe');
         }
       }
