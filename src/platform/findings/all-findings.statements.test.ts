@@ -201,6 +201,33 @@ describe('GET /api/v0/repositories/all-findings statements', () => {
     expect(counts.after).toEqual([{ ...counts.settled[0]!, generic: counts.settled[0]!.generic + 4 }]);
   });
 
+  it('probes each finding of the scope for a label under unlabeled, never hashing every label assignment', async () => {
+    const team = await companyWithManyFindings();
+    const label = await buildLabel(t, { repositoryId: team.repository.id, name: 'triaged' });
+    await t.container.database.executeSql(
+      `insert into finding_labels (finding_id, label_id)
+        select id, $2 from findings where repository_id = $1 and number % 3 = 0`,
+      [team.repository.id, label.id],
+    );
+    await t.container.database.executeSql('analyze finding_labels');
+    const db = freshDb();
+    const access = await loadFindingAccess(db, await actorOf(team.companyUser.token));
+    sent.length = 0;
+    sentValues.length = 0;
+    const page = await listAllFindings(db, access, { limit: 20, unlabeled: true }, cursors);
+    expect(page.findings.length).toBe(20);
+    expect(page.filteredTotal).toBe(3334);
+    const statements = sent
+      .map((text, i) => [text, sentValues[i]] as const)
+      .filter(([text]) => text.includes('finding_labels') && !text.includes('"body"'));
+    expect(statements.length).toBeGreaterThan(0);
+    for (const [text, values] of statements) {
+      const { rows } = await t.container.database.executeSql(`explain ${text}`, values);
+      const plan = rows.map((r) => r['QUERY PLAN'] as string).join('\n');
+      expect(plan).not.toMatch(/Anti Join|Seq Scan on finding_labels/);
+    }
+  });
+
   /**
    * Each order with the text its keyset condition starts with and the index a page must read: a
    * company user's (the company's findings) and a judge's (the repository's). The findings have

@@ -129,12 +129,18 @@ function byLabelNames(names: string[], scope: VisibilityScope, access: FindingAc
 }
 
 /** Findings that carry no label the user may read (what their payload shows as `labels: []`). */
+/**
+ * Findings without a label the user reads. A scalar subquery (`limit 1`) rather than `not exists`:
+ * PostgreSQL cannot turn it into an anti-join, so each finding of the scope probes the
+ * `finding_labels` key, and a page stops at its `limit`; as an anti-join it hashed every label
+ * assignment of the database for each page and count (400,000 over 1,000,000 findings).
+ */
 function unlabeled(access: FindingAccess, b: Binder): SQL {
   if (b.choose(readsEveryLabel(access))) {
-    return sql`not exists (select 1 from ${findingLabels} where ${findingLabels.findingId} = ${findings.id})`;
+    return sql`(select 1 from ${findingLabels} where ${findingLabels.findingId} = ${findings.id} limit 1) is null`;
   }
-  return sql`not exists (select 1 from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
-    where ${findingLabels.findingId} = ${findings.id} and ${readableLabelCondition(access, findings, b)})`;
+  return sql`(select 1 from ${findingLabels} inner join ${labels} on ${labels.id} = ${findingLabels.labelId}
+    where ${findingLabels.findingId} = ${findings.id} and ${readableLabelCondition(access, findings, b)} limit 1) is null`;
 }
 
 function byPaths(paths: string[], b: Binder): SQL {
