@@ -125,6 +125,13 @@ describe('GET /api/v0/repositories/all-findings filters', () => {
       'Alpha overflow',
       'Delta disputed',
     ]);
+    // With a status filter: the statuses in both, none in common giving no finding.
+    const newOrFixed = await list(tok, 'filter_for=require_review&status=new,fixed');
+    expect(titles(newOrFixed)).toEqual(['Alpha overflow']);
+    expect(newOrFixed.body.filteredTotal).toBe(1);
+    const none = await list(tok, 'filter_for=require_review&status=fixed,confirmed');
+    expect(none.status).toBe(200);
+    expect(none.body).toMatchObject({ findings: [], filteredTotal: 0, nextValue: null });
     expect((await list(tok, 'filter_for=everything')).status).toBe(400);
   });
 

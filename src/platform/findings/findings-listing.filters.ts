@@ -279,7 +279,15 @@ export function prepare(access: FindingAccess, query: AllFindingsQuery, b: Binde
     bucketed((c) => effectiveRoleCondition(access, role, c, b));
   }
   if (b.choose(path !== undefined)) unbucketed(byPaths([path as string], b));
-  if (statuses && b.choose(true)) bucketed(statusIn(statuses));
+  // `filter_for=require_review` filters by status too: with `status`, the statuses in both (none
+  // in common: no finding, which the condition says without reading any).
+  const requireReview = query.filter_for === 'require_review';
+  const reviewStatuses: string[] = REQUIRE_REVIEW;
+  const wantedStatuses =
+    statuses && requireReview
+      ? statuses.filter((status) => reviewStatuses.includes(status))
+      : (statuses ?? (requireReview ? REQUIRE_REVIEW : undefined));
+  if (wantedStatuses && b.choose(true)) bucketed(statusIn(wantedStatuses));
   else b.choose(false);
   if (sevs && b.choose(true)) bucketed(severityIn(sevs));
   else b.choose(false);
@@ -287,9 +295,9 @@ export function prepare(access: FindingAccess, query: AllFindingsQuery, b: Binde
   if (labelNames && b.choose(true)) unbucketed(byLabelNames(labelNames, scope, access, b));
   else b.choose(false);
   if (b.choose(query.unlabeled === true)) unbucketed(unlabeled(access, b));
-  if (b.choose(query.filter_for === 'require_review'))
-    bucketed((c) => inList(c.status, REQUIRE_REVIEW, 'text', b));
-  else if (query.filter_for !== undefined && b.choose(true))
+  if (b.choose(requireReview)) {
+    // In the statuses above.
+  } else if (query.filter_for !== undefined && b.choose(true))
     unbucketed(filterFor(query.filter_for, access, b));
   else b.choose(false);
   if (createdBy && b.choose(true)) unbucketed(byUsernames(findings.createdBy, createdBy, b));
