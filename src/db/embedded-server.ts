@@ -359,6 +359,21 @@ async function lastLogLine(paths: Paths, since: number): Promise<string> {
   return lines[lines.length - 1]?.replace(/^.*?(FATAL|ERROR|PANIC):\s*/, '') ?? '';
 }
 
+/**
+ * The embedded server's shared buffers, in MB: a quarter of `memoryBytes`, at least PostgreSQL's
+ * default of 128 MB and at most 1 GB (ADR 0029).
+ */
+export function embeddedSharedBuffersMb(memoryBytes: number): number {
+  return Math.min(1024, Math.max(128, Math.floor(memoryBytes / 4 / 1024 / 1024)));
+}
+
+/** The memory this process may use: the cgroup's limit when it has one, else the machine's. */
+export function usableMemory(): number {
+  const total = os.totalmem();
+  const limit = process.constrainedMemory?.() ?? 0;
+  return limit > 0 && limit < total ? limit : total;
+}
+
 async function startPostmaster(
   paths: Paths,
   user: { uid: number; gid: number } | null,
@@ -373,6 +388,7 @@ async function startPostmaster(
     listen_addresses: '127.0.0.1',
     unix_socket_directories: '',
     max_connections: '200',
+    shared_buffers: `${embeddedSharedBuffersMb(usableMemory())}MB`,
     ...options.settings,
   };
   const args = ['-D', paths.pgdata, '-p', String(port)];

@@ -5,6 +5,7 @@ import {
   PREPARED_STATEMENTS_PER_CONNECTION,
   rowsOf,
 } from '../../src/db/client.ts';
+import { embeddedSharedBuffersMb, usableMemory } from '../../src/db/embedded-server.ts';
 import { createTestApp } from '../helpers/app.ts';
 import { createTestDatabaseConfig } from '../helpers/database.ts';
 
@@ -72,6 +73,30 @@ describe('session settings', () => {
       }
     } finally {
       await Promise.all(databases.map((d) => d.close()));
+      await drop();
+    }
+  });
+});
+
+describe('embedded server settings', () => {
+  it('gives shared buffers a quarter of the memory, between 128 MB and 1 GB', () => {
+    const gb = 1024 ** 3;
+    expect(embeddedSharedBuffersMb(256 * 1024 ** 2)).toBe(128);
+    expect(embeddedSharedBuffersMb(2 * gb)).toBe(512);
+    expect(embeddedSharedBuffersMb(3 * gb)).toBe(768);
+    expect(embeddedSharedBuffersMb(64 * gb)).toBe(1024);
+  });
+
+  it.skipIf(process.env.TEST_DATABASE_URL)('starts the embedded server with them', async () => {
+    const { config, drop } = await createTestDatabaseConfig({ empty: true });
+    const database = await openDatabase({ ...config, poolSize: 1 });
+    try {
+      const { rows } = await database.executeSql(
+        "select setting::bigint * 8 / 1024 as mb from pg_settings where name = 'shared_buffers'",
+      );
+      expect(Number(rows[0]?.mb)).toBe(embeddedSharedBuffersMb(usableMemory()));
+    } finally {
+      await database.close();
       await drop();
     }
   });
