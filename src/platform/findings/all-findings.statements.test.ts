@@ -228,6 +228,23 @@ describe('GET /api/v0/repositories/all-findings statements', () => {
     }
   });
 
+  it('reads no finding for require_review with a status filter that shares none of its statuses', async () => {
+    const team = await companyWithManyFindings();
+    const db = freshDb();
+    const access = await loadFindingAccess(db, await actorOf(team.companyUser.token));
+    sent.length = 0;
+    sentValues.length = 0;
+    const query: AllFindingsQuery = { filter_for: 'require_review', status: 'fixed,confirmed' };
+    const page = await listAllFindings(db, access, query, cursors);
+    expect(page).toMatchObject({ findings: [], filteredTotal: 0, nextValue: null });
+    const at = sent.findIndex((text) => text.includes(' order by '));
+    expect(at, sent.join('\n')).toBeGreaterThanOrEqual(0);
+    const { rows } = await t.container.database.executeSql(`explain ${sent[at]}`, sentValues[at]);
+    const plan = rows.map((r) => r['QUERY PLAN'] as string).join('\n');
+    // The condition is false before any row is read: no scan of the findings runs.
+    expect(plan).toMatch(/One-Time Filter: false/);
+  });
+
   /**
    * Each order with the text its keyset condition starts with and the index a page must read: a
    * company user's (the company's findings) and a judge's (the repository's). The findings have

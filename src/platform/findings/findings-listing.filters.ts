@@ -128,9 +128,9 @@ function byLabelNames(names: string[], scope: VisibilityScope, access: FindingAc
     and ${readableLabelCondition(access, findings, b)})`;
 }
 
-/** Findings that carry no label the user may read (what their payload shows as `labels: []`). */
 /**
- * Findings without a label the user reads. A scalar subquery (`limit 1`) rather than `not exists`:
+ * Findings that carry no label the user may read (what their payload shows as `labels: []`). A
+ * scalar subquery (`limit 1`) rather than `not exists`:
  * PostgreSQL cannot turn it into an anti-join, so each finding of the scope probes the
  * `finding_labels` key, and a page stops at its `limit`; as an anti-join it hashed every label
  * assignment of the database for each page and count (400,000 over 1,000,000 findings).
@@ -160,25 +160,20 @@ function byRepositoryRefs(refs: string[], b: Binder): SQL {
 const REQUIRE_REVIEW: FindingStatus[] = ['new', 'in_review', 'disputed'];
 
 /**
- * The predefined `filter_for` filters:
+ * The predefined `filter_for` filters but `require_review` (findings still waiting for a judgement:
+ * new, in_review, disputed), which is a status filter (`prepare`):
  * - `client_recommended`: what the triage team recommends to the client — valid findings
  *   (confirmed, acknowledged, fixed) that are not duplicates of another finding;
- * - `with_duplicates`: root findings that at least one other finding duplicates;
- * - `require_review`: findings still waiting for a judgement (new, in_review, disputed).
+ * - `with_duplicates`: root findings that at least one other finding duplicates.
  */
-function filterFor(value: FilterFor, access: FindingAccess, b: Binder): SQL {
-  switch (b.choose(value)) {
-    case 'client_recommended':
-      return and(
-        inArray(findings.status, ['confirmed', 'acknowledged', 'fixed']),
-        isNull(findings.duplicateOf),
-      ) as SQL;
-    case 'with_duplicates':
-      // Only duplicates the user may see make a root: a hidden one must not reveal itself.
-      return sql`exists (select 1 from ${findings} as "dup" where ${duplicate.duplicateOf} = ${findings.id} and ${visibleFindingsCondition(access, duplicate, b)})`;
-    default:
-      return inArray(findings.status, REQUIRE_REVIEW);
-  }
+function filterFor(value: Exclude<FilterFor, 'require_review'>, access: FindingAccess, b: Binder): SQL {
+  if (b.choose(value) === 'client_recommended')
+    return and(
+      inArray(findings.status, ['confirmed', 'acknowledged', 'fixed']),
+      isNull(findings.duplicateOf),
+    ) as SQL;
+  // Only duplicates the user may see make a root: a hidden one must not reveal itself.
+  return sql`exists (select 1 from ${findings} as "dup" where ${duplicate.duplicateOf} = ${findings.id} and ${visibleFindingsCondition(access, duplicate, b)})`;
 }
 
 /** The columns a filter on repository, status and severity reads: of `findings` or `finding_counts`. */
@@ -282,10 +277,9 @@ export function prepare(access: FindingAccess, query: AllFindingsQuery, b: Binde
   // `filter_for=require_review` filters by status too: with `status`, the statuses in both (none
   // in common: no finding, which the condition says without reading any).
   const requireReview = query.filter_for === 'require_review';
-  const reviewStatuses: string[] = REQUIRE_REVIEW;
   const wantedStatuses =
     statuses && requireReview
-      ? statuses.filter((status) => reviewStatuses.includes(status))
+      ? statuses.filter((status) => REQUIRE_REVIEW.some((r) => r === status))
       : (statuses ?? (requireReview ? REQUIRE_REVIEW : undefined));
   if (wantedStatuses && b.choose(true)) bucketed(statusIn(wantedStatuses));
   else b.choose(false);
@@ -295,10 +289,8 @@ export function prepare(access: FindingAccess, query: AllFindingsQuery, b: Binde
   if (labelNames && b.choose(true)) unbucketed(byLabelNames(labelNames, scope, access, b));
   else b.choose(false);
   if (b.choose(query.unlabeled === true)) unbucketed(unlabeled(access, b));
-  if (b.choose(requireReview)) {
-    // In the statuses above.
-  } else if (query.filter_for !== undefined && b.choose(true))
-    unbucketed(filterFor(query.filter_for, access, b));
+  const otherFilter = query.filter_for === 'require_review' ? undefined : query.filter_for;
+  if (otherFilter !== undefined && b.choose(true)) unbucketed(filterFor(otherFilter, access, b));
   else b.choose(false);
   if (createdBy && b.choose(true)) unbucketed(byUsernames(findings.createdBy, createdBy, b));
   else b.choose(false);
