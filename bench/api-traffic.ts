@@ -592,7 +592,9 @@ async function replayCeiling(
     const client = await pool.connect();
     try {
       for (const s of request.statements) {
-        if (control.test(s.text) || s.values.length === 0) await client.query(s.text);
+        if (s.values.length === 0) await client.query(s.text);
+        // A transaction's settings (`set_config($1, …)`) take their values too, unprepared.
+        else if (control.test(s.text)) await client.query(s.text, s.values);
         else await client.query({ name: nameOf(s.text), text: s.text, values: s.values });
       }
       return true;
