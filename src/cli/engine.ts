@@ -6,6 +6,7 @@ import { engineFileBudgetMs, loadLlmConfig, loadRulesUrl } from '../config.ts';
 import {
   type EngineVulnerability,
   openDirectoryTree,
+  reportedSolidityBytes,
   restoreParserTiering,
   SastReportText,
   type ScanResult,
@@ -98,9 +99,6 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
       const stdout = deps.stdout ?? process.stdout;
       const stderr = deps.stderr ?? process.stderr;
       const tree = await openDirectoryTree(dir, opts.prefix ? { prefix: opts.prefix } : {});
-      let solidityBytes = 0;
-      for (const e of await tree.list()) if (e.path.endsWith('.sol')) solidityBytes += e.size;
-      tierParserForShortRun(solidityBytes);
       const baseUrl = opts.llmBaseUrl ?? deps.llm?.baseUrl;
       const model = opts.llmModel ?? deps.llm?.model;
       const apiKey = opts.llmApiKey ?? deps.llm?.apiKey;
@@ -116,6 +114,7 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
       const sast = opts.format === 'sast' && !llm ? new SastReportText(rulesUrl, randomUUID) : undefined;
       let result: ScanResult;
       try {
+        tierParserForShortRun(await reportedSolidityBytes(tree, opts.includeTests === true));
         result = await scanTree(tree, {
           type: opts.type,
           ...(opts.includeTests ? { includeTests: true } : {}),

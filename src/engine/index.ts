@@ -114,15 +114,29 @@ async function solidityPaths(
   entries: readonly SourceEntry[],
   includeTests: boolean | undefined,
 ): Promise<string[]> {
+  return (await reportedSolidity(tree, entries, includeTests)).map((e) => e.path);
+}
+
+async function reportedSolidity(
+  tree: SourceTree,
+  entries: readonly SourceEntry[],
+  includeTests: boolean | undefined,
+): Promise<SourceEntry[]> {
   const selection = await loadSelectionSettings(tree, entries, { includeTests: includeTests === true });
-  return entries
-    .filter(
-      (e) =>
-        isSolidity(e.path) &&
-        e.size <= MAX_SOLIDITY_FILE_BYTES &&
-        classifyPath(e.path, selection) === 'report',
-    )
-    .map((e) => e.path);
+  return entries.filter(
+    (e) =>
+      isSolidity(e.path) && e.size <= MAX_SOLIDITY_FILE_BYTES && classifyPath(e.path, selection) === 'report',
+  );
+}
+
+/**
+ * The bytes of Solidity the rules will run on (what {@link scanTree} with the same `includeTests`
+ * reports; imported vendored files come on top): what decides the parser's tier of a short run.
+ */
+export async function reportedSolidityBytes(tree: SourceTree, includeTests?: boolean): Promise<number> {
+  let bytes = 0;
+  for (const e of await reportedSolidity(tree, await tree.list(), includeTests)) bytes += e.size;
+  return bytes;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isAppError } from '../../errors.ts';
-import { analyzeTree, buildThreatModel, scanTree } from '../index.ts';
+import { analyzeTree, buildThreatModel, reportedSolidityBytes, scanTree } from '../index.ts';
 import { memoryTree } from '../test-helpers.ts';
 import {
   classifyPath,
@@ -217,6 +217,13 @@ describe('scanTree with the default selection', () => {
     expect(r.messages.map((m) => m.value)).toContain(
       '2 file(s) excluded by .vigilignore or vigil.toml were not scanned.',
     );
+  });
+
+  it('sizes the parser’s tier by the Solidity the rules run on, not by tests or vendored files', async () => {
+    const own = Buffer.byteLength(TX_ORIGIN);
+    expect(await reportedSolidityBytes(memoryTree(project))).toBe(own);
+    const withTests = await reportedSolidityBytes(memoryTree(project), true);
+    expect(withTests).toBe(own + Buffer.byteLength(project['test/Wallet.t.sol']) + 2 * own);
   });
 
   it('gives analyzeTree and buildThreatModel the same selection', async () => {
