@@ -28,7 +28,7 @@
  * same run. A replayed write that fails (a label added twice, say) is rolled back and counted.
  *
  * Prints p50/p99 per operation and the throughput beside (c); writes
- * bench/results/api-traffic.json (BENCH_RESULTS: another name). Targets: p99 ≤ 50 ms for every
+ * bench/results/api-traffic.json (BENCH_RESULTS: an absolute path elsewhere, see results-path.ts). Targets: p99 ≤ 50 ms for every
  * operation and throughput ≥ 50% of (c). Exits 1 when a target is missed.
  */
 import { randomBytes } from 'node:crypto';
@@ -55,6 +55,7 @@ import { findingStatuses, severities } from '../src/db/schema/index.ts';
 import { FINDING_ORDERS } from '../src/platform/findings/findings.schemas.ts';
 import { freePort, repositoryRoot, sleep, spawnNode, stopProcess, waitFor } from './bench-processes.ts';
 import { generateFindingsDataSet } from './findings-data.ts';
+import { benchResultsPath } from './results-path.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -76,7 +77,6 @@ const KEEP = args.includes('--keep');
 const REUSE = args.includes('--reuse');
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB_NAME = process.env.BENCH_DB_NAME ?? 'vigil_bench_traffic';
-const RESULTS_FILE = process.env.BENCH_RESULTS ?? 'api-traffic.json';
 const TARGET_P99_MS = 50;
 const TARGET_RATIO = 0.5;
 
@@ -939,7 +939,7 @@ process.stdout.write(
     .join(' ')} on ${os.cpus().length} CPUs (other processes share them)\n`,
 );
 
-const resultsPath = path.resolve(repositoryRoot, 'bench', 'results', RESULTS_FILE);
+const resultsPath = benchResultsPath('api-traffic');
 await writeFile(
   resultsPath,
   `${JSON.stringify(
