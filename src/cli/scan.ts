@@ -438,6 +438,17 @@ function renderTable(vulnerabilities: Vulnerability[]): string {
   return `${formatTable(rows, ['SEVERITY', 'FINDING', 'LOCATION', 'ID'], { rule: false })}\n`;
 }
 
+/** What every step of one `vigil scan` run shares. */
+interface ScanRun {
+  valid: ValidOptions;
+  options: ScanCommandOptions;
+  deps: ScanDeps;
+  stdout: NonNullable<ScanDeps['stdout']>;
+  stderr: NonNullable<ScanDeps['stderr']>;
+  sleep: Sleep;
+  status: ReturnType<typeof statusReporter>;
+}
+
 /**
  * `vigil scan`: validates, checks the key and credits, packs and uploads a directory (or names a
  * sourcehost commit), runs the scan, writes the report and returns the exit code: 0 clean, 1 a
@@ -449,36 +460,90 @@ export async function runScanCommand(
   env: Env,
   deps: ScanDeps = {},
 ): Promise<number> {
-  const stdout = deps.stdout ?? process.stdout;
   const stderr = deps.stderr ?? process.stderr;
-  const sleep = deps.sleep ?? realSleep;
-  const valid = await validateScanOptions(dir, options);
-  const status = statusReporter(stderr);
-
-  // Files first (no network): an empty directory is refused before anything is charged. A
-  // directory without Solidity is scanned for secrets.
-  let files: Array<{ path: string; size: number }> = [];
-  if (valid.source.kind === 'local') {
-    files = await collectFiles(valid.source.dir);
-    // The server reads vigil.toml and .vigilignore from the upload: a mistake in them is said now,
-    // before anything is charged.
-    const selection = await selectionOf(valid.source.dir, files, options.prefix);
-    if (options.dryRun) {
-      for (const f of files) stdout.write(`${f.path}\t${f.size}\n`);
-      const total = files.reduce((n, f) => n + f.size, 0);
-      stderr.write(
-        `${files.length} files (${formatBytes(total)}) would be packed; ${files.filter((f) => SOLIDITY.test(f.path)).length} Solidity files, ${selection.solidityReported} of them for the Solidity rules (tests, scripts and vendored packages are skipped; see docs/ci.md). Nothing was uploaded.\n`,
-      );
-      return 0;
-    }
-    if (files.length === 0)
-      throw new UsageError(
-        `Nothing to scan in ${dir}: no files after .gitignore and the default excludes (${DEFAULT_EXCLUDES.join(' ')}). Nothing was uploaded or charged; run with --dry-run to see what would be packed.`,
-      );
-  }
+  const run: ScanRun = {
+    valid: await validateScanOptions(dir, options),
+    options,
+    deps,
+    stdout: deps.stdout ?? process.stdout,
+    stderr,
+    sleep: deps.sleep ?? realSleep,
+    status: statusReporter(stderr),
+  };
+  // Files first (no network): an empty directory is refused before anything is charged.
+  const files = run.valid.source.kind === 'local' ? await localFiles(run, run.valid.source.dir, dir) : [];
+  if (files === 'dry run') return 0;
 
   const connection = await resolveConnection({ url: options.url, key: options.key }, env);
-  const key = connection.key;
+  const api = cliClient(
+    { url: connection.url, credential: serviceKey(connection.key) },
+    {
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      retry: {
+        sleep: run.sleep,
+        onRetry: (reason, waitMs) => run.status.line(`${reason}; retrying in ${Math.ceil(waitMs / 1000)} s`),
+        ...deps.retry,
+      },
+    },
+  );
+  await checkCredits(api, run);
+
+  const what =
+    run.valid.source.kind === 'local'
+      ? `local:${run.valid.source.dir}:${run.valid.type}:${options.prefix ?? ''}`
+      : `sourcehost:${run.valid.source.repository}@${run.valid.source.commit}:${run.valid.type}`;
+  const runFile = stateFile(env, connection.url, what);
+  const previous = options.resume ? await readState(runFile) : null;
+  if (options.resume && !previous)
+    stderr.write('Nothing to resume for this directory and server: starting a new scan.\n');
+  const state: RunState = previous ?? {
+    idempotencyKey: options.idempotencyKey ?? `vigil-cli-${randomUUID()}`,
+  };
+  let scanId = state.scanId;
+  if (scanId) stderr.write(`resuming scan ${scanId}\n`);
+  else scanId = await createScan(api, run, files, state, runFile);
+
+  const scan = await waitForScan(api, run, scanId);
+  await rm(runFile, { force: true });
+  if (scan.status !== 'completed') {
+    throw new CliError(
+      `The scan ${scan.status}${scan.error ? `: ${scan.error.message} (${scan.error.code})` : ''}.`,
+    );
+  }
+  const vulnerabilities = await writeReport(api, run, scan);
+  return exitCode(api, run, scanId, vulnerabilities);
+}
+
+/**
+ * The files a local run packs, after .gitignore and the default excludes; `'dry run'` when
+ * `--dry-run` listed them instead. A mistake in vigil.toml or .vigilignore (which the server reads
+ * from the upload) is said here, before anything is charged. A directory without Solidity is
+ * scanned for its secrets.
+ */
+async function localFiles(
+  run: ScanRun,
+  root: string,
+  dir: string | undefined,
+): Promise<Array<{ path: string; size: number }> | 'dry run'> {
+  const files = await collectFiles(root);
+  const selection = await selectionOf(root, files, run.options.prefix);
+  if (run.options.dryRun) {
+    for (const f of files) run.stdout.write(`${f.path}\t${f.size}\n`);
+    const total = files.reduce((n, f) => n + f.size, 0);
+    run.stderr.write(
+      `${files.length} files (${formatBytes(total)}) would be packed; ${files.filter((f) => SOLIDITY.test(f.path)).length} Solidity files, ${selection.solidityReported} of them for the Solidity rules (tests, scripts and vendored packages are skipped; see docs/ci.md). Nothing was uploaded.\n`,
+    );
+    return 'dry run';
+  }
+  if (files.length === 0)
+    throw new UsageError(
+      `Nothing to scan in ${dir}: no files after .gitignore and the default excludes (${DEFAULT_EXCLUDES.join(' ')}). Nothing was uploaded or charged; run with --dry-run to see what would be packed.`,
+    );
+  return files;
+}
+
+/** The organization service key the run authenticates with; a missing or malformed one is a usage error. */
+function serviceKey(key: string | undefined): string {
   if (!key)
     throw new UsageError(
       'No service key: pass --key, set VIGIL_API_KEY or run "vigil login" (a vgl_sk_ key with scans:create and scans:read).',
@@ -489,141 +554,148 @@ export async function runScanCommand(
         ? 'That is a user token (vgl_u_…); vigil scan takes an organization service key (vgl_sk_…).'
         : `The service key is malformed: expected "vgl_sk_" and 40 letters and digits (got ${key.length} characters). Copy it again in full.`,
     );
+  return key;
+}
 
-  const retry: Partial<RetryPolicy> = {
-    sleep,
-    onRetry: (reason, waitMs) => status.line(`${reason}; retrying in ${Math.ceil(waitMs / 1000)} s`),
-    ...deps.retry,
-  };
-  const api = cliClient(
-    { url: connection.url, credential: key },
-    { ...(deps.fetch ? { fetch: deps.fetch } : {}), retry },
-  );
-
-  // The key and the credits, before packing anything. A key without credits:read is checked by the
-  // scan request itself (402 before any work) instead.
+/**
+ * The key and the credits, before packing anything. A key without credits:read is checked by the
+ * scan request itself (402 before any work) instead.
+ */
+async function checkCredits(api: VigilClient, run: ScanRun): Promise<void> {
   const creditsAnswer = await api.GET('/api/scanner/v1/credits');
   if (creditsAnswer.response.status === 403) {
-    stderr.write('the key cannot read credits (no credits:read scope): skipping the credit check\n');
-  } else {
-    const balances = expectOk(creditsAnswer, 'Checking the service key', {
-      401: 'Check the key (--key, VIGIL_API_KEY or "vigil login"); a revoked or expired key needs replacing.',
-    });
-    const availability = balances.scanTypes[valid.type];
-    if (!availability.available)
-      throw new CliError(
-        `A ${valid.type} scan is not available: ${availability.reason ?? 'not enough credits'} (costs ${availability.cost}, ${balances.remaining} remaining). Ask your manager for credits; nothing was uploaded.`,
-      );
+    run.stderr.write('the key cannot read credits (no credits:read scope): skipping the credit check\n');
+    return;
   }
-
-  const what =
-    valid.source.kind === 'local'
-      ? `local:${valid.source.dir}:${valid.type}:${options.prefix ?? ''}`
-      : `sourcehost:${valid.source.repository}@${valid.source.commit}:${valid.type}`;
-  const runFile = stateFile(env, connection.url, what);
-  const previous = options.resume ? await readState(runFile) : null;
-  if (options.resume && !previous)
-    stderr.write('Nothing to resume for this directory and server: starting a new scan.\n');
-  const state: RunState = previous ?? {
-    idempotencyKey: options.idempotencyKey ?? `vigil-cli-${randomUUID()}`,
-  };
-
-  let scanId = state.scanId;
-  if (!scanId) {
-    let scanSources: Schemas['CreateScanRequest']['scanSources'];
-    let workspaceId = state.workspaceId;
-    if (valid.source.kind === 'local') {
-      const work = await mkdtemp(path.join(os.tmpdir(), 'vigil-scan-'));
-      try {
-        const archive = path.join(work, 'source.tar.gz');
-        status.line(`packing ${files.length} files…`);
-        await packFiles(valid.source.dir, files, archive);
-        const { size } = await stat(archive);
-        const sha256 = await sha256File(archive);
-        status.done();
-        stderr.write(`packed ${files.length} files (${formatBytes(size)})\n`);
-        if (state.archiveId && state.sha256 === sha256) {
-          stderr.write('resuming: the sources are unchanged and already uploaded\n');
-        } else {
-          if (state.archiveId) {
-            // The sources changed since the interrupted run: this is a new scan with a new key.
-            state.idempotencyKey = options.idempotencyKey ?? `vigil-cli-${randomUUID()}`;
-          }
-          const uploaded = await upload(api, deps, status, stderr, {
-            archive,
-            size,
-            sha256,
-            name: path.basename(valid.source.dir),
-            prefix: options.prefix,
-          });
-          Object.assign(state, { archiveId: uploaded.archiveId, sha256, workspaceId: uploaded.workspaceId });
-          workspaceId = uploaded.workspaceId;
-          await writeState(runFile, state);
-        }
-        scanSources = [{ kind: 'local', archiveId: state.archiveId!, sha256 }];
-      } finally {
-        await rm(work, { recursive: true, force: true });
-      }
-    } else {
-      scanSources = [
-        { kind: 'sourcehost', repository: valid.source.repository, commit: valid.source.commit },
-      ];
-    }
-    await writeState(runFile, state);
-    const accepted = expectOk(
-      await api.POST('/api/scanner/v1/scans', {
-        params: { header: { 'idempotency-key': state.idempotencyKey } },
-        body: {
-          type: valid.type,
-          ...(workspaceId ? { workspaceId } : {}),
-          ...(valid.source.kind === 'sourcehost' && options.prefix ? { prefix: options.prefix } : {}),
-          ...valid.comparison,
-          scanSources,
-        },
-      }),
-      'Creating the scan',
-      {
-        402: 'Ask your manager for credits.',
-        409: 'This Idempotency-Key was used for another scan; run without --resume/--idempotency-key.',
-        422: 'Check the scan type and the sources.',
-      },
+  const balances = expectOk(creditsAnswer, 'Checking the service key', {
+    401: 'Check the key (--key, VIGIL_API_KEY or "vigil login"); a revoked or expired key needs replacing.',
+  });
+  const availability = balances.scanTypes[run.valid.type];
+  if (!availability.available)
+    throw new CliError(
+      `A ${run.valid.type} scan is not available: ${availability.reason ?? 'not enough credits'} (costs ${availability.cost}, ${balances.remaining} remaining). Ask your manager for credits; nothing was uploaded.`,
     );
-    scanId = accepted.id;
-    state.scanId = scanId;
-    await writeState(runFile, state);
-    stderr.write(`scan ${scanId} accepted (${valid.type})\n`);
-  } else {
-    stderr.write(`resuming scan ${scanId}\n`);
-  }
+}
 
+/**
+ * Packs and uploads a local directory (unless an interrupted run already uploaded the same
+ * sources) or names the sourcehost commit, then creates the scan under the run's idempotency key.
+ * `state` is written to `runFile` after every step, so that `--resume` continues from the last.
+ */
+async function createScan(
+  api: VigilClient,
+  run: ScanRun,
+  files: Array<{ path: string; size: number }>,
+  state: RunState,
+  runFile: string,
+): Promise<string> {
+  const { valid, options } = run;
+  let scanSources: Schemas['CreateScanRequest']['scanSources'];
+  if (valid.source.kind === 'local') {
+    scanSources = [await uploadSources(api, run, valid.source.dir, files, state, runFile)];
+  } else {
+    scanSources = [{ kind: 'sourcehost', repository: valid.source.repository, commit: valid.source.commit }];
+  }
+  await writeState(runFile, state);
+  const accepted = expectOk(
+    await api.POST('/api/scanner/v1/scans', {
+      params: { header: { 'idempotency-key': state.idempotencyKey } },
+      body: {
+        type: valid.type,
+        ...(state.workspaceId ? { workspaceId: state.workspaceId } : {}),
+        ...(valid.source.kind === 'sourcehost' && options.prefix ? { prefix: options.prefix } : {}),
+        ...valid.comparison,
+        scanSources,
+      },
+    }),
+    'Creating the scan',
+    {
+      402: 'Ask your manager for credits.',
+      409: 'This Idempotency-Key was used for another scan; run without --resume/--idempotency-key.',
+      422: 'Check the scan type and the sources.',
+    },
+  );
+  state.scanId = accepted.id;
+  await writeState(runFile, state);
+  run.stderr.write(`scan ${accepted.id} accepted (${valid.type})\n`);
+  return accepted.id;
+}
+
+/** Packs the files into a gzip tarball and uploads it, or reuses the upload of an interrupted run. */
+async function uploadSources(
+  api: VigilClient,
+  run: ScanRun,
+  root: string,
+  files: Array<{ path: string; size: number }>,
+  state: RunState,
+  runFile: string,
+): Promise<{ kind: 'local'; archiveId: string; sha256: string }> {
+  const work = await mkdtemp(path.join(os.tmpdir(), 'vigil-scan-'));
+  try {
+    const archive = path.join(work, 'source.tar.gz');
+    run.status.line(`packing ${files.length} files…`);
+    await packFiles(root, files, archive);
+    const { size } = await stat(archive);
+    const sha256 = await sha256File(archive);
+    run.status.done();
+    run.stderr.write(`packed ${files.length} files (${formatBytes(size)})\n`);
+    if (state.archiveId && state.sha256 === sha256) {
+      run.stderr.write('resuming: the sources are unchanged and already uploaded\n');
+    } else {
+      if (state.archiveId) {
+        // The sources changed since the interrupted run: this is a new scan with a new key.
+        state.idempotencyKey = run.options.idempotencyKey ?? `vigil-cli-${randomUUID()}`;
+      }
+      const uploaded = await upload(api, run.deps, run.status, run.stderr, {
+        archive,
+        size,
+        sha256,
+        name: path.basename(root),
+        prefix: run.options.prefix,
+      });
+      Object.assign(state, { archiveId: uploaded.archiveId, sha256, workspaceId: uploaded.workspaceId });
+      await writeState(runFile, state);
+    }
+    return { kind: 'local', archiveId: state.archiveId!, sha256 };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+type ScanStatus = Schemas['ScanStatus'];
+
+/** Polls the scan until it ends (completed, failed or cancelled), within `--timeout`. */
+async function waitForScan(api: VigilClient, run: ScanRun, scanId: string): Promise<ScanStatus> {
   const params = { params: { path: { scanId } } };
-  const pollMs = deps.pollIntervalMs ?? 1000;
+  const pollMs = run.deps.pollIntervalMs ?? 1000;
   let waited = 0;
   let current = expectOk(await api.GET('/api/scanner/v1/scans/{scanId}', params), 'Reading the scan');
   const describe = (s: typeof current) =>
     `scan ${s.status}: ${s.progress.filesDone}/${s.progress.filesTotal} files, ${s.findingsCount} findings`;
-  status.line(describe(current));
+  run.status.line(describe(current));
   while (!['completed', 'failed', 'cancelled'].includes(current.status)) {
-    if (waited >= valid.timeoutSeconds * 1000) {
-      status.done();
+    if (waited >= run.valid.timeoutSeconds * 1000) {
+      run.status.done();
       throw new CliError(
-        `The scan did not finish within ${valid.timeoutSeconds} s (status ${current.status}). It keeps running: continue waiting with "vigil scan … --resume" or read it with "vigil scans show ${scanId}".`,
+        `The scan did not finish within ${run.valid.timeoutSeconds} s (status ${current.status}). It keeps running: continue waiting with "vigil scan … --resume" or read it with "vigil scans show ${scanId}".`,
       );
     }
-    await sleep(pollMs);
+    await run.sleep(pollMs);
     waited += pollMs;
     current = expectOk(await api.GET('/api/scanner/v1/scans/{scanId}', params), 'Reading the scan');
-    status.line(describe(current));
+    run.status.line(describe(current));
   }
-  status.done();
-  await rm(runFile, { force: true });
-  if (current.status !== 'completed') {
-    throw new CliError(
-      `The scan ${current.status}${current.error ? `: ${current.error.message} (${current.error.code})` : ''}.`,
-    );
-  }
+  run.status.done();
+  return current;
+}
 
-  // One report is read: the SARIF one for --format sarif (the exit code is read from it too).
+/**
+ * Reads one report (the SARIF one for --format sarif, the SAST one otherwise), writes it in the
+ * asked format to --output or stdout, and returns its findings: the exit code is read from them.
+ */
+async function writeReport(api: VigilClient, run: ScanRun, scan: ScanStatus): Promise<Vulnerability[]> {
+  const { valid } = run;
+  const scanId = scan.id;
   let text: string;
   let vulnerabilities: Vulnerability[];
   if (valid.format === 'sarif') {
@@ -637,22 +709,34 @@ export async function runScanCommand(
     text = `${JSON.stringify(sarif, null, 2)}\n`;
   } else {
     const sast = expectOk(
-      await api.GET('/api/scanner/v1/scans/{scanId}/findings', params),
+      await api.GET('/api/scanner/v1/scans/{scanId}/findings', { params: { path: { scanId } } }),
       'Reading the findings',
     ) as { vulnerabilities: Vulnerability[] };
     vulnerabilities = sast.vulnerabilities;
     if (valid.format === 'sast') text = `${JSON.stringify(sast, null, 2)}\n`;
     else if (valid.format === 'json')
-      text = `${JSON.stringify({ scan: current, failOn: valid.failOn, failOnConfidence: valid.failOnConfidence, vulnerabilities }, null, 2)}\n`;
+      text = `${JSON.stringify({ scan, failOn: valid.failOn, failOnConfidence: valid.failOnConfidence, vulnerabilities }, null, 2)}\n`;
     else text = renderTable(vulnerabilities);
   }
-  if (options.output) await writeFile(options.output, text);
-  else stdout.write(text);
+  if (run.options.output) await writeFile(run.options.output, text);
+  else run.stdout.write(text);
+  return vulnerabilities;
+}
 
+/**
+ * 1 when a finding nobody dismissed is at or above `--fail-on` with at least
+ * `--fail-on-confidence` (against a baseline, only the new ones unless `--fail-on-all`), 0
+ * otherwise; says which on stderr, after the comparison with the baseline.
+ */
+async function exitCode(
+  api: VigilClient,
+  run: ScanRun,
+  scanId: string,
+  vulnerabilities: Vulnerability[],
+): Promise<number> {
+  const { valid, options, stderr } = run;
   const threshold = valid.failOn === 'never' ? Number.POSITIVE_INFINITY : SEVERITY_RANK[valid.failOn]!;
   const leastConfidence = CONFIDENCE_RANK[valid.failOnConfidence]!;
-  // A dismissed finding never fails a run. Against a baseline (a pull request's check), only what
-  // the change brings fails it, unless --fail-on-all; a plain run counts every open finding.
   const onlyNew = options.baseline !== undefined && !options.failOnAll;
   const failing = vulnerabilities
     .filter(
@@ -668,7 +752,7 @@ export async function runScanCommand(
         Number(isNew(b)) - Number(isNew(a)) ||
         (SEVERITY_RANK[b.severity] ?? 0) - (SEVERITY_RANK[a.severity] ?? 0),
     );
-  const compared = await api.GET('/api/scanner/v1/scans/{scanId}/comparison', params);
+  const compared = await api.GET('/api/scanner/v1/scans/{scanId}/comparison', { params: { path: { scanId } } });
   if (compared.data)
     stderr.write(
       `${compared.data.summary} (${compared.data.baselineScanId ? `against scan ${compared.data.baselineScanId}` : 'no baseline'})\n`,
