@@ -752,7 +752,9 @@ async function exitCode(
         Number(isNew(b)) - Number(isNew(a)) ||
         (SEVERITY_RANK[b.severity] ?? 0) - (SEVERITY_RANK[a.severity] ?? 0),
     );
-  const compared = await api.GET('/api/scanner/v1/scans/{scanId}/comparison', { params: { path: { scanId } } });
+  const compared = await api.GET('/api/scanner/v1/scans/{scanId}/comparison', {
+    params: { path: { scanId } },
+  });
   if (compared.data)
     stderr.write(
       `${compared.data.summary} (${compared.data.baselineScanId ? `against scan ${compared.data.baselineScanId}` : 'no baseline'})\n`,
