@@ -5,7 +5,7 @@
  */
 import type { FileAnalysis } from '../solidity/analysis.ts';
 import { descendants, field, unwrap } from '../solidity/ast.ts';
-import { baseIdentifier, type ContractInfo, type FunctionInfo } from '../solidity/model.ts';
+import { baseIdentifier, type ContractInfo, type FunctionInfo, type VarInfo } from '../solidity/model.ts';
 import type { CodeRef, Threat, ThreatModel } from '../types.ts';
 
 export function emptyThreatModel(now: Date = new Date()): ThreatModel {
@@ -37,15 +37,13 @@ const PRICE_FEED =
   /^(latestRoundData|latestAnswer|getReserves|consult|getPrice|price0CumulativeLast|price1CumulativeLast|observe|getAssetPrice|peek|read)$/;
 const BALANCE_NAME = /balance|deposit|credit|share|stake|fund|holding|owed|reward/i;
 
+/** A code reference in the file being added, optionally inside a contract and function. */
+type Ref = (line: number, endLine: number | undefined, contract?: ContractInfo, fn?: FunctionInfo) => CodeRef;
+
 /** Adds what one Solidity file contributes to the model (call once per file, then drop the AST). */
 export function addFileToThreatModel(model: ThreatModel, fa: FileAnalysis): void {
   const file = fa.file.path;
-  const ref = (
-    line: number,
-    endLine: number | undefined,
-    contract?: ContractInfo,
-    fn?: FunctionInfo,
-  ): CodeRef => ({
+  const ref: Ref = (line, endLine, contract, fn) => ({
     file,
     line,
     ...(endLine && endLine !== line ? { endLine } : {}),
@@ -53,201 +51,24 @@ export function addFileToThreatModel(model: ThreatModel, fa: FileAnalysis): void
     ...(fn ? { function: fn.name } : {}),
   });
   for (const c of fa.file.contracts) {
-    const fns = fa.index.functionsOf(c);
-    let upgradeable = false;
+    /** The entry points each modifier guards, by modifier name. */
     const guardedBy = new Map<string, string[]>();
+    let upgradeable = false;
     for (const fn of c.functions) {
       if (fn.kind === 'modifier') continue;
-      const a = fa.analyze(fn);
-      const entry = fa.isEntryPoint(fn);
-      const guarded = fa.checksCaller(fn);
-      if (entry) {
-        model.entryPoints.push({
-          contract: c.name,
-          function: fn.name,
-          kind: fn.kind,
-          visibility: fn.visibility,
-          payable: fn.mutability === 'payable',
-          guarded,
-          modifiers: fn.modifiers.map((m) => m.name),
-          ref: ref(fn.line, fn.headerEndLine, c, fn),
-        });
-        for (const m of fn.modifiers) guardedBy.set(m.name, [...(guardedBy.get(m.name) ?? []), fn.name]);
-      }
-      for (const call of a.calls) {
-        const k = call.info.kind;
-        if (!['call', 'delegatecall', 'callcode', 'staticcall', 'send', 'transfer', 'external'].includes(k))
-          continue;
-        const target = call.info.target ? fa.text(call.info.target) : fa.text(call.info.node);
-        const callerControlled = call.info.target
-          ? fa.isCallerControlledAddress(a, call.info.target) || fa.isUserInput(call.info.target, a)
-          : false;
-        model.externalCalls.push({
-          contract: c.name,
-          function: fn.name,
-          kind: k,
-          target: target.slice(0, 120),
-          sendsValue: call.info.value !== undefined,
-          callerControlledTarget: callerControlled,
-          ref: ref(call.info.node.line, call.info.node.endLine, c, fn),
-        });
-        if (k === 'delegatecall' || k === 'callcode') {
-          upgradeable = true;
-          model.upgradeability.push({
-            contract: c.name,
-            pattern: 'delegatecall',
-            detail: `\`${fn.name}\` delegatecalls \`${target.slice(0, 80)}\``,
-            ref: ref(call.info.node.line, undefined, c, fn),
-          });
-        }
-        if (k === 'external' && PRICE_FEED.test(call.info.name)) {
-          model.oracles.push({
-            contract: c.name,
-            kind: 'price-feed',
-            detail: `\`${target}.${call.info.name}()\``,
-            ref: ref(call.info.node.line, undefined, c, fn),
-          });
-        }
-        if (k !== 'transfer' && k !== 'send') {
-          model.trustBoundaries.push({
-            from: c.name,
-            to: callerControlled ? 'caller-chosen contract' : target.slice(0, 80),
-            description: `${c.name}.${fn.name} hands control to ${callerControlled ? 'a contract the caller chooses' : `\`${target.slice(0, 80)}\``} (${k})`,
-            ref: ref(call.info.node.line, undefined, c, fn),
-          });
-        }
-        if (k === 'builtin') continue;
-      }
-      for (const call of a.calls) {
-        if (
-          call.info.kind === 'builtin' &&
-          (call.info.name === 'selfdestruct' || call.info.name === 'suicide')
-        ) {
-          model.upgradeability.push({
-            contract: c.name,
-            pattern: 'selfdestruct',
-            detail: `\`${fn.name}\` can destroy the contract`,
-            ref: ref(call.info.node.line, undefined, c, fn),
-          });
-        }
-      }
-      if (fn.kind === 'function' && /^(initiali[sz]e|init)\w*$/i.test(fn.name) && entry) {
-        upgradeable = true;
-        model.upgradeability.push({
-          contract: c.name,
-          pattern: 'initializer',
-          detail: `\`${fn.name}\` initializes state outside a constructor`,
-          ref: ref(fn.line, undefined, c, fn),
-        });
-      }
-      if (fn.body) {
-        const randomness = descendants(fn.body, 'member_expression', 'identifier', 'call_expression').find(
-          (n) =>
-            /^(block\.(difficulty|prevrandao|blockhash|coinbase)|blockhash)$/.test(
-              fa.text(n.type === 'call_expression' ? (field(n, 'function') ?? n) : n).replace(/\s+/g, ''),
-            ),
-        );
-        if (randomness)
-          model.oracles.push({
-            contract: c.name,
-            kind: 'block-randomness',
-            detail: `\`${fa.text(randomness).slice(0, 60)}\``,
-            ref: ref(randomness.line, undefined, c, fn),
-          });
-        const time = descendants(fn.body, 'member_expression', 'identifier').find(
-          (n) => n.field !== 'property' && /^(block\.timestamp|now)$/.test(fa.text(n).replace(/\s+/g, '')),
-        );
-        if (time)
-          model.oracles.push({
-            contract: c.name,
-            kind: 'timestamp',
-            detail: `\`${fn.name}\` reads the block timestamp`,
-            ref: ref(time.line, undefined, c, fn),
-          });
-        for (const cond of a.conditions) {
-          if (/tx\.origin/.test(fa.text(cond.expr)) && !/msg\.sender/.test(fa.text(cond.expr))) {
-            model.roles.push({
-              contract: c.name,
-              name: 'tx.origin',
-              kind: 'tx-origin',
-              guards: [fn.name],
-              ref: ref(cond.expr.line, undefined, c, fn),
-            });
-          }
-        }
-      }
+      if (addFunction(model, fa, c, fn, ref, guardedBy)) upgradeable = true;
     }
-    for (const [name, mod] of c.modifiers) {
-      if (!fa.checksCaller(mod)) continue;
-      model.roles.push({
-        contract: c.name,
-        name,
-        kind: 'modifier',
-        guards: guardedBy.get(name) ?? [],
-        ref: ref(mod.line, undefined, c, mod),
-      });
-    }
-    for (const v of c.stateVars.values()) {
-      const checked = [...fns, ...c.modifiers.values()].some((f) =>
-        fa
-          .analyze(f)
-          .conditions.some(
-            (cond) =>
-              fa.isCallerCheck(cond.expr, fa.analyze(f)) &&
-              descendants(cond.expr, 'identifier').some((i) => fa.text(i) === v.name),
-          ),
-      );
-      if (checked && /^address\b/.test(v.typeText))
-        model.roles.push({
-          contract: c.name,
-          name: v.name,
-          kind: 'owner-variable',
-          guards: [],
-          ref: ref(v.line, undefined, c),
-        });
-      else if (checked && v.isMapping)
-        model.roles.push({
-          contract: c.name,
-          name: v.name,
-          kind: 'role-map',
-          guards: [],
-          ref: ref(v.line, undefined, c),
-        });
-      if (
-        v.isMapping &&
-        /=>\s*u?int/.test(v.typeText) &&
-        /^mapping\s*\(\s*address/.test(v.typeText) &&
-        BALANCE_NAME.test(v.name)
-      ) {
-        model.assets.push({
-          contract: c.name,
-          name: v.name,
-          kind: 'balance-map',
-          ref: ref(v.line, undefined, c),
-        });
-      }
-      if (
-        fa.file.isContractType(v.typeText, fa.index.scope(c, undefined)) &&
-        /token|erc20|erc721|asset|coin/i.test(`${v.typeText} ${v.name}`)
-      ) {
-        model.assets.push({
-          contract: c.name,
-          name: v.name,
-          kind: 'token-contract',
-          ref: ref(v.line, undefined, c),
-        });
-      }
-    }
-    const holdsEther = c.functions.some((f) => f.mutability === 'payable');
-    if (holdsEther) {
-      const payable = c.functions.find((f) => f.mutability === 'payable')!;
+    addRoles(model, fa, c, ref, guardedBy);
+    const checkers = [...fa.index.functionsOf(c), ...c.modifiers.values()];
+    for (const v of c.stateVars.values()) addStateVariable(model, fa, c, v, checkers, ref);
+    const payable = c.functions.find((f) => f.mutability === 'payable');
+    if (payable)
       model.assets.push({
         contract: c.name,
         name: 'ether balance',
         kind: 'ether',
         ref: ref(payable.line, undefined, c, payable),
       });
-    }
     model.contracts.push({
       name: c.name,
       kind: c.kind,
@@ -259,12 +80,221 @@ export function addFileToThreatModel(model: ThreatModel, fa: FileAnalysis): void
   }
 }
 
-function deriveThreats(
+/**
+ * What one function contributes: an entry point (noting which modifiers guard it in
+ * `guardedBy`), its external calls, upgrade and destruction paths, and the block values it reads.
+ * Returns whether it makes its contract upgradeable (a delegatecall or an initializer).
+ */
+function addFunction(
   model: ThreatModel,
   fa: FileAnalysis,
   c: ContractInfo,
-  ref: (line: number, endLine: number | undefined, contract?: ContractInfo, fn?: FunctionInfo) => CodeRef,
+  fn: FunctionInfo,
+  ref: Ref,
+  guardedBy: Map<string, string[]>,
+): boolean {
+  const a = fa.analyze(fn);
+  const entry = fa.isEntryPoint(fn);
+  if (entry) {
+    model.entryPoints.push({
+      contract: c.name,
+      function: fn.name,
+      kind: fn.kind,
+      visibility: fn.visibility,
+      payable: fn.mutability === 'payable',
+      guarded: fa.checksCaller(fn),
+      modifiers: fn.modifiers.map((m) => m.name),
+      ref: ref(fn.line, fn.headerEndLine, c, fn),
+    });
+    for (const m of fn.modifiers) guardedBy.set(m.name, [...(guardedBy.get(m.name) ?? []), fn.name]);
+  }
+  let upgradeable = addCalls(model, fa, c, fn, a, ref);
+  if (fn.kind === 'function' && /^(initiali[sz]e|init)\w*$/i.test(fn.name) && entry) {
+    upgradeable = true;
+    model.upgradeability.push({
+      contract: c.name,
+      pattern: 'initializer',
+      detail: `\`${fn.name}\` initializes state outside a constructor`,
+      ref: ref(fn.line, undefined, c, fn),
+    });
+  }
+  if (fn.body) addBlockReads(model, fa, c, fn, fn.body, a, ref);
+  return upgradeable;
+}
+
+const CALLS_OUT = new Set(['call', 'delegatecall', 'callcode', 'staticcall', 'send', 'transfer', 'external']);
+
+/**
+ * A function's calls out of the contract (with the trust boundary each crosses, the price feeds
+ * they read and the delegatecalls among them) and its `selfdestruct`s. Returns whether it
+ * delegatecalls.
+ */
+function addCalls(
+  model: ThreatModel,
+  fa: FileAnalysis,
+  c: ContractInfo,
+  fn: FunctionInfo,
+  a: ReturnType<FileAnalysis['analyze']>,
+  ref: Ref,
+): boolean {
+  let delegates = false;
+  for (const call of a.calls) {
+    const k = call.info.kind;
+    if (!CALLS_OUT.has(k)) continue;
+    const target = call.info.target ? fa.text(call.info.target) : fa.text(call.info.node);
+    const callerControlled = call.info.target
+      ? fa.isCallerControlledAddress(a, call.info.target) || fa.isUserInput(call.info.target, a)
+      : false;
+    const at = ref(call.info.node.line, undefined, c, fn);
+    model.externalCalls.push({
+      contract: c.name,
+      function: fn.name,
+      kind: k,
+      target: target.slice(0, 120),
+      sendsValue: call.info.value !== undefined,
+      callerControlledTarget: callerControlled,
+      ref: ref(call.info.node.line, call.info.node.endLine, c, fn),
+    });
+    if (k === 'delegatecall' || k === 'callcode') {
+      delegates = true;
+      model.upgradeability.push({
+        contract: c.name,
+        pattern: 'delegatecall',
+        detail: `\`${fn.name}\` delegatecalls \`${target.slice(0, 80)}\``,
+        ref: at,
+      });
+    }
+    if (k === 'external' && PRICE_FEED.test(call.info.name))
+      model.oracles.push({
+        contract: c.name,
+        kind: 'price-feed',
+        detail: `\`${target}.${call.info.name}()\``,
+        ref: at,
+      });
+    if (k !== 'transfer' && k !== 'send')
+      model.trustBoundaries.push({
+        from: c.name,
+        to: callerControlled ? 'caller-chosen contract' : target.slice(0, 80),
+        description: `${c.name}.${fn.name} hands control to ${callerControlled ? 'a contract the caller chooses' : `\`${target.slice(0, 80)}\``} (${k})`,
+        ref: at,
+      });
+  }
+  for (const call of a.calls) {
+    if (call.info.kind === 'builtin' && (call.info.name === 'selfdestruct' || call.info.name === 'suicide'))
+      model.upgradeability.push({
+        contract: c.name,
+        pattern: 'selfdestruct',
+        detail: `\`${fn.name}\` can destroy the contract`,
+        ref: ref(call.info.node.line, undefined, c, fn),
+      });
+  }
+  return delegates;
+}
+
+/** The block values a function body reads (randomness, the timestamp) and its `tx.origin` checks. */
+function addBlockReads(
+  model: ThreatModel,
+  fa: FileAnalysis,
+  c: ContractInfo,
+  fn: FunctionInfo,
+  body: NonNullable<FunctionInfo['body']>,
+  a: ReturnType<FileAnalysis['analyze']>,
+  ref: Ref,
 ): void {
+  const randomness = descendants(body, 'member_expression', 'identifier', 'call_expression').find((n) =>
+    /^(block\.(difficulty|prevrandao|blockhash|coinbase)|blockhash)$/.test(
+      fa.text(n.type === 'call_expression' ? (field(n, 'function') ?? n) : n).replace(/\s+/g, ''),
+    ),
+  );
+  if (randomness)
+    model.oracles.push({
+      contract: c.name,
+      kind: 'block-randomness',
+      detail: `\`${fa.text(randomness).slice(0, 60)}\``,
+      ref: ref(randomness.line, undefined, c, fn),
+    });
+  const time = descendants(body, 'member_expression', 'identifier').find(
+    (n) => n.field !== 'property' && /^(block\.timestamp|now)$/.test(fa.text(n).replace(/\s+/g, '')),
+  );
+  if (time)
+    model.oracles.push({
+      contract: c.name,
+      kind: 'timestamp',
+      detail: `\`${fn.name}\` reads the block timestamp`,
+      ref: ref(time.line, undefined, c, fn),
+    });
+  for (const cond of a.conditions) {
+    if (/tx\.origin/.test(fa.text(cond.expr)) && !/msg\.sender/.test(fa.text(cond.expr)))
+      model.roles.push({
+        contract: c.name,
+        name: 'tx.origin',
+        kind: 'tx-origin',
+        guards: [fn.name],
+        ref: ref(cond.expr.line, undefined, c, fn),
+      });
+  }
+}
+
+/** The modifiers that check the caller, as roles with the entry points they guard. */
+function addRoles(
+  model: ThreatModel,
+  fa: FileAnalysis,
+  c: ContractInfo,
+  ref: Ref,
+  guardedBy: Map<string, string[]>,
+): void {
+  for (const [name, mod] of c.modifiers) {
+    if (!fa.checksCaller(mod)) continue;
+    model.roles.push({
+      contract: c.name,
+      name,
+      kind: 'modifier',
+      guards: guardedBy.get(name) ?? [],
+      ref: ref(mod.line, undefined, c, mod),
+    });
+  }
+}
+
+/**
+ * A state variable as a role (an address or mapping that a caller check among `checkers` reads)
+ * and as an asset (a balance mapping, a token contract).
+ */
+function addStateVariable(
+  model: ThreatModel,
+  fa: FileAnalysis,
+  c: ContractInfo,
+  v: VarInfo,
+  checkers: readonly FunctionInfo[],
+  ref: Ref,
+): void {
+  const at = ref(v.line, undefined, c);
+  const checked = checkers.some((f) => {
+    const a = fa.analyze(f);
+    return a.conditions.some(
+      (cond) =>
+        fa.isCallerCheck(cond.expr, a) &&
+        descendants(cond.expr, 'identifier').some((i) => fa.text(i) === v.name),
+    );
+  });
+  if (checked && /^address\b/.test(v.typeText))
+    model.roles.push({ contract: c.name, name: v.name, kind: 'owner-variable', guards: [], ref: at });
+  else if (checked && v.isMapping)
+    model.roles.push({ contract: c.name, name: v.name, kind: 'role-map', guards: [], ref: at });
+  if (
+    v.isMapping &&
+    /=>\s*u?int/.test(v.typeText) &&
+    /^mapping\s*\(\s*address/.test(v.typeText) &&
+    BALANCE_NAME.test(v.name)
+  )
+    model.assets.push({ contract: c.name, name: v.name, kind: 'balance-map', ref: at });
+  if (
+    fa.file.isContractType(v.typeText, fa.index.scope(c, undefined)) &&
+    /token|erc20|erc721|asset|coin/i.test(`${v.typeText} ${v.name}`)
+  )
+    model.assets.push({ contract: c.name, name: v.name, kind: 'token-contract', ref: at });
+}
+
+function deriveThreats(model: ThreatModel, fa: FileAnalysis, c: ContractInfo, ref: Ref): void {
   const add = (t: Omit<Threat, 'id'>): void => {
     model.threats.push({ id: `T${String(model.threats.length + 1).padStart(3, '0')}`, ...t });
   };
