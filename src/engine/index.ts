@@ -25,7 +25,12 @@ import {
   runSolidityRules,
   runSolidityRulesWithinBudget,
 } from './solidity/scan-file.ts';
-import { classifyPath, loadSelectionSettings, SelectionSummary } from './sources/selection.ts';
+import {
+  classifyPath,
+  loadSelectionSettings,
+  type PathClass,
+  SelectionSummary,
+} from './sources/selection.ts';
 import type { SourceEntry, SourceTree } from './sources/tree.ts';
 import { addFileToThreatModel, emptyThreatModel, finalizeThreatModel } from './threat-model/threat-model.ts';
 import type {
@@ -311,131 +316,76 @@ export async function analyzeTree(
   return { threatModel, prepared };
 }
 
+/** One {@link scanTree} run: what it was asked, and what it gathers file by file. */
+interface TreeScan {
+  tree: SourceTree;
+  options: ScanOptions;
+  /** Per entry of the tree: reported, test, vendored or ignored. */
+  classes: PathClass[];
+  /** The project model of the Solidity files still to analyse (none were, or all were prepared). */
+  loaded: LoadedProject | undefined;
+  /** Rule results of analyzeTree's pass for the same scan type, by path. */
+  preparedFiles: Map<string, PreparedFile> | undefined;
+  /** `audit` without a given model: the one built here, file by file (per-file threats only). */
+  ownModel: ThreatModel | undefined;
+  threatModel: ThreatModel | undefined;
+  /** `audit` with an LLM and no prepared candidates: the functions to review. */
+  riskiest: RiskiestFunctions | undefined;
+  budgetMs: number;
+  /** Per entry: its analysis went over budget. */
+  overBudget: boolean[];
+  /** Sources of Solidity files, kept only when findings are to be triaged by the LLM. */
+  triageSources: Map<string, string>;
+  files: number;
+  lines: number;
+  /** Binary or very large files not scanned for secrets. */
+  skipped: number;
+}
+
 /** Runs the rules of the scan type on every file of the tree. */
 export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<ScanResult> {
   const started = performance.now();
   const entries = await tree.list();
-  const vulnerabilities: EngineVulnerability[] = [];
-  // Findings per file, each sorted when its file is done: concatenated in the tree's order (by
-  // path) they are already in report order, and the final sort only checks it.
-  const fileFindings: EngineVulnerability[][] = [];
-  const messages: ScanMessage[] = (tree.skipped ?? []).map((s) => ({
-    level: 'warning' as const,
-    value: `${s.path}: not scanned (${s.reason}, ${s.size} bytes).`,
-  }));
   const audit = options.type === 'audit';
-  // `audit` without a given model builds one file by file (per-file threats only).
   const ownModel = audit && !options.threatModel ? emptyThreatModel() : undefined;
-  const threatModel = options.threatModel ?? ownModel;
-  // Rule results and review candidates of analyzeTree's pass, for the same scan type.
   const prepared = options.prepared?.type === options.type ? options.prepared : undefined;
   const preparedFiles = prepared ? new Map(prepared.files.map((f) => [f.path, f])) : undefined;
-  const riskiest =
-    audit && options.llm && !prepared?.reviewCandidates ? new RiskiestFunctions(LLM_REVIEW_LIMIT) : undefined;
-  const budgetMs = options.fileBudgetMs ?? DEFAULT_FILE_BUDGET_MS;
-  // Per file index: its analysis went over budget.
-  const overBudget: boolean[] = [];
-  let files = 0;
-  let lines = 0;
-  let done = 0;
-  let skipped = 0;
   // What is reported: tests and scripts get the secret rules only, vendored and ignored files nothing.
   const selection = new SelectionSummary(
     await loadSelectionSettings(tree, entries, { includeTests: options.includeTests === true }),
   );
   const classes = entries.map((e) => selection.add(e.path, isSolidity(e.path)));
-  const solEntries = entries.filter(
-    (e, i) =>
-      isSolidity(e.path) &&
-      classes[i] === 'report' &&
-      e.size <= MAX_SOLIDITY_FILE_BYTES &&
-      !preparedFiles?.has(e.path),
-  );
-  // The project model: every Solidity file still to analyse, and what their imports name.
-  const loaded =
-    solEntries.length > 0
-      ? await loadProject(
-          tree,
-          entries,
-          solEntries.map((e) => e.path),
-          {
-            maxFileBytes: MAX_SOLIDITY_FILE_BYTES,
-            ...(options.signal ? { signal: options.signal } : {}),
-            ...(options.onParse ? { onParse: options.onParse } : {}),
-          },
-        )
-      : undefined;
-  // Per-file messages, in the order of the tree.
-  const fileMessages: ScanMessage[][] = [];
-  // Sources of Solidity files, kept only when findings are to be triaged by the LLM.
-  const triageSources = new Map<string, string>();
-  const finish = async (): Promise<void> => {
-    done++;
-    await options.onProgress?.({ filesDone: done, filesTotal: entries.length });
+  const scan: TreeScan = {
+    tree,
+    options,
+    classes,
+    loaded: await loadSolidityToAnalyse(tree, entries, classes, preparedFiles, options),
+    preparedFiles,
+    ownModel,
+    threatModel: options.threatModel ?? ownModel,
+    riskiest:
+      audit && options.llm && !prepared?.reviewCandidates
+        ? new RiskiestFunctions(LLM_REVIEW_LIMIT)
+        : undefined,
+    budgetMs: options.fileBudgetMs ?? DEFAULT_FILE_BUDGET_MS,
+    overBudget: [],
+    triageSources: new Map(),
+    files: 0,
+    lines: 0,
+    skipped: 0,
   };
+  // Findings and messages per file, each file's findings sorted when it is done: concatenated in
+  // the tree's order (by path) they are already in report order, and the final sort only checks it.
+  const fileFindings: EngineVulnerability[][] = [];
+  const fileMessages: ScanMessage[][] = [];
   for (const [i, entry] of entries.entries()) {
     await yieldBetweenFiles(options.signal);
-    const own: ScanMessage[] = [];
-    fileMessages[i] = own;
     const found: EngineVulnerability[] = [];
+    const own: ScanMessage[] = [];
     fileFindings[i] = found;
+    fileMessages[i] = own;
     try {
-      const use = classes[i];
-      // Solidity rules run on reported files only; secrets are looked for in tests too.
-      const sol = isSolidity(entry.path) && use === 'report';
-      if (use === 'vendored' || use === 'ignored') {
-        // Not scanned; counted in the selection's messages.
-      } else if (sol && entry.size > MAX_SOLIDITY_FILE_BYTES) {
-        own.push({
-          level: 'warning',
-          value: `${entry.path}: skipped, ${entry.size} bytes is over the ${MAX_SOLIDITY_FILE_BYTES}-byte limit.`,
-        });
-      } else if (!sol && entry.size > MAX_SECRET_FILE_BYTES) {
-        skipped++;
-      } else {
-        // A Solidity file of the project was read when the project was loaded.
-        const source = sol ? loaded?.source(entry.path) : undefined;
-        const buf = source === undefined ? await tree.read(entry.path) : undefined;
-        if (buf && !isProbablyText(buf)) skipped++;
-        else {
-          const text = source ?? buf?.toString('utf8') ?? '';
-          const wide = isWide(text);
-          files++;
-          lines += countLines(text);
-          for (const v of secretFindings(entry.path, text)) found.push(wide ? compactStrings(v) : v);
-          if (sol && options.llmTriage && options.llm) triageSources.set(entry.path, text);
-          const ready = sol ? preparedFiles?.get(entry.path) : undefined;
-          if (ready) {
-            found.push(...ready.vulnerabilities);
-            own.push(...ready.messages);
-            if (ready.overBudget) overBudget[i] = true;
-          } else if (sol) {
-            // Every Solidity file not analysed before is in the project (unless it is not text).
-            const parsed = loaded?.take(entry.path);
-            if (!parsed) throw new Error('not a text file');
-            // `audit`: the file's share of its own threat model and its review candidates count
-            // against the file's budget too.
-            const more =
-              ownModel || riskiest
-                ? (res: { vulnerabilities: EngineVulnerability[] }) => {
-                    const candidates = riskiest
-                      ? pendingCandidates(parsed.analysis, res.vulnerabilities)
-                      : [];
-                    if (ownModel) addFileToModelAtomically(ownModel, parsed.analysis);
-                    return candidates;
-                  }
-                : undefined;
-            const r = runSolidityRulesWithinBudget(parsed, rulesFor(options.type), options.type, budgetMs, {
-              ...(threatModel ? { threatModel } : {}),
-              ...(more ? { more } : {}),
-            });
-            for (const v of r.vulnerabilities) found.push(wide ? compactStrings(v) : v);
-            own.push(...parsed.messages, ...r.messages);
-            if (r.overBudget) overBudget[i] = true;
-            for (const c of r.more ?? []) riskiest?.addPending(c, threatModel);
-          }
-        }
-      }
+      await scanEntry(scan, i, entry, found, own);
     } catch (err) {
       options.signal?.throwIfAborted();
       own.push({
@@ -444,19 +394,151 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
       });
     }
     options.onFileFindings?.(i, found.sort(compareFindings));
-    await finish();
+    await options.onProgress?.({ filesDone: i + 1, filesTotal: entries.length });
   }
+
+  const messages: ScanMessage[] = (tree.skipped ?? []).map((s) => ({
+    level: 'warning' as const,
+    value: `${s.path}: not scanned (${s.reason}, ${s.size} bytes).`,
+  }));
   messages.push(...selection.messages());
-  for (const m of fileMessages) if (m) messages.push(...m);
-  for (const f of fileFindings) if (f) for (const v of f) vulnerabilities.push(v);
-  if (skipped > 0) {
+  for (const m of fileMessages) messages.push(...m);
+  const vulnerabilities: EngineVulnerability[] = [];
+  for (const f of fileFindings) for (const v of f) vulnerabilities.push(v);
+  if (scan.skipped > 0) {
     messages.push({
       level: 'info',
-      value: `${skipped} binary or very large file(s) were not scanned for secrets.`,
+      value: `${scan.skipped} binary or very large file(s) were not scanned for secrets.`,
     });
   }
-  const reviewCandidates = prepared?.reviewCandidates ?? riskiest?.candidates;
-  if (audit && reviewCandidates && options.llm && reviewCandidates.length > 0) {
+  await runLlmPasses(
+    scan,
+    prepared?.reviewCandidates ?? scan.riskiest?.candidates,
+    vulnerabilities,
+    messages,
+  );
+  vulnerabilities.sort(compareFindings);
+  return {
+    vulnerabilities,
+    messages,
+    filesOverBudget: entries.filter((_, i) => scan.overBudget[i]).map((e) => e.path),
+    stats: { files: scan.files, lines: scan.lines, durationMs: Math.round(performance.now() - started) },
+  };
+}
+
+/**
+ * The project model: every reported Solidity file not analysed before, and what their imports
+ * name; `undefined` when there is none.
+ */
+async function loadSolidityToAnalyse(
+  tree: SourceTree,
+  entries: readonly SourceEntry[],
+  classes: readonly PathClass[],
+  preparedFiles: Map<string, PreparedFile> | undefined,
+  options: ScanOptions,
+): Promise<LoadedProject | undefined> {
+  const paths = entries
+    .filter(
+      (e, i) =>
+        isSolidity(e.path) &&
+        classes[i] === 'report' &&
+        e.size <= MAX_SOLIDITY_FILE_BYTES &&
+        !preparedFiles?.has(e.path),
+    )
+    .map((e) => e.path);
+  if (paths.length === 0) return undefined;
+  return loadProject(tree, entries, paths, {
+    maxFileBytes: MAX_SOLIDITY_FILE_BYTES,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onParse ? { onParse: options.onParse } : {}),
+  });
+}
+
+/**
+ * One entry of the tree: its secrets (tests included), and for a reported Solidity file the rules
+ * of the scan type, or the results analyzeTree prepared. Vendored and ignored files are skipped
+ * (the selection's messages count them), as are files over the size limits.
+ */
+async function scanEntry(
+  scan: TreeScan,
+  i: number,
+  entry: SourceEntry,
+  found: EngineVulnerability[],
+  own: ScanMessage[],
+): Promise<void> {
+  const use = scan.classes[i];
+  if (use === 'vendored' || use === 'ignored') return;
+  const sol = isSolidity(entry.path) && use === 'report';
+  if (sol && entry.size > MAX_SOLIDITY_FILE_BYTES) {
+    own.push({
+      level: 'warning',
+      value: `${entry.path}: skipped, ${entry.size} bytes is over the ${MAX_SOLIDITY_FILE_BYTES}-byte limit.`,
+    });
+    return;
+  }
+  if (!sol && entry.size > MAX_SECRET_FILE_BYTES) {
+    scan.skipped++;
+    return;
+  }
+  // A Solidity file of the project was read when the project was loaded.
+  const source = sol ? scan.loaded?.source(entry.path) : undefined;
+  const buf = source === undefined ? await scan.tree.read(entry.path) : undefined;
+  if (buf && !isProbablyText(buf)) {
+    scan.skipped++;
+    return;
+  }
+  const text = source ?? buf?.toString('utf8') ?? '';
+  const wide = isWide(text);
+  scan.files++;
+  scan.lines += countLines(text);
+  for (const v of secretFindings(entry.path, text)) found.push(wide ? compactStrings(v) : v);
+  if (!sol) return;
+  const { options } = scan;
+  if (options.llmTriage && options.llm) scan.triageSources.set(entry.path, text);
+  const ready = scan.preparedFiles?.get(entry.path);
+  if (ready) {
+    found.push(...ready.vulnerabilities);
+    own.push(...ready.messages);
+    if (ready.overBudget) scan.overBudget[i] = true;
+    return;
+  }
+  // Every Solidity file not analysed before is in the project (unless it is not text).
+  const parsed = scan.loaded?.take(entry.path);
+  if (!parsed) throw new Error('not a text file');
+  const { ownModel, riskiest, threatModel } = scan;
+  // `audit`: the file's share of its own threat model and its review candidates count against
+  // the file's budget too.
+  const more =
+    ownModel || riskiest
+      ? (res: { vulnerabilities: EngineVulnerability[] }) => {
+          const candidates = riskiest ? pendingCandidates(parsed.analysis, res.vulnerabilities) : [];
+          if (ownModel) addFileToModelAtomically(ownModel, parsed.analysis);
+          return candidates;
+        }
+      : undefined;
+  const r = runSolidityRulesWithinBudget(parsed, rulesFor(options.type), options.type, scan.budgetMs, {
+    ...(threatModel ? { threatModel } : {}),
+    ...(more ? { more } : {}),
+  });
+  for (const v of r.vulnerabilities) found.push(wide ? compactStrings(v) : v);
+  own.push(...parsed.messages, ...r.messages);
+  if (r.overBudget) scan.overBudget[i] = true;
+  for (const c of r.more ?? []) riskiest?.addPending(c, threatModel);
+}
+
+/**
+ * `audit` with an LLM: the review of the riskiest functions adds findings; with `llmTriage`, the
+ * LLM then keeps, lowers or dismisses each finding (`vulnerabilities` is replaced in place).
+ */
+async function runLlmPasses(
+  scan: TreeScan,
+  reviewCandidates: readonly ReviewCandidate[] | undefined,
+  vulnerabilities: EngineVulnerability[],
+  messages: ScanMessage[],
+): Promise<void> {
+  const { options, threatModel } = scan;
+  if (!options.llm) return;
+  if (options.type === 'audit' && reviewCandidates && reviewCandidates.length > 0) {
     const review = await reviewWithLlm(options.llm, reviewCandidates, {
       ...(options.signal ? { signal: options.signal } : {}),
       ...(threatModel ? { threatModel } : {}),
@@ -468,37 +550,29 @@ export async function scanTree(tree: SourceTree, options: ScanOptions): Promise<
       value: `LLM review (${options.llm.model}) of ${reviewCandidates.length} function(s): ${review.vulnerabilities.length} finding(s).`,
     });
   }
-  if (options.llmTriage && options.llm) {
-    const triage = await triageWithLlm(
-      options.llm,
-      vulnerabilities,
-      (file, start, end) => {
-        const text = triageSources.get(file);
-        if (!text) return '';
-        return text
-          .split('\n')
-          .slice(start - 1, end)
-          .map((l, i) => `${start + i}: ${l}`)
-          .join('\n');
-      },
-      {
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.llmTriageLimit !== undefined ? { limit: options.llmTriageLimit } : {}),
-      },
-    );
-    vulnerabilities.splice(0, vulnerabilities.length, ...triage.vulnerabilities);
-    messages.push(...triage.messages, {
-      level: 'info',
-      value: `LLM triage (${options.llm.model}): ${triage.kept} kept, ${triage.lowered} lowered, ${triage.dismissed} dismissed.`,
-    });
-  }
-  vulnerabilities.sort(compareFindings);
-  return {
+  if (!options.llmTriage) return;
+  const triage = await triageWithLlm(
+    options.llm,
     vulnerabilities,
-    messages,
-    filesOverBudget: entries.filter((_, i) => overBudget[i]).map((e) => e.path),
-    stats: { files, lines, durationMs: Math.round(performance.now() - started) },
-  };
+    (file, start, end) => {
+      const text = scan.triageSources.get(file);
+      if (!text) return '';
+      return text
+        .split('\n')
+        .slice(start - 1, end)
+        .map((l, i) => `${start + i}: ${l}`)
+        .join('\n');
+    },
+    {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.llmTriageLimit !== undefined ? { limit: options.llmTriageLimit } : {}),
+    },
+  );
+  vulnerabilities.splice(0, vulnerabilities.length, ...triage.vulnerabilities);
+  messages.push(...triage.messages, {
+    level: 'info',
+    value: `LLM triage (${options.llm.model}): ${triage.kept} kept, ${triage.lowered} lowered, ${triage.dismissed} dismissed.`,
+  });
 }
 
 /** The lists of a threat model a file adds entries to. */
