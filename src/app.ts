@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import swagger from '@fastify/swagger';
+import swagger, { type SwaggerOptions } from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalar from '@scalar/fastify-api-reference';
 import { Type } from '@sinclair/typebox';
-import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyServerOptions, LogController } from 'fastify';
 import type { Container } from './container.ts';
 import type { App } from './http/app-type.ts';
 import { registerAuth } from './http/auth.hook.ts';
@@ -30,7 +30,55 @@ function trustHops(hops: number): (address: string, hop: number) => boolean {
 
 /** Builds the HTTP app on a container: plugins, hooks and every route, without listening. */
 export async function buildApp(container: Container): Promise<App> {
-  const app = Fastify({
+  const app = Fastify(fastifyOptions(container)).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  registerErrorHandling(app);
+  // An API operation that declares no query parameters takes none: an unknown one is a 400 like
+  // on every list, instead of being silently ignored.
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/api/') || route.schema?.querystring !== undefined) return;
+    route.schema = { ...(route.schema ?? {}), querystring: Type.Object({}, { additionalProperties: false }) };
+  });
+  requireResponseSchemas(app);
+  registerHostileInputChecks(app);
+  registerRequestLog(app);
+  app.addSchema(ErrorV1Schema);
+  app.addSchema(ErrorV0Schema);
+
+  await app.register(swagger, openApiOptions());
+
+  await app.register(cookie);
+  registerAuth(app, {
+    auth: container.services.auth,
+    sessions: container.sessionCodec,
+    throttle: container.credentialThrottle,
+    rateLimiter: container.rateLimiter,
+    policy: container.config.rateLimit,
+  });
+  registerMetrics(app, { token: container.config.metrics.token });
+
+  app.get('/openapi.json', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async () =>
+    app.swagger(),
+  );
+  registerRuleDocs(app);
+  await app.register(scalar, {
+    routePrefix: '/docs',
+    configuration: { url: '/openapi.json', title: 'Vigil API' },
+  });
+
+  registerHealthRoutes(app, container);
+  await registerRouteModules(app, container);
+  await registerConsole(app, { objectStore: container.config.objectStore });
+  return app;
+}
+
+/** Fastify's settings: body limit, trusted proxies, request ids, validation, lazy serializers. */
+function fastifyOptions(container: Container) {
+  return {
     loggerInstance: container.log as FastifyBaseLogger,
     bodyLimit: container.config.bodyLimitBytes,
     // The client address behind the proxies the operator trusts: the source address of the rate
@@ -55,26 +103,12 @@ export async function buildApp(container: Container): Promise<App> {
     // One line per request, written by registerRequestLog with secrets redacted.
     logController: new LogController({ disableRequestLogging: true }),
     clientErrorHandler: handleClientError,
-  }).withTypeProvider<TypeBoxTypeProvider>();
+  } satisfies FastifyServerOptions;
+}
 
-  app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
-
-  registerErrorHandling(app);
-  // An API operation that declares no query parameters takes none: an unknown one is a 400 like
-  // on every list, instead of being silently ignored.
-  app.addHook('onRoute', (route) => {
-    if (!route.url.startsWith('/api/') || route.schema?.querystring !== undefined) return;
-    route.schema = { ...(route.schema ?? {}), querystring: Type.Object({}, { additionalProperties: false }) };
-  });
-  requireResponseSchemas(app);
-  registerHostileInputChecks(app);
-  registerRequestLog(app);
-  app.addSchema(ErrorV1Schema);
-  app.addSchema(ErrorV0Schema);
-
-  await app.register(swagger, {
+/** The OpenAPI document's header (security schemes included); the routes add their operations. */
+function openApiOptions(): SwaggerOptions {
+  return {
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -125,27 +159,11 @@ export async function buildApp(container: Container): Promise<App> {
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}`,
     },
-  });
+  };
+}
 
-  await app.register(cookie);
-  registerAuth(app, {
-    auth: container.services.auth,
-    sessions: container.sessionCodec,
-    throttle: container.credentialThrottle,
-    rateLimiter: container.rateLimiter,
-    policy: container.config.rateLimit,
-  });
-  registerMetrics(app, { token: container.config.metrics.token });
-
-  app.get('/openapi.json', { schema: { hide: true }, config: { auth: { kind: 'none' } } }, async () =>
-    app.swagger(),
-  );
-  registerRuleDocs(app);
-  await app.register(scalar, {
-    routePrefix: '/docs',
-    configuration: { url: '/openapi.json', title: 'Vigil API' },
-  });
-
+/** `/healthz` (the process answers) and `/readyz` (the database answers), without credentials. */
+function registerHealthRoutes(app: App, container: Container): void {
   app.get(
     '/healthz',
     {
@@ -186,8 +204,4 @@ export async function buildApp(container: Container): Promise<App> {
       return reply.code(503).send({ status: 'unavailable' as const, database: 'unreachable' as const });
     },
   );
-
-  await registerRouteModules(app, container);
-  await registerConsole(app, { objectStore: container.config.objectStore });
-  return app;
 }
