@@ -4,3 +4,9 @@ export class CliError extends Error {
   /** The process exit code (default 1; 2 for usage and service errors of `vigil scan`). */
   exitCode?: number;
 }
+
+/** A usage mistake: exit 2 before any network call. */
+export class UsageError extends CliError {
+  override name = 'UsageError';
+  override exitCode = 2;
+}

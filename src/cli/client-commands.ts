@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { severities } from '../db/schema/index.ts';
 import { isUuid } from '../strings.ts';
+import { UsageError } from './cli-error.ts';
 import { printResult } from './http-client.ts';
-import { UsageError } from './scan.ts';
 import { cliClient, expectOk, readStoredLogin, resolveConnection, writeStoredLogin } from './settings.ts';
 
 type Env = Record<string, string | undefined>;

@@ -11,8 +11,10 @@ import {
   grantCredits,
 } from '../../test/helpers/factories.ts';
 import { REENTRANT_BANK } from '../../test/helpers/scan-helpers.ts';
+import { UsageError } from './cli-error.ts';
 import { CliError } from './http-client.ts';
-import { packDirectory, runScanCommand, type ScanCommandOptions, type ScanDeps, UsageError } from './scan.ts';
+import { runScanCommand, type ScanCommandOptions, type ScanDeps } from './scan.ts';
+import { packDirectory } from './scan-sources.ts';
 
 const sample = path.resolve(import.meta.dirname, '../../examples/sample-project');
 let url: string;

@@ -1,18 +1,27 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
 import type { Command } from 'commander';
-import ignore, { type Ignore } from 'ignore';
-import tar from 'tar-stream';
-import { REPORT_SEVERITY } from '../engine/report/common.ts';
-import { classifyPath, loadSelectionSettings, ProjectSettingsError } from '../engine/sources/selection.ts';
 import type { Schemas, VigilClient } from '../sdk/index.ts';
-import { CliError, formatTable } from './http-client.ts';
+import { CliError, UsageError } from './cli-error.ts';
+import {
+  failingFindings,
+  isNew,
+  renderTable,
+  type Vulnerability,
+  vulnerabilitiesOfSarif,
+} from './scan-findings.ts';
+import {
+  collectFiles,
+  DEFAULT_EXCLUDES,
+  packFiles,
+  SOLIDITY,
+  selectionOf,
+  sha256File,
+} from './scan-sources.ts';
 import {
   cliClient,
   configDir,
@@ -32,39 +41,6 @@ export const FAIL_ON = ['Critical', 'High', 'Medium', 'Low', 'Info', 'never'] as
 export const FAIL_ON_CONFIDENCE = ['low', 'medium', 'high'] as const;
 /** Local archives support the standard scan only (Scanner API v1: UNSUPPORTED_REPOSITORY_TYPE). */
 const LOCAL_SCAN_TYPES = ['standard'];
-
-/** Folders never packed, whatever `.gitignore` says: dependencies, VCS data and build output. */
-export const DEFAULT_EXCLUDES = [
-  'node_modules/',
-  '.git/',
-  '.hg/',
-  '.svn/',
-  'artifacts/',
-  'cache/',
-  'out/',
-  'coverage/',
-  '.next/',
-  'typechain-types/',
-  'broadcast/',
-  '.vigil-scan/',
-];
-/** What the Solidity rules analyse (secrets are looked for in every file). */
-const SOLIDITY = /\.sol$/i;
-
-const SEVERITY_RANK: Record<string, number> = {
-  Info: 0,
-  Unknown: 0,
-  Low: 1,
-  Medium: 2,
-  High: 3,
-  Critical: 4,
-};
-
-/** A usage mistake: exit 2 before any network call. */
-export class UsageError extends CliError {
-  override name = 'UsageError';
-  override exitCode = 2;
-}
 
 export interface ScanCommandOptions {
   url?: string;
@@ -213,93 +189,6 @@ function comparisonOf(options: ScanCommandOptions): ValidOptions['comparison'] {
   return { ...out, baselineBranch: options.baseline, pullRequest: true };
 }
 
-/** The files a directory contributes: `.gitignore` files (at every level) and the default excludes honoured. */
-export async function collectFiles(root: string): Promise<Array<{ path: string; size: number }>> {
-  const files: Array<{ path: string; size: number }> = [];
-  async function walk(relative: string, rules: Array<{ base: string; ig: Ignore }>): Promise<void> {
-    const here = path.join(root, relative);
-    const local = await readFile(path.join(here, '.gitignore'), 'utf8').catch(() => null);
-    const scoped = local === null ? rules : [...rules, { base: relative, ig: ignore().add(local) }];
-    const entries = await readdir(here, { withFileTypes: true });
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      const rel = relative ? `${relative}/${entry.name}` : entry.name;
-      const isDir = entry.isDirectory();
-      const ignored = scoped.some(({ base, ig }) => {
-        const inner = base ? rel.slice(base.length + 1) : rel;
-        return ig.ignores(isDir ? `${inner}/` : inner);
-      });
-      if (ignored) continue;
-      if (isDir) await walk(rel, scoped);
-      else if (entry.isFile()) files.push({ path: rel, size: (await stat(path.join(root, rel))).size });
-    }
-  }
-  await walk('', [{ base: '', ig: ignore().add(DEFAULT_EXCLUDES) }]);
-  return files;
-}
-
-/**
- * How the server's engine will select the files of a local scan (its settings files read as it
- * reads them, under the workspace prefix). A settings file it cannot use is a UsageError.
- */
-async function selectionOf(
-  root: string,
-  files: Array<{ path: string; size: number }>,
-  prefix: string | undefined,
-): Promise<{ solidityReported: number }> {
-  const under = prefix
-    ?.split('/')
-    .filter((s) => s && s !== '.')
-    .join('/');
-  const listed = under ? files.filter((f) => f.path.startsWith(`${under}/`)) : files;
-  try {
-    const settings = await loadSelectionSettings(
-      { read: (p: string) => readFile(path.join(root, ...p.split('/'))) },
-      listed,
-    );
-    return {
-      solidityReported: listed.filter(
-        (f) => SOLIDITY.test(f.path) && classifyPath(f.path, settings) === 'report',
-      ).length,
-    };
-  } catch (err) {
-    if (err instanceof ProjectSettingsError)
-      throw new UsageError(`${err.message} Nothing was uploaded or charged.`);
-    throw err;
-  }
-}
-
-/** Packs the listed files into a tar.gz; the same files give the same bytes (for `--resume`). */
-export async function packFiles(root: string, files: Array<{ path: string }>, target: string): Promise<void> {
-  const pack = tar.pack();
-  const output = pipeline(pack, createGzip(), createWriteStream(target));
-  for (const file of files) {
-    const full = path.join(root, file.path);
-    const { size, mode, mtime } = await stat(full);
-    await new Promise<void>((resolve, reject) => {
-      const sink = pack.entry({ name: file.path, size, mode, mtime }, (err) =>
-        err ? reject(err) : resolve(),
-      );
-      createReadStream(full).on('error', reject).pipe(sink);
-    });
-  }
-  pack.finalize();
-  await output;
-}
-
-/** Packs a directory as `vigil scan` would. */
-export async function packDirectory(root: string, target: string): Promise<{ files: number }> {
-  const files = await collectFiles(root);
-  await packFiles(root, files, target);
-  return { files: files.length };
-}
-
-async function sha256File(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
 const formatBytes = (n: number) =>
   n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`;
 
@@ -344,98 +233,6 @@ async function readState(file: string): Promise<RunState | null> {
 async function writeState(file: string, state: RunState): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   await writeFile(file, JSON.stringify(state), { mode: 0o600 });
-}
-
-interface Vulnerability {
-  id: string;
-  name: string;
-  severity: string;
-  location: { file?: string; start_line?: number };
-  /** The SAST report's details (the confidence is read from them). */
-  details?: { confidence?: { value?: unknown } };
-  /** The draft's triage (`dismissed` never fails a run). */
-  triage_state?: string | null;
-  /** Against the scan's baseline: new, unchanged or reopened. */
-  baseline_state?: string | null;
-}
-
-/** Whether the finding is new to the scan's baseline (new or reopened). */
-const isNew = (v: Vulnerability) => (v.baseline_state ?? 'new') !== 'unchanged';
-
-const CONFIDENCE_RANK: Record<string, number> = { low: 0, medium: 1, high: 2 };
-
-/**
- * A finding's confidence rank; a finding without a known confidence counts as the highest, so
- * that `--fail-on-confidence` never lets through what it cannot judge.
- */
-function confidenceRank(v: Vulnerability): number {
-  const value = v.details?.confidence?.value;
-  return (typeof value === 'string' ? CONFIDENCE_RANK[value.toLowerCase()] : undefined) ?? 2;
-}
-
-interface SarifRead {
-  runs?: Array<{
-    tool?: { driver?: { rules?: Array<{ shortDescription?: { text?: string } }> } };
-    results?: Array<{
-      ruleId?: string;
-      ruleIndex?: number;
-      locations?: Array<{
-        physicalLocation?: { artifactLocation?: { uri?: string }; region?: { startLine?: number } };
-      }>;
-      properties?: {
-        findingId?: string;
-        severity?: string;
-        confidence?: string;
-        triageState?: string | null;
-        vigilBaselineState?: string;
-      };
-    }>;
-  }>;
-}
-
-/** The findings of a SARIF report as the exit code and the summary read them (SAST severities). */
-function vulnerabilitiesOfSarif(report: unknown): Vulnerability[] {
-  const run = (report as SarifRead).runs?.[0];
-  const rules = run?.tool?.driver?.rules ?? [];
-  return (run?.results ?? []).map((r) => {
-    const where = r.locations?.[0]?.physicalLocation;
-    const file = where?.artifactLocation?.uri;
-    const line = where?.region?.startLine;
-    const severity = r.properties?.severity;
-    return {
-      id: r.properties?.findingId ?? '',
-      name:
-        (r.ruleIndex === undefined ? undefined : rules[r.ruleIndex]?.shortDescription?.text) ??
-        r.ruleId ??
-        '?',
-      severity:
-        severity !== undefined && severity in REPORT_SEVERITY
-          ? REPORT_SEVERITY[severity as keyof typeof REPORT_SEVERITY]
-          : 'Unknown',
-      location: {
-        ...(file !== undefined ? { file } : {}),
-        ...(line !== undefined ? { start_line: line } : {}),
-      },
-      ...(r.properties?.confidence !== undefined
-        ? { details: { confidence: { value: r.properties.confidence } } }
-        : {}),
-      triage_state: r.properties?.triageState ?? null,
-      baseline_state: r.properties?.vigilBaselineState ?? 'new',
-    };
-  });
-}
-
-function renderTable(vulnerabilities: Vulnerability[]): string {
-  if (vulnerabilities.length === 0) return 'No findings.\n';
-  const rows = [...vulnerabilities]
-    .sort((a, b) => (SEVERITY_RANK[b.severity] ?? 0) - (SEVERITY_RANK[a.severity] ?? 0))
-    .map((v) => ({
-      SEVERITY: v.severity,
-      FINDING: v.name,
-      LOCATION: `${v.location.file ?? '?'}:${v.location.start_line ?? '?'}`,
-      ID: v.id,
-    }));
-  return `${formatTable(rows, ['SEVERITY', 'FINDING', 'LOCATION', 'ID'], { rule: false })}\n`;
 }
 
 /** What every step of one `vigil scan` run shares. */
@@ -735,23 +532,8 @@ async function exitCode(
   vulnerabilities: Vulnerability[],
 ): Promise<number> {
   const { valid, options, stderr } = run;
-  const threshold = valid.failOn === 'never' ? Number.POSITIVE_INFINITY : SEVERITY_RANK[valid.failOn]!;
-  const leastConfidence = CONFIDENCE_RANK[valid.failOnConfidence]!;
   const onlyNew = options.baseline !== undefined && !options.failOnAll;
-  const failing = vulnerabilities
-    .filter(
-      (v) =>
-        (SEVERITY_RANK[v.severity] ?? 0) >= threshold &&
-        confidenceRank(v) >= leastConfidence &&
-        v.triage_state !== 'dismissed' &&
-        (!onlyNew || isNew(v)),
-    )
-    // New ones first, then by severity.
-    .sort(
-      (a, b) =>
-        Number(isNew(b)) - Number(isNew(a)) ||
-        (SEVERITY_RANK[b.severity] ?? 0) - (SEVERITY_RANK[a.severity] ?? 0),
-    );
+  const failing = failingFindings(vulnerabilities, { ...valid, onlyNew });
   const compared = await api.GET('/api/scanner/v1/scans/{scanId}/comparison', {
     params: { path: { scanId } },
   });

@@ -13,7 +13,7 @@ import { type Container, type ContainerOptions, createContainer, createLogger } 
 import { companies, findings, users } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import { formatTable } from './http-client.ts';
-import { packDirectory } from './scan.ts';
+import { packDirectory } from './scan-sources.ts';
 import {
   DAY_MS,
   DemoCast,
