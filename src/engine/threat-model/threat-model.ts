@@ -294,11 +294,133 @@ function addStateVariable(
     model.assets.push({ contract: c.name, name: v.name, kind: 'token-contract', ref: at });
 }
 
+/** The threats a contract's own model entries imply: one per kind, naming every entry of that kind. */
+const MODEL_THREATS: Array<{
+  /** The contract's entries of the kind, from the model. */
+  refs: (model: ThreatModel, contract: string) => CodeRef[];
+  threat: (contract: string) => Omit<Threat, 'id' | 'refs'>;
+}> = [
+  {
+    refs: (m, c) =>
+      m.upgradeability.filter((u) => u.contract === c && u.pattern === 'delegatecall').map((u) => u.ref),
+    threat: (c) => ({
+      title: `Code executed in ${c}'s storage context`,
+      severity: 'high',
+      category: 'access_control',
+      description:
+        "delegatecall runs foreign code against this contract's storage; the target and the call data must be trusted and fixed.",
+    }),
+  },
+  {
+    refs: (m, c) =>
+      m.upgradeability.filter((u) => u.contract === c && u.pattern === 'selfdestruct').map((u) => u.ref),
+    threat: (c) => ({
+      title: `${c} can be destroyed`,
+      severity: 'high',
+      category: 'access_control',
+      description:
+        'selfdestruct removes the code and sends the balance away; only a trusted role may reach it.',
+    }),
+  },
+  {
+    refs: (m, c) =>
+      m.oracles.filter((o) => o.contract === c && o.kind === 'block-randomness').map((o) => o.ref),
+    threat: (c) => ({
+      title: `Predictable outcomes in ${c}`,
+      severity: 'high',
+      category: 'bad_randomness',
+      description: 'Block values serve as randomness; miners and other contracts can predict or steer them.',
+    }),
+  },
+  {
+    refs: (m, c) => m.oracles.filter((o) => o.contract === c && o.kind === 'price-feed').map((o) => o.ref),
+    threat: (c) => ({
+      title: `Price data trusted by ${c}`,
+      severity: 'medium',
+      category: 'other',
+      description:
+        'Spot prices and stale feeds can be manipulated (flash loans) or be out of date; check freshness and use time-weighted prices.',
+    }),
+  },
+  {
+    refs: (m, c) => m.roles.filter((r) => r.contract === c && r.kind === 'tx-origin').map((r) => r.ref),
+    threat: (c) => ({
+      title: `Phishable authorization in ${c}`,
+      severity: 'high',
+      category: 'access_control',
+      description: 'tx.origin authorizes calls; any contract the owner calls can act as the owner.',
+    }),
+  },
+];
+
+/** The threats that follow from a contract's entries in the model and from its code, in a fixed order. */
 function deriveThreats(model: ThreatModel, fa: FileAnalysis, c: ContractInfo, ref: Ref): void {
   const add = (t: Omit<Threat, 'id'>): void => {
     model.threats.push({ id: `T${String(model.threats.length + 1).padStart(3, '0')}`, ...t });
   };
   const entries = c.functions.filter((f) => fa.isEntryPoint(f));
+  const { drains, reentry } = callsOfEntryPoints(fa, c, entries, ref);
+  if (drains.length)
+    add({
+      title: `Ether leaves ${c.name} through functions anyone can call`,
+      severity: 'high',
+      category: 'access_control',
+      description:
+        'These unguarded entry points send ether. Each must pay only what the caller is owed, after debiting it.',
+      refs: drains,
+    });
+  if (reentry.length)
+    add({
+      title: `Re-entrancy into ${c.name}`,
+      severity: 'high',
+      category: 'reentrancy',
+      description:
+        'Control passes to another contract before state is updated; a malicious callee can re-enter.',
+      refs: reentry,
+    });
+  for (const kind of MODEL_THREATS) {
+    const refs = kind.refs(model, c.name);
+    if (refs.length) add({ ...kind.threat(c.name), refs });
+  }
+  const privileged = entries.filter(
+    (f) =>
+      fa.checksCaller(f) &&
+      (fa.writesState(f) || fa.analyze(f).calls.some((x) => x.info.value !== undefined)),
+  );
+  if (privileged.length) {
+    const named = privileged
+      .slice(0, 6)
+      .map((f) => `\`${f.name}\``)
+      .join(', ');
+    add({
+      title: `Privileged roles of ${c.name}`,
+      severity: 'medium',
+      category: 'access_control',
+      description: `A compromised or malicious privileged account can call ${named}${privileged.length > 6 ? ', ...' : ''}. Keys of these roles need multi-signature or time-locked control.`,
+      refs: privileged.map((f) => ref(f.line, undefined, c, f)),
+    });
+  }
+  for (const [name, setters] of redirectableTargets(fa, c)) {
+    add({
+      title: `Anyone can redirect ${c.name}'s calls to \`${name}\``,
+      severity: 'critical',
+      category: 'access_control',
+      description: `\`${name}\` is the target of external calls and unguarded functions can overwrite it.`,
+      refs: setters.map((f) => ref(f.line, undefined, c, f)),
+    });
+  }
+}
+
+/**
+ * The calls of a contract's entry points that send ether without a caller check (`drains`), and
+ * those a callee can re-enter before the function writes state (`reentry`).
+ */
+function callsOfEntryPoints(
+  fa: FileAnalysis,
+  c: ContractInfo,
+  entries: readonly FunctionInfo[],
+  ref: Ref,
+): { drains: CodeRef[]; reentry: CodeRef[] } {
   const drains: CodeRef[] = [];
   const reentry: CodeRef[] = [];
   for (const fn of entries) {
@@ -313,111 +435,18 @@ function deriveThreats(model: ThreatModel, fa: FileAnalysis, c: ContractInfo, re
       if (
         fa.isReentrantCall(a, call) &&
         a.stateWrites.some((w) => a.cfg.reachableFrom(call.node.id).has(w.node.id))
-      ) {
+      )
         reentry.push(ref(call.info.node.line, undefined, c, fn));
-      }
     }
   }
-  if (drains.length) {
-    add({
-      title: `Ether leaves ${c.name} through functions anyone can call`,
-      severity: 'high',
-      category: 'access_control',
-      description:
-        'These unguarded entry points send ether. Each must pay only what the caller is owed, after debiting it.',
-      refs: drains,
-    });
-  }
-  if (reentry.length) {
-    add({
-      title: `Re-entrancy into ${c.name}`,
-      severity: 'high',
-      category: 'reentrancy',
-      description:
-        'Control passes to another contract before state is updated; a malicious callee can re-enter.',
-      refs: reentry,
-    });
-  }
-  const dc = model.upgradeability
-    .filter((u) => u.contract === c.name && u.pattern === 'delegatecall')
-    .map((u) => u.ref);
-  if (dc.length) {
-    add({
-      title: `Code executed in ${c.name}'s storage context`,
-      severity: 'high',
-      category: 'access_control',
-      description:
-        "delegatecall runs foreign code against this contract's storage; the target and the call data must be trusted and fixed.",
-      refs: dc,
-    });
-  }
-  const sd = model.upgradeability
-    .filter((u) => u.contract === c.name && u.pattern === 'selfdestruct')
-    .map((u) => u.ref);
-  if (sd.length) {
-    add({
-      title: `${c.name} can be destroyed`,
-      severity: 'high',
-      category: 'access_control',
-      description:
-        'selfdestruct removes the code and sends the balance away; only a trusted role may reach it.',
-      refs: sd,
-    });
-  }
-  const rnd = model.oracles
-    .filter((o) => o.contract === c.name && o.kind === 'block-randomness')
-    .map((o) => o.ref);
-  if (rnd.length) {
-    add({
-      title: `Predictable outcomes in ${c.name}`,
-      severity: 'high',
-      category: 'bad_randomness',
-      description: 'Block values serve as randomness; miners and other contracts can predict or steer them.',
-      refs: rnd,
-    });
-  }
-  const feeds = model.oracles
-    .filter((o) => o.contract === c.name && o.kind === 'price-feed')
-    .map((o) => o.ref);
-  if (feeds.length) {
-    add({
-      title: `Price data trusted by ${c.name}`,
-      severity: 'medium',
-      category: 'other',
-      description:
-        'Spot prices and stale feeds can be manipulated (flash loans) or be out of date; check freshness and use time-weighted prices.',
-      refs: feeds,
-    });
-  }
-  const origin = model.roles.filter((r) => r.contract === c.name && r.kind === 'tx-origin').map((r) => r.ref);
-  if (origin.length) {
-    add({
-      title: `Phishable authorization in ${c.name}`,
-      severity: 'high',
-      category: 'access_control',
-      description: 'tx.origin authorizes calls; any contract the owner calls can act as the owner.',
-      refs: origin,
-    });
-  }
-  const privileged = entries.filter(
-    (f) =>
-      fa.checksCaller(f) &&
-      (fa.writesState(f) || fa.analyze(f).calls.some((x) => x.info.value !== undefined)),
-  );
-  if (privileged.length) {
-    add({
-      title: `Privileged roles of ${c.name}`,
-      severity: 'medium',
-      category: 'access_control',
-      description: `A compromised or malicious privileged account can call ${privileged
-        .slice(0, 6)
-        .map((f) => `\`${f.name}\``)
-        .join(
-          ', ',
-        )}${privileged.length > 6 ? ', ...' : ''}. Keys of these roles need multi-signature or time-locked control.`,
-      refs: privileged.map((f) => ref(f.line, undefined, c, f)),
-    });
-  }
+  return { drains, reentry };
+}
+
+/**
+ * State variables the contract calls through (`call`, `delegatecall`, external calls) that an
+ * entry point without a caller check can overwrite, each with those setters.
+ */
+function redirectableTargets(fa: FileAnalysis, c: ContractInfo): Map<string, FunctionInfo[]> {
   const stateTargets = new Set<string>();
   for (const fn of c.functions) {
     for (const call of fa.analyze(fn).calls) {
@@ -426,20 +455,14 @@ function deriveThreats(model: ThreatModel, fa: FileAnalysis, c: ContractInfo, re
       if (b && fa.analyze(fn).scope.isStateVar(fa.text(b))) stateTargets.add(fa.text(b));
     }
   }
+  const out = new Map<string, FunctionInfo[]>();
   for (const name of stateTargets) {
     const setters = fa
       .writersOf(c, name)
       .filter((f) => fa.isEntryPoint(f) && f.kind === 'function' && !fa.checksCaller(f));
-    if (setters.length) {
-      add({
-        title: `Anyone can redirect ${c.name}'s calls to \`${name}\``,
-        severity: 'critical',
-        category: 'access_control',
-        description: `\`${name}\` is the target of external calls and unguarded functions can overwrite it.`,
-        refs: setters.map((f) => ref(f.line, undefined, c, f)),
-      });
-    }
+    if (setters.length) out.set(name, setters);
   }
+  return out;
 }
 
 /** Recomputes the summary counts after all files were added. */
