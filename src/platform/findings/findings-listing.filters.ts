@@ -210,8 +210,44 @@ export interface Prepared {
   unreadOnly: boolean;
 }
 
+/** The listing's parameters, validated and normalised. */
+interface ListingParams {
+  limit: number;
+  order: FindingOrder;
+  /** Lower-cased, distinct, sorted. */
+  repositoryIds: string[];
+  role: RepositoryRole | undefined;
+  statuses: string[] | undefined;
+  severities: string[] | undefined;
+  labelNames: string[] | undefined;
+  createdBy: string[] | undefined;
+  assignedTo: string | undefined;
+  path: string | undefined;
+  /** Free text (`q`), trimmed. */
+  q: string | undefined;
+  /** The search expression (`s`), trimmed, and parsed. */
+  s: string | undefined;
+  search: ReturnType<typeof parseSearch> | undefined;
+}
+
 /** Validates and normalises the parameters, builds the filter conditions and the filter hash. */
 export function prepare(access: FindingAccess, query: AllFindingsQuery, b: Binder): Prepared {
+  const params = listingParams(query);
+  const scope = visibilityScope(access);
+  const { conditions, bucketFilters } = filterConditions(access, query, params, scope, b);
+  return {
+    conditions,
+    bucketFilters,
+    scope,
+    order: params.order,
+    filterHash: filterHashOf(query, params),
+    limit: params.limit,
+    unreadOnly: query.with_unread_comments === true || params.search?.unread === true,
+  };
+}
+
+/** The query's parameters checked one by one (the first mistake is the 400) and normalised. */
+function listingParams(query: AllFindingsQuery): ListingParams {
   const limit = query.limit ?? DEFAULT_FINDINGS_LIMIT;
   if (!Number.isInteger(limit) || limit < 0 || limit > MAX_FINDINGS_LIMIT) {
     throw invalid('limit', `must be an integer from 0 to ${MAX_FINDINGS_LIMIT}.`);
@@ -246,13 +282,37 @@ export function prepare(access: FindingAccess, query: AllFindingsQuery, b: Binde
   if (assignedTo === '') throw invalid('assigned_to', 'give a username.');
   const path = query.path;
   if (path === '') throw invalid('path', 'give a file path.');
-  const q = query.q?.trim() || undefined;
   const s = query.s?.trim() || undefined;
-  const search = s ? parseSearch(s) : undefined;
+  return {
+    limit,
+    order,
+    repositoryIds,
+    role: query.role as RepositoryRole | undefined,
+    statuses,
+    severities: sevs,
+    labelNames,
+    createdBy,
+    assignedTo,
+    path,
+    q: query.q?.trim() || undefined,
+    s,
+    search: s ? parseSearch(s) : undefined,
+  };
+}
 
-  // Every value goes into the statement through `b`, and every test below that adds a condition
-  // is a choice of `b`: equal choices give equal statement texts (see StatementValues).
-  const scope = visibilityScope(access);
+/**
+ * The conditions of the listing, and the same filters on `finding_counts` when every one reads
+ * only repository, status and severity (`null` otherwise). Every value goes into the statement
+ * through `b`, and every test that adds a condition is a choice of `b`: equal choices give equal
+ * statement texts (see StatementValues).
+ */
+function filterConditions(
+  access: FindingAccess,
+  query: AllFindingsQuery,
+  p: ListingParams,
+  scope: VisibilityScope,
+  b: Binder,
+): { conditions: SQL[]; bucketFilters: BucketFilter[] | null } {
   const conditions: SQL[] = [visibleFindingsCondition(access, findings, b)];
   let bucketFilters: BucketFilter[] | null = [];
   /** A filter that finding_counts can answer as well. */
@@ -268,39 +328,40 @@ export function prepare(access: FindingAccess, query: AllFindingsQuery, b: Binde
   const uuids = (values: string[]) => (c: BucketColumns) => oneOf(c.repositoryId, values, 'uuid', b);
   const statusIn = (values: string[]) => (c: BucketColumns) => inList(c.status, values, 'text', b);
   const severityIn = (values: string[]) => (c: BucketColumns) => inList(c.severity, values, 'text', b);
-  if (b.choose(repositoryIds.length > 0)) bucketed(uuids(repositoryIds));
-  if (b.choose(query.role !== undefined)) {
-    const role = query.role as RepositoryRole;
+  if (b.choose(p.repositoryIds.length > 0)) bucketed(uuids(p.repositoryIds));
+  if (b.choose(p.role !== undefined)) {
+    const role = p.role as RepositoryRole;
     bucketed((c) => effectiveRoleCondition(access, role, c, b));
   }
-  if (b.choose(path !== undefined)) unbucketed(byPaths([path as string], b));
+  if (b.choose(p.path !== undefined)) unbucketed(byPaths([p.path as string], b));
   // `filter_for=require_review` filters by status too: with `status`, the statuses in both (none
   // in common: no finding, which the condition says without reading any).
   const requireReview = query.filter_for === 'require_review';
   const wantedStatuses =
-    statuses && requireReview
-      ? statuses.filter((status) => REQUIRE_REVIEW.some((r) => r === status))
-      : (statuses ?? (requireReview ? REQUIRE_REVIEW : undefined));
+    p.statuses && requireReview
+      ? p.statuses.filter((status) => REQUIRE_REVIEW.some((r) => r === status))
+      : (p.statuses ?? (requireReview ? REQUIRE_REVIEW : undefined));
   if (wantedStatuses && b.choose(true)) bucketed(statusIn(wantedStatuses));
   else b.choose(false);
-  if (sevs && b.choose(true)) bucketed(severityIn(sevs));
+  if (p.severities && b.choose(true)) bucketed(severityIn(p.severities));
   else b.choose(false);
   if (b.choose(query.duplicates === false)) unbucketed(isNull(findings.duplicateOf));
-  if (labelNames && b.choose(true)) unbucketed(byLabelNames(labelNames, scope, access, b));
+  if (p.labelNames && b.choose(true)) unbucketed(byLabelNames(p.labelNames, scope, access, b));
   else b.choose(false);
   if (b.choose(query.unlabeled === true)) unbucketed(unlabeled(access, b));
   const otherFilter = query.filter_for === 'require_review' ? undefined : query.filter_for;
   if (otherFilter !== undefined && b.choose(true)) unbucketed(filterFor(otherFilter, access, b));
   else b.choose(false);
-  if (createdBy && b.choose(true)) unbucketed(byUsernames(findings.createdBy, createdBy, b));
+  if (p.createdBy && b.choose(true)) unbucketed(byUsernames(findings.createdBy, p.createdBy, b));
   else b.choose(false);
-  if (assignedTo !== undefined && b.choose(true))
-    unbucketed(byUsernames(findings.assignedTo, [assignedTo], b));
+  if (p.assignedTo !== undefined && b.choose(true))
+    unbucketed(byUsernames(findings.assignedTo, [p.assignedTo], b));
   else b.choose(false);
-  if (q !== undefined && b.choose(true)) unbucketed(textMatch(q, b));
+  if (p.q !== undefined && b.choose(true)) unbucketed(textMatch(p.q, b));
   else b.choose(false);
   if (b.choose(query.with_unread_comments === true)) unbucketed(hasUnreadComments(access, b));
   if (b.choose(query.with_unread_comments === false)) unbucketed(not(hasUnreadComments(access, b)));
+  const search = p.search;
   if (search && b.choose(true)) {
     if (b.choose(search.status.length > 0)) bucketed(statusIn(search.status));
     if (b.choose(search.severity.length > 0)) bucketed(severityIn(search.severity));
@@ -316,28 +377,31 @@ export function prepare(access: FindingAccess, query: AllFindingsQuery, b: Binde
     b.choose(search.text.length);
     for (const term of search.text) unbucketed(textMatch(term, b));
   } else b.choose(false);
+  return { conditions, bucketFilters };
+}
 
-  // The hash covers everything that changes which rows match or their order (not `limit`), in a
-  // normalised form, so an equivalent request may continue a pagination.
-  const filterHash = hashFilters({
-    order,
-    repositories: repositoryIds,
+/**
+ * The hash covers everything that changes which rows match or their order (not `limit`), in a
+ * normalised form, so an equivalent request may continue a pagination.
+ */
+function filterHashOf(query: AllFindingsQuery, p: ListingParams): string {
+  return hashFilters({
+    order: p.order,
+    repositories: p.repositoryIds,
     role: query.role,
-    path,
-    status: statuses ? [...new Set(statuses)].sort() : undefined,
-    severity: sevs ? [...new Set(sevs)].sort() : undefined,
+    path: p.path,
+    status: p.statuses ? [...new Set(p.statuses)].sort() : undefined,
+    severity: p.severities ? [...new Set(p.severities)].sort() : undefined,
     duplicates: query.duplicates === false ? false : undefined,
-    label: labelNames ? lowered(labelNames) : undefined,
+    label: p.labelNames ? lowered(p.labelNames) : undefined,
     unlabeled: query.unlabeled === true ? true : undefined,
     filterFor: query.filter_for,
-    createdBy: createdBy ? lowered(createdBy) : undefined,
-    assignedTo: assignedTo?.toLowerCase(),
-    q,
-    s,
+    createdBy: p.createdBy ? lowered(p.createdBy) : undefined,
+    assignedTo: p.assignedTo?.toLowerCase(),
+    q: p.q,
+    s: p.s,
     unread: query.with_unread_comments,
   });
-  const unreadOnly = query.with_unread_comments === true || search?.unread === true;
-  return { conditions, bucketFilters, scope, order, filterHash, limit, unreadOnly };
 }
 
 /**
