@@ -98,49 +98,84 @@ export function toSarifReport(
   meta: SarifReportMeta = {},
 ): SarifLog {
   const catalogue = new Map(allRuleMetas().map((m) => [m.id, m]));
+  // The rules the results name, in the order they first appear.
   const rules: SarifRule[] = [];
   const index = new Map<string, number>();
   const ruleOf = (v: EngineVulnerability): number => {
-    const known = index.get(v.ruleId);
-    if (known !== undefined) return known;
-    const m: RuleMeta = catalogue.get(v.ruleId) ?? {
-      id: v.ruleId,
-      title: v.title,
-      description: v.description,
-      remediation: v.remediation,
-      severity: v.severity,
-      confidence: v.confidence,
-      category: v.category,
-      scanType: 'audit',
-      ...(v.swc ? { swc: v.swc } : {}),
-      ...(v.cwe ? { cwe: v.cwe } : {}),
-    };
-    const tags = ['security', m.category];
-    if (m.swc) tags.push(m.swc);
-    if (m.cwe) tags.push(`external/cwe/${m.cwe.toLowerCase()}`);
-    rules.push({
-      id: m.id,
-      name: m.title.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : '')),
-      shortDescription: { text: m.title },
-      fullDescription: { text: m.description },
-      help: {
-        text: `${m.description}\n\nRemediation: ${m.remediation}`,
-        markdown: `${m.description}\n\n**Remediation:** ${m.remediation}`,
-      },
-      helpUri: ruleHelpUri(m.id, meta.rulesUrl),
-      defaultConfiguration: { level: LEVEL[m.severity] },
-      properties: {
-        tags,
-        'security-severity': SECURITY_SEVERITY[m.severity],
-        precision: PRECISION[m.confidence],
-      },
-    });
-    index.set(m.id, rules.length - 1);
-    return rules.length - 1;
+    let i = index.get(v.ruleId);
+    if (i === undefined) {
+      i = rules.push(sarifRule(catalogue.get(v.ruleId) ?? ruleMetaOf(v), meta.rulesUrl)) - 1;
+      index.set(v.ruleId, i);
+    }
+    return i;
   };
-  const results: SarifResult[] = items.map(({ id, vulnerability: v }) => ({
+  const results = items.map(({ id, vulnerability: v }) => sarifResult(id, v, ruleOf(v)));
+  const invocation = sarifInvocation(meta);
+  return {
+    version: '2.1.0',
+    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
+    runs: [
+      {
+        tool: {
+          driver: {
+            name: ENGINE_NAME,
+            version: ENGINE_VERSION,
+            informationUri: rulesIndexUri(meta.rulesUrl),
+            rules,
+          },
+        },
+        results,
+        ...(invocation ? { invocations: [invocation] } : {}),
+      },
+    ],
+  };
+}
+
+/** A rule the catalogue does not hold (the LLM review's), described by its finding. */
+function ruleMetaOf(v: EngineVulnerability): RuleMeta {
+  return {
+    id: v.ruleId,
+    title: v.title,
+    description: v.description,
+    remediation: v.remediation,
+    severity: v.severity,
+    confidence: v.confidence,
+    category: v.category,
+    scanType: 'audit',
+    ...(v.swc ? { swc: v.swc } : {}),
+    ...(v.cwe ? { cwe: v.cwe } : {}),
+  };
+}
+
+/** A rule of `tool.driver.rules`, with its help, link, tags, default level and scores. */
+function sarifRule(m: RuleMeta, rulesUrl: string | undefined): SarifRule {
+  const tags = ['security', m.category];
+  if (m.swc) tags.push(m.swc);
+  if (m.cwe) tags.push(`external/cwe/${m.cwe.toLowerCase()}`);
+  return {
+    id: m.id,
+    name: m.title.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : '')),
+    shortDescription: { text: m.title },
+    fullDescription: { text: m.description },
+    help: {
+      text: `${m.description}\n\nRemediation: ${m.remediation}`,
+      markdown: `${m.description}\n\n**Remediation:** ${m.remediation}`,
+    },
+    helpUri: ruleHelpUri(m.id, rulesUrl),
+    defaultConfiguration: { level: LEVEL[m.severity] },
+    properties: {
+      tags,
+      'security-severity': SECURITY_SEVERITY[m.severity],
+      precision: PRECISION[m.confidence],
+    },
+  };
+}
+
+/** One finding as a result of the rule at `ruleIndex`. */
+function sarifResult(id: string, v: EngineVulnerability, ruleIndex: number): SarifResult {
+  return {
     ruleId: v.ruleId,
-    ruleIndex: ruleOf(v),
+    ruleIndex,
     level: LEVEL[v.severity],
     message: { text: v.description },
     locations: [
@@ -167,41 +202,25 @@ export function toSarifReport(
       ...(v.contract ? { contract: v.contract } : {}),
       ...(v.function ? { function: v.function } : {}),
     },
-  }));
+  };
+}
+
+/** The run's invocation (its times and the scan's messages as notifications), when there is any. */
+function sarifInvocation(
+  meta: SarifReportMeta,
+): NonNullable<SarifLog['runs'][number]['invocations']>[number] | undefined {
+  if (!meta.startTime && !meta.endTime && !meta.messages?.length) return undefined;
   return {
-    version: '2.1.0',
-    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
-    runs: [
-      {
-        tool: {
-          driver: {
-            name: ENGINE_NAME,
-            version: ENGINE_VERSION,
-            informationUri: rulesIndexUri(meta.rulesUrl),
-            rules,
-          },
-        },
-        results,
-        ...(meta.startTime || meta.endTime || meta.messages?.length
-          ? {
-              invocations: [
-                {
-                  executionSuccessful: true,
-                  ...(meta.startTime ? { startTimeUtc: meta.startTime.toISOString() } : {}),
-                  ...(meta.endTime ? { endTimeUtc: meta.endTime.toISOString() } : {}),
-                  ...(meta.messages?.length
-                    ? {
-                        toolExecutionNotifications: meta.messages.map((m) => ({
-                          level: NOTIFICATION_LEVEL[m.level],
-                          message: { text: m.value },
-                        })),
-                      }
-                    : {}),
-                },
-              ],
-            }
-          : {}),
-      },
-    ],
+    executionSuccessful: true,
+    ...(meta.startTime ? { startTimeUtc: meta.startTime.toISOString() } : {}),
+    ...(meta.endTime ? { endTimeUtc: meta.endTime.toISOString() } : {}),
+    ...(meta.messages?.length
+      ? {
+          toolExecutionNotifications: meta.messages.map((m) => ({
+            level: NOTIFICATION_LEVEL[m.level],
+            message: { text: m.value },
+          })),
+        }
+      : {}),
   };
 }
