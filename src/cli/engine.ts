@@ -6,7 +6,6 @@ import { engineFileBudgetMs, loadLlmConfig, loadRulesUrl } from '../config.ts';
 import {
   type EngineVulnerability,
   openDirectoryTree,
-  reportedSolidityBytes,
   restoreParserTiering,
   SastReportText,
   type ScanResult,
@@ -114,10 +113,10 @@ export function registerEngineCommands(program: Command, deps: EngineCommandDeps
       const sast = opts.format === 'sast' && !llm ? new SastReportText(rulesUrl, randomUUID) : undefined;
       let result: ScanResult;
       try {
-        tierParserForShortRun(await reportedSolidityBytes(tree, opts.includeTests === true));
         result = await scanTree(tree, {
           type: opts.type,
           ...(opts.includeTests ? { includeTests: true } : {}),
+          beforeParse: tierParserForShortRun,
           ...(sast ? { onFileFindings: (i, found) => sast.add(i, found) } : {}),
           ...(opts.fileBudget !== undefined
             ? { fileBudgetMs: engineFileBudgetMs(opts.fileBudget * 1000) }

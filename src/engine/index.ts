@@ -83,6 +83,12 @@ export interface ScanOptions {
   /** Called each time a Solidity file is handed to the parser. */
   onParse?: (path: string) => void;
   /**
+   * Called once before the first Solidity file is parsed, with the bytes of the Solidity files the
+   * rules will run on (the files their imports name come on top): `vigil engine scan` picks the
+   * parser's tier there.
+   */
+  beforeParse?: (solidityBytes: number) => void;
+  /**
    * Called once per file when its findings are complete, with the file's position in the tree and
    * its findings in report order (files complete in tree order). The result's `vulnerabilities`
    * are these objects, files in tree order, unless an LLM pass changed them.
@@ -119,29 +125,15 @@ async function solidityPaths(
   entries: readonly SourceEntry[],
   includeTests: boolean | undefined,
 ): Promise<string[]> {
-  return (await reportedSolidity(tree, entries, includeTests)).map((e) => e.path);
-}
-
-async function reportedSolidity(
-  tree: SourceTree,
-  entries: readonly SourceEntry[],
-  includeTests: boolean | undefined,
-): Promise<SourceEntry[]> {
   const selection = await loadSelectionSettings(tree, entries, { includeTests: includeTests === true });
-  return entries.filter(
-    (e) =>
-      isSolidity(e.path) && e.size <= MAX_SOLIDITY_FILE_BYTES && classifyPath(e.path, selection) === 'report',
-  );
-}
-
-/**
- * The bytes of Solidity the rules will run on (what {@link scanTree} with the same `includeTests`
- * reports; imported vendored files come on top): what decides the parser's tier of a short run.
- */
-export async function reportedSolidityBytes(tree: SourceTree, includeTests?: boolean): Promise<number> {
-  let bytes = 0;
-  for (const e of await reportedSolidity(tree, await tree.list(), includeTests)) bytes += e.size;
-  return bytes;
+  return entries
+    .filter(
+      (e) =>
+        isSolidity(e.path) &&
+        e.size <= MAX_SOLIDITY_FILE_BYTES &&
+        classifyPath(e.path, selection) === 'report',
+    )
+    .map((e) => e.path);
 }
 
 /**
@@ -437,21 +429,25 @@ async function loadSolidityToAnalyse(
   preparedFiles: Map<string, PreparedFile> | undefined,
   options: ScanOptions,
 ): Promise<LoadedProject | undefined> {
-  const paths = entries
-    .filter(
-      (e, i) =>
-        isSolidity(e.path) &&
-        classes[i] === 'report' &&
-        e.size <= MAX_SOLIDITY_FILE_BYTES &&
-        !preparedFiles?.has(e.path),
-    )
-    .map((e) => e.path);
-  if (paths.length === 0) return undefined;
-  return loadProject(tree, entries, paths, {
-    maxFileBytes: MAX_SOLIDITY_FILE_BYTES,
-    ...(options.signal ? { signal: options.signal } : {}),
-    ...(options.onParse ? { onParse: options.onParse } : {}),
-  });
+  const analysed = entries.filter(
+    (e, i) =>
+      isSolidity(e.path) &&
+      classes[i] === 'report' &&
+      e.size <= MAX_SOLIDITY_FILE_BYTES &&
+      !preparedFiles?.has(e.path),
+  );
+  if (analysed.length === 0) return undefined;
+  options.beforeParse?.(analysed.reduce((n, e) => n + e.size, 0));
+  return loadProject(
+    tree,
+    entries,
+    analysed.map((e) => e.path),
+    {
+      maxFileBytes: MAX_SOLIDITY_FILE_BYTES,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onParse ? { onParse: options.onParse } : {}),
+    },
+  );
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isAppError } from '../../errors.ts';
-import { analyzeTree, buildThreatModel, reportedSolidityBytes, scanTree } from '../index.ts';
+import { analyzeTree, buildThreatModel, scanTree } from '../index.ts';
 import { memoryTree } from '../test-helpers.ts';
 import {
   classifyPath,
@@ -219,11 +219,23 @@ describe('scanTree with the default selection', () => {
     );
   });
 
-  it('sizes the parser’s tier by the Solidity the rules run on, not by tests or vendored files', async () => {
+  it('tells beforeParse the bytes of Solidity the rules run on, not of tests or vendored files', async () => {
     const own = Buffer.byteLength(TX_ORIGIN);
-    expect(await reportedSolidityBytes(memoryTree(project))).toBe(own);
-    const withTests = await reportedSolidityBytes(memoryTree(project), true);
-    expect(withTests).toBe(own + Buffer.byteLength(project['test/Wallet.t.sol']) + 2 * own);
+    const sizes: number[] = [];
+    await scanTree(memoryTree(project), { type: 'standard', beforeParse: (bytes) => sizes.push(bytes) });
+    expect(sizes).toEqual([own]);
+    await scanTree(memoryTree(project), {
+      type: 'standard',
+      includeTests: true,
+      beforeParse: (bytes) => sizes.push(bytes),
+    });
+    expect(sizes[1]).toBe(own + Buffer.byteLength(project['test/Wallet.t.sol']) + 2 * own);
+    const none: number[] = [];
+    await scanTree(memoryTree({ 'app/config.js': 'x' }), {
+      type: 'standard',
+      beforeParse: (b) => none.push(b),
+    });
+    expect(none).toEqual([]);
   });
 
   it('gives analyzeTree and buildThreatModel the same selection', async () => {
