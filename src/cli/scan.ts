@@ -235,6 +235,11 @@ async function writeState(file: string, state: RunState): Promise<void> {
   await writeFile(file, JSON.stringify(state), { mode: 0o600 });
 }
 
+/** The key a new scan is created under: `--idempotency-key`, or a fresh one. */
+function idempotencyKeyOf(options: ScanCommandOptions): string {
+  return options.idempotencyKey ?? `vigil-cli-${randomUUID()}`;
+}
+
 /** What every step of one `vigil scan` run shares. */
 interface ScanRun {
   valid: ValidOptions;
@@ -293,9 +298,7 @@ export async function runScanCommand(
   const previous = options.resume ? await readState(runFile) : null;
   if (options.resume && !previous)
     stderr.write('Nothing to resume for this directory and server: starting a new scan.\n');
-  const state: RunState = previous ?? {
-    idempotencyKey: options.idempotencyKey ?? `vigil-cli-${randomUUID()}`,
-  };
+  const state: RunState = previous ?? { idempotencyKey: idempotencyKeyOf(options) };
   let scanId = state.scanId;
   if (scanId) stderr.write(`resuming scan ${scanId}\n`);
   else scanId = await createScan(api, run, files, state, runFile);
@@ -441,7 +444,7 @@ async function uploadSources(
     } else {
       if (state.archiveId) {
         // The sources changed since the interrupted run: this is a new scan with a new key.
-        state.idempotencyKey = run.options.idempotencyKey ?? `vigil-cli-${randomUUID()}`;
+        state.idempotencyKey = idempotencyKeyOf(run.options);
       }
       const uploaded = await upload(api, run.deps, run.status, run.stderr, {
         archive,
