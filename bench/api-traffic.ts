@@ -28,8 +28,9 @@
  * same run. A replayed write that fails (a label added twice, say) is rolled back and counted.
  *
  * Prints p50/p99 per operation and the throughput beside (c); writes
- * bench/results/api-traffic.json (BENCH_RESULTS: an absolute path elsewhere, see results-path.ts). Targets: p99 ≤ 50 ms for every
- * operation and throughput ≥ 50% of (c). Exits 1 when a target is missed.
+ * bench/results/api-traffic.json (BENCH_RESULTS: an absolute path elsewhere, see results-path.ts).
+ * Targets: p99 ≤ 50 ms for every operation and throughput ≥ 50% of (c). Exits 1 when a target is
+ * missed.
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
