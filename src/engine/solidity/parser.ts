@@ -226,6 +226,7 @@ export async function parseSolidity(
       lines: new LineIndex(source),
       checkMissing: tree.rootNode.hasError,
       names: loaded,
+      stack: [],
     };
     // `walk()` leaves the new cursor in the transfer buffer, where the direct cursor reads it;
     // `delete()` frees it from the library's copy (the same allocation).
@@ -246,6 +247,8 @@ interface ConvertContext {
   lines: LineIndex;
   checkMissing: boolean;
   names: LoadedParser;
+  /** The children of the nodes being converted, innermost last. */
+  stack: AstNode[];
 }
 
 /**
@@ -324,8 +327,10 @@ function convert(cursor: CursorLike, parent: AstNode | null, ctx: ConvertContext
   };
   if (node.type === 'ERROR') ctx.errors.push({ line: node.line, kind: 'error' });
   if (cursor.gotoFirstChild()) {
-    const children: AstNode[] = [];
-    node.children = children;
+    // Children gather on the shared stack and leave it as an array of their exact size: an array
+    // grown by `push` keeps room for 17, and the whole tree stays alive for the scan.
+    const children = ctx.stack;
+    const base = children.length;
     const operator = OPERATOR_NODES.has(node.type);
     do {
       if (ctx.checkMissing && cursor.nodeIsMissing)
@@ -362,6 +367,8 @@ function convert(cursor: CursorLike, parent: AstNode | null, ctx: ConvertContext
       }
     } while (cursor.gotoNextSibling());
     cursor.gotoParent();
+    if (children.length > base) node.children = children.slice(base);
+    children.length = base;
   }
   return reassociate(node);
 }
