@@ -102,6 +102,23 @@ describe('scanSecretsInText', () => {
     );
   });
 
+  it('finds a key or a seed phrase among the lines of a Solidity file that cannot hold one', () => {
+    const sol = `// deployer private key: 0x${PK}
+contract C {
+  bytes32 constant H = 0x${PK};
+}`;
+    expect(scanSecretsInText('contracts/C.sol', sol).map((m) => [m.meta.id, m.line])).toEqual([
+      ['secret.eth-private-key', 1],
+    ]);
+    const phrase = mnemonicFrom(Buffer.from('00112233445566778899aabbccddeeff', 'hex'));
+    const withPhrase = `/// @notice Twelve plain words of prose in a comment are not yet a seed phrase here.
+/// seed: ${phrase}
+contract D {}`;
+    expect(scanSecretsInText('contracts/D.sol', withPhrase).map((m) => [m.meta.id, m.line])).toEqual([
+      ['secret.bip39-mnemonic', 2],
+    ]);
+  });
+
   it('rates the well-known development mnemonic informational', () => {
     const m = scanSecretsInText(
       'hardhat.config.js',

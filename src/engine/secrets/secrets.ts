@@ -185,9 +185,13 @@ const PATTERNS: Pattern[] = [
   },
 ];
 
+/** Each pattern without its `g` flag: whether a text holds a match at all (no `lastIndex`). */
+const PATTERN_TESTS = PATTERNS.map((p) => new RegExp(p.re.source, p.re.flags.replace('g', '')));
+
 /** secp256k1 group order: a private key is a scalar in [1, n-1]. */
 const SECP256K1_N = BigInt('0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
 
+const PRIVATE_KEY_WORDS = /priv(ate)?[_\s-]?key/i;
 const KEY_CONTEXT =
   /priv(ate)?[_\s-]?key|\bpk\b|_PK\b|secret|signer|deployer|wallet|account|mnemonic|accounts\s*:|new\s+(ethers\.)?Wallet\s*\(|fromPrivateKey|privateKeyToAccount|--private-key/i;
 const HASH_CONTEXT =
@@ -235,6 +239,13 @@ export function scanSecretsInText(path: string, text: string): SecretMatch[] {
   const out: SecretMatch[] = [];
   const isSolidity = path.endsWith('.sol');
   const isEnv = /(^|\/)\.env(\.[\w-]+)?$|\.env$/.test(path);
+  // One pass over the whole text per detector decides which detectors run line by line.
+  const patterns = PATTERNS.filter((_, i) => PATTERN_TESTS[i]!.test(text));
+  // A Solidity file yields a raw key only on a line that calls it a private key.
+  const mayHoldHex = (!isSolidity || PRIVATE_KEY_WORDS.test(text)) && /[0-9a-fA-F]{64}/.test(text);
+  const mayHoldExplorerKey = /(scan|apiKey)/i.test(text) && /[A-Z0-9]{34}/.test(text);
+  const mayHoldWords = hasTwelveWordRun(text);
+  if (patterns.length === 0 && !mayHoldHex && !mayHoldExplorerKey && !mayHoldWords) return out;
   const lines = text.split('\n');
   const push = (m: RuleMeta, lineIdx: number, value: string, message: string, severity?: Severity): void => {
     const line = lines[lineIdx] ?? '';
@@ -248,11 +259,6 @@ export function scanSecretsInText(path: string, text: string): SecretMatch[] {
       ...(severity ? { severity } : {}),
     });
   };
-  // One pass over the whole text per detector decides which detectors run line by line.
-  const patterns = PATTERNS.filter((p) => new RegExp(p.re.source, p.re.flags.replace('g', '')).test(text));
-  const mayHoldHex = /[0-9a-fA-F]{64}/.test(text);
-  const mayHoldExplorerKey = /(scan|apiKey)/i.test(text) && /[A-Z0-9]{34}/.test(text);
-  const mayHoldWords = hasTwelveWordRun(text);
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (line.length > 5000) continue; // minified bundles
@@ -274,8 +280,8 @@ export function scanSecretsInText(path: string, text: string): SecretMatch[] {
           ? /KEY|PRIV|SECRET|PK|MNEMONIC|SIGNER|DEPLOYER|WALLET|ACCOUNT/i.test(before)
           : KEY_CONTEXT.test(line);
         if (!context) continue;
-        if (isSolidity && !/priv(ate)?[_\s-]?key/i.test(line)) continue;
-        if (HASH_CONTEXT.test(before) && !/priv(ate)?[_\s-]?key/i.test(before)) continue;
+        if (isSolidity && !PRIVATE_KEY_WORDS.test(line)) continue;
+        if (HASH_CONTEXT.test(before) && !PRIVATE_KEY_WORDS.test(before)) continue;
         const n = BigInt(`0x${hex}`);
         if (n === 0n || n >= SECP256K1_N || /^(.)\1+$/.test(hex) || /^0{40}/.test(hex)) continue;
         const value = m[0];
@@ -301,7 +307,8 @@ export function scanSecretsInText(path: string, text: string): SecretMatch[] {
         );
       }
     // BIP-39 mnemonics: 12–24 words of the list in a row (a linear scan, no backtracking regex).
-    if (mayHoldWords)
+    // A line without twelve words in a row holds no run of twelve of the list.
+    if (mayHoldWords && hasTwelveWordRun(line))
       for (const run of listWordRuns(line)) {
         const found = findMnemonic(run);
         if (!found) continue;
