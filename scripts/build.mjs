@@ -146,7 +146,9 @@ function buildOptions() {
  * one file instead of a module graph, and V8 can keep its compiled code (`runEngineCli`). Each
  * package comes in the build it gives `require` (one module format throughout, and no `import()`,
  * which code compiled through `vm.Script` cannot run). `import.meta.url` is the bundle's own URL,
- * from which `sourceLocations` computes each source file's.
+ * from which `sourceLocations` computes each source file's. Whitespace and comments are left out
+ * (names are kept; the source map leads back to the sources): a third less to read and hash at
+ * each start, and an all-ASCII file V8 keeps one byte a character.
  * @returns {import('esbuild').BuildOptions & { write: false, metafile: true }}
  */
 function engineCliOptions() {
@@ -156,6 +158,8 @@ function engineCliOptions() {
     outdir: path.join(serverDir, 'build'),
     outExtension: { '.js': '.cjs' },
     bundle: true,
+    minifyWhitespace: true,
+    legalComments: 'none',
     format: 'cjs',
     platform: 'node',
     target: 'node20',
