@@ -116,6 +116,9 @@ export const defaultVisibility = defineRule(
   },
 );
 
+/** `msg.sender`, `tx.origin` or `_msgSender()` as source text writes them (spaces allowed). */
+const NAMES_CALLER = /\bmsg\s*\.\s*sender\b|\btx\s*\.\s*origin\b|\b_msgSender\s*\(\s*\)/;
+
 /**
  * State variables that gate callers: addresses compared with `msg.sender`, role maps looked up
  * with it (mappings to bool or address), and owner-like address variables. Numeric mappings
@@ -140,6 +143,8 @@ function privilegedVars(fa: FileAnalysis, c: ContractInfo): Set<VarInfo> {
   };
   for (const x of fa.index.lineage(c)) {
     for (const f of [...x.functions, ...x.modifiers.values()]) {
+      // A body that never names the caller holds no condition on it: not worth a CFG.
+      if (!f.body || !NAMES_CALLER.test(fa.text(f.body))) continue;
       const a = fa.analyze(f);
       for (const cond of a.conditions) {
         walk(cond.expr, (n) => {
