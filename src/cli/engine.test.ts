@@ -106,8 +106,10 @@ describe('vigil engine scan', () => {
       expect(stdout).toMatch(
         /^warning: Crowdsale\.sol: analysis exceeded its budget of 0\.000001 s; only the cheap passes/m,
       );
+      // Kill.sol is small: whether it outlasts a microsecond depends on the machine. The footer
+      // names the files in the report's order.
       expect(stdout).toMatch(
-        /over the analysis budget, cheap passes only: (Kill\.sol, )?Crowdsale\.sol\n[^\n]*finding\(s\)/,
+        /over the analysis budget, cheap passes only: Crowdsale\.sol(, Kill\.sol)?\n[^\n]*finding\(s\)/,
       );
       // The cheap passes still report the file's lite findings.
       expect(stdout).toMatch(/Crowdsale\.sol:1\s+sol\.pragma\.outdated/);
