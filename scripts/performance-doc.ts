@@ -513,7 +513,7 @@ export const BENCHES: Record<string, BenchInfo> = {
     title: 'API under mixed traffic',
     command: 'npm run bench:api -- --traffic',
     measures:
-      "Virtual users of every role, each reading its own mix (all-findings with random filters, orders and cursor depths, a finding, its comments, users, reports, the audit log, credits, scan status) with 10% writes, over 20 connections; p50/p99 per operation and the throughput beside ceiling (c), the same pages' SQL alone on a pool.",
+      "Virtual users of every role, each reading its own mix (all-findings with random filters, orders and cursor depths, a finding, its comments, users, reports, the audit log, credits, scan status) with 10% writes, over 20 connections; p50/p99 per operation and the throughput beside ceiling (c), the same requests' SQL alone on a pool (per operation too).",
   },
   findings: {
     title: 'all-findings over 1,000,000 findings',
