@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as antlrParse } from '@solidity-parser/parser';
 import { Language, Parser } from 'web-tree-sitter';
 import { type EngineVulnerability, openDirectoryTree, type ScanType, scanTree } from '../src/engine/index.ts';
-import { parseSolidity } from '../src/engine/solidity/parser.ts';
+import { parseSolidity, solidityParserKind } from '../src/engine/solidity/parser.ts';
 import { DASP_CATEGORIES, type DaspCategory } from '../src/engine/types.ts';
 import { wantsLlmTriage, withScriptedTriage } from './llm-triage.ts';
 
@@ -288,12 +288,18 @@ const treeSitterRaw = timeParser((src) => {
   if (t?.rootNode.hasError) treeSitterErrorFiles++;
   t?.delete();
 });
-// Our full path: parse + conversion to the plain AST (with the precedence repair).
+// Our full path: parse + conversion to the plain AST (with the precedence repair), on each
+// tree-sitter runtime (ADR 0100; the native one when the build compiled it).
 const plain: string[] = [];
 for (const src of sources.values()) plain.push(src);
-let t0 = performance.now();
-for (const src of plain) await parseSolidity(src);
-const treeSitterPlainMs = performance.now() - t0;
+async function conversionMs(runtime: 'native' | 'wasm'): Promise<number> {
+  await parseSolidity('contract Warmup {}', { runtime });
+  const started = performance.now();
+  for (const src of plain) await parseSolidity(src, { runtime });
+  return performance.now() - started;
+}
+const treeSitterPlainMs = await conversionMs('wasm');
+const treeSitterNativeMs = solidityParserKind() === 'native' ? await conversionMs('native') : undefined;
 const antlr = timeParser((src) => antlrParse(src, { loc: true, tolerant: false }));
 
 // --- solhint ------------------------------------------------------------------------------------
@@ -321,7 +327,7 @@ const solhint = createRequire(import.meta.url)('solhint') as {
   ): { messages: Array<{ line: number; ruleId: string | null }> };
 };
 const solhintMessages: Array<{ line: number; ruleId: string | null; filePath: string }> = [];
-t0 = performance.now();
+const t0 = performance.now();
 const solhintCpu = process.cpuUsage();
 for (const [file, src] of sources) {
   for (const m of solhint.processStr(src, { extends: 'solhint:recommended' }, file).messages) {
@@ -406,6 +412,10 @@ console.log(
 console.log(
   `  same + conversion to the engine AST:        ${Math.round(treeSitterPlainMs)} ms, ${Math.round(totalLines / (treeSitterPlainMs / 1000))} lines/s`,
 );
+if (treeSitterNativeMs !== undefined)
+  console.log(
+    `  C runtime + conversion (native, default):   ${Math.round(treeSitterNativeMs)} ms, ${Math.round(totalLines / (treeSitterNativeMs / 1000))} lines/s`,
+  );
 console.log(
   `  @solidity-parser/parser (ANTLR):            ${antlr.ms} ms, ${antlr.linesPerSecond} lines/s, slowest ${antlr.slowestMs} ms (${antlr.slowestFile}), failures ${antlr.failures}`,
 );
@@ -461,6 +471,12 @@ const results = {
       ms: Math.round(treeSitterPlainMs),
       linesPerSecond: Math.round(totalLines / (treeSitterPlainMs / 1000)),
     },
+    ...(treeSitterNativeMs !== undefined && {
+      treeSitterNativeWithConversion: {
+        ms: Math.round(treeSitterNativeMs),
+        linesPerSecond: Math.round(totalLines / (treeSitterNativeMs / 1000)),
+      },
+    }),
     solidityParserAntlr: antlr,
   },
   llmTriage,

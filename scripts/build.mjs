@@ -19,6 +19,7 @@ import { statSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildNative } from './build-native.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const serverDir = path.join(root, 'dist/server');
@@ -93,6 +94,8 @@ export async function build(options = {}) {
     throw new BuildError(await formatErrors(esbuild, err));
   }
   const dir = await writeBuild(result);
+  // Before the code cache: the scan that writes it then runs the parser the engine will run.
+  await buildNative({ log: options.log });
   await makeEngineCodeCache(dir);
   options.log?.(`built dist/server/${dir} in ${Date.now() - started} ms`);
   return dir;

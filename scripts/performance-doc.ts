@@ -171,11 +171,20 @@ function renderEngine(r: JsonObject): string | null {
     const p = r.parsers;
     const ts = isObject(p.treeSitter) ? p.treeSitter : {};
     const antlr = isObject(p.solidityParserAntlr) ? p.solidityParserAntlr : {};
+    const converted: string[][] = [];
+    for (const [key, name] of [
+      ['treeSitterWithConversion', 'tree-sitter (WASM) + conversion to the engine AST'],
+      ['treeSitterNativeWithConversion', 'tree-sitter (C runtime) + conversion, the default'],
+    ] as const) {
+      const c = p[key];
+      if (isObject(c)) converted.push([name, fmt(c.ms, 0), fmt(c.linesPerSecond, 0), '']);
+    }
     out.push(
       table(
         ['parser', 'ms for all files', 'lines/s', 'slowest file ms'],
         [
           ['tree-sitter (WASM)', fmt(ts.ms, 0), fmt(ts.linesPerSecond, 0), fmt(ts.slowestMs, 0)],
+          ...converted,
           [
             '@solidity-parser/parser',
             fmt(antlr.ms, 0),

@@ -23,11 +23,11 @@ function textOf(src: string, n: AstNode): string {
 }
 
 describe('parseSolidity', () => {
-  it('builds the same tree, errors included, through the direct cursor binding and the library cursor', async () => {
+  it('builds the same WASM tree, errors included, through the direct cursor binding and the library cursor', async () => {
     const broken = `${LEGACY}\ncontract Broken { function f( { uint x = ; } mapping(address => uint storage) m; }`;
     for (const src of [LEGACY, broken]) {
-      const direct = await parseSolidity(src);
-      const library = await parseSolidity(src, { direct: false });
+      const direct = await parseSolidity(src, { runtime: 'wasm' });
+      const library = await parseSolidity(src, { runtime: 'wasm', direct: false });
       const plain = (n: AstNode): unknown => ({ ...n, parent: undefined, children: n.children.map(plain) });
       expect(plain(direct.root)).toEqual(plain(library.root));
       expect(direct.errors).toEqual(library.errors);

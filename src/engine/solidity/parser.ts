@@ -1,11 +1,14 @@
 /**
- * Solidity parsing with tree-sitter compiled to WASM (chosen by measurement: see bench/engine.ts,
- * ~50x faster than the ANTLR parser and linear in file size). The tree is converted once into a
- * plain JavaScript AST so that rules never cross the WASM boundary, and the native tree is freed
- * right away (bounded memory).
+ * Solidity parsing with tree-sitter (chosen by measurement: see bench/engine.ts, ~50x faster than
+ * the ANTLR parser and linear in file size). Where the build compiled it, tree-sitter's C runtime
+ * parses and writes the tree as one flat array (`native/solidity_tree.c`, ADR 0100); elsewhere the
+ * runtime compiled to WASM does, walked with its cursor. Either way the tree is converted once into
+ * a plain JavaScript AST so that rules never cross into the runtime, and the runtime's tree is
+ * freed right away (bounded memory).
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { Language, Parser } from 'web-tree-sitter';
 
@@ -115,6 +118,143 @@ class DirectCursor implements CursorLike {
   }
 }
 
+/** The fields of a record of the native tree (`native/solidity_tree.c`), in order. */
+const RECORD_SIZE = 6;
+const R_TYPE = 0;
+const R_FIELD = 1;
+const R_START = 2;
+const R_END = 3;
+/** The index of the record after the node's subtree: the next sibling's, if there is one. */
+const R_NEXT = 4;
+const R_MISSING = 5;
+
+/** A cursor over the pre-order records of the native tree. */
+class RecordCursor implements CursorLike {
+  /** The current record's first field. */
+  private at = 0;
+  /** The first fields of the current node's ancestors, innermost last. */
+  private readonly parents: number[] = [];
+  constructor(private readonly records: Int32Array) {}
+  get startIndex(): number {
+    return this.records[this.at + R_START]!;
+  }
+  get endIndex(): number {
+    return this.records[this.at + R_END]!;
+  }
+  get nodeTypeId(): number {
+    return this.records[this.at + R_TYPE]!;
+  }
+  get currentFieldId(): number {
+    return this.records[this.at + R_FIELD]!;
+  }
+  get nodeIsMissing(): boolean {
+    return this.records[this.at + R_MISSING] === 1;
+  }
+  gotoFirstChild(): boolean {
+    // A node has children when its subtree holds more than its own record.
+    if (this.records[this.at + R_NEXT]! * RECORD_SIZE === this.at + RECORD_SIZE) return false;
+    this.parents.push(this.at);
+    this.at += RECORD_SIZE;
+    return true;
+  }
+  gotoNextSibling(): boolean {
+    const parent = this.parents[this.parents.length - 1];
+    if (parent === undefined) return false;
+    const next = this.records[this.at + R_NEXT]!;
+    if (next >= this.records[parent + R_NEXT]!) return false;
+    this.at = next * RECORD_SIZE;
+    return true;
+  }
+  gotoParent(): boolean {
+    const parent = this.parents.pop();
+    if (parent === undefined) return false;
+    this.at = parent;
+    return true;
+  }
+}
+
+/** What `native/solidity_tree.c` exports. */
+interface NativeTree {
+  parse(source: string, language: unknown): Int32Array;
+  symbols(language: unknown): { types: string[]; named: boolean[]; fields: Array<string | null> };
+}
+
+/** Where scripts/build.mjs puts the compiled native tree. */
+const NATIVE_TREE_FILE = new URL('../../../dist/native/solidity-tree.node', import.meta.url);
+
+/** Node type names, named-ness and field names by numeric id: runtimes hand over numbers, not strings. */
+interface GrammarNames {
+  typeNames: string[];
+  typeNamed: boolean[];
+  fieldNames: Array<string | null>;
+}
+
+interface NativeRuntime extends GrammarNames {
+  kind: 'native';
+  tree: NativeTree;
+  /** The grammar compiled by the `tree-sitter-solidity` package (its prebuilt binary). */
+  language: unknown;
+}
+
+interface WasmRuntime extends GrammarNames {
+  kind: 'wasm';
+  parser: Parser;
+  /** The module's cursor functions, when this process initialised the module (see `CursorBinding`). */
+  binding: CursorBinding | undefined;
+}
+
+export type SolidityRuntime = NativeRuntime | WasmRuntime;
+
+/**
+ * Which runtime parses by default: `VIGIL_SOLIDITY_PARSER=wasm` or `native` chooses; unset, the
+ * native one when the build compiled it, else WASM.
+ */
+function runtimeChoice(): 'native' | 'wasm' | 'auto' {
+  const v = process.env.VIGIL_SOLIDITY_PARSER;
+  return v === 'native' || v === 'wasm' ? v : 'auto';
+}
+
+let nativeRuntime: NativeRuntime | Error | undefined;
+
+/** The native runtime, loaded once per process, or why it cannot load here. */
+function loadNative(): NativeRuntime | Error {
+  if (nativeRuntime) return nativeRuntime;
+  try {
+    const require = createRequire(import.meta.url);
+    const tree = require(fileURLToPath(NATIVE_TREE_FILE)) as NativeTree;
+    const language = (require('tree-sitter-solidity') as { language: unknown }).language;
+    const { types, named, fields } = tree.symbols(language);
+    nativeRuntime = {
+      kind: 'native',
+      tree,
+      language,
+      typeNames: types,
+      typeNamed: named,
+      fieldNames: fields,
+    };
+  } catch (err) {
+    nativeRuntime = new Error(
+      `the native Solidity parser does not load (${(err as Error).message}); "npm run build" compiles it`,
+    );
+  }
+  return nativeRuntime;
+}
+
+/** The native runtime when this process parses with it by default (see `runtimeChoice`). */
+function defaultNative(): NativeRuntime | undefined {
+  const choice = runtimeChoice();
+  if (choice === 'wasm') return undefined;
+  const native = loadNative();
+  if (!(native instanceof Error)) return native;
+  if (choice === 'native') throw native;
+  return undefined;
+}
+
+/** The tree-sitter runtime this process parses with by default. */
+export function solidityParserKind(): 'native' | 'wasm' {
+  return defaultNative() ? 'native' : 'wasm';
+}
+
 const CURSOR_FUNCTIONS: Array<keyof CursorBinding> = [
   '_ts_tree_cursor_goto_first_child_wasm',
   '_ts_tree_cursor_goto_next_sibling_wasm',
@@ -126,17 +266,7 @@ const CURSOR_FUNCTIONS: Array<keyof CursorBinding> = [
   '_ts_tree_cursor_end_index_wasm',
 ];
 
-interface LoadedParser {
-  parser: Parser;
-  /** The module's cursor functions, when this process initialised the module (see `CursorBinding`). */
-  binding: CursorBinding | undefined;
-  /** Node type names, named-ness and field names by numeric id: numbers cross the WASM boundary cheaply, strings do not. */
-  typeNames: string[];
-  typeNamed: boolean[];
-  fieldNames: Array<string | null>;
-}
-
-let parserPromise: Promise<LoadedParser> | undefined;
+let wasmPromise: Promise<WasmRuntime> | undefined;
 
 /**
  * Below this much Solidity a process that exits after its scan parses with V8's baseline
@@ -150,12 +280,13 @@ export const OPTIMIZED_PARSER_MIN_BYTES = 1_000_000;
 let baselineOnly = false;
 
 /**
- * For a short-lived process (`vigil engine scan`) that will parse `bytes` of Solidity: picks the
- * WebAssembly tier before the parser loads (later calls do nothing). Undo with
- * {@link restoreParserTiering} before the process writes its code cache.
+ * For a short-lived process (`vigil engine scan`) that will parse `bytes` of Solidity with the
+ * WASM runtime: picks the WebAssembly tier before the runtime loads (later calls, and a process
+ * that parses natively, do nothing). Undo with {@link restoreParserTiering} before the process
+ * writes its code cache.
  */
 export function tierParserForShortRun(bytes: number): void {
-  if (parserPromise || baselineOnly || bytes >= OPTIMIZED_PARSER_MIN_BYTES) return;
+  if (wasmPromise || baselineOnly || bytes >= OPTIMIZED_PARSER_MIN_BYTES || defaultNative()) return;
   setFlagsFromString('--liftoff-only');
   baselineOnly = true;
 }
@@ -176,8 +307,8 @@ function isCursorBinding(module: Record<string, unknown>): module is Record<stri
 }
 
 /** Loads the WASM runtime and the Solidity grammar once per process. */
-export function loadSolidityParser(): Promise<LoadedParser> {
-  parserPromise ??= (async () => {
+function loadWasm(): Promise<WasmRuntime> {
+  wasmPromise ??= (async () => {
     // The module object passed to `init` becomes the Emscripten module and receives its
     // exports; when another caller initialised the module first, the library's cursor is used.
     // The runtime's and the grammar's files are located from here, not from the library's own
@@ -201,37 +332,49 @@ export function loadSolidityParser(): Promise<LoadedParser> {
     }
     const fieldNames: Array<string | null> = [null];
     for (let id = 1; id <= language.fieldCount; id++) fieldNames.push(language.fieldNameForId(id));
-    return { parser, binding, typeNames, typeNamed, fieldNames };
+    return { kind: 'wasm', parser, binding, typeNames, typeNamed, fieldNames };
   })();
-  return parserPromise;
+  return wasmPromise;
+}
+
+/**
+ * Loads a runtime and the Solidity grammar once per process: the default one, or the one named
+ * (`native` throws when it cannot load here).
+ */
+export async function loadSolidityParser(kind?: 'native' | 'wasm'): Promise<SolidityRuntime> {
+  if (kind === 'native') {
+    const native = loadNative();
+    if (native instanceof Error) throw native;
+    return native;
+  }
+  return (kind === undefined && defaultNative()) || loadWasm();
 }
 
 /**
  * Parses Solidity source into the plain AST; syntax errors are collected, never thrown.
- * `direct: false` converts through the library's `TreeCursor` (the fallback path, for tests).
+ * `runtime` picks a runtime over the process's default; `direct: false` converts a WASM tree
+ * through the library's `TreeCursor` (the fallback path). Both are for tests.
  */
 export async function parseSolidity(
   source: string,
-  options: { direct?: boolean } = {},
+  options: { runtime?: 'native' | 'wasm'; direct?: boolean } = {},
 ): Promise<ParsedSource> {
-  const loaded = await loadSolidityParser();
-  const tree = loaded.parser.parse(source);
+  const runtime = await loadSolidityParser(options.runtime);
+  if (runtime.kind === 'native') {
+    const cursor = new RecordCursor(runtime.tree.parse(source, runtime.language));
+    // Every record says whether its node is missing: no need to ask the tree first.
+    const ctx = convertContext(source, runtime, true);
+    const root = convert(cursor, null, ctx, cursor.nodeTypeId);
+    return { root, source, errors: ctx.errors };
+  }
+  const tree = runtime.parser.parse(source);
   if (!tree) throw new Error('tree-sitter returned no tree');
   try {
-    const ctx: ConvertContext = {
-      source,
-      errors: [],
-      // Lines come from offsets (one table per file) rather than from tree-sitter points:
-      // every property read on a cursor crosses into WASM.
-      lines: new LineIndex(source),
-      checkMissing: tree.rootNode.hasError,
-      names: loaded,
-      stack: [],
-    };
+    const ctx = convertContext(source, runtime, tree.rootNode.hasError);
     // `walk()` leaves the new cursor in the transfer buffer, where the direct cursor reads it;
     // `delete()` frees it from the library's copy (the same allocation).
     const cursor = tree.walk();
-    const binding = options.direct === false ? undefined : loaded.binding;
+    const binding = options.direct === false ? undefined : runtime.binding;
     const walker = binding ? new DirectCursor(binding, treeAddress(tree)) : cursor;
     const root = convert(walker, null, ctx, walker.nodeTypeId);
     cursor.delete();
@@ -241,12 +384,26 @@ export async function parseSolidity(
   }
 }
 
+function convertContext(source: string, names: GrammarNames, checkMissing: boolean): ConvertContext {
+  return {
+    source,
+    errors: [],
+    // Lines come from offsets (one table per file) rather than from tree-sitter points, which
+    // the WASM cursor would read one call at a time.
+    lines: new LineIndex(source),
+    checkMissing,
+    // One object shape whichever runtime parsed: the conversion reads these for every node.
+    names: { typeNames: names.typeNames, typeNamed: names.typeNamed, fieldNames: names.fieldNames },
+    stack: [],
+  };
+}
+
 interface ConvertContext {
   source: string;
   errors: ParseError[];
   lines: LineIndex;
   checkMissing: boolean;
-  names: LoadedParser;
+  names: GrammarNames;
   /** The children of the nodes being converted, innermost last. */
   stack: AstNode[];
 }

@@ -1,0 +1,213 @@
+// The Solidity syntax tree as one flat array: tree-sitter's C runtime parses a file and walks the
+// tree once, writing a record per node, so that the JavaScript side builds its own AST from an
+// Int32Array instead of asking a cursor for each property of each node (ADR 0100).
+//
+//   parse(source: string, language: External<TSLanguage>) → Int32Array
+//     pre-order records of RECORD_SIZE fields: symbol, field id, start and end (UTF-16 code
+//     units, as JavaScript strings count), index of the record after the node's subtree, and 1
+//     when the node is one the parser inserted (missing), else 0.
+//   symbols(language) → { types: string[], named: boolean[], fields: (string | null)[] }
+//
+// The grammar is the compiled `tree-sitter-solidity` package's own (its `language` export); this
+// file links tree-sitter's runtime only.
+#include <node_api.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <tree_sitter/api.h>
+
+#define RECORD_SIZE 6
+
+/** Each Node environment (the main thread, a worker thread) keeps its own parser. */
+typedef struct {
+  TSParser *parser;
+  const TSLanguage *language;
+} Instance;
+
+static void free_instance(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  Instance *instance = data;
+  if (instance->parser) ts_parser_delete(instance->parser);
+  free(instance);
+}
+
+static void free_records(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  free(data);
+}
+
+static napi_value fail(napi_env env, const char *message) {
+  napi_throw_error(env, "ERR_SOLIDITY_TREE", message);
+  return NULL;
+}
+
+/** The language behind the `language` argument, or NULL with an exception pending. */
+static const TSLanguage *language_of(napi_env env, napi_value value) {
+  napi_valuetype type;
+  void *pointer = NULL;
+  if (napi_typeof(env, value, &type) != napi_ok || type != napi_external ||
+      napi_get_value_external(env, value, &pointer) != napi_ok || pointer == NULL) {
+    napi_throw_type_error(env, "ERR_SOLIDITY_TREE", "language: a tree-sitter language expected");
+    return NULL;
+  }
+  return pointer;
+}
+
+/** This environment's parser, set to `language`, or NULL with an exception pending. */
+static TSParser *parser_for(napi_env env, const TSLanguage *language) {
+  Instance *instance = NULL;
+  if (napi_get_instance_data(env, (void **)&instance) != napi_ok || instance == NULL) {
+    instance = calloc(1, sizeof(Instance));
+    if (instance == NULL || napi_set_instance_data(env, instance, free_instance, NULL) != napi_ok) {
+      free(instance);
+      fail(env, "out of memory");
+      return NULL;
+    }
+  }
+  if (instance->parser == NULL) instance->parser = ts_parser_new();
+  if (instance->language != language) {
+    if (!ts_parser_set_language(instance->parser, language)) {
+      fail(env, "the grammar's ABI version is not one this tree-sitter runtime reads");
+      return NULL;
+    }
+    instance->language = language;
+  }
+  return instance->parser;
+}
+
+static napi_value parse(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2)
+    return fail(env, "parse(source, language): two arguments expected");
+  napi_valuetype type;
+  if (napi_typeof(env, argv[0], &type) != napi_ok || type != napi_string) {
+    napi_throw_type_error(env, "ERR_SOLIDITY_TREE", "source: a string expected");
+    return NULL;
+  }
+  const TSLanguage *language = language_of(env, argv[1]);
+  if (language == NULL) return NULL;
+  TSParser *parser = parser_for(env, language);
+  if (parser == NULL) return NULL;
+
+  size_t length = 0;
+  if (napi_get_value_string_utf16(env, argv[0], NULL, 0, &length) != napi_ok) return fail(env, "source: unreadable");
+  if (length > UINT32_MAX / 2 - 1) return fail(env, "source: too large");
+  char16_t *text = malloc((length + 1) * sizeof(char16_t));
+  if (text == NULL) return fail(env, "out of memory");
+  napi_get_value_string_utf16(env, argv[0], text, length + 1, &length);
+  TSTree *tree =
+      ts_parser_parse_string_encoding(parser, NULL, (const char *)text, (uint32_t)(length * 2), TSInputEncodingUTF16LE);
+  free(text);
+  if (tree == NULL) return fail(env, "tree-sitter returned no tree");
+
+  size_t capacity = 1024, count = 0, depth = 0, depth_capacity = 64;
+  int32_t *records = malloc(capacity * RECORD_SIZE * sizeof(int32_t));
+  // The record indexes of the nodes whose subtree is being written, innermost last.
+  size_t *open = malloc(depth_capacity * sizeof(size_t));
+  TSTreeCursor cursor = ts_tree_cursor_new(ts_tree_root_node(tree));
+  int ok = records != NULL && open != NULL;
+  while (ok) {
+    if (count == capacity) {
+      int32_t *grown = realloc(records, capacity * 2 * RECORD_SIZE * sizeof(int32_t));
+      if (grown == NULL) {
+        ok = 0;
+        break;
+      }
+      records = grown;
+      capacity *= 2;
+    }
+    TSNode node = ts_tree_cursor_current_node(&cursor);
+    int32_t *r = records + count * RECORD_SIZE;
+    r[0] = ts_node_symbol(node);
+    r[1] = ts_tree_cursor_current_field_id(&cursor);
+    r[2] = (int32_t)(ts_node_start_byte(node) / 2);
+    r[3] = (int32_t)(ts_node_end_byte(node) / 2);
+    r[4] = (int32_t)(count + 1);
+    r[5] = ts_node_is_missing(node) ? 1 : 0;
+    count++;
+    if (ts_tree_cursor_goto_first_child(&cursor)) {
+      if (depth == depth_capacity) {
+        size_t *grown = realloc(open, depth_capacity * 2 * sizeof(size_t));
+        if (grown == NULL) {
+          ok = 0;
+          break;
+        }
+        open = grown;
+        depth_capacity *= 2;
+      }
+      open[depth++] = count - 1;
+      continue;
+    }
+    // A leaf: climb until a sibling follows, closing each subtree left behind.
+    while (!ts_tree_cursor_goto_next_sibling(&cursor)) {
+      if (depth == 0 || !ts_tree_cursor_goto_parent(&cursor)) goto done;
+      records[open[--depth] * RECORD_SIZE + 4] = (int32_t)count;
+    }
+  }
+done:
+  ts_tree_cursor_delete(&cursor);
+  ts_tree_delete(tree);
+  free(open);
+  if (!ok) {
+    free(records);
+    return fail(env, "out of memory");
+  }
+  napi_value buffer, array;
+  if (napi_create_external_arraybuffer(env, records, count * RECORD_SIZE * sizeof(int32_t), free_records, NULL,
+                                       &buffer) != napi_ok) {
+    free(records);
+    return fail(env, "cannot hand the tree to JavaScript");
+  }
+  if (napi_create_typedarray(env, napi_int32_array, count * RECORD_SIZE, buffer, 0, &array) != napi_ok)
+    return fail(env, "cannot hand the tree to JavaScript");
+  return array;
+}
+
+static napi_value symbols(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1)
+    return fail(env, "symbols(language): one argument expected");
+  const TSLanguage *language = language_of(env, argv[0]);
+  if (language == NULL) return NULL;
+  uint32_t symbol_count = ts_language_symbol_count(language);
+  uint32_t field_count = ts_language_field_count(language);
+  napi_value result, types, named, fields, value;
+  napi_create_object(env, &result);
+  napi_create_array_with_length(env, symbol_count, &types);
+  napi_create_array_with_length(env, symbol_count, &named);
+  for (uint32_t id = 0; id < symbol_count; id++) {
+    const char *name = ts_language_symbol_name(language, (TSSymbol)id);
+    napi_create_string_utf8(env, name ? name : "", NAPI_AUTO_LENGTH, &value);
+    napi_set_element(env, types, id, value);
+    napi_get_boolean(env, ts_language_symbol_type(language, (TSSymbol)id) == TSSymbolTypeRegular, &value);
+    napi_set_element(env, named, id, value);
+  }
+  // Field ids start at 1; index 0 is no field.
+  napi_create_array_with_length(env, field_count + 1, &fields);
+  napi_get_null(env, &value);
+  napi_set_element(env, fields, 0, value);
+  for (uint32_t id = 1; id <= field_count; id++) {
+    const char *name = ts_language_field_name_for_id(language, (TSFieldId)id);
+    if (name)
+      napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &value);
+    else
+      napi_get_null(env, &value);
+    napi_set_element(env, fields, id, value);
+  }
+  napi_set_named_property(env, result, "types", types);
+  napi_set_named_property(env, result, "named", named);
+  napi_set_named_property(env, result, "fields", fields);
+  return result;
+}
+
+NAPI_MODULE_INIT() {
+  napi_value fn;
+  napi_create_function(env, "parse", NAPI_AUTO_LENGTH, parse, NULL, &fn);
+  napi_set_named_property(env, exports, "parse", fn);
+  napi_create_function(env, "symbols", NAPI_AUTO_LENGTH, symbols, NULL, &fn);
+  napi_set_named_property(env, exports, "symbols", fn);
+  return exports;
+}
