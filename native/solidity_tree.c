@@ -6,6 +6,8 @@
 //     pre-order records of RECORD_SIZE fields: symbol, field id, start and end (UTF-16 code
 //     units, as JavaScript strings count), index of the record after the node's subtree, and 1
 //     when the node is one the parser inserted (missing), else 0.
+//   parseAsync(source, language) → Promise<Int32Array>
+//     the same, parsed on libuv's thread pool while JavaScript goes on.
 //   symbols(language) → { types: string[], named: boolean[], fields: (string | null)[] }
 //
 // The grammar is the compiled `tree-sitter-solidity` package's own (its `language` export); this
@@ -76,32 +78,22 @@ static TSParser *parser_for(napi_env env, const TSLanguage *language) {
   return instance->parser;
 }
 
-static napi_value parse(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2)
-    return fail(env, "parse(source, language): two arguments expected");
-  napi_valuetype type;
-  if (napi_typeof(env, argv[0], &type) != napi_ok || type != napi_string) {
-    napi_throw_type_error(env, "ERR_SOLIDITY_TREE", "source: a string expected");
-    return NULL;
-  }
-  const TSLanguage *language = language_of(env, argv[1]);
-  if (language == NULL) return NULL;
-  TSParser *parser = parser_for(env, language);
-  if (parser == NULL) return NULL;
+/** The records of a parse, or why there are none. */
+typedef struct {
+  int32_t *records;
+  size_t count;
+  const char *error;
+} Flat;
 
-  size_t length = 0;
-  if (napi_get_value_string_utf16(env, argv[0], NULL, 0, &length) != napi_ok) return fail(env, "source: unreadable");
-  if (length > UINT32_MAX / 2 - 1) return fail(env, "source: too large");
-  char16_t *text = malloc((length + 1) * sizeof(char16_t));
-  if (text == NULL) return fail(env, "out of memory");
-  napi_get_value_string_utf16(env, argv[0], text, length + 1, &length);
+/** Parses `text` with `parser` and writes the tree's records. Makes no N-API call: runs on any thread. */
+static Flat flatten(TSParser *parser, const char16_t *text, size_t length) {
+  Flat out = {NULL, 0, NULL};
   TSTree *tree =
       ts_parser_parse_string_encoding(parser, NULL, (const char *)text, (uint32_t)(length * 2), TSInputEncodingUTF16LE);
-  free(text);
-  if (tree == NULL) return fail(env, "tree-sitter returned no tree");
-
+  if (tree == NULL) {
+    out.error = "tree-sitter returned no tree";
+    return out;
+  }
   size_t capacity = 1024, count = 0, depth = 0, depth_capacity = 64;
   int32_t *records = malloc(capacity * RECORD_SIZE * sizeof(int32_t));
   // The record indexes of the nodes whose subtree is being written, innermost last.
@@ -152,17 +144,155 @@ done:
   free(open);
   if (!ok) {
     free(records);
-    return fail(env, "out of memory");
+    out.error = "out of memory";
+    return out;
   }
+  out.records = records;
+  out.count = count;
+  return out;
+}
+
+/** The records as an Int32Array that owns them, or NULL with an exception pending. */
+static napi_value records_array(napi_env env, Flat flat) {
   napi_value buffer, array;
-  if (napi_create_external_arraybuffer(env, records, count * RECORD_SIZE * sizeof(int32_t), free_records, NULL,
-                                       &buffer) != napi_ok) {
-    free(records);
+  if (napi_create_external_arraybuffer(env, flat.records, flat.count * RECORD_SIZE * sizeof(int32_t), free_records,
+                                       NULL, &buffer) != napi_ok) {
+    free(flat.records);
     return fail(env, "cannot hand the tree to JavaScript");
   }
-  if (napi_create_typedarray(env, napi_int32_array, count * RECORD_SIZE, buffer, 0, &array) != napi_ok)
+  if (napi_create_typedarray(env, napi_int32_array, flat.count * RECORD_SIZE, buffer, 0, &array) != napi_ok)
     return fail(env, "cannot hand the tree to JavaScript");
   return array;
+}
+
+/**
+ * The arguments of `parse` and `parseAsync`: the source copied out as UTF-16 and the language,
+ * or NULL text with an exception pending.
+ */
+static char16_t *read_arguments(napi_env env, napi_callback_info info, size_t *length, const TSLanguage **language) {
+  size_t argc = 2;
+  napi_value argv[2];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2) {
+    fail(env, "parse(source, language): two arguments expected");
+    return NULL;
+  }
+  napi_valuetype type;
+  if (napi_typeof(env, argv[0], &type) != napi_ok || type != napi_string) {
+    napi_throw_type_error(env, "ERR_SOLIDITY_TREE", "source: a string expected");
+    return NULL;
+  }
+  *language = language_of(env, argv[1]);
+  if (*language == NULL) return NULL;
+  if (napi_get_value_string_utf16(env, argv[0], NULL, 0, length) != napi_ok) {
+    fail(env, "source: unreadable");
+    return NULL;
+  }
+  if (*length > UINT32_MAX / 2 - 1) {
+    fail(env, "source: too large");
+    return NULL;
+  }
+  char16_t *text = malloc((*length + 1) * sizeof(char16_t));
+  if (text == NULL) {
+    fail(env, "out of memory");
+    return NULL;
+  }
+  napi_get_value_string_utf16(env, argv[0], text, *length + 1, length);
+  return text;
+}
+
+static napi_value parse(napi_env env, napi_callback_info info) {
+  size_t length = 0;
+  const TSLanguage *language = NULL;
+  char16_t *text = read_arguments(env, info, &length, &language);
+  if (text == NULL) return NULL;
+  TSParser *parser = parser_for(env, language);
+  if (parser == NULL) {
+    free(text);
+    return NULL;
+  }
+  Flat flat = flatten(parser, text, length);
+  free(text);
+  if (flat.error) return fail(env, flat.error);
+  return records_array(env, flat);
+}
+
+/** A parse on libuv's thread pool: the source goes in copied, the records come out. */
+typedef struct {
+  napi_async_work work;
+  napi_deferred deferred;
+  const TSLanguage *language;
+  char16_t *text;
+  size_t length;
+  Flat flat;
+} Job;
+
+/** Each pool thread keeps its own parser (a TSParser is not shared between threads). */
+static _Thread_local TSParser *thread_parser;
+static _Thread_local const TSLanguage *thread_language;
+
+static void execute_job(napi_env env, void *data) {
+  (void)env;
+  Job *job = data;
+  if (thread_parser == NULL) thread_parser = ts_parser_new();
+  if (thread_language != job->language) {
+    if (!ts_parser_set_language(thread_parser, job->language)) {
+      job->flat.error = "the grammar's ABI version is not one this tree-sitter runtime reads";
+      return;
+    }
+    thread_language = job->language;
+  }
+  job->flat = flatten(thread_parser, job->text, job->length);
+  free(job->text);
+  job->text = NULL;
+}
+
+static void complete_job(napi_env env, napi_status status, void *data) {
+  Job *job = data;
+  if (status == napi_ok && job->flat.error == NULL) {
+    napi_value array = records_array(env, job->flat);
+    if (array != NULL) {
+      napi_resolve_deferred(env, job->deferred, array);
+    } else {
+      napi_value exception;
+      napi_get_and_clear_last_exception(env, &exception);
+      napi_reject_deferred(env, job->deferred, exception);
+    }
+  } else {
+    free(job->flat.records);
+    napi_value message, error;
+    napi_create_string_utf8(env, job->flat.error ? job->flat.error : "the parse was cancelled", NAPI_AUTO_LENGTH,
+                            &message);
+    napi_create_error(env, NULL, message, &error);
+    napi_reject_deferred(env, job->deferred, error);
+  }
+  napi_delete_async_work(env, job->work);
+  free(job->text);
+  free(job);
+}
+
+static napi_value parse_async(napi_env env, napi_callback_info info) {
+  size_t length = 0;
+  const TSLanguage *language = NULL;
+  char16_t *text = read_arguments(env, info, &length, &language);
+  if (text == NULL) return NULL;
+  Job *job = calloc(1, sizeof(Job));
+  napi_value promise, name;
+  if (job == NULL) {
+    free(text);
+    return fail(env, "out of memory");
+  }
+  job->language = language;
+  job->text = text;
+  job->length = length;
+  napi_create_string_utf8(env, "solidity-tree.parse", NAPI_AUTO_LENGTH, &name);
+  if (napi_create_promise(env, &job->deferred, &promise) != napi_ok ||
+      napi_create_async_work(env, NULL, name, execute_job, complete_job, job, &job->work) != napi_ok ||
+      napi_queue_async_work(env, job->work) != napi_ok) {
+    free(text);
+    free(job);
+    return fail(env, "cannot start the parse");
+  }
+  return promise;
 }
 
 static napi_value symbols(napi_env env, napi_callback_info info) {
@@ -207,6 +337,8 @@ NAPI_MODULE_INIT() {
   napi_value fn;
   napi_create_function(env, "parse", NAPI_AUTO_LENGTH, parse, NULL, &fn);
   napi_set_named_property(env, exports, "parse", fn);
+  napi_create_function(env, "parseAsync", NAPI_AUTO_LENGTH, parse_async, NULL, &fn);
+  napi_set_named_property(env, exports, "parseAsync", fn);
   napi_create_function(env, "symbols", NAPI_AUTO_LENGTH, symbols, NULL, &fn);
   napi_set_named_property(env, exports, "symbols", fn);
   return exports;

@@ -12,70 +12,33 @@
 //   node scripts/build.mjs                  build once
 //   node scripts/build.mjs --watch [args]   rebuild on every change and (re)start `vigil <args>`
 //
-// Plain JavaScript: it runs before anything is compiled.
-// `node:crypto` and `node:child_process` load when a build or a changed file needs them: the
-// freshness check before every start needs neither (~6 ms less at each start).
-import { statSync } from 'node:fs';
+// Plain JavaScript: it runs before anything is compiled. The freshness check before every start
+// and the engine's loader are in build-entry.cjs, which needs neither this module nor
+// `node:crypto` nor `node:child_process` (unless a file changed).
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import {
+  CODE_CACHE_SUFFIX,
+  canBuild,
+  currentEntry,
+  ENTRIES,
+  entryOf,
+  manifestFile,
+  root,
+  runEngineCli,
+  serverDir,
+} from './build-entry.cjs';
 import { buildNative } from './build-native.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const serverDir = path.join(root, 'dist/server');
-const manifestFile = path.join(serverDir, 'build.json');
-const thisFile = path.relative(root, fileURLToPath(import.meta.url));
+// What a start needs (which entry is current, running the engine's file) lives in
+// build-entry.cjs, which bin/vigil.js loads without the ES module loader.
+export { canBuild, currentEntry, entryOf, runEngineCli };
 
-/** Entry points: output name → source and the file the build writes for it. */
-const ENTRIES = {
-  main: { source: 'src/main.ts', file: 'main.js' },
-  'engine-cli': { source: 'src/cli/engine-main.ts', file: 'engine-cli.cjs' },
-};
-/** Where V8 keeps the compiled code of a CommonJS entry, beside it. */
-const CODE_CACHE_SUFFIX = '.v8-cache';
+const thisFile = path.relative(root, fileURLToPath(import.meta.url));
 
 /** A build replaced this long ago is deleted (a process started from it may still load its chunks). */
 const KEEP_REPLACED_MS = 24 * 3600_000;
-
-/**
- * The file URL of the entry `name` (`main`, `engine-cli`) of the current build, or `undefined`
- * when there is none or a source changed since it was made (size, then content when only the
- * modification time moved). Without `src/` (an installation of the build alone) the build is
- * current by definition.
- * @param {keyof typeof ENTRIES} name
- * @returns {Promise<URL | undefined>}
- */
-export async function currentEntry(name) {
-  let manifest;
-  try {
-    manifest = JSON.parse(await readFile(manifestFile, 'utf8'));
-  } catch {
-    return undefined;
-  }
-  const entry = path.join(serverDir, manifest.dir, ENTRIES[name].file);
-  if (!(await exists(entry))) return undefined;
-  if (!(await exists(path.join(root, 'src')))) return pathToFileURL(entry);
-  // An entry with its own list (a file without chunks) depends on those inputs only.
-  const own = manifest.entryInputs?.[name];
-  const inputs = Object.entries(manifest.inputs ?? {}).filter(([file]) => !own || own.includes(file));
-  if (inputs.length === 0) return undefined;
-  const same = await Promise.all(inputs.map(([file, fp]) => unchanged(file, fp)));
-  return same.every(Boolean) ? pathToFileURL(entry) : undefined;
-}
-
-/**
- * The file URL of the entry `name` of the build in `dir` (what `build` returns).
- * @param {string} dir
- * @param {keyof typeof ENTRIES} name
- */
-export function entryOf(dir, name) {
-  return pathToFileURL(path.join(serverDir, dir, ENTRIES[name].file));
-}
-
-/** Whether the source directory exists (a checkout, where the build can be made). */
-export function canBuild() {
-  return exists(path.join(root, 'src/main.ts'));
-}
 
 /**
  * Builds into a new `dist/server/build-<hash>/` and makes it current. Throws a `BuildError` with
@@ -333,31 +296,6 @@ async function fingerprint(file) {
 }
 
 /**
- * Whether a file is as fingerprinted: same size and time, or same size and content (a copy
- * that did not keep modification times).
- * @param {string} file
- * @param {[number, number, string]} fp
- */
-async function unchanged(file, [size, mtime, sha1]) {
-  const abs = path.join(root, file);
-  // Synchronous: a few hundred stats take ~1 ms this way, ~5 ms through the thread pool.
-  const st = statSync(abs, { throwIfNoEntry: false });
-  if (!st || st.size !== size) return false;
-  if (Math.round(st.mtimeMs) === mtime) return true;
-  const { createHash } = await import('node:crypto');
-  return (
-    createHash('sha1')
-      .update(await readFile(abs))
-      .digest('hex') === sha1
-  );
-}
-
-/** @param {string} file */
-async function exists(file) {
-  return (await stat(file).catch(() => undefined)) !== undefined;
-}
-
-/**
  * Rebuilds on every change of an input and restarts `node bin/vigil.js <args>` after each
  * build that succeeds (nothing is started when no arguments are given).
  * @param {string[]} args
@@ -407,48 +345,6 @@ async function watch(args) {
       await stop();
       process.exit(0);
     });
-  }
-}
-
-/**
- * Runs `engineMain` of the engine's CommonJS file (`engine-cli.cjs`) with `argv`, its code
- * compiled from V8's code cache beside it when that cache fits this Node. Without a cache, or
- * with one V8 rejects (another Node version or other V8 flags), a new one is written after the
- * command (where the folder can be written; concurrent writers rename whole files into place).
- * With source maps on (`--debug`), Node's own loader runs the file, so that stack traces name the
- * sources.
- * @param {URL} entry
- * @param {string[]} argv
- */
-export async function runEngineCli(entry, argv) {
-  const file = fileURLToPath(entry);
-  const [{ default: Module }, vm, fs] = await Promise.all([
-    import('node:module'),
-    import('node:vm'),
-    import('node:fs'),
-  ]);
-  const require = Module.createRequire(file);
-  if (process.sourceMapsEnabled) return require(file).engineMain(argv);
-  const cacheFile = `${file}${CODE_CACHE_SUFFIX}`;
-  /** @type {Buffer | undefined} */
-  let cachedData;
-  try {
-    cachedData = fs.readFileSync(cacheFile);
-  } catch {
-    // no cache yet: written below
-  }
-  const script = new vm.Script(Module.wrap(fs.readFileSync(file, 'utf8')), { filename: file, cachedData });
-  const module = { exports: /** @type {{ engineMain(argv: string[]): Promise<void> }} */ ({}) };
-  script.runInThisContext()(module.exports, require, module, file, path.dirname(file));
-  await module.exports.engineMain(argv);
-  if (cachedData && !script.cachedDataRejected) return;
-  // After the command: the cache then holds the functions it compiled, not only the top level.
-  try {
-    const tmp = `${cacheFile}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, script.createCachedData());
-    fs.renameSync(tmp, cacheFile);
-  } catch {
-    // A read-only installation: the next run compiles again.
   }
 }
 

@@ -117,6 +117,26 @@ describe('scanTree', () => {
     expect(tree.reads).toEqual(['a.sol', 'b.sol', 'c.sol']);
   });
 
+  it('stops while loading the project when the signal is aborted, with parses started ahead', async () => {
+    const files = Object.fromEntries(
+      Array.from({ length: 12 }, (_, i) => [`c${String(i).padStart(2, '0')}.sol`, BANK]),
+    );
+    const controller = new AbortController();
+    const handed: string[] = [];
+    await expect(
+      scanTree(memoryTree(files), {
+        type: 'standard',
+        signal: controller.signal,
+        onParse: (p) => {
+          handed.push(p);
+          if (handed.length === 3) controller.abort(new Error('cancelled while loading'));
+        },
+      }),
+    ).rejects.toThrow('cancelled while loading');
+    // Files are handed to the parser ahead of their conversion, in order; none after the abort.
+    expect(handed).toEqual(['c00.sol', 'c01.sol', 'c02.sol']);
+  });
+
   it('turns a file that does not parse into a message and goes on', async () => {
     const r = await scanTree(memoryTree({ 'bad.sol': 'contract { function ( {', 'good.sol': BANK }), {
       type: 'standard',

@@ -8,11 +8,24 @@ import type { SourceEntry, SourceTree } from '../sources/tree.ts';
 import type { ScanMessage } from '../types.ts';
 import { FileAnalysis } from './analysis.ts';
 import type { SolFile } from './model.ts';
+import { type ParsedSource, startSolidityParse } from './parser.ts';
 import { foundryRemappings, ProjectIndex, parseRemappings, type Remapping } from './project.ts';
 import { countLines, type ParsedSolidityFile, parseSolFile } from './scan-file.ts';
 
 /** Files read for context only (not analysed) stop here: a scan of a huge monorepo stays bounded. */
 export const MAX_CONTEXT_FILES = 2000;
+
+/**
+ * Files of the analysed list read and handed to the parser before the one being converted: the
+ * native runtime parses them on libuv's thread pool meanwhile (ADR 0100).
+ */
+const PARSE_AHEAD = 4;
+
+/** A file read and handed to the parser, not yet converted. */
+interface StartedParse {
+  source: string;
+  finish: () => Promise<ParsedSource>;
+}
 
 /** A parsed file of the project with the warnings of its parse. */
 interface LoadedFile {
@@ -75,23 +88,44 @@ export async function loadProject(
   const remappings = await readRemappings(tree, byPath);
   const project = new ProjectIndex([], remappings);
   const loaded = new Map<string, LoadedFile>();
-  const parse = async (path: string): Promise<LoadedFile | undefined> => {
+  /** Reads a file and starts its parse; undefined for a file not to parse. */
+  const start = async (path: string): Promise<StartedParse | undefined> => {
     options.signal?.throwIfAborted();
     const entry = byPath.get(path);
     if (!entry || entry.size > options.maxFileBytes) return undefined;
     const buf = await tree.read(path);
     if (!isProbablyText(buf)) return undefined;
     const source = buf.toString('utf8');
+    // Files are read ahead: a scan aborted during the read hands nothing more to the parser.
+    options.signal?.throwIfAborted();
     options.onParse?.(path);
-    const { file, messages } = await parseSolFile(path, source);
-    const l: LoadedFile = { file, messages, lineCount: countLines(source) };
+    return { source, finish: startSolidityParse(source) };
+  };
+  const parse = async (path: string, started = start(path)): Promise<LoadedFile | undefined> => {
+    const s = await started;
+    if (!s) return undefined;
+    const { file, messages } = await parseSolFile(path, s.source, s.finish);
+    const l: LoadedFile = { file, messages, lineCount: countLines(s.source) };
     loaded.set(path, l);
     project.add(file);
     return l;
   };
   const queue: SolFile[] = [];
-  for (const path of analysed) {
-    const l = await parse(path);
+  // The next files are read and parsed (on the native runtime's threads) while this one is
+  // converted and indexed.
+  const ahead = new Map<string, Promise<StartedParse | undefined>>();
+  for (let i = 0; i < analysed.length; i++) {
+    for (let j = i; j < Math.min(analysed.length, i + PARSE_AHEAD + 1); j++) {
+      const path = analysed[j]!;
+      if (ahead.has(path)) continue;
+      const started = start(path);
+      // Awaited in turn below; a scan aborted meanwhile leaves no unhandled rejection.
+      started.catch(() => undefined);
+      ahead.set(path, started);
+    }
+    const path = analysed[i]!;
+    const l = await parse(path, ahead.get(path));
+    ahead.delete(path);
     if (l) queue.push(l.file);
   }
   let context = 0;

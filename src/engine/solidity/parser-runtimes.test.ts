@@ -9,7 +9,13 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { type AstNode, type ParsedSource, parseSolidity, solidityParserKind } from './parser.ts';
+import {
+  type AstNode,
+  type ParsedSource,
+  parseSolidity,
+  solidityParserKind,
+  startSolidityParse,
+} from './parser.ts';
 import { SOLIDITY_RULE_EXAMPLES } from './rules/examples.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -102,10 +108,28 @@ describe('the native and the WASM tree-sitter runtimes', () => {
     for (const [name, src] of Object.entries({ nested, chain, many })) await expectSameTree(src, name);
   });
 
+  it('parse ahead on the thread pool: many parses in flight, each finished in any order, the same trees', async () => {
+    const sources = [
+      ...solidityFiles(path.join(root, 'test/fixtures')).map((f) => readFileSync(f, 'utf8')),
+      ...Object.values(SOLIDITY_RULE_EXAMPLES).map((e) => e.vulnerable),
+    ];
+    const finishes = sources.map((s) => startSolidityParse(s));
+    // Finished last to first: a parse waits for no other.
+    for (let i = sources.length - 1; i >= 0; i--) {
+      const ahead = await finishes[i]!();
+      const alone = await parseSolidity(sources[i]!);
+      expect(plain(ahead.root)).toEqual(plain(alone.root));
+      expect(ahead.errors).toEqual(alone.errors);
+    }
+    // Started and never finished: nothing is left to reject unhandled.
+    startSolidityParse('contract Forgotten {}');
+  });
+
   it('refuse what is not a source or a grammar with a TypeError, not a crash', () => {
     const require = createRequire(import.meta.url);
     const tree = require(path.join(root, 'dist/native/solidity-tree.node')) as {
       parse(source: unknown, language: unknown): Int32Array;
+      parseAsync(source: unknown, language: unknown): Promise<Int32Array>;
       symbols(language: unknown): unknown;
     };
     const { language } = require('tree-sitter-solidity') as { language: unknown };
@@ -113,6 +137,8 @@ describe('the native and the WASM tree-sitter runtimes', () => {
     expect(() => tree.parse('contract A {}', {})).toThrow(TypeError);
     expect(() => tree.symbols('solidity')).toThrow(TypeError);
     expect(() => (tree.parse as (...a: unknown[]) => unknown)()).toThrow(/two arguments/);
+    expect(() => tree.parseAsync(null, language)).toThrow(TypeError);
+    expect(() => tree.parseAsync('contract A {}', 7)).toThrow(TypeError);
     // Six fields a node, the root first, its subtree ending after the last record.
     const records = tree.parse('contract A {}', language);
     expect(records.length % 6).toBe(0);

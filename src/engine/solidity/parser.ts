@@ -6,8 +6,10 @@
  * a plain JavaScript AST so that rules never cross into the runtime, and the runtime's tree is
  * freed right away (bounded memory).
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { Language, Parser } from 'web-tree-sitter';
@@ -176,6 +178,8 @@ class RecordCursor implements CursorLike {
 /** What `native/solidity_tree.c` exports. */
 interface NativeTree {
   parse(source: string, language: unknown): Int32Array;
+  /** The same parse on libuv's thread pool. */
+  parseAsync(source: string, language: unknown): Promise<Int32Array>;
   symbols(language: unknown): { types: string[]; named: boolean[]; fields: Array<string | null> };
 }
 
@@ -222,7 +226,7 @@ function loadNative(): NativeRuntime | Error {
   try {
     const require = createRequire(import.meta.url);
     const tree = require(fileURLToPath(NATIVE_TREE_FILE)) as NativeTree;
-    const language = (require('tree-sitter-solidity') as { language: unknown }).language;
+    const language = grammarBinary(require).language;
     const { types, named, fields } = tree.symbols(language);
     nativeRuntime = {
       kind: 'native',
@@ -238,6 +242,26 @@ function loadNative(): NativeRuntime | Error {
     );
   }
   return nativeRuntime;
+}
+
+/**
+ * The compiled grammar of `tree-sitter-solidity`: its binary loaded directly where the package
+ * keeps it (a local build first, then the prebuilt one for this platform, as the package's own
+ * `node-gyp-build` looks), which spares each process that loader and the package's 73 KB
+ * `node-types.json`; the package itself where neither is found.
+ */
+function grammarBinary(require: NodeJS.Require): { language: unknown } {
+  try {
+    const dir = path.dirname(require.resolve('tree-sitter-solidity/package.json'));
+    for (const file of [
+      path.join(dir, 'build/Release/tree_sitter_solidity_binding.node'),
+      path.join(dir, 'prebuilds', `${process.platform}-${process.arch}`, 'tree-sitter-solidity.node'),
+    ])
+      if (existsSync(file)) return require(file) as { language: unknown };
+  } catch {
+    // the package's own loader below
+  }
+  return require('tree-sitter-solidity') as { language: unknown };
 }
 
 /** The native runtime when this process parses with it by default (see `runtimeChoice`). */
@@ -360,13 +384,8 @@ export async function parseSolidity(
   options: { runtime?: 'native' | 'wasm'; direct?: boolean } = {},
 ): Promise<ParsedSource> {
   const runtime = await loadSolidityParser(options.runtime);
-  if (runtime.kind === 'native') {
-    const cursor = new RecordCursor(runtime.tree.parse(source, runtime.language));
-    // Every record says whether its node is missing: no need to ask the tree first.
-    const ctx = convertContext(source, runtime, true);
-    const root = convert(cursor, null, ctx, cursor.nodeTypeId);
-    return { root, source, errors: ctx.errors };
-  }
+  if (runtime.kind === 'native')
+    return convertRecords(runtime.tree.parse(source, runtime.language), source, runtime);
   const tree = runtime.parser.parse(source);
   if (!tree) throw new Error('tree-sitter returned no tree');
   try {
@@ -382,6 +401,28 @@ export async function parseSolidity(
   } finally {
     tree.delete();
   }
+}
+
+/**
+ * Starts parsing `source` and returns what finishes it. The native runtime parses on libuv's
+ * thread pool meanwhile, so a caller that starts the next files before finishing this one (the
+ * project loader) has them parsed while it converts; with WASM the parse happens when finished.
+ */
+export function startSolidityParse(source: string): () => Promise<ParsedSource> {
+  const native = defaultNative();
+  if (!native) return () => parseSolidity(source);
+  const records = native.tree.parseAsync(source, native.language);
+  // A parse started but never finished (a scan aborted meanwhile) is no unhandled rejection.
+  records.catch(() => undefined);
+  return async () => convertRecords(await records, source, native);
+}
+
+function convertRecords(records: Int32Array, source: string, names: GrammarNames): ParsedSource {
+  const cursor = new RecordCursor(records);
+  // Every record says whether its node is missing: no need to ask the tree first.
+  const ctx = convertContext(source, names, true);
+  const root = convert(cursor, null, ctx, cursor.nodeTypeId);
+  return { root, source, errors: ctx.errors };
 }
 
 function convertContext(source: string, names: GrammarNames, checkMissing: boolean): ConvertContext {

@@ -4,7 +4,7 @@ import { FindingCollector } from '../findings.ts';
 import type { EngineVulnerability, ScanMessage, ScanType, ThreatModel } from '../types.ts';
 import { FileAnalysis } from './analysis.ts';
 import { SolFile } from './model.ts';
-import { parseSolidity } from './parser.ts';
+import { type ParsedSource, parseSolidity } from './parser.ts';
 import { rulesFor } from './rules/index.ts';
 import type { RuleContext, SolidityRule } from './rules/rule.ts';
 
@@ -30,9 +30,10 @@ export interface ParsedSolidityFile {
 export async function parseSolFile(
   path: string,
   source: string,
+  parse: () => Promise<ParsedSource> = () => parseSolidity(source),
 ): Promise<{ file: SolFile; messages: ScanMessage[] }> {
   const messages: ScanMessage[] = [];
-  const parsed = await parseSolidity(source);
+  const parsed = await parse();
   if (parsed.errors.length > 0) {
     const lines = [...new Set(parsed.errors.map((e) => e.line))].slice(0, 5);
     messages.push({
