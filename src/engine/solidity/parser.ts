@@ -436,6 +436,7 @@ function convertContext(source: string, names: GrammarNames, checkMissing: boole
     // One object shape whichever runtime parsed: the conversion reads these for every node.
     names: { typeNames: names.typeNames, typeNamed: names.typeNamed, fieldNames: names.fieldNames },
     stack: [],
+    top: 0,
   };
 }
 
@@ -445,8 +446,9 @@ interface ConvertContext {
   lines: LineIndex;
   checkMissing: boolean;
   names: GrammarNames;
-  /** The children of the nodes being converted, innermost last. */
+  /** The children of the nodes being converted, innermost last, up to `top`. */
   stack: AstNode[];
+  top: number;
 }
 
 /**
@@ -526,9 +528,10 @@ function convert(cursor: CursorLike, parent: AstNode | null, ctx: ConvertContext
   if (node.type === 'ERROR') ctx.errors.push({ line: node.line, kind: 'error' });
   if (cursor.gotoFirstChild()) {
     // Children gather on the shared stack and leave it as an array of their exact size: an array
-    // grown by `push` keeps room for 17, and the whole tree stays alive for the scan.
+    // grown by `push` keeps room for 17, and the whole tree stays alive for the scan. The stack
+    // is never shortened (a length write is a call into V8's runtime): `ctx.top` is its end.
     const children = ctx.stack;
-    const base = children.length;
+    const base = ctx.top;
     const operator = OPERATOR_NODES.has(node.type);
     do {
       if (ctx.checkMissing && cursor.nodeIsMissing)
@@ -545,11 +548,11 @@ function convert(cursor: CursorLike, parent: AstNode | null, ctx: ConvertContext
           inner.parent = node;
           child = inner;
         }
-        children.push(child);
+        children[ctx.top++] = child;
       } else if (LOCATIONS.has(type) && ctx.names.fieldNames[cursor.currentFieldId] === 'location') {
         // `memory`/`storage`/`calldata` are anonymous keywords, but the rules need them.
         const keywordLine = ctx.lines.startLine(cursor.startIndex);
-        children.push({
+        children[ctx.top++] = {
           type,
           field: 'location',
           start: cursor.startIndex,
@@ -559,14 +562,14 @@ function convert(cursor: CursorLike, parent: AstNode | null, ctx: ConvertContext
           children: NO_CHILDREN,
           parent: node,
           src: ctx.source,
-        });
+        };
       } else if (operator && node.op === undefined && !PUNCTUATION.has(type)) {
         node.op = type;
       }
     } while (cursor.gotoNextSibling());
     cursor.gotoParent();
-    if (children.length > base) node.children = children.slice(base);
-    children.length = base;
+    if (ctx.top > base) node.children = children.slice(base, ctx.top);
+    ctx.top = base;
   }
   return reassociate(node);
 }
