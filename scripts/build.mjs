@@ -140,10 +140,18 @@ function engineCliOptions() {
 }
 
 /**
+ * Node modules a package requires at its top but only uses on paths a `vigil engine` process
+ * never takes (`commander` spawns executable subcommands with `child_process`, which with the
+ * streams, `net` and `dgram` it loads costs each start ~3 ms): required on first use instead.
+ */
+const LAZY_NODE_MODULES = ['child_process'];
+
+/**
  * Bare package imports resolved as `require` resolves them, from the importing file: the
  * CommonJS build of a package that ships both (`web-tree-sitter`'s ES module build imports Node
  * modules with `import()`). An `import()` of a Node module left in a package's code becomes a
- * `require`.
+ * `require`; a top-level `const x = require('node:<one of LAZY_NODE_MODULES>')` becomes an object
+ * that requires the module on first use.
  */
 const requireBuilds = {
   name: 'require-builds',
@@ -156,14 +164,25 @@ const requireBuilds = {
       if (isBuiltin(args.path)) return undefined;
       return { path: createRequire(path.join(args.resolveDir, 'index.js')).resolve(args.path) };
     });
+    const lazy = new RegExp(
+      `^const (\\w+) = require\\((["'])(?:node:)?(${LAZY_NODE_MODULES.join('|')})\\2\\);$`,
+      'gm',
+    );
     b.onLoad({ filter: /[\\/]node_modules[\\/].*\.c?js$/ }, async (args) => {
       const source = await readFile(args.path, 'utf8');
-      if (!source.includes('import(')) return undefined;
+      lazy.lastIndex = 0;
+      if (!source.includes('import(') && !lazy.test(source)) return undefined;
       const { isBuiltin } = await import('node:module');
       return {
-        contents: source.replace(/\bimport\((["'])([\w:/]+)\1\)/g, (call, _q, name) =>
-          isBuiltin(name) ? `Promise.resolve(require(${JSON.stringify(name)}))` : call,
-        ),
+        contents: source
+          .replace(/\bimport\((["'])([\w:/]+)\1\)/g, (call, _q, name) =>
+            isBuiltin(name) ? `Promise.resolve(require(${JSON.stringify(name)}))` : call,
+          )
+          .replace(
+            lazy,
+            (_line, name, _q, module) =>
+              `const ${name} = new Proxy({}, { get: (_, key) => require("node:${module}")[key] });`,
+          ),
         loader: 'js',
       };
     });

@@ -2,7 +2,8 @@
  * The BIP-39 English word list (2,048 words, index = 11-bit value), as published with BIP-39
  * (bitcoin/bips, bip-0039/english.txt). Used to recognise and checksum-validate mnemonics.
  */
-const WORDS = [
+/** Lines of the list: split into words and indexed on first use (most scans never look a word up). */
+const LINES = [
   'abandon ability able about above absent absorb abstract absurd abuse access accident account accuse',
   'achieve acid acoustic acquire across act action actor actress actual adapt add addict address',
   'adjust admit adult advance advice aerobic affair afford afraid again age agent agree ahead aim air',
@@ -138,15 +139,19 @@ const WORDS = [
   'wet whale what wheat wheel when where whip whisper wide width wife wild will win window wine wing',
   'wink winner winter wire wisdom wise wish witness wolf woman wonder wood wool word work world worry',
   'worth wrap wreck wrestle wrist write wrong yard year yellow you young youth zebra zero zone zoo',
-]
-  .join(' ')
-  .split(' ');
+];
 
-export const BIP39_ENGLISH: readonly string[] = WORDS;
+let words: readonly string[] | undefined;
+let index: Map<string, number> | undefined;
 
-const INDEX = new Map(WORDS.map((w, i) => [w, i] as const));
+/** The 2,048 words, index = 11-bit value. */
+export function bip39English(): readonly string[] {
+  words ??= LINES.join(' ').split(' ');
+  return words;
+}
 
 /** The 11-bit index of a word, or undefined when it is not in the list. */
 export function bip39Index(word: string): number | undefined {
-  return INDEX.get(word);
+  index ??= new Map(bip39English().map((w, i) => [w, i] as const));
+  return index.get(word);
 }

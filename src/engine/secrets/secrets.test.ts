@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BIP39_ENGLISH } from './bip39-english.ts';
+import { bip39English } from './bip39-english.ts';
 import { SECRET_RULE_EXAMPLES } from './secrets.examples.ts';
 import {
   hasTwelveWordRun,
@@ -20,7 +20,7 @@ function mnemonicFrom(entropy: Buffer): string {
     hash[0]!.toString(2).padStart(8, '0').slice(0, 4);
   const words: string[] = [];
   for (let i = 0; i < 12; i++)
-    words.push(BIP39_ENGLISH[Number.parseInt(bits.slice(i * 11, i * 11 + 11), 2)]!);
+    words.push(bip39English()[Number.parseInt(bits.slice(i * 11, i * 11 + 11), 2)]!);
   return words.join(' ');
 }
 

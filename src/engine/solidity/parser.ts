@@ -11,7 +11,6 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
 import { Language, Parser } from 'web-tree-sitter';
 
 /** A node of the plain AST. Wrapper nodes (`expression`, `statement`) are collapsed. */
@@ -311,7 +310,7 @@ let baselineOnly = false;
  */
 export function tierParserForShortRun(bytes: number): void {
   if (wasmPromise || baselineOnly || bytes >= OPTIMIZED_PARSER_MIN_BYTES || defaultNative()) return;
-  setFlagsFromString('--liftoff-only');
+  setV8Flags('--liftoff-only');
   baselineOnly = true;
 }
 
@@ -321,8 +320,13 @@ export function tierParserForShortRun(bytes: number): void {
  */
 export function restoreParserTiering(): void {
   if (!baselineOnly) return;
-  setFlagsFromString('--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering');
+  setV8Flags('--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering');
   baselineOnly = false;
+}
+
+/** `v8.setFlagsFromString`, required when the WASM runtime's tier is set: a native scan never loads `node:v8`. */
+function setV8Flags(flags: string): void {
+  (createRequire(import.meta.url)('node:v8') as typeof import('node:v8')).setFlagsFromString(flags);
 }
 
 /** Whether the Emscripten module exports every cursor function this parser calls. */
