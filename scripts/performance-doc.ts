@@ -336,7 +336,7 @@ function renderAudited(r: JsonObject): string | null {
     ),
     num(t.startupMs) === null
       ? ''
-      : `One process costs ${fmt(t.startupMs, 0)} ms before it reads a file (a scan of a one-line contract).`,
+      : `One process costs ${fmt(t.startupMs, 0)} ms before it reads a file (a scan of a one-line contract)${t.nodeStartMs === undefined ? '' : `; \`node -e 0\` takes ${fmt(t.nodeStartMs, 0)} ms on the same machine`}.${typeof t.parser === 'string' ? ` The parse times are tree-sitter's ${t.parser === 'native' ? 'C runtime' : 'WASM build'} with the conversion to the engine's AST.` : ''}`,
   ]
     .filter((s) => s !== '')
     .join('\n\n');
