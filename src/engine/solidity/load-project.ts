@@ -17,9 +17,39 @@ export const MAX_CONTEXT_FILES = 2000;
 
 /**
  * Files of the analysed list read and handed to the parser before the one being converted: the
- * native runtime parses them on libuv's thread pool meanwhile (ADR 0100).
+ * native runtime parses them on libuv's thread pool meanwhile (ADR 0100). At most this many, and
+ * no more than `PARSE_AHEAD_BYTES` of source beyond the file being converted: a tree of huge files
+ * does not hold several of them and their trees in memory at once.
  */
 const PARSE_AHEAD = 4;
+const PARSE_AHEAD_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The files to hand to the parser before converting `paths[i]`: that file unless it is started,
+ * then the next ones up to `PARSE_AHEAD` beyond it and `PARSE_AHEAD_BYTES` of source in all
+ * beyond it, counting those already started.
+ */
+export function filesToStart(
+  paths: readonly string[],
+  i: number,
+  started: ReadonlyMap<string, unknown>,
+  sizeOf: (path: string) => number,
+): string[] {
+  const current = paths[i];
+  const out: string[] = [];
+  let bytes = 0;
+  for (const p of started.keys()) if (p !== current) bytes += sizeOf(p);
+  for (let j = i; j < Math.min(paths.length, i + PARSE_AHEAD + 1); j++) {
+    const next = paths[j]!;
+    if (started.has(next) || out.includes(next)) continue;
+    if (next !== current) {
+      if (bytes + sizeOf(next) > PARSE_AHEAD_BYTES) break;
+      bytes += sizeOf(next);
+    }
+    out.push(next);
+  }
+  return out;
+}
 
 /** A file read and handed to the parser, not yet converted. */
 interface StartedParse {
@@ -114,16 +144,15 @@ export async function loadProject(
   // The next files are read and parsed (on the native runtime's threads) while this one is
   // converted and indexed.
   const ahead = new Map<string, Promise<StartedParse | undefined>>();
+  const sizeOf = (path: string): number => byPath.get(path)?.size ?? 0;
   for (let i = 0; i < analysed.length; i++) {
-    for (let j = i; j < Math.min(analysed.length, i + PARSE_AHEAD + 1); j++) {
-      const path = analysed[j]!;
-      if (ahead.has(path)) continue;
-      const started = start(path);
+    const path = analysed[i]!;
+    for (const next of filesToStart(analysed, i, ahead, sizeOf)) {
+      const started = start(next);
       // Awaited in turn below; a scan aborted meanwhile leaves no unhandled rejection.
       started.catch(() => undefined);
-      ahead.set(path, started);
+      ahead.set(next, started);
     }
-    const path = analysed[i]!;
     const l = await parse(path, ahead.get(path));
     ahead.delete(path);
     if (l) queue.push(l.file);
