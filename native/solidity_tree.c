@@ -19,20 +19,6 @@
 
 #define RECORD_SIZE 6
 
-/** Each Node environment (the main thread, a worker thread) keeps its own parser. */
-typedef struct {
-  TSParser *parser;
-  const TSLanguage *language;
-} Instance;
-
-static void free_instance(napi_env env, void *data, void *hint) {
-  (void)env;
-  (void)hint;
-  Instance *instance = data;
-  if (instance->parser) ts_parser_delete(instance->parser);
-  free(instance);
-}
-
 static void free_records(napi_env env, void *data, void *hint) {
   (void)env;
   (void)hint;
@@ -56,26 +42,24 @@ static const TSLanguage *language_of(napi_env env, napi_value value) {
   return pointer;
 }
 
-/** This environment's parser, set to `language`, or NULL with an exception pending. */
-static TSParser *parser_for(napi_env env, const TSLanguage *language) {
-  Instance *instance = NULL;
-  if (napi_get_instance_data(env, (void **)&instance) != napi_ok || instance == NULL) {
-    instance = calloc(1, sizeof(Instance));
-    if (instance == NULL || napi_set_instance_data(env, instance, free_instance, NULL) != napi_ok) {
-      free(instance);
-      fail(env, "out of memory");
-      return NULL;
-    }
+/** Why a grammar cannot be set. */
+static const char *const ABI_ERROR = "the grammar's ABI version is not one this tree-sitter runtime reads";
+
+/**
+ * Each thread (a JavaScript thread for `parse`, a pool thread for `parseAsync`) keeps its own
+ * parser: a TSParser is not shared between threads.
+ */
+static _Thread_local TSParser *thread_parser;
+static _Thread_local const TSLanguage *thread_language;
+
+/** This thread's parser, set to `language`; NULL when the grammar cannot be set. Makes no N-API call. */
+static TSParser *thread_parser_for(const TSLanguage *language) {
+  if (thread_parser == NULL) thread_parser = ts_parser_new();
+  if (thread_language != language) {
+    if (!ts_parser_set_language(thread_parser, language)) return NULL;
+    thread_language = language;
   }
-  if (instance->parser == NULL) instance->parser = ts_parser_new();
-  if (instance->language != language) {
-    if (!ts_parser_set_language(instance->parser, language)) {
-      fail(env, "the grammar's ABI version is not one this tree-sitter runtime reads");
-      return NULL;
-    }
-    instance->language = language;
-  }
-  return instance->parser;
+  return thread_parser;
 }
 
 /** The records of a parse, or why there are none. */
@@ -205,10 +189,10 @@ static napi_value parse(napi_env env, napi_callback_info info) {
   const TSLanguage *language = NULL;
   char16_t *text = read_arguments(env, info, &length, &language);
   if (text == NULL) return NULL;
-  TSParser *parser = parser_for(env, language);
+  TSParser *parser = thread_parser_for(language);
   if (parser == NULL) {
     free(text);
-    return NULL;
+    return fail(env, ABI_ERROR);
   }
   Flat flat = flatten(parser, text, length);
   free(text);
@@ -226,22 +210,15 @@ typedef struct {
   Flat flat;
 } Job;
 
-/** Each pool thread keeps its own parser (a TSParser is not shared between threads). */
-static _Thread_local TSParser *thread_parser;
-static _Thread_local const TSLanguage *thread_language;
-
 static void execute_job(napi_env env, void *data) {
   (void)env;
   Job *job = data;
-  if (thread_parser == NULL) thread_parser = ts_parser_new();
-  if (thread_language != job->language) {
-    if (!ts_parser_set_language(thread_parser, job->language)) {
-      job->flat.error = "the grammar's ABI version is not one this tree-sitter runtime reads";
-      return;
-    }
-    thread_language = job->language;
+  TSParser *parser = thread_parser_for(job->language);
+  if (parser == NULL) {
+    job->flat.error = ABI_ERROR;
+    return;
   }
-  job->flat = flatten(thread_parser, job->text, job->length);
+  job->flat = flatten(parser, job->text, job->length);
   free(job->text);
   job->text = NULL;
 }
