@@ -34,6 +34,9 @@ beforeAll(() => {
   // The app's own pool knows the server, embedded or not.
   const appPool: pg.Pool = Reflect.get(t.container.database.db, '$client');
   pool = new pg.Pool({ ...appPool.options, max: 2 });
+  // As the app's pool does (src/db/client.ts): an idle client whose server ends its connection
+  // (the suite's database dropped at teardown) emits 'error', which unheard ends the run.
+  pool.on('error', () => {});
   const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   Reflect.set(pool, 'query', (config: unknown, ...rest: unknown[]) => {
     const text = typeof config === 'string' ? config : (config as { text?: string }).text;
