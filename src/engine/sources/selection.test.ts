@@ -31,6 +31,9 @@ describe('classifyPath', () => {
     ['node_modules/@openzeppelin/contracts/access/Ownable.sol', 'vendored'],
     ['packages/app/node_modules/x/index.js', 'vendored'],
     ['test/node_modules/x/A.sol', 'vendored'],
+    ['vendor/forge-std/src/Test.sol', 'vendored'],
+    ['src/v0.8/vendor/openzeppelin-solidity/v4.8.3/contracts/utils/Address.sol', 'vendored'],
+    ['contracts/vendors/Oracle.sol', 'report'],
     ['app/config.js', 'report'],
     ['test/fixtures.js', 'test'],
   ] as const)('%s is %s', (path, expected) => {

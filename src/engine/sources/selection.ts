@@ -5,8 +5,8 @@
  * - `test`: tests, mocks and deployment scripts (`test/`, `tests/`, `mock/`, `mocks/`, `script/`
  *   directories at any depth, `*.t.sol`, `*.s.sol`): secrets are looked for, Solidity rules are
  *   not run unless tests are included (`--include-tests`, `include_tests = true` in `vigil.toml`);
- * - `vendored`: packages of other projects (`node_modules/` at any depth, `lib/` at the root of
- *   the tree or beside a `foundry.toml`): nothing is reported;
+ * - `vendored`: packages of other projects (`node_modules/` and `vendor/` at any depth, `lib/` at
+ *   the root of the tree or beside a `foundry.toml`): nothing is reported;
  * - `ignored`: matched by `.vigilignore` or `exclude` in `vigil.toml` (gitignore syntax): nothing
  *   is reported.
  *
@@ -48,6 +48,8 @@ export const VIGIL_TOML_FILE = 'vigil.toml';
 const MAX_SETTINGS_BYTES = 256 * 1024;
 
 const TEST_DIRECTORIES = new Set(['test', 'tests', 'mock', 'mocks', 'script']);
+/** Folders that hold copies of other projects' code at any depth (npm's, and the `vendor/` of Go, PHP, Ruby and many Solidity monorepos). */
+const VENDOR_DIRECTORIES = new Set(['node_modules', 'vendor']);
 const TEST_FILE = /\.[ts]\.sol$/i;
 
 /**
@@ -85,7 +87,7 @@ function classify(path: string, settings: SelectionSettings): { kind: PathClass;
   for (let i = 0; i < segments.length - 1; i++) {
     const name = segments[i]!.toLowerCase();
     const parent = segments.slice(0, i).join('/');
-    if (name === 'node_modules' || (name === 'lib' && settings.packageRoots.has(parent)))
+    if (VENDOR_DIRECTORIES.has(name) || (name === 'lib' && settings.packageRoots.has(parent)))
       return { kind: 'vendored', where: `${segments.slice(0, i + 1).join('/')}/` };
     if (test === undefined && TEST_DIRECTORIES.has(name)) test = `${segments.slice(0, i + 1).join('/')}/`;
   }
