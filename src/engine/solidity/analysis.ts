@@ -243,9 +243,13 @@ export class FileAnalysis {
   /**
    * The first call through which the function (directly or via internal calls) hands control to
    * code that may call back: low-level calls forwarding gas, and calls on contracts whose address
-   * the caller controls. `transfer`/`send` forward only 2,300 gas and are not counted.
+   * the caller controls. `transfer`/`send` forward only 2,300 gas and are not counted. A `view` or
+   * `pure` function makes none (0.5 and later): every call it makes is a STATICCALL, so no code it
+   * reaches can change state.
    */
   reentrantCall(fn: FunctionInfo): CallSite | undefined {
+    if ((fn.mutability === 'view' || fn.mutability === 'pure') && this.staticCallsForViews())
+      return undefined;
     const m = this.reentrantMemo.get(fn);
     if (m !== undefined) return m ?? undefined;
     this.reentrantMemo.set(fn, null);
@@ -347,6 +351,9 @@ export class FileAnalysis {
     if (fn.kind !== 'function' || (fn.visibility !== 'internal' && fn.visibility !== 'private')) return true;
     const index = fn.params.indexOf(v);
     const sites = this.callersOf(fn);
+    // A library's helper no function of its file calls (`Address.functionDelegateCall`) holds
+    // whatever the code that uses the library passes: nothing here says a caller chooses it.
+    if (sites.length === 0 && fn.contract.kind === 'library') return false;
     if (index < 0 || sites.length === 0 || seen.has(fn)) return true;
     seen.add(fn);
     return sites.some(({ caller, args }) => {
@@ -355,16 +362,30 @@ export class FileAnalysis {
     });
   }
 
-  /** Internal call sites of `fn` in the file, with the caller's analysis and the arguments passed. */
+  /**
+   * Internal call sites of `fn` in the file, with the caller's analysis and the arguments passed.
+   * For a library's function, its calls as `Lib.f(a, b)` and, where `using Lib for …` applies,
+   * as `a.f(b)` (the receiver is the first argument).
+   */
   callersOf(fn: FunctionInfo): Array<{ caller: FunctionAnalysis; args: AstNode[] }> {
     const cached = this.callersMemo.get(fn);
     if (cached) return cached;
     const out: Array<{ caller: FunctionAnalysis; args: AstNode[] }> = [];
+    const library = fn.contract.kind === 'library' ? fn.contract.name : undefined;
     for (const g of this.ownFunctions()) {
       if (!g.body) continue;
       const ga = this.analyze(g);
       for (const ic of ga.internalCalls)
         if (ic.callee === fn) out.push({ caller: ga, args: ic.site.info.args });
+      if (library === undefined) continue;
+      const bound = g.contract.usingLibraries.has(library);
+      for (const { info } of ga.calls) {
+        if (info.kind !== 'other' || info.name !== fn.name || !info.target) continue;
+        if (info.args.length === fn.params.length && this.text(info.target) === library)
+          out.push({ caller: ga, args: info.args });
+        else if (bound && info.args.length + 1 === fn.params.length)
+          out.push({ caller: ga, args: [info.target, ...info.args] });
+      }
     }
     this.callersMemo.set(fn, out);
     return out;
@@ -443,12 +464,66 @@ export class FileAnalysis {
     // In the body: the caller compared with one account (`msg.sender == owner`, `== address(this)`,
     // `== entryPoint()`), or a checker called with no argument or with the caller.
     if (a.conditions.some((c) => this.comparesCallerWithAccount(c.expr, c.kind, a))) return true;
+    if (a.conditions.some((c) => this.looksUpCallerInRoleMap(c.expr, c.kind, a))) return true;
     return a.internalCalls.some(
       (c) =>
         c.callee.visibility !== 'public' &&
         (c.site.info.args.length === 0 || c.site.info.args.some((x) => CALLER.test(this.compact(x)))) &&
         this.checksCaller(c.callee),
     );
+  }
+
+  /**
+   * `require(isKeeper[msg.sender])`, `if (!s_transmitters[msg.sender].active) revert …`: the caller
+   * looked up in a state mapping that only functions checking their caller (or constructors)
+   * write. A mapping anyone can enter (`balances[msg.sender]`, written by `deposit`) is no role.
+   */
+  private looksUpCallerInRoleMap(
+    expr: AstNode,
+    kind: 'require' | 'if' | 'loop',
+    a: FunctionAnalysis,
+  ): boolean {
+    if (kind === 'loop') return false;
+    return descendants(expr, 'array_access').some((acc) => {
+      const index = field(acc, 'index');
+      const map = baseIdentifier(acc);
+      if (!index || !map || !CALLER.test(this.compact(unwrap(index)))) return false;
+      const name = this.text(map);
+      if (!a.scope.isStateVar(name)) return false;
+      // The entry (or a field of it) is the flag the condition tests, not a number it compares
+      // (`balances[msg.sender] > 0`), and being granted passes the check: a lookup `require`
+      // asserts, or one an `if` negates to revert.
+      let negated = false;
+      for (let p = acc.parent; p && p !== expr.parent; p = p.parent) {
+        if (p.type === 'unary_expression' && p.op === '!') negated = !negated;
+        else if (p.type === 'binary_expression' && (p.op === '&&' || p.op === '||')) continue;
+        else if (p.type !== 'member_expression' && p.type !== 'parenthesized_expression') return false;
+      }
+      if (negated !== (kind === 'if')) return false;
+      const writers = this.index
+        .functionsOf(a.contract)
+        .filter((f) => f !== a.fn && this.analyze(f).stateWrites.some((w) => w.name === name));
+      // Someone is granted the role: a constructor or a function other than this one writes it.
+      if (writers.length === 0) return false;
+      const functions = this.index.functionsOf(a.contract);
+      return writers
+        .filter((f) => f.kind !== 'constructor')
+        .every((f) => this.guardedIn(functions, f, new Set()));
+    });
+  }
+
+  /**
+   * Whether every way into `fn` checks the caller: it checks them itself (a modifier runs on an
+   * internal call too), or it is no entry point and each function of `functions` that calls it is
+   * guarded so.
+   */
+  private guardedIn(functions: readonly FunctionInfo[], fn: FunctionInfo, seen: Set<FunctionInfo>): boolean {
+    if (this.checksCaller(fn)) return true;
+    if (this.isEntryPoint(fn) || seen.has(fn)) return !this.isEntryPoint(fn);
+    seen.add(fn);
+    return functions
+      .filter((g) => g !== fn && this.analyze(g).internalCalls.some((c) => c.callee === fn))
+      .every((g) => this.guardedIn(functions, g, seen));
   }
 
   /** `msg.sender == owner`: the caller against a stored account, `address(this)` or a getter's answer. */

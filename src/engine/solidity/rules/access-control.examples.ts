@@ -10,6 +10,7 @@ export const ACCESS_CONTROL_EXAMPLES: RuleExamples = {
     safeIdioms: [
       'Authorization that compares `msg.sender`.',
       '`tx.origin == msg.sender` (or `!=`): the check that the caller is an externally owned account, which is no authorization.',
+      'A condition that compares `tx.origin` with `address(0)` (`if (tx.origin != address(0)) revert OnlySimulatedBackend();`): no account signs as the zero address, so the condition tells an off-chain `eth_call` simulation from a transaction, and any other address it admits is another simulation sender.',
     ],
     vulnerable: `pragma solidity 0.8.20;
 
@@ -206,7 +207,7 @@ contract Box {
       'Delegatecalls in `view` or `pure` functions.',
       'A delegatecall to `address(this)` (a multicall): the caller could call those functions directly.',
       'A delegatecall after which every path reverts (a simulation): nothing it wrote persists.',
-      "An internal helper (`_delegate(impl)`) whose callers pass a stored implementation rather than their caller's input; a helper no entry point of its file reaches (a library's `functionDelegateCall`) is judged where it is called.",
+      "An internal helper (`_delegate(impl)`) whose callers pass a stored implementation rather than their caller's input; a contract's helper no entry point of its file reaches is judged where it is called, and a library's internal helper no function of its file calls (`Address.functionDelegateCall(target, data)`) forwards whatever the code using it passes, which its file does not show.",
       'An upgradeable proxy: the target is a state variable that only role-restricted functions (and constructors) replace. A library address fixed at construction is still reported.',
       'Constructors and initializers that can run only once.',
     ],

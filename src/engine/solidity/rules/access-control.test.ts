@@ -39,4 +39,77 @@ contract O { address private _owner; address public relayer;
   });
 });
 
+describe('delegatecall helpers of a library', () => {
+  const lib = (caller: string): string => `pragma solidity 0.8.20;
+library Address {
+  function functionDelegateCall(address target, bytes memory data) internal returns (bytes memory) {
+    (bool ok, bytes memory result) = target.delegatecall(data);
+    require(ok);
+    return result;
+  }
+}
+${caller}`;
+
+  it('a helper no function of its file calls forwards what its users pass: not reported in the library', async () => {
+    expect(await findingsOf('sol.delegatecall.controlled', lib(''))).toEqual([]);
+    // Nor through an overload of the library that only passes its own parameter on.
+    const overload = lib('').replace(
+      'library Address {',
+      `library Address {
+  function functionDelegateCall(address target) internal returns (bytes memory) { return functionDelegateCall(target, ""); }`,
+    );
+    expect(await findingsOf('sol.delegatecall.controlled', overload)).toEqual([]);
+  });
+
+  it("a caller in the file that passes its own caller's target is reported", async () => {
+    const found = await findingsOf(
+      'sol.delegatecall.controlled',
+      lib(`contract Router {
+  function run(address target, bytes calldata data) external { Address.functionDelegateCall(target, data); }
+}`),
+    );
+    expect(found.map((f) => f.function)).toEqual(['functionDelegateCall']);
+  });
+
+  it('a caller that passes a stored implementation, through `using for`, is not', async () => {
+    const src = lib(`contract Proxy {
+  using Address for address;
+  address immutable implementation;
+  constructor(address impl) { implementation = impl; }
+  function run(bytes calldata data) external { implementation.functionDelegateCall(data); }
+}`);
+    expect(await findingsOf('sol.delegatecall.controlled', src)).toEqual([]);
+    const open = src.replace(
+      'implementation.functionDelegateCall(data)',
+      'msg.sender.functionDelegateCall(data)',
+    );
+    expect((await findingsOf('sol.delegatecall.controlled', open)).map((f) => f.function)).toEqual([
+      'functionDelegateCall',
+    ]);
+  });
+});
+
+describe('tx.origin against the zero address', () => {
+  const src = (condition: string): string => `pragma solidity 0.8.20;
+contract Registry { address owner; error OnlySimulatedBackend();
+  function checkUpkeep() external view returns (bool) {
+    if (${condition}) revert OnlySimulatedBackend();
+    return true;
+  } }`;
+
+  it('tells a simulation from a transaction: no authorization', async () => {
+    expect(await findingsOf('sol.access.tx-origin', src('tx.origin != address(0)'))).toEqual([]);
+    expect(
+      await findingsOf(
+        'sol.access.tx-origin',
+        src('tx.origin != address(0) && tx.origin != address(0x1111111111111111111111111111111111111111)'),
+      ),
+    ).toEqual([]);
+  });
+
+  it('a stored account in its place is authorization', async () => {
+    expect(await findingsOf('sol.access.tx-origin', src('tx.origin != owner'))).toHaveLength(1);
+  });
+});
+
 describeRuleExamples(rules, ACCESS_CONTROL_EXAMPLES);

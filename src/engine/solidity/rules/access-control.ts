@@ -36,6 +36,8 @@ export const txOrigin = defineRule(
     for (const fn of fa.ownFunctions()) {
       const a = fa.analyze(fn);
       for (const c of a.conditions) {
+        // The comparisons of `tx.origin` in the condition, each with what it is compared to.
+        const compared: Array<{ x: AstNode; other: string }> = [];
         walk(c.expr, (x) => {
           if (x.type !== 'binary_expression' || (x.op !== '==' && x.op !== '!=')) return undefined;
           const l = field(x, 'left');
@@ -44,15 +46,22 @@ export const txOrigin = defineRule(
           const lt = fa.compact(unwrap(l));
           const rt = fa.compact(unwrap(r));
           const other = lt === 'tx.origin' ? rt : rt === 'tx.origin' ? lt : undefined;
-          // `tx.origin == msg.sender` is an "only externally owned accounts" check, not authorization.
-          if (other === undefined || other === 'msg.sender') return undefined;
-          ctx.report(meta, fa.statementOf(x), { fn });
-          return false;
+          if (other !== undefined) compared.push({ x, other });
+          return undefined;
         });
+        // No account signs as the zero address: a condition that tests `tx.origin` against it
+        // tells an `eth_call` simulation from a transaction (the other addresses it admits are
+        // more simulation senders), and no phishing contract can pass as the zero address.
+        if (compared.some((t) => ZERO_ADDRESS.test(t.other))) continue;
+        // `tx.origin == msg.sender` is an "only externally owned accounts" check, not authorization.
+        for (const t of compared) if (t.other !== 'msg.sender') ctx.report(meta, fa.statementOf(t.x), { fn });
       }
     }
   },
 );
+
+/** `address(0)` as `compact` writes it. */
+const ZERO_ADDRESS = /^address\(0(x0+)?\)$/;
 
 export const unprotectedSelfdestruct = defineRule(
   {
@@ -351,7 +360,7 @@ export const delegatecallControlled = defineRule(
       if (fn.kind === 'constructor' || runsOnce(fa, fn)) continue;
       const entry = fa.isEntryPoint(fn);
       // A contract's helper no entry point of its file reaches is judged where it is called. A
-      // library's is judged here: its callers in other files do not see inside it.
+      // library's is judged here, through the calls of its file (see isCallerControlledAddress).
       if (!entry && fn.contract.kind !== 'library' && fa.entryPointsReaching(fn).length === 0) continue;
       const a = fa.analyze(fn);
       const taint = a.cfg.taint((e) => fa.isUserInput(e, a));

@@ -4,15 +4,15 @@ import type { RuleExamples } from '../../types.ts';
 export const REENTRANCY_EXAMPLES: RuleExamples = {
   'sol.reentrancy.state-after-call': {
     impactRationale:
-      'High when the call sends value or goes through an internal function; Medium for a call without value; Low (low confidence) when the callee is one only privileged functions choose or only accounts holding a role reach the function; in a locked function, High when an unlocked function acts on the stale state and Low when only a view reports it (read-only reentrancy). Confidence high when the function read the state before the call.',
+      'High when the call sends value or goes through an internal function; Medium for a call without value; Low (low confidence) when the callee is one only privileged functions choose or only accounts holding a role reach the function; in a locked function, High when an unlocked function anyone may call acts on the stale state, and Low when only a view reports it (read-only reentrancy) or only role-restricted functions act on it. Confidence high when the function read the state before the call.',
     safeIdioms: [
       'Checks-effects-interactions: every state write before the call.',
       'A lock modifier on the function, when no unlocked public function acts on the state written after the call: one named as a lock (`nonReentrant`, `mutex`, `lock`, …) or any modifier, in any file of the project, that tests a state flag and sets it before the body (transient-storage locks with `tload`/`tstore` included).',
       'An internal function reached only through entry points that hold such a lock.',
       'A lock the function takes itself: a state flag it tests and sets to `true` (or a non-zero literal) before the call, or a field of a packed slot it tests (also through a local copy) and sets to a literal (`slot0.unlocked = false`); a public function that tests the same flag as a lock modifier takes that lock.',
-      'Calls to `view`/`pure` functions and to the getters of public state variables, declared anywhere in the project: from 0.5 on they are STATICCALLs and cannot change state.',
+      'Calls to `view`/`pure` functions and to the getters of public state variables, declared anywhere in the project, and internal calls to `view`/`pure` functions whatever they call: from 0.5 on every call a view makes is a STATICCALL, which cannot change state.',
       'A callee no unprivileged caller chooses: an immutable or a stored address only constructors and role-restricted functions set, or a parameter first looked up in a registry only such functions write (`require(sources[src] > 0)`). Reported Low.',
-      'A function whose modifier restricts it to a role (`onlyOwner`, `auth`, `onlyRole`, wherever declared): re-entry needs the account that chose the callee to attack itself. Reported Low.',
+      'A function restricted to a role: by a modifier (`onlyOwner`, `auth`, `onlyRole`, wherever declared), or in its body by the caller compared with a stored account or looked up in a map that only such functions write (`if (!s_transmitters[msg.sender].active) revert …;`): re-entry needs the account that chose the callee to attack itself. Reported Low.',
       'Calls that cannot hand control to other code: `transfer`/`send` (see `sol.reentrancy.state-after-send`), low-level calls with a gas stipend of at most 2300, and high-level calls on `this` or on contracts the caller does not choose.',
     ],
     vulnerable: `pragma solidity 0.8.20;

@@ -84,3 +84,76 @@ contract Auction { mapping(uint => address) tokenOf; mapping(uint => address) se
 });
 
 describeRuleExamples(rules, REENTRANCY_EXAMPLES);
+
+describe('internal calls to views', () => {
+  // `release` reads what is owed through a helper that asks the token (its interface is in a
+  // package the scan does not hold), then records it and pays.
+  const src = (mutability: string): string => `pragma solidity 0.8.20;
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+contract Vesting { mapping(address => uint256) released;
+  function releasable(address token) public ${mutability} returns (uint256) {
+    return IERC20(token).balanceOf(address(this)) - released[token];
+  }
+  function release(address token) external {
+    uint256 amount = releasable(token);
+    released[token] += amount;
+    IERC20(token).transfer(msg.sender, amount);
+  } }`;
+
+  it('are no reentrancy point: every call a view makes is a STATICCALL', async () => {
+    expect(await findingsOf('sol.reentrancy.state-after-call', src('view'))).toEqual([]);
+  });
+
+  it('are one when the helper may change state', async () => {
+    const found = await findingsOf('sol.reentrancy.state-after-call', src(''));
+    expect(found.map((v) => [v.function, v.severity])).toEqual([['release', 'high']]);
+  });
+});
+
+describe('a locked function and the functions that act on what it writes after its call', () => {
+  const src = (guard: string): string => `pragma solidity 0.8.20;
+interface IMigration { function onMigration(bytes calldata data) external payable; }
+contract Coordinator { address owner; bool locked; uint256 fee; mapping(uint256 => uint256) balances;
+  modifier nonReentrant() { require(!locked); locked = true; _; locked = false; }
+  modifier onlyOwner() { require(msg.sender == owner); _; }
+  function migrate(uint256 id, address next) external nonReentrant {
+    IMigration(next).onMigration(abi.encode(balances[id]));
+    fee = fee + 1;
+  }
+  function setFee(uint256 f) external ${guard} { fee = fee + f; } }`;
+
+  it('an unlocked function anyone calls acts on the stale state: High', async () => {
+    const found = await findingsOf('sol.reentrancy.state-after-call', src(''));
+    expect(found.map((v) => [v.function, v.severity])).toEqual([['migrate', 'high']]);
+  });
+
+  it('one only a role reaches needs the callee to hold the role: Low', async () => {
+    const found = await findingsOf('sol.reentrancy.state-after-call', src('onlyOwner'));
+    expect(found.map((v) => [v.function, v.severity])).toEqual([['migrate', 'low']]);
+    expect(found[0]?.description).toContain('only role-restricted functions (`setFee()`)');
+  });
+});
+
+describe('entry points restricted by a role map', () => {
+  // `transmit` runs upkeeps for the transmitters the owner appoints, then books what they used.
+  const src = (grant: string): string => `pragma solidity 0.8.20;
+contract Registry { struct Transmitter { bool active; uint96 balance; }
+  address owner; mapping(address => Transmitter) s_transmitters; mapping(uint256 => uint256) spent;
+  error OnlyActiveTransmitters();
+  function setTransmitter(address t) external { ${grant} s_transmitters[t].active = true; }
+  function transmit(uint256 id, address target, bytes calldata data) external {
+    if (!s_transmitters[msg.sender].active) revert OnlyActiveTransmitters();
+    (bool ok, ) = target.call(data);
+    spent[id] += ok ? 1 : 0;
+  } }`;
+
+  it('only accounts the owner appoints reach it: Low', async () => {
+    const found = await findingsOf('sol.reentrancy.state-after-call', src('require(msg.sender == owner);'));
+    expect(found.map((v) => [v.function, v.severity])).toEqual([['transmit', 'low']]);
+  });
+
+  it('a map anyone can enter is no role', async () => {
+    const found = await findingsOf('sol.reentrancy.state-after-call', src(''));
+    expect(found.map((v) => [v.function, v.severity])).toEqual([['transmit', 'medium']]);
+  });
+});

@@ -23,7 +23,7 @@ export const stateAfterCall = defineRule(
     swc: 'SWC-107',
     cwe: 'CWE-841',
     reasoning:
-      'Per function, the calls that can hand control to other code (low-level calls forwarding gas, calls on an address the caller chooses - for an internal function, an address one of its call sites receives from its own caller), directly or through internal calls, and the state writes reachable after them on the CFG. A lock counts when a modifier is named as one or tests and sets a state flag (or transient storage) before the body, when the body tests and sets a flag before the call, or when every entry point reaching an internal function holds one; a locked function is reported only when unlocked entry points read the state written after the call (High when they act on it, Low when only views report it). High when ether is sent or the call is reached through an internal function, Medium otherwise; Low with low confidence when the callee is one only privileged functions choose (a stored address, or a parameter looked up in a registry they keep) or when only role-restricted entry points reach the function. Confidence high when the written state was read before the call. Modifiers, bases and libraries declared in other files of the project count.',
+      'Per function, the calls that can hand control to other code (low-level calls forwarding gas, calls on an address the caller chooses - for an internal function, an address one of its call sites receives from its own caller), directly or through internal calls (a `view` or `pure` function makes only STATICCALLs), and the state writes reachable after them on the CFG. A lock counts when a modifier is named as one or tests and sets a state flag (or transient storage) before the body, when the body tests and sets a flag before the call, or when every entry point reaching an internal function holds one; a locked function is reported only when unlocked entry points read the state written after the call (High when one anyone may call acts on it, Low when only views report it or only role-restricted functions act on it). High when ether is sent or the call is reached through an internal function, Medium otherwise; Low with low confidence when the callee is one only privileged functions choose (a stored address, or a parameter looked up in a registry they keep) or when only role-restricted entry points reach the function. Confidence high when the written state was read before the call. Modifiers, bases and libraries declared in other files of the project count.',
     scanType: 'standard',
   },
   (ctx, meta) => {
@@ -65,8 +65,11 @@ export const stateAfterCall = defineRule(
         if (locked || lock) {
           const readers = unlockedReaders(fa, fn, written, flags);
           if (readers.length === 0) continue;
-          const acting = readers.filter((g) => g.mutability !== 'view' && g.mutability !== 'pure');
-          const shown = (acting.length ? acting : readers).map((g) => `\`${g.name}()\``).join(', ');
+          const mutating = readers.filter((g) => g.mutability !== 'view' && g.mutability !== 'pure');
+          // A function only a role reaches is re-entered only if the callee holds that role.
+          const acting = mutating.filter((g) => !fa.restrictedToRole(g));
+          const views = readers.filter((g) => !mutating.includes(g));
+          const list = (gs: FunctionInfo[]): string => gs.map((g) => `\`${g.name}()\``).join(', ');
           ctx.report(meta, fa.statementOf(site.info.node), {
             fn,
             // Views read mid-call mislead only third parties that read them during the call
@@ -74,8 +77,10 @@ export const stateAfterCall = defineRule(
             severity: acting.length && !privileged ? 'high' : 'low',
             confidence: acting.length ? 'medium' : 'low',
             message: acting.length
-              ? `\`${fn.name}\` is locked but writes ${names} after its external call; ${shown} ${acting.length > 1 ? 'are' : 'is'} not locked and act${acting.length > 1 ? '' : 's'} on the stale value (cross-function reentrancy).`
-              : `\`${fn.name}\` is locked but writes ${names} after its external call; the view ${shown} reports the stale value to anyone who calls it meanwhile (read-only reentrancy).`,
+              ? `\`${fn.name}\` is locked but writes ${names} after its external call; ${list(acting)} ${acting.length > 1 ? 'are' : 'is'} not locked and act${acting.length > 1 ? '' : 's'} on the stale value (cross-function reentrancy).`
+              : views.length
+                ? `\`${fn.name}\` is locked but writes ${names} after its external call; the view ${list(views)} reports the stale value to anyone who calls it meanwhile (read-only reentrancy).`
+                : `\`${fn.name}\` is locked but writes ${names} after its external call; only role-restricted functions (${list(mutating)}) act on the stale value, so re-entry needs the callee to hold that role.`,
           });
           continue;
         }

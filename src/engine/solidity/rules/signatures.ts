@@ -27,14 +27,24 @@ function consumesNonce(fa: FileAnalysis, a: FunctionAnalysis): boolean {
   // `_useNonce`; `_transferWithAuthorization` calls `_consumeNonce`).
   const parts: FunctionAnalysis[] = [];
   const seen = new Set<FunctionAnalysis>();
+  // An internal function left unimplemented that may write state (`function
+  // _getAndIncrementNonce(uint256) internal virtual returns (uint256);`): the contract that
+  // implements it decides what it records.
+  let unimplemented = false;
   const visit = (x: FunctionAnalysis): void => {
     if (seen.has(x) || seen.size >= MAX_NONCE_HELPERS) return;
     seen.add(x);
     parts.push(x);
     for (const m of x.modifiers) visit(fa.analyze(m));
-    for (const c of x.internalCalls) visit(fa.analyze(c.callee));
+    for (const c of x.internalCalls) {
+      const { callee } = c;
+      if (!callee.body && callee.kind === 'function')
+        unimplemented ||= callee.mutability !== 'view' && callee.mutability !== 'pure';
+      else visit(fa.analyze(callee));
+    }
   };
   visit(a);
+  if (unimplemented) return true;
   const conditionVars = new Set<string>();
   for (const p of parts)
     for (const c of p.conditions)
