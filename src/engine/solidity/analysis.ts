@@ -837,7 +837,12 @@ export function usedAsNumber(fa: FileAnalysis, a: FunctionAnalysis, hash: AstNod
       const fnName = normText(fa, field(p.parent, 'function') ?? p.parent);
       if (/^u?int\d*$/.test(fnName)) return true;
     }
-    if (p.type === 'type_cast_expression') return true;
+    if (p.type === 'type_cast_expression') {
+      // `uint256(hash)` reads the 32 bytes as one number: how that number is used decides. A
+      // narrower cast (`uint8(hash)`) already draws bits from it.
+      const type = p.children[0];
+      return type !== undefined && /^u?int(256)?$/.test(fa.text(type)) ? numeric(p) : true;
+    }
     if (p.type === 'parenthesized_expression' || p.type === 'call_argument') return numeric(p);
     return false;
   };

@@ -27,4 +27,40 @@ contract Guess { mapping(address => uint) at; mapping(address => bytes32) guessO
   });
 });
 
+describe('a hash of block values read as a uint256', () => {
+  const src = (use: string): string => `pragma solidity 0.8.20;
+contract Subscriptions { uint64 nonce; mapping(uint256 => address) owners; event Created(uint256 id);
+  function create() external returns (uint256 id) {
+    id = uint256(keccak256(abi.encodePacked(msg.sender, blockhash(block.number - 1), nonce)));
+    nonce++;
+    ${use}
+  } }`;
+
+  it('as an identifier (a mapping key, an event field, the answer) is Low', async () => {
+    const found = await findingsOf(
+      'sol.randomness.block-values',
+      src('owners[id] = msg.sender; emit Created(id);'),
+    );
+    expect(found.map((f) => f.severity)).toEqual(['low']);
+  });
+
+  it('reduced to pick an outcome is a draw: High', async () => {
+    const found = await findingsOf(
+      'sol.randomness.block-values',
+      src('if (id % 2 == 0) owners[0] = msg.sender;'),
+    );
+    expect(found.map((f) => f.severity)).toEqual(['high']);
+  });
+
+  it('a narrower cast draws bits from it: High', async () => {
+    const found = await findingsOf(
+      'sol.randomness.block-values',
+      src('owners[id] = msg.sender;')
+        .replace('id = uint256(keccak256', 'id = uint8(uint256(keccak256')
+        .replace('nonce)));', 'nonce))));'),
+    );
+    expect(found.map((f) => f.severity)).toEqual(['high']);
+  });
+});
+
 describeRuleExamples(rules, RANDOMNESS_EXAMPLES);
