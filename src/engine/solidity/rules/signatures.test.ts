@@ -28,4 +28,35 @@ abstract contract ERC721Permit {
   });
 });
 
+describe('a report id recorded by a function the contract calls on itself', () => {
+  // `report` checks the signers, then routes through `this.route`, which refuses an id it has
+  // seen (read through a memory copy of the record) and records it.
+  const src = (check: string): string => `pragma solidity 0.8.20;
+contract Forwarder { struct Transmission { address transmitter; bool success; }
+  mapping(bytes32 => Transmission) s_transmissions; mapping(address => bool) s_signers;
+  error AlreadyAttempted(bytes32 id);
+  function route(bytes32 id, address receiver, bytes calldata data) public returns (bool ok) {
+    Transmission memory transmission = s_transmissions[id];
+    ${check}
+    s_transmissions[id].transmitter = msg.sender;
+    (ok, ) = receiver.call(data);
+  }
+  function report(address receiver, bytes calldata data, uint8 v, bytes32 r, bytes32 s) external {
+    bytes32 digest = keccak256(abi.encode(receiver, data));
+    require(s_signers[ecrecover(digest, v, r, s)]);
+    this.route(digest, receiver, data);
+  } }`;
+
+  it('consumes the id: not reported', async () => {
+    const check = 'if (transmission.transmitter != address(0)) revert AlreadyAttempted(id);';
+    expect(await findingsOf('sol.access.signature-replay', src(check))).toEqual([]);
+  });
+
+  it('without the check the report replays', async () => {
+    expect((await findingsOf('sol.access.signature-replay', src(''))).map((f) => f.function)).toEqual([
+      'report',
+    ]);
+  });
+});
+
 describeRuleExamples(rules, SIGNATURES_EXAMPLES);

@@ -1,6 +1,7 @@
 /** Signatures (SWC-121, 122): replayable signed messages and `ecrecover` results compared with nothing. */
 import type { CallSite, FileAnalysis, FunctionAnalysis } from '../analysis.ts';
 import { descendants, field } from '../ast.ts';
+import { baseIdentifier } from '../model.ts';
 import type { AstNode } from '../parser.ts';
 import { isValueCall, mutatingFunctions, norm, resultUse } from './predicates.ts';
 import { defineRule } from './rule.ts';
@@ -42,14 +43,28 @@ function consumesNonce(fa: FileAnalysis, a: FunctionAnalysis): boolean {
         unimplemented ||= callee.mutability !== 'view' && callee.mutability !== 'pure';
       else visit(fa.analyze(callee));
     }
+    // `this.route(id, …)`: a call on the contract itself runs its own function.
+    for (const { info } of x.calls) {
+      if (info.kind !== 'external' || !info.target || fa.compact(info.target) !== 'this') continue;
+      const own = fa.resolveInternal(x.contract, info.name, info.args.length);
+      if (own?.body) visit(fa.analyze(own));
+    }
   };
   visit(a);
   if (unimplemented) return true;
   const conditionVars = new Set<string>();
   for (const p of parts)
     for (const c of p.conditions)
-      for (const i of descendants(c.expr, 'identifier'))
-        if (i.field !== 'property' && p.scope.isStateVar(fa.text(i))) conditionVars.add(fa.text(i));
+      for (const i of descendants(c.expr, 'identifier')) {
+        if (i.field === 'property') continue;
+        const name = fa.text(i);
+        if (p.scope.isStateVar(name)) conditionVars.add(name);
+        // A local copy of a state entry (`Transmission memory t = s_transmissions[id]`) tests it.
+        const local = p.scope.locals.get(name);
+        const origin =
+          local?.kind === 'local' && local.initializer ? baseIdentifier(local.initializer) : undefined;
+        if (origin && p.scope.isStateVar(fa.text(origin))) conditionVars.add(fa.text(origin));
+      }
   // Every variable path the conditions read (`receipt.hasVoted`, `used[h]`), compared whole.
   const conditionPaths = new Set(
     parts.flatMap((p) =>
