@@ -53,7 +53,7 @@ contract Payer {
       'OpenZeppelin `SafeERC20` (`safeTransfer`, `safeTransferFrom`, `forceApprove`).',
       'A function declared in the project without a return value (ERC-721 `transferFrom`), or a receiver whose interface derives from an ERC-721 one: there is nothing to check.',
       'A function restricted to a role that records nothing about the transfer (a recovery of stray tokens): reported Low.',
-      'A token the contract fixes in code (a constant or immutable, a state variable only constructors set, a getter returning a literal address): reported Low with low confidence.',
+      'A token the contract fixes in code (a literal address, a constant holding one, a getter returning one): reported Low with low confidence. An immutable or a variable only constructors set holds whatever token the deployer passes and stays Medium.',
     ],
     vulnerable: `pragma solidity 0.8.20;
 

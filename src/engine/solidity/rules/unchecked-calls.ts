@@ -115,8 +115,8 @@ export const uncheckedErc20 = defineRule(
         // tokens): a `false` result leaves the tokens where they were and nothing believes otherwise.
         const bookkeeping = fa.writesState(fn);
         const recovery = !bookkeeping && fa.restrictedToRole(fn);
-        // A token the contract fixes in code (a constant, an immutable, an address set only at
-        // construction): its authors know whether it reverts or returns `false`.
+        // A token the contract fixes in code (a literal address, a constant holding one): its
+        // authors know whether it reverts or returns `false`.
         const known = !recovery && fixedToken(fa, a, c);
         ctx.report(meta, fa.statementOf(c.info.node), {
           fn,
