@@ -112,7 +112,7 @@ contract Config {
       CALLER_CHECK,
       'A constructor.',
       'A function that can run only once: it (or its modifier) tests a state flag and sets it to a literal (`require(!initialized); initialized = true;`), or it carries an `initializer`/`reinitializer` modifier defined outside the file (OpenZeppelin `Initializable`).',
-      'A write guarded by a condition that reads the variable itself (`require(owner == address(0))` before setting it).',
+      'A write guarded by a condition that tests the variable against its zero value before setting it (`require(owner == address(0))`, `require(!set[a])`, `if (initialized) revert …`); a condition that merely names it (`require(newOwner != owner)`) lets anyone in and is no guard.',
       'A payable function that checks `msg.value`: a role bought with a minimum payment is a sale.',
       'Writes inside loops, and writes to variables that gate no caller: only addresses compared with `msg.sender`/`tx.origin`, role maps (to `bool` or `address`) looked up with it, and owner-like address variables count; numeric mappings (balances) are per-user data.',
     ],
@@ -166,7 +166,7 @@ contract Implementation {
     impactRationale: 'Anyone can drain the ether the contract holds.',
     safeIdioms: [
       CALLER_CHECK,
-      'Any condition in the function (a deadline, a game rule, a balance check): gated payouts are judged by other rules.',
+      "A condition tested before the payment (a deadline, a game rule, a balance check), or beside it in the same condition (`now > deadline && msg.sender.send(…)`): gated payouts are judged by other rules. A check of the payment's own success (`require(ok)` after it) gates nothing.",
       "Paying `msg.value` (the caller's own ether) or zero.",
       'Bookkeeping: the function reads state indexed by `msg.sender` or by the recipient (what they are owed).',
       'A recipient that is neither the caller nor a parameter, or an amount that is neither the whole balance nor a parameter.',

@@ -112,4 +112,53 @@ contract Registry { address owner; error OnlySimulatedBackend();
   });
 });
 
+describe('a privileged write behind a test of the variable itself', () => {
+  const src = (check: string): string => `pragma solidity 0.8.20;
+contract Vault { address owner;
+  function withdraw() external { require(msg.sender == owner); payable(owner).transfer(address(this).balance); }
+  function setOwner(address newOwner) external { ${check} owner = newOwner; } }`;
+
+  it('is guarded when the test is that it is unset', async () => {
+    expect(
+      await findingsOf('sol.access.unprotected-privileged-write', src('require(owner == address(0));')),
+    ).toEqual([]);
+    expect(
+      await findingsOf('sol.access.unprotected-privileged-write', src('if (owner != address(0)) revert();')),
+    ).toEqual([]);
+  });
+
+  it('is not when the test only names it', async () => {
+    const found = await findingsOf(
+      'sol.access.unprotected-privileged-write',
+      src('require(newOwner != owner);'),
+    );
+    expect(found.map((f) => f.function)).toEqual(['setOwner']);
+  });
+});
+
+describe('an ether withdrawal and the conditions around it', () => {
+  const src = (body: string): string => `pragma solidity 0.8.20;
+contract Pot { uint256 deadline;
+  function sweep() external { ${body} } }`;
+
+  it("checking the payment's own success gates nothing", async () => {
+    const found = await findingsOf(
+      'sol.access.unprotected-ether-withdrawal',
+      src('(bool ok, ) = msg.sender.call{value: address(this).balance}(""); require(ok);'),
+    );
+    expect(found.map((f) => f.function)).toEqual(['sweep']);
+  });
+
+  it('a condition before the payment, or beside it, gates it', async () => {
+    const before = src(
+      'require(block.timestamp > deadline); payable(msg.sender).transfer(address(this).balance);',
+    );
+    expect(await findingsOf('sol.access.unprotected-ether-withdrawal', before)).toEqual([]);
+    const beside = src(
+      'require(block.timestamp > deadline && payable(msg.sender).send(address(this).balance));',
+    );
+    expect(await findingsOf('sol.access.unprotected-ether-withdrawal', beside)).toEqual([]);
+  });
+});
+
 describeRuleExamples(rules, ACCESS_CONTROL_EXAMPLES);

@@ -7,6 +7,7 @@ import { descendants, field, unwrap, walk } from '../ast.ts';
 import { baseIdentifier, type ContractInfo, type FunctionInfo, type VarInfo } from '../model.ts';
 import type { AstNode } from '../parser.ts';
 import {
+  ancestorIs,
   isParamRead,
   isValueCall,
   mutatingFunctions,
@@ -59,6 +60,32 @@ export const txOrigin = defineRule(
     }
   },
 );
+
+/**
+ * Whether `id` (in a condition) is tested against its zero value: compared with `address(0)`, `0`
+ * or `false`, negated, or tested as a flag on its own.
+ */
+function testsUnset(fa: FileAnalysis, id: AstNode): boolean {
+  let x: AstNode = id;
+  // Up through the entry or field of the variable the identifier names (`roles[a].set`).
+  while (
+    x.parent &&
+    (x.parent.type === 'member_expression' || x.parent.type === 'array_access') &&
+    x.field !== 'index'
+  )
+    x = x.parent;
+  const p = x.parent;
+  if (!p) return false;
+  if (p.type === 'unary_expression' && p.op === '!') return true;
+  if (p.type === 'binary_expression' && (p.op === '==' || p.op === '!=')) {
+    const other = x === field(p, 'left') ? field(p, 'right') : field(p, 'left');
+    return other !== undefined && /^(address\(0(x0+)?\)|0|false)$/.test(fa.compact(unwrap(other)));
+  }
+  // A flag an `if` tests on its own: `if (initialized) revert …;`.
+  let q: AstNode = x;
+  while (q.parent?.type === 'parenthesized_expression') q = q.parent;
+  return q.parent?.type === 'if_statement' && q.field === 'condition';
+}
 
 /** `address(0)` as `compact` writes it. */
 const ZERO_ADDRESS = /^address\(0(x0+)?\)$/;
@@ -260,10 +287,12 @@ export const unprotectedOwnerWrite = defineRule(
           return v !== undefined && privileged.has(v) && !w.node.loops.length;
         });
         if (writes.length === 0) continue;
-        // A one-time initializer that first checks the variable is unset is guarded.
+        // A one-time initializer that first checks the variable is unset is guarded: a test of the
+        // variable against its zero value (`owner == address(0)`, `!initialized`), not any test
+        // that names it (`newOwner != owner` lets anyone in).
         const guarded = writes.some((w) =>
           [...a.conditions, ...a.modifiers.flatMap((m) => fa.analyze(m).conditions)].some((cond) =>
-            [...descendants(cond.expr, 'identifier')].some((i) => fa.text(i) === w.name),
+            [...descendants(cond.expr, 'identifier')].some((i) => fa.text(i) === w.name && testsUnset(fa, i)),
           ),
         );
         if (guarded || runsOnce(fa, fn)) continue;
@@ -306,10 +335,24 @@ export const arbitrarySend = defineRule(
     for (const fn of mutatingFunctions(fa)) {
       if (fn.kind === 'constructor' || !openToAnyone(fa, fn)) continue;
       const a = fa.analyze(fn);
-      // Gated payouts (game rules, deadlines, balances) are judged by other rules.
-      if (a.conditions.length > 0) continue;
       for (const c of a.calls) {
         if (!isValueCall(c) || !c.info.target || !c.info.value) continue;
+        // Gated payouts (game rules, deadlines, balances) are judged by other rules: a condition
+        // tested before the payment, not the payment's own success (`require(ok)` after it).
+        const gated = a.conditions.some((cond) =>
+          ancestorIs(c.info.node, cond.expr)
+            ? // The payment inside the condition: gated by a comparison beside it
+              // (`now > deadline && msg.sender.send(…)`), not by its own result.
+              descendants(cond.expr, 'binary_expression').some(
+                (b) =>
+                  b.op !== '&&' &&
+                  b.op !== '||' &&
+                  !ancestorIs(c.info.node, b) &&
+                  !ancestorIs(b, c.info.node),
+              )
+            : a.cfg.reachableFrom(cond.node.id).has(c.node.id),
+        );
+        if (gated) continue;
         const amount = norm(fa, c.info.value);
         if (/msg\.value/.test(amount) || /^0(\s*wei)?$/.test(amount)) continue; // the caller's own ether
         const dest = norm(fa, stripAddressCasts(c.info.target));

@@ -11,7 +11,7 @@ export const ARITHMETIC_EXAMPLES: RuleExamples = {
       'Operands no caller chooses: only parameters count as caller input; `msg.value` and balances are bounded by the ether supply.',
       "Inside an `unchecked` block of 0.8+, and before 0.8 in a contract that attaches a checked-math library (`using SafeMath for uint256`), raw arithmetic is a choice: the result of a call computed from a parameter (a price, a gas cost, a pool's output) is no input there, only the caller's number itself, and the finding is Medium with low confidence.",
       'A bound set by a `?:` before the operation (`amount = requested > owed ? owed : requested`).',
-      'A literal or `constant` operand of `+` or `-`, and loop-counter updates.',
+      'A literal or `constant` operand of `+` or `-` (a name in capitals whose declaration is out of sight, such as a file-level constant, counts as one; a parameter, local or state variable so named does not), and loop-counter updates.',
       '`supply -= v` next to a checked `balance -= v` (a burn), and `m[to] += v` next to a checked `m[from] -= v` (a move).',
       'Functions with a caller check (privileged callers supply trusted numbers), non-public functions, and libraries.',
     ],

@@ -49,4 +49,21 @@ contract A { uint8 public s; function f() public { uint8 v = 200; v = v + 55; s 
   });
 });
 
+describe('a name in capitals', () => {
+  const src = (declare: string, operand: string): string => `pragma solidity 0.6.12;
+contract Vault { mapping(address => uint256) balance; ${declare}
+  function deposit(uint256 AMOUNT) external { balance[msg.sender] += ${operand}; } }`;
+
+  it('is no constant when it names a parameter', async () => {
+    expect(await findingsOf('sol.arithmetic.unchecked-overflow', src('', 'AMOUNT'))).toHaveLength(1);
+  });
+
+  it('is one when it is declared constant, or out of sight', async () => {
+    expect(
+      await findingsOf('sol.arithmetic.unchecked-overflow', src('uint256 constant FEE = 1;', 'FEE')),
+    ).toEqual([]);
+    expect(await findingsOf('sol.arithmetic.unchecked-overflow', src('', 'FEE'))).toEqual([]);
+  });
+});
+
 describeRuleExamples(rules, ARITHMETIC_EXAMPLES);

@@ -76,8 +76,12 @@ export const uncheckedOverflow = defineRule(
           return undefined;
         const lt = norm(fa, left);
         const rt = norm(fa, right);
+        // A constant's name in capitals counts as one where its declaration is out of sight (a
+        // file-level constant, a base the scan does not hold), not when it names a parameter, a
+        // local or a state variable that is not constant.
         const isLit = (s: string): boolean =>
-          /^\d[\d_.]*(e\d+)?(\w+)?$|^0x[\da-f]+$/i.test(s) || /^[A-Z][A-Z0-9_]*$/.test(s);
+          /^\d[\d_.]*(e\d+)?(\w+)?$|^0x[\da-f]+$/i.test(s) ||
+          (/^[A-Z][A-Z0-9_]*$/.test(s) && (a.scope.lookup(s) === undefined || isConstantVar(a, s)));
         const lUser = taint.isTaintedExpr(left, node.id);
         const rUser = taint.isTaintedExpr(right, node.id);
         if (!lUser && !rUser) return undefined;

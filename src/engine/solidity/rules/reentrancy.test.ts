@@ -158,3 +158,25 @@ contract Registry { struct Transmitter { bool active; uint96 balance; }
     expect(await stateAfterCall(src(''))).toEqual([['transmit', 'medium']]);
   });
 });
+
+describe('modifiers named like a lock', () => {
+  const src = (modifier: string): string => `pragma solidity 0.8.20;
+contract Bank { mapping(address => uint256) balances; uint256 openBlock;
+  modifier ${modifier}() { require(block.number > openBlock); _; }
+  function deposit() external payable ${modifier} { balances[msg.sender] += msg.value; }
+  function withdraw() external ${modifier} {
+    (bool ok, ) = msg.sender.call{value: balances[msg.sender]}("");
+    require(ok);
+    balances[msg.sender] = 0;
+  } }`;
+
+  it('a word of the name that contains "lock" is no lock', async () => {
+    expect(await stateAfterCall(src('afterBlock'))).toEqual([['withdraw', 'high']]);
+    expect(await stateAfterCall(src('timelocked'))).toEqual([['withdraw', 'high']]);
+    expect(await stateAfterCall(src('reentrantOK'))).toEqual([['withdraw', 'high']]);
+  });
+
+  it('"lock" as a word of the name is one', async () => {
+    expect(await stateAfterCall(src('lockTheSwap'))).toEqual([]);
+  });
+});

@@ -6,8 +6,16 @@ import type { AstNode } from '../parser.ts';
 import { ancestorIs, mutatingFunctions, norm, stripAddressCasts, testedResult } from './predicates.ts';
 import { defineRule, headerLines } from './rule.ts';
 
-/** Modifier names that take a reentrancy lock. */
-const GUARD_MODIFIER = /nonReentrant|noReentran|reentrancyGuard|mutex|lock/i;
+/**
+ * Whether a modifier's name says it takes a reentrancy lock: `nonReentrant`, `noReentrancy`,
+ * `reentrancyGuard`, or `lock`, `locked` or `mutex` as a word of the name (`lock`, `lockTheSwap`,
+ * `mutex_locked`) - not a longer word that contains one (`timelocked`, `afterBlock`,
+ * `whenUnlocked`), nor a name that only mentions reentrancy (`reentrantOK` documents the opposite).
+ */
+function namedAsLock(name: string): boolean {
+  if (/non_?reentran|no_?reentran|reentrancy_?guard/i.test(name)) return true;
+  return name.split(/_+|(?<=[a-z0-9])(?=[A-Z])/).some((word) => /^(lock|locked|mutex)$/i.test(word));
+}
 
 export const stateAfterCall = defineRule(
   {
@@ -252,7 +260,7 @@ function privilegedState(fa: FileAnalysis, fn: FunctionInfo, name: string): bool
  */
 function takesLock(fa: FileAnalysis, fn: FunctionInfo): boolean {
   return fn.modifiers.some((m) => {
-    if (GUARD_MODIFIER.test(m.name)) return true;
+    if (namedAsLock(m.name)) return true;
     const def = fa.index.modifierOf(fn.contract, m.name);
     return def !== undefined && isLockDefinition(fa, def);
   });

@@ -4,7 +4,7 @@ import type { RuleExamples } from '../../types.ts';
 export const SIGNATURES_EXAMPLES: RuleExamples = {
   'sol.access.signature-replay': {
     safeIdioms: [
-      'A nonce the function consumes: a state counter it increments (`nonces[signer]++`), or state it writes that its own conditions test (a used-signature or used-nonce map) — in the function, its modifiers or the internal functions it calls, including those of base contracts in other files (`_useNonce(owner)`), and inside a condition (`require(nonce == nonces[owner]++)`).',
+      'A nonce the function consumes: a state counter it steps by one (`nonces[signer]++`, `nonce += 1`; an amount added to a balance is no nonce), or state it writes that its own conditions test (a used-signature or used-nonce map) — in the function, its modifiers or the internal functions it calls, including those of base contracts in other files (`_useNonce(owner)`), and inside a condition (`require(nonce == nonces[owner]++)`).',
       'A record kept by a function the contract calls on itself (`this.route(id, …)` refusing an id it has seen), including a test of a local copy of the record (`Transmission memory t = s_transmissions[id]; if (t.transmitter != address(0)) revert …`).',
       'A flag the function tests and then sets through a storage pointer (`require(!receipt.hasVoted); … receipt.hasVoted = true`), and a counter advanced through a local read from it (`uint n = nonces[o]; … nonces[o] = n + 1`).',
       'Functions that only verify (`view`, or no state change, payment or external call).',

@@ -59,4 +59,29 @@ contract Forwarder { struct Transmission { address transmitter; bool success; }
   });
 });
 
+describe('what counts as a consumed nonce', () => {
+  const src = (record: string): string => `pragma solidity 0.8.20;
+contract Claims { address signer; mapping(address => uint256) credited; uint256 nonce;
+  function claim(uint256 amount, uint8 v, bytes32 r, bytes32 s) external {
+    bytes32 digest = keccak256(abi.encode(msg.sender, amount, nonce));
+    require(ecrecover(digest, v, r, s) == signer);
+    ${record}
+  } }`;
+
+  it('a counter stepped by one', async () => {
+    expect(
+      await findingsOf('sol.access.signature-replay', src('nonce++; credited[msg.sender] += amount;')),
+    ).toEqual([]);
+    expect(
+      await findingsOf('sol.access.signature-replay', src('nonce += 1; credited[msg.sender] += amount;')),
+    ).toEqual([]);
+  });
+
+  it('not an amount added to a balance', async () => {
+    expect(
+      await findingsOf('sol.access.signature-replay', src('credited[msg.sender] += amount;')),
+    ).toHaveLength(1);
+  });
+});
+
 describeRuleExamples(rules, SIGNATURES_EXAMPLES);

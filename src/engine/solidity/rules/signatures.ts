@@ -19,7 +19,7 @@ function recoverCalls(a: FunctionAnalysis): CallSite[] {
 const MAX_NONCE_HELPERS = 64;
 
 /**
- * Whether the function consumes something per signature: it increments a state counter (a
+ * Whether the function consumes something per signature: it steps a state counter by one (a
  * nonce), or it writes state that its own conditions test (a used-signature or used-nonce map).
  * Modifiers and the internal functions it reaches, however deep, count.
  */
@@ -76,8 +76,15 @@ function consumesNonce(fa: FileAnalysis, a: FunctionAnalysis): boolean {
   return parts.some((p) =>
     p.stateWrites.some((w) => {
       const parent = w.ast.parent;
-      if (parent?.type === 'update_expression') return true;
-      if (parent?.type === 'augmented_assignment_expression' && parent.op === '+=') return true;
+      // A counter stepped by one (`nonces[o]++`, `nonce += 1`); adding an amount
+      // (`credited[o] += amount`) is accounting, not a nonce.
+      if (parent?.type === 'update_expression' && parent.op === '++') return true;
+      if (
+        parent?.type === 'augmented_assignment_expression' &&
+        parent.op === '+=' &&
+        /^1$/.test(fa.compact(field(parent, 'right') ?? parent))
+      )
+        return true;
       if (conditionVars.has(w.name)) return true;
       const slot = fa.compact(w.ast);
       // A flag a condition tests, written through a storage pointer (`receipt.hasVoted = true`).
