@@ -17,4 +17,23 @@ contract Auction { address leader; uint topBid;
   });
 });
 
+describe('sol.dos.external-call-in-loop and a result checked after the call', () => {
+  const src = (after: string): string => `pragma solidity 0.8.20;
+contract Payroll { address payable[] staff; uint256 wage;
+  function payAll() external {
+    for (uint256 i = 0; i < staff.length; i++) {
+      (bool ok, ) = staff[i].call{value: wage}("");
+      ${after}
+    } } }`;
+
+  it('a required result reverts the whole loop', async () => {
+    expect(await findingsOf('sol.dos.external-call-in-loop', src('require(ok);'))).toHaveLength(1);
+    expect(await findingsOf('sol.dos.external-call-in-loop', src('if (!ok) revert();'))).toHaveLength(1);
+  });
+
+  it('a failure kept aside does not', async () => {
+    expect(await findingsOf('sol.dos.external-call-in-loop', src('if (!ok) wage = 0;'))).toEqual([]);
+  });
+});
+
 describeRuleExamples(rules, DENIAL_OF_SERVICE_EXAMPLES);

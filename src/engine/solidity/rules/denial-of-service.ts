@@ -1,5 +1,5 @@
 /** Denial of service (SWC-113, 128): calls and payments that can block a loop or a function, unbounded loops. */
-import type { FileAnalysis } from '../analysis.ts';
+import type { FileAnalysis, FunctionAnalysis } from '../analysis.ts';
 import { descendants, field, unwrap } from '../ast.ts';
 import { baseIdentifier, bodyNodes } from '../model.ts';
 import type { AstNode } from '../parser.ts';
@@ -36,17 +36,39 @@ export const callInLoop = defineRule(
       const a = fa.analyze(fn);
       for (const c of a.calls) {
         if (c.node.loops.length === 0) continue;
+        const use = resultUse(c.info.node, (n) => fa.text(n));
         const reverting =
           c.info.kind === 'transfer' ||
           ((c.info.kind === 'send' || c.info.kind === 'call') &&
-            resultUse(c.info.node, (n) => fa.text(n)).kind === 'used' &&
-            insideRequire(fa, c.info.node));
+            ((use.kind === 'used' && insideRequire(fa, c.info.node)) ||
+              // `(bool ok, ) = to.call{value: v}(""); require(ok);`
+              (use.kind === 'assigned' &&
+                use.names[0] !== undefined &&
+                requiredAfter(fa, a, c.node.id, use.names[0]))));
         if (!reverting) continue;
         ctx.report(meta, fa.statementOf(c.info.node), { fn });
       }
     }
   },
 );
+
+/**
+ * Whether the local `name` is required after node `from`: `require(name)`, `assert(name)`, or
+ * `if (!name) revert …;`.
+ */
+function requiredAfter(fa: FileAnalysis, a: FunctionAnalysis, from: number, name: string): boolean {
+  if (!name) return false;
+  const after = a.cfg.reachableFrom(from);
+  return a.conditions.some((cond) => {
+    if (!after.has(cond.node.id)) return false;
+    const t = fa.compact(unwrap(cond.expr));
+    if (cond.kind === 'require') return t === name;
+    if (cond.kind !== 'if' || t !== `!${name}`) return false;
+    const stmt = cond.expr.parent;
+    const body = stmt?.type === 'if_statement' ? stmt.children.find((x) => x.field === 'body') : undefined;
+    return body !== undefined && /^(\{)?(revert|throw)\b/.test(fa.compact(body));
+  });
+}
 
 function insideRequire(fa: FileAnalysis, n: AstNode): boolean {
   let p = n.parent;
