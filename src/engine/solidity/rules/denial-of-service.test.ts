@@ -36,4 +36,22 @@ contract Payroll { address payable[] staff; uint256 wage;
   });
 });
 
+describe('sol.dos.unbounded-loop over an array grown through a helper', () => {
+  const src = (guard: string): string => `pragma solidity 0.8.20;
+contract Lottery { address owner; address[] players; mapping(address => uint256) paid;
+  function join() external payable { ${guard} _add(msg.sender); }
+  function _add(address p) internal { players.push(p); }
+  function settle() external {
+    for (uint256 i = 0; i < players.length; i++) paid[players[i]] += 1;
+  } }`;
+
+  it('anyone who reaches the push grows it', async () => {
+    expect(await findingsOf('sol.dos.unbounded-loop', src(''))).toHaveLength(1);
+  });
+
+  it('a caller check on the way keeps it to the privileged', async () => {
+    expect(await findingsOf('sol.dos.unbounded-loop', src('require(msg.sender == owner);'))).toEqual([]);
+  });
+});
+
 describeRuleExamples(rules, DENIAL_OF_SERVICE_EXAMPLES);

@@ -148,22 +148,30 @@ export const unboundedLoop = defineRule(
     const { fa } = ctx;
     for (const c of ctx.file.contracts) {
       const grownByAnyone = new Set<string>();
-      for (const f of fa.index.functionsOf(c)) {
-        if (!fa.isEntryPoint(f) || fa.checksCaller(f)) continue;
-        for (const call of fa.analyze(f).calls) {
-          if (call.info.name === 'push' && call.info.target) {
-            const b = baseIdentifier(call.info.target);
-            if (b) grownByAnyone.add(fa.text(b));
+      for (const entry of fa.index.functionsOf(c)) {
+        if (!fa.isEntryPoint(entry) || fa.checksCaller(entry)) continue;
+        // The entry point and the internal functions it reaches without a caller check
+        // (`join() { _add(msg.sender); }`).
+        const reached = new Set([entry]);
+        for (const f of reached)
+          for (const ic of fa.analyze(f).internalCalls)
+            if (ic.callee.body && !fa.checksCaller(ic.callee)) reached.add(ic.callee);
+        for (const f of reached) {
+          for (const call of fa.analyze(f).calls) {
+            if (call.info.name === 'push' && call.info.target) {
+              const b = baseIdentifier(call.info.target);
+              if (b) grownByAnyone.add(fa.text(b));
+            }
           }
-        }
-        for (const w of fa.analyze(f).stateWrites) {
-          const asg = w.ast.parent;
-          if (
-            unwrap(w.ast).type === 'member_expression' &&
-            /\.length$/.test(norm(fa, w.ast)) &&
-            asg?.type === 'augmented_assignment_expression'
-          )
-            grownByAnyone.add(w.name);
+          for (const w of fa.analyze(f).stateWrites) {
+            const asg = w.ast.parent;
+            if (
+              unwrap(w.ast).type === 'member_expression' &&
+              /\.length$/.test(norm(fa, w.ast)) &&
+              asg?.type === 'augmented_assignment_expression'
+            )
+              grownByAnyone.add(w.name);
+          }
         }
       }
       for (const fn of c.functions) {

@@ -59,7 +59,7 @@ export const fixedPayout = defineRule(
     cwe: 'CWE-284',
     scanType: 'standard',
     reasoning:
-      'Follows every entry point (and the internal functions it calls) to `transfer`/`send`/`call{value}` whose recipient is `msg.sender`/`tx.origin` and whose amount is a literal, a constant or a local only ever assigned literals. Reports when no condition (in the function, its modifiers or a caller check in a called internal function) precedes the payment on the control-flow graph. High where the contract books `msg.value` for others (it holds their ether); Medium otherwise.',
+      'Looks at the `transfer`/`send`/`call{value}` each entry point makes itself (a payment inside an internal function it calls is not followed) whose recipient is `msg.sender`/`tx.origin` and whose amount is a literal, a constant or a local only ever assigned literals. Reports when no condition (in the function, its modifiers or a caller check in a called internal function) precedes the payment on the control-flow graph. High where the contract books `msg.value` for others (it holds their ether); Medium otherwise.',
   },
   (ctx, meta) => {
     const { fa } = ctx;

@@ -113,7 +113,9 @@ export const uncheckedErc20 = defineRule(
         if (declaredWithoutResult(fa, a, c)) continue;
         // A privileged function that keeps no accounting of the transfer (a recovery of stray
         // tokens): a `false` result leaves the tokens where they were and nothing believes otherwise.
-        const bookkeeping = fa.writesState(fn);
+        // Its own writes and those of the functions it calls; a lock modifier's flag is no record.
+        const bookkeeping =
+          a.stateWrites.length > 0 || a.internalCalls.some((ic) => fa.writesState(ic.callee));
         const recovery = !bookkeeping && fa.restrictedToRole(fn);
         // A token the contract fixes in code (a literal address, a constant holding one): its
         // authors know whether it reverts or returns `false`.
