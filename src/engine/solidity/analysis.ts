@@ -279,7 +279,7 @@ export class FileAnalysis {
       if (this.text(t) === 'this') return false;
       // A `view`/`pure` function is called with STATICCALL (0.5+): the callee cannot change state.
       if (this.staticCallsForViews() && this.callsReadOnly(a, c)) return false;
-      return this.isCallerControlledAddress(a, t);
+      return this.isCallerControlledAddress(a, t) || this.storedByAnyone(a, t);
     }
     return false;
   }
@@ -418,12 +418,41 @@ export class FileAnalysis {
         return i >= 0 && c.callee.visibility !== 'public' && this.checksParamAsCaller(c.callee, i);
       });
     if (!r) r = a.internalCalls.some((c) => c.callee.visibility !== 'public' && this.checksCaller(c.callee));
+    // `requireAdmin(upkeep)` with `if (msg.sender != upkeep.admin) revert …`, handed a record this
+    // function read from storage rather than one its caller passed.
+    if (!r)
+      r = a.internalCalls.some(
+        (c) =>
+          c.callee.visibility !== 'public' &&
+          c.site.info.args.some(
+            (x, i) => !this.isParamDerived(x, a) && this.comparesCallerWithParam(c.callee, i),
+          ),
+      );
     if (!r)
       r = a.internalCalls.some(
         (c) => c.callee.kind === 'function' && this.checksCaller(c.callee) && !c.callee.params.length,
       );
     this.callerCheckMemo.set(fn, r);
     return r;
+  }
+
+  /** Whether `fn` compares the caller with its `index`-th parameter or a field of it (`upkeep.admin`). */
+  private comparesCallerWithParam(fn: FunctionInfo, index: number): boolean {
+    const p = fn.params[index]?.name;
+    if (!p || !fn.body) return false;
+    const a = this.analyze(fn);
+    return a.conditions.some((c) =>
+      descendants(c.expr, 'binary_expression').some((b) => {
+        if (b.op !== '==' && b.op !== '!=') return false;
+        const l = field(b, 'left');
+        const r = field(b, 'right');
+        if (!l || !r) return false;
+        const [lt, rt] = [this.compact(unwrap(l)), this.compact(unwrap(r))];
+        const other = CALLER.test(lt) ? r : CALLER.test(rt) ? l : undefined;
+        const base = other ? baseIdentifier(unwrap(other)) : undefined;
+        return base !== undefined && this.text(base) === p;
+      }),
+    );
   }
 
   /** Whether `fn` checks its `index`-th parameter as it would check the caller. */
@@ -773,6 +802,26 @@ export class FileAnalysis {
   }
 
   /** Every function (own or inherited) of `c` that writes the state variable `name`. */
+  /**
+   * Whether the call's receiver is a state variable (`IHook(hook)`, `hook`) that a public function
+   * without a caller check sets: any caller chose it in an earlier transaction.
+   */
+  private storedByAnyone(a: FunctionAnalysis, target: AstNode): boolean {
+    let t = unwrap(target);
+    // `IHook(hook)`: the conversion names the same address.
+    if (t.type === 'call_expression' && callArgs(t).length === 1) t = unwrap(callArgs(t)[0]!);
+    if (t.type !== 'identifier') return false;
+    const name = this.text(t);
+    if (!a.scope.isStateVar(name)) return false;
+    return this.writersOf(a.contract, name).some(
+      (w) =>
+        w.kind !== 'constructor' &&
+        (this.isEntryPoint(w)
+          ? !this.checksCaller(w)
+          : this.entryPointsReaching(w).some((e) => !this.checksCaller(e))),
+    );
+  }
+
   writersOf(c: ContractInfo, name: string): FunctionInfo[] {
     return this.index.functionsOf(c).filter((f) => this.analyze(f).stateWrites.some((w) => w.name === name));
   }

@@ -3,7 +3,7 @@ import type { RuleExamples } from '../../types.ts';
 
 /** What every rule of this file accepts as a caller check (`FileAnalysis.checksCaller`). */
 const CALLER_CHECK =
-  'A caller check on the function: a modifier, `require` or `if` that compares `msg.sender` (or `tx.origin`) with stored state or looks it up in a role map, also through an internal predicate such as `isOwner()`; a modifier from outside the file counts when its name says so (`only…`, `auth`, `owner`, `admin`, `role`, `govern`, `restricted`).';
+  'A caller check on the function: a modifier, `require` or `if` that compares `msg.sender` (or `tx.origin`) with stored state or looks it up in a role map, also through an internal predicate such as `isOwner()` or a helper handed a record the function read from storage (`requireAdmin(s_upkeep[id])` comparing `msg.sender` with `upkeep.admin`); a modifier from outside the file counts when its name says so (`only…`, `auth`, `owner`, `admin`, `role`, `govern`, `restricted`).';
 
 export const ACCESS_CONTROL_EXAMPLES: RuleExamples = {
   'sol.access.tx-origin': {

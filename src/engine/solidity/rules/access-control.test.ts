@@ -161,4 +161,28 @@ contract Pot { uint256 deadline;
   });
 });
 
+describe('a caller check in a helper handed a stored record', () => {
+  const src = (record: string): string => `pragma solidity 0.8.20;
+contract Registry { struct Upkeep { address admin; uint256 balance; }
+  mapping(uint256 => Upkeep) s_upkeep; mapping(uint256 => address) s_proposedAdmin;
+  function requireAdmin(Upkeep memory upkeep) internal view { if (msg.sender != upkeep.admin) revert(); }
+  function transferUpkeepAdmin(uint256 id, address proposed, Upkeep memory given) external {
+    requireAdmin(${record});
+    s_proposedAdmin[id] = proposed;
+  }
+  function acceptUpkeepAdmin(uint256 id) external {
+    require(s_proposedAdmin[id] == msg.sender);
+    s_upkeep[id].admin = msg.sender;
+  } }`;
+
+  it('checks the caller against the record the function read', async () => {
+    expect(await findingsOf('sol.access.unprotected-privileged-write', src('s_upkeep[id]'))).toEqual([]);
+  });
+
+  it('not against a record the caller passed', async () => {
+    const found = await findingsOf('sol.access.unprotected-privileged-write', src('given'));
+    expect(found.map((f) => f.function)).toEqual(['transferUpkeepAdmin']);
+  });
+});
+
 describeRuleExamples(rules, ACCESS_CONTROL_EXAMPLES);

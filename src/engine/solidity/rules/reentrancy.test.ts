@@ -180,3 +180,19 @@ contract Bank { mapping(address => uint256) balances; uint256 openBlock;
     expect(await stateAfterCall(src('lockTheSwap'))).toEqual([]);
   });
 });
+
+describe('a callee stored by an earlier transaction', () => {
+  const src = (guard: string): string => `pragma solidity 0.8.20;
+interface IHook { function hook() external; }
+contract Registry { address owner; address target; uint256 count;
+  function setTarget(address t) external { ${guard} target = t; }
+  function fire() external { IHook(target).hook(); count += 1; } }`;
+
+  it('is the choice of whoever set it: anyone, when the setter checks nobody', async () => {
+    expect(await stateAfterCall(src(''))).toEqual([['fire', 'medium']]);
+  });
+
+  it('only the owner, when the setter checks the caller: no callee anyone chooses', async () => {
+    expect(await stateAfterCall(src('require(msg.sender == owner);'))).toEqual([]);
+  });
+});

@@ -97,13 +97,17 @@ export const stateAfterCall = defineRule(
         const trusted = !via && trustedCallee(fa, fn, site);
         const target = `\`${fa.text(site.info.target ?? site.info.node)}\``;
         const be = written.size > 1 ? 'are' : 'is';
+        // What hands control away: the call itself, or the internal function that makes one.
+        const call = via
+          ? `\`${fn.name}\` calls \`${via.name}()\`, which makes an external call,`
+          : `External call to ${target} happens`;
         if (trusted || privileged) {
           ctx.report(meta, fa.statementOf(site.info.node), {
             fn,
             severity: 'low',
             confidence: 'low',
             message: privileged
-              ? `External call to ${target} happens before ${names} ${be} updated. Only privileged accounts reach \`${fn.name}\`, so re-entry needs the account that chose the callee to be hostile.`
+              ? `${call} before ${names} ${be} updated. Only privileged accounts reach \`${fn.name}\`, so re-entry needs the account that chose the callee to be hostile.`
               : `External call to ${target} happens before ${names} ${be} updated. The callee is one that only privileged functions set, so re-entry needs that account to be hostile.`,
           });
           continue;
