@@ -378,7 +378,10 @@ export class FileAnalysis {
       for (const ic of ga.internalCalls)
         if (ic.callee === fn) out.push({ caller: ga, args: ic.site.info.args });
       if (library === undefined) continue;
-      const bound = g.contract.usingLibraries.has(library);
+      // `using Lib for T;` in the contract, or at file level (0.8.13 and later).
+      const bound =
+        g.contract.usingLibraries.has(library) ||
+        new RegExp(`\\busing\\s+${library}\\s+for\\b`).test(g.node.src);
       for (const { info } of ga.calls) {
         if (info.kind !== 'other' || info.name !== fn.name || !info.target) continue;
         if (info.args.length === fn.params.length && this.text(info.target) === library)
@@ -484,6 +487,19 @@ export class FileAnalysis {
    * records, which anyone can create: that is no role.
    */
   restrictedToRole(fn: FunctionInfo): boolean {
+    let r = this.restrictedMemo.get(fn);
+    if (r === undefined) {
+      // Provisionally false: a role map whose writers lead back here grants nothing by itself.
+      this.restrictedMemo.set(fn, false);
+      r = this.restrictedByCheck(fn, true);
+      this.restrictedMemo.set(fn, r);
+    }
+    return r;
+  }
+  private restrictedMemo = new Map<FunctionInfo, boolean>();
+
+  /** {@link restrictedToRole}, with or without role maps (their writers are judged without). */
+  private restrictedByCheck(fn: FunctionInfo, roleMaps: boolean): boolean {
     const byModifier = fn.modifiers.some((mod) => {
       const def = this.index.modifierOf(fn.contract, mod.name);
       return def ? this.checksCaller(def) : /only|auth|owner|admin|role|govern|restricted/i.test(mod.name);
@@ -493,7 +509,7 @@ export class FileAnalysis {
     // In the body: the caller compared with one account (`msg.sender == owner`, `== address(this)`,
     // `== entryPoint()`), or a checker called with no argument or with the caller.
     if (a.conditions.some((c) => this.comparesCallerWithAccount(c.expr, c.kind, a))) return true;
-    if (a.conditions.some((c) => this.looksUpCallerInRoleMap(c.expr, c.kind, a))) return true;
+    if (roleMaps && a.conditions.some((c) => this.looksUpCallerInRoleMap(c.expr, c.kind, a))) return true;
     return a.internalCalls.some(
       (c) =>
         c.callee.visibility !== 'public' &&
@@ -512,48 +528,99 @@ export class FileAnalysis {
     kind: 'require' | 'if' | 'loop',
     a: FunctionAnalysis,
   ): boolean {
-    if (kind === 'loop') return false;
-    return descendants(expr, 'array_access').some((acc) => {
-      const index = field(acc, 'index');
-      const map = baseIdentifier(acc);
-      if (!index || !map || !CALLER.test(this.compact(unwrap(index)))) return false;
-      const name = this.text(map);
-      if (!a.scope.isStateVar(name)) return false;
-      // The entry (or a field of it) is the flag the condition tests, not a number it compares
-      // (`balances[msg.sender] > 0`), and being granted passes the check: a lookup `require`
-      // asserts, or one an `if` negates to revert.
-      let negated = false;
-      for (let p = acc.parent; p && p !== expr.parent; p = p.parent) {
-        if (p.type === 'unary_expression' && p.op === '!') negated = !negated;
-        else if (p.type === 'binary_expression' && (p.op === '&&' || p.op === '||')) continue;
-        else if (p.type !== 'member_expression' && p.type !== 'parenthesized_expression') return false;
-      }
-      if (negated !== (kind === 'if')) return false;
-      const writers = this.index
-        .functionsOf(a.contract)
-        .filter((f) => f !== a.fn && this.analyze(f).stateWrites.some((w) => w.name === name));
-      // Someone is granted the role: a constructor or a function other than this one writes it.
-      if (writers.length === 0) return false;
-      const functions = this.index.functionsOf(a.contract);
-      return writers
-        .filter((f) => f.kind !== 'constructor')
-        .every((f) => this.guardedIn(functions, f, new Set()));
+    return this.membershipsRequired(expr, kind, a).some((name) => {
+      const writers = this.roleMapWriters(a.contract, name).filter((w) => w.fn !== a.fn);
+      // Someone is granted the role (a constructor or another function writes it), and every
+      // function that can grant it is restricted to a role itself, or to members already.
+      return writers.length > 0 && writers.every((w) => w.guarded);
     });
   }
 
   /**
-   * Whether every way into `fn` checks the caller: it checks them itself (a modifier runs on an
-   * internal call too), or it is no entry point and each function of `functions` that calls it is
-   * guarded so.
+   * The state mappings in which a condition requires the caller to be a member: the entry (or a
+   * field of it) is the flag the condition tests, not a number it compares (`balances[msg.sender]
+   * > 0`); being a member passes the check (a lookup `require` asserts, one an `if` negates to
+   * revert); and nothing else lets a caller through: beside it, a `require` may only add
+   * conditions (`&&`), an `if` that reverts only more reasons (`||`).
    */
-  private guardedIn(functions: readonly FunctionInfo[], fn: FunctionInfo, seen: Set<FunctionInfo>): boolean {
-    if (this.checksCaller(fn)) return true;
+  private membershipsRequired(expr: AstNode, kind: 'require' | 'if' | 'loop', a: FunctionAnalysis): string[] {
+    if (kind === 'loop') return [];
+    const out: string[] = [];
+    for (const acc of descendants(expr, 'array_access')) {
+      const index = field(acc, 'index');
+      const map = baseIdentifier(acc);
+      if (!index || !map || !CALLER.test(this.compact(unwrap(index)))) continue;
+      const name = this.text(map);
+      if (!a.scope.isStateVar(name)) continue;
+      let negated = false;
+      let flag = true;
+      for (let p = acc.parent; p && p !== expr.parent; p = p.parent) {
+        if (p.type === 'unary_expression' && p.op === '!') negated = !negated;
+        else if (p.type === 'binary_expression' && p.op === (kind === 'if' ? '||' : '&&')) continue;
+        else if (p.type !== 'member_expression' && p.type !== 'parenthesized_expression') flag = false;
+      }
+      if (flag && negated === (kind === 'if')) out.push(name);
+    }
+    return out;
+  }
+
+  /** The functions that write `name` in the contract, each with whether every way into it is restricted to a role. */
+  private roleMapWriters(
+    contract: ContractInfo,
+    name: string,
+  ): Array<{ fn: FunctionInfo; guarded: boolean }> {
+    let byName = this.roleWritersMemo.get(contract);
+    if (!byName) this.roleWritersMemo.set(contract, (byName = new Map()));
+    let writers = byName.get(name);
+    if (!writers) {
+      writers = this.writersOf(contract, name).map((f) => ({
+        fn: f,
+        guarded: f.kind === 'constructor' || this.guardedIn(contract, f, name, new Set()),
+      }));
+      byName.set(name, writers);
+    }
+    return writers;
+  }
+  private roleWritersMemo = new Map<
+    ContractInfo,
+    Map<string, Array<{ fn: FunctionInfo; guarded: boolean }>>
+  >();
+
+  /**
+   * Whether every way into `fn` is restricted to a role (by a modifier, or the caller compared with
+   * a stored account; a modifier runs on an internal call too) or to members of `map` already, or it is no entry point and each
+   * function of the contract that calls it is so guarded. A check that only keeps a caller from
+   * signing up twice (`require(!registered[msg.sender])`) restricts nothing.
+   */
+  private guardedIn(contract: ContractInfo, fn: FunctionInfo, map: string, seen: Set<FunctionInfo>): boolean {
+    if (this.restrictedByCheck(fn, false)) return true;
+    // Only members get here (`transmit` books its own caller's balance): nobody joins through it.
+    const a = this.analyze(fn);
+    if (a.conditions.some((c) => this.membershipsRequired(c.expr, c.kind, a).includes(map))) return true;
     if (this.isEntryPoint(fn) || seen.has(fn)) return !this.isEntryPoint(fn);
     seen.add(fn);
-    return functions
-      .filter((g) => g !== fn && this.analyze(g).internalCalls.some((c) => c.callee === fn))
-      .every((g) => this.guardedIn(functions, g, seen));
+    return (this.internalCallersIn(contract).get(fn) ?? []).every((g) =>
+      this.guardedIn(contract, g, map, seen),
+    );
   }
+
+  /** Per function of the contract, the functions of the contract that call it internally. */
+  private internalCallersIn(contract: ContractInfo): Map<FunctionInfo, FunctionInfo[]> {
+    let callers = this.internalCallersMemo.get(contract);
+    if (!callers) {
+      callers = new Map();
+      for (const g of this.index.functionsOf(contract))
+        for (const c of this.analyze(g).internalCalls) {
+          if (c.callee === g) continue;
+          const list = callers.get(c.callee);
+          if (!list) callers.set(c.callee, [g]);
+          else if (!list.includes(g)) list.push(g);
+        }
+      this.internalCallersMemo.set(contract, callers);
+    }
+    return callers;
+  }
+  private internalCallersMemo = new Map<ContractInfo, Map<FunctionInfo, FunctionInfo[]>>();
 
   /** `msg.sender == owner`: the caller against a stored account, `address(this)` or a getter's answer. */
   private comparesCallerWithAccount(
@@ -877,37 +944,52 @@ function isStoragePointer(v: VarInfo, file: SolFile, scope: Scope): boolean {
  * directly or through the local it is stored in — rather than as an identifier or a signed digest.
  */
 export function usedAsNumber(fa: FileAnalysis, a: FunctionAnalysis, hash: AstNode): boolean {
-  const numeric = (n: AstNode): boolean => {
+  // How a value is used where it appears: as a number, as an identifier (a mapping key, an
+  // argument, an event field), handed back to the caller, or none of these.
+  const use = (n: AstNode): 'number' | 'id' | 'returned' | undefined => {
     const p = n.parent;
-    if (!p) return false;
-    if (p.type === 'binary_expression' && p.op && ['%', '==', '!=', '<', '>', '&', '/'].includes(p.op))
-      return true;
+    if (!p) return undefined;
+    if (
+      p.type === 'binary_expression' &&
+      p.op &&
+      ['%', '==', '!=', '<', '>', '&', '/', '*', '+', '-', '>>', '<<'].includes(p.op)
+    )
+      return 'number';
     if (p.type === 'call_argument' && p.parent?.type === 'call_expression') {
       const fnName = normText(fa, field(p.parent, 'function') ?? p.parent);
-      if (/^u?int\d*$/.test(fnName)) return true;
+      if (/^u?int\d*$/.test(fnName)) return 'number';
+      return use(p) ?? 'id';
     }
     if (p.type === 'type_cast_expression') {
       // `uint256(hash)` reads the 32 bytes as one number: how that number is used decides. A
       // narrower cast (`uint8(hash)`) already draws bits from it.
       const type = p.children[0];
-      return type !== undefined && /^u?int(256)?$/.test(fa.text(type)) ? numeric(p) : true;
+      return type !== undefined && /^u?int(256)?$/.test(fa.text(type)) ? use(p) : 'number';
     }
-    if (p.type === 'parenthesized_expression' || p.type === 'call_argument') return numeric(p);
-    return false;
+    if (p.type === 'array_access' && n.field === 'index') return 'id';
+    if (p.type === 'return_statement') return 'returned';
+    if (p.type === 'parenthesized_expression' || p.type === 'call_argument') return use(p);
+    return undefined;
   };
-  if (numeric(hash)) return true;
+  const uses: Array<'number' | 'id' | 'returned' | undefined> = [use(hash)];
   const node = a.cfg.nodeOf(hash);
-  if (!node) return false;
-  for (const d of node.defs) {
-    const def = a.cfg.defs.find((x) => x.node === node.id && x.name === d.name);
-    if (!def) continue;
-    for (const use of a.cfg.usesOf(def)) {
-      if (!use.ast) continue;
-      const hit = descendants(use.ast, 'identifier').some((i) => fa.text(i) === d.name && numeric(i));
-      if (hit) return true;
+  if (node) {
+    for (const d of node.defs) {
+      const def = a.cfg.defs.find((x) => x.node === node.id && x.name === d.name);
+      if (!def) continue;
+      // A named return value is handed back to the caller.
+      if (a.fn.returns.some((r) => r.name === d.name)) uses.push('returned');
+      for (const u of a.cfg.usesOf(def)) {
+        if (!u.ast) continue;
+        for (const i of descendants(u.ast, 'identifier')) if (fa.text(i) === d.name) uses.push(use(i));
+      }
     }
   }
-  return false;
+  if (uses.includes('number')) return true;
+  // A helper that hands the value back as an integer without using it as an identifier
+  // (`random()`): its callers draw from it. A `bytes32` handed back is a block hash for what it is.
+  const integer = a.fn.returns.length > 0 && a.fn.returns.every((r) => /^u?int\d*$/.test(r.typeText.trim()));
+  return integer && uses.includes('returned') && !uses.includes('id');
 }
 
 function normText(fa: FileAnalysis, n: AstNode): string {

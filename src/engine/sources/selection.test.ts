@@ -34,6 +34,7 @@ describe('classifyPath', () => {
     ['vendor/forge-std/src/Test.sol', 'vendored'],
     ['src/v0.8/vendor/openzeppelin-solidity/v4.8.3/contracts/utils/Address.sol', 'vendored'],
     ['contracts/vendors/Oracle.sol', 'report'],
+    ['contracts/Vendor/VendorPayouts.sol', 'report'],
     ['app/config.js', 'report'],
     ['test/fixtures.js', 'test'],
   ] as const)('%s is %s', (path, expected) => {

@@ -48,7 +48,11 @@ export const VIGIL_TOML_FILE = 'vigil.toml';
 const MAX_SETTINGS_BYTES = 256 * 1024;
 
 const TEST_DIRECTORIES = new Set(['test', 'tests', 'mock', 'mocks', 'script']);
-/** Folders that hold copies of other projects' code at any depth (npm's, and the `vendor/` of Go, PHP, Ruby and many Solidity monorepos). */
+/**
+ * Folders that hold copies of other projects' code at any depth: npm's, and the `vendor/` of Go,
+ * PHP, Ruby and many Solidity monorepos - lower case only, as those tools write it (a project's
+ * own `contracts/Vendor/` is its code about vendors).
+ */
 const VENDOR_DIRECTORIES = new Set(['node_modules', 'vendor']);
 const TEST_FILE = /\.[ts]\.sol$/i;
 
@@ -87,7 +91,7 @@ function classify(path: string, settings: SelectionSettings): { kind: PathClass;
   for (let i = 0; i < segments.length - 1; i++) {
     const name = segments[i]!.toLowerCase();
     const parent = segments.slice(0, i).join('/');
-    if (VENDOR_DIRECTORIES.has(name) || (name === 'lib' && settings.packageRoots.has(parent)))
+    if (VENDOR_DIRECTORIES.has(segments[i]!) || (name === 'lib' && settings.packageRoots.has(parent)))
       return { kind: 'vendored', where: `${segments.slice(0, i + 1).join('/')}/` };
     if (test === undefined && TEST_DIRECTORIES.has(name)) test = `${segments.slice(0, i + 1).join('/')}/`;
   }

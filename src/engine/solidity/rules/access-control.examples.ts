@@ -10,7 +10,7 @@ export const ACCESS_CONTROL_EXAMPLES: RuleExamples = {
     safeIdioms: [
       'Authorization that compares `msg.sender`.',
       '`tx.origin == msg.sender` (or `!=`): the check that the caller is an externally owned account, which is no authorization.',
-      'A condition that compares `tx.origin` with `address(0)` (`if (tx.origin != address(0)) revert OnlySimulatedBackend();`): no account signs as the zero address, so the condition tells an off-chain `eth_call` simulation from a transaction, and any other address it admits is another simulation sender.',
+      'A condition that compares `tx.origin` with `address(0)` and otherwise only with fixed addresses (`if (tx.origin != address(0)) revert OnlySimulatedBackend();`): no account signs as the zero address, so the condition tells an off-chain `eth_call` simulation from a transaction. Beside a stored account (`tx.origin != owner && tx.origin != address(0)`) it is still authorization.',
     ],
     vulnerable: `pragma solidity 0.8.20;
 

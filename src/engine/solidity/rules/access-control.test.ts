@@ -71,6 +71,16 @@ ${caller}`;
     expect(found.map((f) => f.function)).toEqual(['functionDelegateCall']);
   });
 
+  it('a file-level `using for` binds the library too', async () => {
+    const src = lib(`using Address for address;
+contract Router {
+  function run(address target, bytes memory data) external { target.functionDelegateCall(data); }
+}`);
+    expect((await findingsOf('sol.delegatecall.controlled', src)).map((f) => f.function)).toEqual([
+      'functionDelegateCall',
+    ]);
+  });
+
   it('a caller that passes a stored implementation, through `using for`, is not', async () => {
     const src = lib(`contract Proxy {
   using Address for address;
@@ -107,8 +117,11 @@ contract Registry { address owner; error OnlySimulatedBackend();
     ).toEqual([]);
   });
 
-  it('a stored account in its place is authorization', async () => {
+  it('a stored account in its place, or beside it, is authorization', async () => {
     expect(await findingsOf('sol.access.tx-origin', src('tx.origin != owner'))).toHaveLength(1);
+    expect(
+      await findingsOf('sol.access.tx-origin', src('tx.origin != owner && tx.origin != address(0)')),
+    ).toHaveLength(1);
   });
 });
 

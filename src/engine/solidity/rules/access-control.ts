@@ -50,10 +50,17 @@ export const txOrigin = defineRule(
           if (other !== undefined) compared.push({ x, other });
           return undefined;
         });
-        // No account signs as the zero address: a condition that tests `tx.origin` against it
-        // tells an `eth_call` simulation from a transaction (the other addresses it admits are
-        // more simulation senders), and no phishing contract can pass as the zero address.
-        if (compared.some((t) => ZERO_ADDRESS.test(t.other))) continue;
+        // No account signs as the zero address: a condition that tests `tx.origin` against it and
+        // otherwise only against fixed addresses tells an `eth_call` simulation from a transaction
+        // (those addresses are more simulation senders). `tx.origin == owner || tx.origin ==
+        // address(0)` still authorises the owner.
+        if (
+          compared.some((t) => ZERO_ADDRESS.test(t.other)) &&
+          compared.every((t) =>
+            /^address\(0x[0-9a-fA-F]+\)$|^address\(0\)$|^0x[0-9a-fA-F]{40}$/.test(t.other),
+          )
+        )
+          continue;
         // `tx.origin == msg.sender` is an "only externally owned accounts" check, not authorization.
         for (const t of compared) if (t.other !== 'msg.sender') ctx.report(meta, fa.statementOf(t.x), { fn });
       }

@@ -9,7 +9,7 @@ export const RANDOMNESS_EXAMPLES: RuleExamples = {
       'Randomness delivered by an oracle (a VRF callback) or derived from a commit-reveal scheme: hashes and modulo operations of values that are not block values.',
       'Block values compared or stored without being hashed, reduced modulo, or passed to `blockhash`.',
       'A block hash the function never uses as a number (it returns or stores it, as a block-hash library does): reported Low.',
-      'A hash of block values read as a `uint256` (`id = uint256(keccak256(abi.encodePacked(msg.sender, blockhash(block.number - 1), nonce)))`) and only used as an identifier — a mapping key, an event field, an argument, the answer — never reduced, compared or divided: reported Low. A narrower cast (`uint8(…)`) draws bits from it and counts as a number.',
+      'A hash of block values read as a `uint256` (`id = uint256(keccak256(abi.encodePacked(msg.sender, blockhash(block.number - 1), nonce)))`) and used as an identifier — a mapping key, an argument — never in arithmetic, a comparison or a shift: reported Low. A narrower cast (`uint8(…)`) draws bits from it, and a helper that only hands it back (`return uint256(keccak256(…))`) leaves the draw to its callers: both count as numbers.',
       'A block value reduced modulo a power of two of a type width, written as a power (`block.timestamp % 2**32`, an exponent of 16 or more and a multiple of 8): a truncation, not a draw. `% 4294967296` and `% 2**8` are still read as draws.',
     ],
     vulnerable: `pragma solidity 0.8.20;

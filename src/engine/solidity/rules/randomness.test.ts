@@ -52,6 +52,17 @@ contract Subscriptions { uint64 nonce; mapping(uint256 => address) owners; event
     expect(found.map((f) => f.severity)).toEqual(['high']);
   });
 
+  it('handed back by a helper that does nothing else with it, it is a draw: High', async () => {
+    const helper = `pragma solidity 0.8.20;
+contract Lottery { address[] players;
+  function random() internal view returns (uint256) {
+    return uint256(keccak256(abi.encodePacked(block.prevrandao, block.timestamp, players.length)));
+  }
+  function pick() external view returns (address) { return players[random() % players.length]; } }`;
+    const found = await findingsOf('sol.randomness.block-values', helper);
+    expect(found.map((f) => f.severity)).toContain('high');
+  });
+
   it('a narrower cast draws bits from it: High', async () => {
     const found = await findingsOf(
       'sol.randomness.block-values',

@@ -144,6 +144,7 @@ contract Registry { struct Transmitter { bool active; uint96 balance; }
   address owner; mapping(address => Transmitter) s_transmitters; mapping(uint256 => uint256) spent;
   error OnlyActiveTransmitters();
   function setTransmitter(address t) external { ${grant} s_transmitters[t].active = true; }
+  function join() external { ${grant} s_transmitters[msg.sender].active = true; }
   function transmit(uint256 id, address target, bytes calldata data) external {
     if (!s_transmitters[msg.sender].active) revert OnlyActiveTransmitters();
     (bool ok, ) = target.call(data);
@@ -152,10 +153,20 @@ contract Registry { struct Transmitter { bool active; uint96 balance; }
 
   it('only accounts the owner appoints reach it: Low', async () => {
     expect(await stateAfterCall(src('require(msg.sender == owner);'))).toEqual([['transmit', 'low']]);
+    // Unless the check lets others through too (after a time, anyone).
+    const open = src('require(msg.sender == owner);').replace(
+      'if (!s_transmitters[msg.sender].active)',
+      'if (!s_transmitters[msg.sender].active && block.timestamp < 100)',
+    );
+    expect(await stateAfterCall(open)).toEqual([['transmit', 'medium']]);
   });
 
-  it('a map anyone can enter is no role', async () => {
+  it('a map anyone can enter is no role, even past a check that they are not in it yet', async () => {
     expect(await stateAfterCall(src(''))).toEqual([['transmit', 'medium']]);
+    expect(await stateAfterCall(src('require(!s_transmitters[msg.sender].active);'))).toEqual([
+      ['transmit', 'medium'],
+    ]);
+    expect(await stateAfterCall(src('require(msg.sender == tx.origin);'))).toEqual([['transmit', 'medium']]);
   });
 });
 

@@ -26,6 +26,16 @@ abstract contract ERC721Permit {
   it('without it the signature replays', async () => {
     expect(await findingsOf('sol.access.signature-replay', src('block.chainid'))).toHaveLength(1);
   });
+
+  it('an unimplemented hook outside the signed message records nothing of it', async () => {
+    const hook = src('block.chainid')
+      .replace(
+        'function _getAndIncrementNonce(uint256 tokenId) internal virtual returns (uint256);',
+        'function _afterPermit(uint256 tokenId) internal virtual;',
+      )
+      .replace('approvals[tokenId] = spender;', 'approvals[tokenId] = spender; _afterPermit(tokenId);');
+    expect(await findingsOf('sol.access.signature-replay', hook)).toHaveLength(1);
+  });
 });
 
 describe('a report id recorded by a function the contract calls on itself', () => {
@@ -81,6 +91,12 @@ contract Claims { address signer; mapping(address => uint256) credited; uint256 
     expect(
       await findingsOf('sol.access.signature-replay', src('credited[msg.sender] += amount;')),
     ).toHaveLength(1);
+  });
+
+  it('nor a balance read into a local and capped', async () => {
+    const capped =
+      'uint256 c = credited[msg.sender]; require(c + amount <= 100); credited[msg.sender] = c + amount;';
+    expect(await findingsOf('sol.access.signature-replay', src(capped))).toHaveLength(1);
   });
 });
 

@@ -40,7 +40,8 @@ function consumesNonce(fa: FileAnalysis, a: FunctionAnalysis): boolean {
     for (const c of x.internalCalls) {
       const { callee } = c;
       if (!callee.body && callee.kind === 'function')
-        unimplemented ||= callee.mutability !== 'view' && callee.mutability !== 'pure';
+        unimplemented ||=
+          callee.mutability !== 'view' && callee.mutability !== 'pure' && insideDigest(fa, c.site.info.node);
       else visit(fa.analyze(callee));
     }
     // `this.route(id, …)`: a call on the contract itself runs its own function.
@@ -59,11 +60,14 @@ function consumesNonce(fa: FileAnalysis, a: FunctionAnalysis): boolean {
         if (i.field === 'property') continue;
         const name = fa.text(i);
         if (p.scope.isStateVar(name)) conditionVars.add(name);
-        // A local copy of a state entry (`Transmission memory t = s_transmissions[id]`) tests it.
+        // A local copy of a state entry (`Transmission memory t = s_transmissions[id]`) whose
+        // flag the condition tests (`if (t.success) revert …`, `t.transmitter != address(0)`)
+        // tests the entry; a limit on an amount read from it (`c + amount <= CAP`) does not.
         const local = p.scope.locals.get(name);
         const origin =
           local?.kind === 'local' && local.initializer ? baseIdentifier(local.initializer) : undefined;
-        if (origin && p.scope.isStateVar(fa.text(origin))) conditionVars.add(fa.text(origin));
+        if (origin && p.scope.isStateVar(fa.text(origin)) && testsFlag(fa, i))
+          conditionVars.add(fa.text(origin));
       }
   // Every variable path the conditions read (`receipt.hasVoted`, `used[h]`), compared whole.
   const conditionPaths = new Set(
@@ -92,6 +96,41 @@ function consumesNonce(fa: FileAnalysis, a: FunctionAnalysis): boolean {
       return advancesCounter(fa, p, w.ast, slot);
     }),
   );
+}
+
+/** Whether the call is part of the message a signature is checked against (hashed or encoded). */
+function insideDigest(fa: FileAnalysis, call: AstNode): boolean {
+  for (let p = call.parent; p && !p.type.endsWith('_statement'); p = p.parent) {
+    if (p.type !== 'call_expression') continue;
+    const f = field(p, 'function');
+    if (f && /^(keccak256|sha256|abi\.encode\w*|_hashTypedData(V4)?)$/.test(fa.compact(f))) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether `id` (or a field or entry of it) is tested as a flag: negated, compared with a zero value,
+ * an operand of `&&`/`||`, or the whole condition.
+ */
+function testsFlag(fa: FileAnalysis, id: AstNode): boolean {
+  let x: AstNode = id;
+  while (
+    x.parent &&
+    (x.parent.type === 'member_expression' || x.parent.type === 'array_access') &&
+    x.field !== 'index'
+  )
+    x = x.parent;
+  while (x.parent?.type === 'parenthesized_expression') x = x.parent;
+  const p = x.parent;
+  if (!p) return false;
+  if (p.type === 'unary_expression') return p.op === '!';
+  if (p.type === 'binary_expression') {
+    if (p.op === '&&' || p.op === '||') return true;
+    if (p.op !== '==' && p.op !== '!=') return false;
+    const other = x === field(p, 'left') ? field(p, 'right') : field(p, 'left');
+    return other !== undefined && /^(address\(0(x0+)?\)|0|false|true)$/.test(fa.compact(other));
+  }
+  return p.type === 'if_statement' || p.type === 'call_argument';
 }
 
 /**
