@@ -570,7 +570,10 @@ export class FileAnalysis {
     name: string,
   ): Array<{ fn: FunctionInfo; guarded: boolean }> {
     let byName = this.roleWritersMemo.get(contract);
-    if (!byName) this.roleWritersMemo.set(contract, (byName = new Map()));
+    if (!byName) {
+      byName = new Map();
+      this.roleWritersMemo.set(contract, byName);
+    }
     let writers = byName.get(name);
     if (!writers) {
       writers = this.writersOf(contract, name).map((f) => ({
