@@ -8,6 +8,7 @@ import { baseIdentifier, type ContractInfo, type FunctionInfo, type VarInfo } fr
 import type { AstNode } from '../parser.ts';
 import {
   ancestorIs,
+  flagTest,
   isParamRead,
   isValueCall,
   mutatingFunctions,
@@ -69,30 +70,10 @@ export const txOrigin = defineRule(
 );
 
 /**
- * Whether `id` (in a condition) is tested against its zero value: compared with `address(0)`, `0`
- * or `false`, negated, or tested as a flag on its own.
+ * How a condition tests a variable when it checks that it is unset: negated, compared with its
+ * zero value, or a flag an `if` reverts on (`if (initialized) revert …;`).
  */
-function testsUnset(fa: FileAnalysis, id: AstNode): boolean {
-  let x: AstNode = id;
-  // Up through the entry or field of the variable the identifier names (`roles[a].set`).
-  while (
-    x.parent &&
-    (x.parent.type === 'member_expression' || x.parent.type === 'array_access') &&
-    x.field !== 'index'
-  )
-    x = x.parent;
-  const p = x.parent;
-  if (!p) return false;
-  if (p.type === 'unary_expression' && p.op === '!') return true;
-  if (p.type === 'binary_expression' && (p.op === '==' || p.op === '!=')) {
-    const other = x === field(p, 'left') ? field(p, 'right') : field(p, 'left');
-    return other !== undefined && /^(address\(0(x0+)?\)|0|false)$/.test(fa.compact(unwrap(other)));
-  }
-  // A flag an `if` tests on its own: `if (initialized) revert …;`.
-  let q: AstNode = x;
-  while (q.parent?.type === 'parenthesized_expression') q = q.parent;
-  return q.parent?.type === 'if_statement' && q.field === 'condition';
-}
+const UNSET_TESTS = new Set<string | undefined>(['negated', 'zero', 'if']);
 
 /** `address(0)` as `compact` writes it. */
 const ZERO_ADDRESS = /^address\(0(x0+)?\)$/;
@@ -299,7 +280,9 @@ export const unprotectedOwnerWrite = defineRule(
         // that names it (`newOwner != owner` lets anyone in).
         const guarded = writes.some((w) =>
           [...a.conditions, ...a.modifiers.flatMap((m) => fa.analyze(m).conditions)].some((cond) =>
-            [...descendants(cond.expr, 'identifier')].some((i) => fa.text(i) === w.name && testsUnset(fa, i)),
+            [...descendants(cond.expr, 'identifier')].some(
+              (i) => fa.text(i) === w.name && UNSET_TESTS.has(flagTest(fa, i)),
+            ),
           ),
         );
         if (guarded || runsOnce(fa, fn)) continue;

@@ -170,3 +170,36 @@ export function testedResult(
   const alt = ifStmt.children.find((x) => x.field === 'alternative') ?? bodies[1];
   return { failure: negated ? bodies[0] : alt, direct, orTrue };
 }
+
+/**
+ * How a condition tests the variable an identifier names (or an entry or field of it, `roles[a].set`)
+ * as a flag: `negated` (`!x`), `zero` (compared with `address(0)`, `0`, `false` or `true`),
+ * `combined` (an operand of `&&`/`||`), `if` or `require` (the whole condition of one); undefined
+ * when it is used otherwise (a number compared, `c + amount <= cap`).
+ */
+export function flagTest(
+  fa: FileAnalysis,
+  id: AstNode,
+): 'negated' | 'zero' | 'combined' | 'if' | 'require' | undefined {
+  let x: AstNode = id;
+  while (
+    x.parent &&
+    (x.parent.type === 'member_expression' || x.parent.type === 'array_access') &&
+    x.field !== 'index'
+  )
+    x = x.parent;
+  while (x.parent?.type === 'parenthesized_expression') x = x.parent;
+  const p = x.parent;
+  if (!p) return undefined;
+  if (p.type === 'unary_expression') return p.op === '!' ? 'negated' : undefined;
+  if (p.type === 'binary_expression') {
+    if (p.op === '&&' || p.op === '||') return 'combined';
+    if (p.op !== '==' && p.op !== '!=') return undefined;
+    const other = x === field(p, 'left') ? field(p, 'right') : field(p, 'left');
+    return other !== undefined && /^(address\(0(x0+)?\)|0|false|true)$/.test(fa.compact(unwrap(other)))
+      ? 'zero'
+      : undefined;
+  }
+  if (p.type === 'if_statement' && x.field === 'condition') return 'if';
+  return p.type === 'call_argument' ? 'require' : undefined;
+}

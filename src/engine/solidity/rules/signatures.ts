@@ -3,7 +3,7 @@ import type { CallSite, FileAnalysis, FunctionAnalysis } from '../analysis.ts';
 import { descendants, field } from '../ast.ts';
 import { baseIdentifier } from '../model.ts';
 import type { AstNode } from '../parser.ts';
-import { isValueCall, mutatingFunctions, norm, resultUse } from './predicates.ts';
+import { flagTest, isValueCall, mutatingFunctions, norm, resultUse } from './predicates.ts';
 import { defineRule } from './rule.ts';
 
 /** Calls that recover a signer: `ecrecover(…)` and `ECDSA.recover`/`tryRecover` (also via `using`). */
@@ -66,7 +66,7 @@ function consumesNonce(fa: FileAnalysis, a: FunctionAnalysis): boolean {
         const local = p.scope.locals.get(name);
         const origin =
           local?.kind === 'local' && local.initializer ? baseIdentifier(local.initializer) : undefined;
-        if (origin && p.scope.isStateVar(fa.text(origin)) && testsFlag(fa, i))
+        if (origin && p.scope.isStateVar(fa.text(origin)) && flagTest(fa, i) !== undefined)
           conditionVars.add(fa.text(origin));
       }
   // Every variable path the conditions read (`receipt.hasVoted`, `used[h]`), compared whole.
@@ -106,31 +106,6 @@ function insideDigest(fa: FileAnalysis, call: AstNode): boolean {
     if (f && /^(keccak256|sha256|abi\.encode\w*|_hashTypedData(V4)?)$/.test(fa.compact(f))) return true;
   }
   return false;
-}
-
-/**
- * Whether `id` (or a field or entry of it) is tested as a flag: negated, compared with a zero value,
- * an operand of `&&`/`||`, or the whole condition.
- */
-function testsFlag(fa: FileAnalysis, id: AstNode): boolean {
-  let x: AstNode = id;
-  while (
-    x.parent &&
-    (x.parent.type === 'member_expression' || x.parent.type === 'array_access') &&
-    x.field !== 'index'
-  )
-    x = x.parent;
-  while (x.parent?.type === 'parenthesized_expression') x = x.parent;
-  const p = x.parent;
-  if (!p) return false;
-  if (p.type === 'unary_expression') return p.op === '!';
-  if (p.type === 'binary_expression') {
-    if (p.op === '&&' || p.op === '||') return true;
-    if (p.op !== '==' && p.op !== '!=') return false;
-    const other = x === field(p, 'left') ? field(p, 'right') : field(p, 'left');
-    return other !== undefined && /^(address\(0(x0+)?\)|0|false|true)$/.test(fa.compact(other));
-  }
-  return p.type === 'if_statement' || p.type === 'call_argument';
 }
 
 /**
