@@ -372,16 +372,16 @@ export class FileAnalysis {
     if (cached) return cached;
     const out: Array<{ caller: FunctionAnalysis; args: AstNode[] }> = [];
     const library = fn.contract.kind === 'library' ? fn.contract.name : undefined;
+    // `using Lib for T;` in a contract, or at file level (0.8.13 and later).
+    const usingAtFileLevel =
+      library === undefined ? undefined : new RegExp(`\\busing\\s+${library}\\s+for\\b`);
     for (const g of this.ownFunctions()) {
       if (!g.body) continue;
       const ga = this.analyze(g);
       for (const ic of ga.internalCalls)
         if (ic.callee === fn) out.push({ caller: ga, args: ic.site.info.args });
       if (library === undefined) continue;
-      // `using Lib for T;` in the contract, or at file level (0.8.13 and later).
-      const bound =
-        g.contract.usingLibraries.has(library) ||
-        new RegExp(`\\busing\\s+${library}\\s+for\\b`).test(g.node.src);
+      const bound = g.contract.usingLibraries.has(library) || usingAtFileLevel?.test(g.node.src) === true;
       for (const { info } of ga.calls) {
         if (info.kind !== 'other' || info.name !== fn.name || !info.target) continue;
         if (info.args.length === fn.params.length && this.text(info.target) === library)
@@ -871,7 +871,6 @@ export class FileAnalysis {
     return c.functions.map((f) => this.analyze(f));
   }
 
-  /** Every function (own or inherited) of `c` that writes the state variable `name`. */
   /**
    * Whether the call's receiver is a state variable (`IHook(hook)`, `hook`) that a public function
    * without a caller check sets: any caller chose it in an earlier transaction.
@@ -882,16 +881,20 @@ export class FileAnalysis {
     if (t.type === 'call_expression' && callArgs(t).length === 1) t = unwrap(callArgs(t)[0]!);
     if (t.type !== 'identifier') return false;
     const name = this.text(t);
-    if (!a.scope.isStateVar(name)) return false;
-    return this.writersOf(a.contract, name).some(
+    return a.scope.isStateVar(name) && !this.writtenOnlyByPrivileged(a.contract, name);
+  }
+
+  /** Whether only constructors and functions that check their caller (or are reached only through such) write the state variable. */
+  writtenOnlyByPrivileged(c: ContractInfo, name: string): boolean {
+    return this.writersOf(c, name).every(
       (w) =>
-        w.kind !== 'constructor' &&
-        (this.isEntryPoint(w)
-          ? !this.checksCaller(w)
-          : this.entryPointsReaching(w).some((e) => !this.checksCaller(e))),
+        w.kind === 'constructor' ||
+        this.checksCaller(w) ||
+        (!this.isEntryPoint(w) && this.entryPointsReaching(w).every((e) => this.checksCaller(e))),
     );
   }
 
+  /** Every function (own or inherited) of `c` that writes the state variable `name`. */
   writersOf(c: ContractInfo, name: string): FunctionInfo[] {
     return this.index.functionsOf(c).filter((f) => this.analyze(f).stateWrites.some((w) => w.name === name));
   }

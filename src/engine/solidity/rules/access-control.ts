@@ -2,7 +2,7 @@
  * Access control (SWC-100, 105, 106, 112, 115): who may call, write privileged state, move ether,
  * destroy the contract, mint, or pick the code it runs.
  */
-import type { FileAnalysis, FunctionAnalysis } from '../analysis.ts';
+import type { CallSite, FileAnalysis, FunctionAnalysis } from '../analysis.ts';
 import { descendants, field, unwrap, walk } from '../ast.ts';
 import { baseIdentifier, type ContractInfo, type FunctionInfo, type VarInfo } from '../model.ts';
 import type { AstNode } from '../parser.ts';
@@ -57,9 +57,7 @@ export const txOrigin = defineRule(
         // address(0)` still authorises the owner.
         if (
           compared.some((t) => ZERO_ADDRESS.test(t.other)) &&
-          compared.every((t) =>
-            /^address\(0x[0-9a-fA-F]+\)$|^address\(0\)$|^0x[0-9a-fA-F]{40}$/.test(t.other),
-          )
+          compared.every((t) => FIXED_ADDRESS.test(t.other))
         )
           continue;
         // `tx.origin == msg.sender` is an "only externally owned accounts" check, not authorization.
@@ -77,6 +75,8 @@ const UNSET_TESTS = new Set<string | undefined>(['negated', 'zero', 'if']);
 
 /** `address(0)` as `compact` writes it. */
 const ZERO_ADDRESS = /^address\(0(x0+)?\)$/;
+/** An address written in the code: `address(0)`, `address(0x1111…)`, a literal. */
+const FIXED_ADDRESS = /^address\(0(x[0-9a-fA-F]+)?\)$|^0x[0-9a-fA-F]{40}$/;
 
 export const unprotectedSelfdestruct = defineRule(
   {
@@ -327,22 +327,8 @@ export const arbitrarySend = defineRule(
       const a = fa.analyze(fn);
       for (const c of a.calls) {
         if (!isValueCall(c) || !c.info.target || !c.info.value) continue;
-        // Gated payouts (game rules, deadlines, balances) are judged by other rules: a condition
-        // tested before the payment, not the payment's own success (`require(ok)` after it).
-        const gated = a.conditions.some((cond) =>
-          ancestorIs(c.info.node, cond.expr)
-            ? // The payment inside the condition: gated by a comparison beside it
-              // (`now > deadline && msg.sender.send(…)`), not by its own result.
-              descendants(cond.expr, 'binary_expression').some(
-                (b) =>
-                  b.op !== '&&' &&
-                  b.op !== '||' &&
-                  !ancestorIs(c.info.node, b) &&
-                  !ancestorIs(b, c.info.node),
-              )
-            : a.cfg.reachableFrom(cond.node.id).has(c.node.id),
-        );
-        if (gated) continue;
+        // Gated payouts (game rules, deadlines, balances) are judged by other rules.
+        if (a.conditions.some((cond) => gates(a, cond, c))) continue;
         const amount = norm(fa, c.info.value);
         if (/msg\.value/.test(amount) || /^0(\s*wei)?$/.test(amount)) continue; // the caller's own ether
         const dest = norm(fa, stripAddressCasts(c.info.target));
@@ -370,6 +356,23 @@ export const arbitrarySend = defineRule(
     }
   },
 );
+
+/**
+ * Whether a condition gates a payment: it is tested before the payment, or beside it in the same
+ * condition (`now > deadline && msg.sender.send(…)`) - not the payment's own success
+ * (`require(ok)` after it, `require(msg.sender.send(…))`).
+ */
+function gates(
+  a: FunctionAnalysis,
+  cond: FunctionAnalysis['conditions'][number],
+  payment: CallSite,
+): boolean {
+  const call = payment.info.node;
+  if (!ancestorIs(call, cond.expr)) return a.cfg.reachableFrom(cond.node.id).has(payment.node.id);
+  return descendants(cond.expr, 'binary_expression').some(
+    (b) => b.op !== '&&' && b.op !== '||' && !ancestorIs(call, b) && !ancestorIs(b, call),
+  );
+}
 
 export const delegatecallControlled = defineRule(
   {

@@ -13,7 +13,7 @@ export const REENTRANCY_EXAMPLES: RuleExamples = {
       'Calls to `view`/`pure` functions and to the getters of public state variables, declared anywhere in the project, and internal calls to `view`/`pure` functions whatever they call: from 0.5 on every call a view makes is a STATICCALL, which cannot change state.',
       'A callee no unprivileged caller chooses: an immutable or a stored address only constructors and role-restricted functions set, or a parameter first looked up in a registry only such functions write (`require(sources[src] > 0)`). Reported Low.',
       'A function restricted to a role: by a modifier (`onlyOwner`, `auth`, `onlyRole`, wherever declared), or in its body by the caller compared with a stored account or looked up in a map that only such functions write (`if (!s_transmitters[msg.sender].active) revert …;`): re-entry needs the account that chose the callee to attack itself. Reported Low.',
-      'Calls that cannot hand control to other code: `transfer`/`send` (see `sol.reentrancy.state-after-send`), low-level calls with a gas stipend of at most 2300, and high-level calls on `this` or on contracts the caller does not choose - now or earlier: a stored address a public function without a caller check sets is a callee anyone chooses.',
+      'Calls that cannot hand control to other code: `transfer`/`send` (see `sol.reentrancy.state-after-send`), low-level calls with a gas stipend of at most 2300, and high-level calls on `this` or on contracts the caller does not choose, in this transaction or an earlier one (a stored address that a public function without a caller check sets is a callee anyone chooses).',
     ],
     vulnerable: `pragma solidity 0.8.20;
 

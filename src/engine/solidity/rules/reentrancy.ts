@@ -31,7 +31,7 @@ export const stateAfterCall = defineRule(
     swc: 'SWC-107',
     cwe: 'CWE-841',
     reasoning:
-      'Per function, the calls that can hand control to other code (low-level calls forwarding gas, calls on an address the caller chooses - for an internal function, an address one of its call sites receives from its own caller), directly or through internal calls (a `view` or `pure` function makes only STATICCALLs), and the state writes reachable after them on the CFG. A lock counts when a modifier is named as one or tests and sets a state flag (or transient storage) before the body, when the body tests and sets a flag before the call, or when every entry point reaching an internal function holds one; a locked function is reported only when unlocked entry points read the state written after the call (High when one anyone may call acts on it, Low when only views report it or only role-restricted functions act on it). High when ether is sent or the call is reached through an internal function, Medium otherwise; Low with low confidence when the callee is one only privileged functions choose (a stored address, or a parameter looked up in a registry they keep) or when only role-restricted entry points reach the function. Confidence high when the written state was read before the call. Modifiers, bases and libraries declared in other files of the project count.',
+      'Per function, the calls that can hand control to other code (low-level calls forwarding gas, calls on an address the caller chooses - for an internal function, an address one of its call sites receives from its own caller; a stored address that a public function without a caller check sets), directly or through internal calls (a `view` or `pure` function makes only STATICCALLs), and the state writes reachable after them on the CFG. A lock counts when a modifier is named as one or tests and sets a state flag (or transient storage) before the body, when the body tests and sets a flag before the call, or when every entry point reaching an internal function holds one; a locked function is reported only when unlocked entry points read the state written after the call (High when one anyone may call acts on it, Low when only views report it or only role-restricted functions act on it). High when ether is sent or the call is reached through an internal function, Medium otherwise; Low with low confidence when the callee is one only privileged functions choose (a stored address, or a parameter looked up in a registry they keep) or when only role-restricted entry points reach the function. Confidence high when the written state was read before the call. Modifiers, bases and libraries declared in other files of the project count.',
     scanType: 'standard',
   },
   (ctx, meta) => {
@@ -225,7 +225,7 @@ function trustedCallee(fa: FileAnalysis, fn: FunctionInfo, site: CallSite): bool
   const base = baseIdentifier(target);
   if (!base) return false;
   const name = fa.text(base);
-  if (a.scope.isStateVar(name)) return privilegedState(fa, fn, name);
+  if (a.scope.isStateVar(name)) return fa.writtenOnlyByPrivileged(fn.contract, name);
   if (!a.scope.isParam(name)) return false;
   // A registry lookup keyed by the parameter, in a condition checked before the call.
   return a.conditions.some(
@@ -240,22 +240,10 @@ function trustedCallee(fa: FileAnalysis, fn: FunctionInfo, site: CallSite): bool
           map !== undefined &&
           norm(fa, idx) === name &&
           a.scope.isStateVar(fa.text(map)) &&
-          privilegedState(fa, fn, fa.text(map))
+          fa.writtenOnlyByPrivileged(fn.contract, fa.text(map))
         );
       }),
   );
-}
-
-/** Whether only constructors and privileged entry points write the state variable. */
-function privilegedState(fa: FileAnalysis, fn: FunctionInfo, name: string): boolean {
-  return fa
-    .writersOf(fn.contract, name)
-    .every(
-      (w) =>
-        w.kind === 'constructor' ||
-        fa.checksCaller(w) ||
-        (!fa.isEntryPoint(w) && fa.entryPointsReaching(w).every((e) => fa.checksCaller(e))),
-    );
 }
 
 /**
